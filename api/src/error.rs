@@ -1,0 +1,190 @@
+//! The contract's error shapes, in one place: `{detail: string}` for every error, and the
+//! validation body `{detail: [{loc, msg, type, input, ctx}]}` with status 422.
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use serde_json::{Value, json};
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+/// One item of a 422 body: where (`loc`), what (`msg`, `type`), the offending `input` and the
+/// constraint's parameters (`ctx`).
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct FieldError {
+    #[schema(value_type = Vec<Object>)]
+    pub loc: Vec<Value>,
+    pub msg: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    #[schema(value_type = Object)]
+    pub input: Value,
+    #[schema(value_type = Object)]
+    pub ctx: Value,
+}
+
+impl FieldError {
+    pub fn new(loc: Vec<Value>, kind: &str, msg: impl Into<String>, input: Value) -> FieldError {
+        FieldError {
+            loc,
+            msg: msg.into(),
+            kind: kind.to_string(),
+            input,
+            ctx: json!({}),
+        }
+    }
+
+    pub fn with_ctx(mut self, ctx: Value) -> FieldError {
+        self.ctx = ctx;
+        self
+    }
+}
+
+/// `{detail: string}`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ErrorBody {
+    pub detail: String,
+}
+
+/// `{detail: [FieldError]}`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ValidationBody {
+    pub detail: Vec<FieldError>,
+}
+
+/// Every error a handler can answer with.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// A client error with the contract's `{detail}` body.
+    #[error("{status}: {detail}")]
+    Client {
+        status: StatusCode,
+        detail: String,
+        bearer_challenge: bool,
+    },
+    /// 422 with the validation array.
+    #[error("validation failed: {0:?}")]
+    Validation(Vec<FieldError>),
+    /// Something on our side; logged, answered with a generic 500 or 503.
+    #[error(transparent)]
+    Internal(#[from] schema::Error),
+    #[error("redis: {0}")]
+    Redis(#[from] redis::RedisError),
+    #[error("{0}")]
+    Other(String),
+}
+
+pub type ApiResult<T> = Result<T, ApiError>;
+
+impl ApiError {
+    pub fn client(status: StatusCode, detail: impl Into<String>) -> ApiError {
+        ApiError::Client {
+            status,
+            detail: detail.into(),
+            bearer_challenge: false,
+        }
+    }
+
+    pub fn bad_request(detail: impl Into<String>) -> ApiError {
+        ApiError::client(StatusCode::BAD_REQUEST, detail)
+    }
+
+    pub fn not_found(detail: impl Into<String>) -> ApiError {
+        ApiError::client(StatusCode::NOT_FOUND, detail)
+    }
+
+    pub fn forbidden(detail: impl Into<String>) -> ApiError {
+        ApiError::client(StatusCode::FORBIDDEN, detail)
+    }
+
+    /// 401 without a challenge (API-key routes).
+    pub fn unauthorized(detail: impl Into<String>) -> ApiError {
+        ApiError::client(StatusCode::UNAUTHORIZED, detail)
+    }
+
+    /// 401 with `WWW-Authenticate: Bearer` (bearer-token routes).
+    pub fn bearer_unauthorized(detail: impl Into<String>) -> ApiError {
+        ApiError::Client {
+            status: StatusCode::UNAUTHORIZED,
+            detail: detail.into(),
+            bearer_challenge: true,
+        }
+    }
+
+    /// The contract's 404 for a user id that does not exist.
+    pub fn user_not_found(id: Uuid) -> ApiError {
+        ApiError::not_found(format!("User with ID: {id} not found."))
+    }
+
+    /// The contract's 400 for a malformed UUID in a path.
+    pub fn invalid_uuid() -> ApiError {
+        ApiError::bad_request("Input should be a valid UUID")
+    }
+
+    pub fn validation(error: FieldError) -> ApiError {
+        ApiError::Validation(vec![error])
+    }
+}
+
+fn detail(status: StatusCode, detail: &str) -> Response {
+    (status, axum::Json(json!({ "detail": detail }))).into_response()
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        match self {
+            ApiError::Client {
+                status,
+                detail: text,
+                bearer_challenge,
+            } => {
+                let mut response = detail(status, &text);
+                if bearer_challenge {
+                    response
+                        .headers_mut()
+                        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+                }
+                response
+            }
+            ApiError::Validation(errors) => (
+                StatusCode::UNPROCESSABLE_ENTITY,
+                axum::Json(ValidationBody { detail: errors }),
+            )
+                .into_response(),
+            ApiError::Internal(schema::Error::Conflict(what)) => detail(
+                StatusCode::CONFLICT,
+                &format!("{} already exists.", capitalise(&what.to_string())),
+            ),
+            ApiError::Internal(schema::Error::Pool(err)) => {
+                tracing::error!(error = %err, "no database connection");
+                detail(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "Database unavailable, retry later",
+                )
+            }
+            ApiError::Internal(err) => {
+                tracing::error!(error = %err, "request failed");
+                detail(StatusCode::INTERNAL_SERVER_ERROR, "Internal Server Error")
+            }
+            ApiError::Redis(err) => {
+                tracing::error!(error = %err, "redis request failed");
+                detail(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "Queue unavailable, retry later",
+                )
+            }
+            ApiError::Other(err) => {
+                tracing::error!(error = %err, "request failed");
+                detail(StatusCode::INTERNAL_SERVER_ERROR, "Internal Server Error")
+            }
+        }
+    }
+}
+
+fn capitalise(s: &str) -> String {
+    let mut chars = s.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}

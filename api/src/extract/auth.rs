@@ -1,0 +1,172 @@
+//! Who is calling, as extractor types: a handler's signature shows what it requires.
+//!
+//! - `ApiAuth`: the integration API. A developer's bearer token, or an API key in
+//!   `X-Service-API-Key`.
+//! - `DeveloperAuth`: operations reserved to a logged-in developer (deleting users, managing
+//!   keys and webhooks). API keys are refused.
+//! - `SdkAuth`: the mobile SDK. An end user's SDK token (checked against the path's user by the
+//!   handler), a developer token, or an API key.
+//!
+//! The mobile SDKs send their API key in `X-Open-Wearables-API-Key` and old iOS versions send
+//! the bearer token without the `Bearer ` scheme; both are accepted so that they work unchanged.
+
+use axum::extract::FromRequestParts;
+use axum::http::header::AUTHORIZATION;
+use axum::http::request::Parts;
+use uuid::Uuid;
+
+use crate::AppState;
+use crate::error::{ApiError, ApiResult};
+use crate::security::tokens::Scope;
+
+pub const API_KEY_HEADER: &str = "x-service-api-key";
+/// The header the mobile SDKs of the reference system send.
+const SDK_API_KEY_HEADER: &str = "x-open-wearables-api-key";
+
+const AUTH_REQUIRED: &str = "Authentication required: provide JWT token or API key";
+const SDK_AUTH_REQUIRED: &str = "Authentication required: provide SDK token or API key";
+const INVALID_KEY: &str = "Invalid or missing API key";
+const BAD_CREDENTIALS: &str = "Could not validate credentials";
+const SDK_TOKEN_REFUSED: &str = "SDK tokens cannot access this endpoint";
+
+/// A caller of the integration API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Principal {
+    Developer(Uuid),
+    ApiKey(Uuid),
+}
+
+impl Principal {
+    /// A short description for audit columns (`developer:<id>`, `api_key:<id>`).
+    pub fn describe(&self) -> String {
+        match self {
+            Principal::Developer(id) => format!("developer:{id}"),
+            Principal::ApiKey(id) => format!("api_key:{id}"),
+        }
+    }
+}
+
+fn api_key(parts: &Parts) -> Option<&str> {
+    [API_KEY_HEADER, SDK_API_KEY_HEADER]
+        .iter()
+        .find_map(|h| parts.headers.get(*h))
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+}
+
+/// The bearer token, with or without the `Bearer ` scheme.
+fn bearer(parts: &Parts) -> Option<&str> {
+    let value = parts.headers.get(AUTHORIZATION)?.to_str().ok()?.trim();
+    let token = match value.split_once(' ') {
+        Some((scheme, rest)) if scheme.eq_ignore_ascii_case("bearer") => rest.trim(),
+        Some(_) => return None,
+        None => value,
+    };
+    (!token.is_empty()).then_some(token)
+}
+
+async fn key_principal(state: &AppState, key: &str) -> ApiResult<Principal> {
+    match schema::api_keys::find_active(&state.db, key).await? {
+        Some(found) => Ok(Principal::ApiKey(found.id)),
+        None => Err(ApiError::unauthorized(INVALID_KEY)),
+    }
+}
+
+/// A developer token whose developer still exists.
+async fn developer_token(
+    state: &AppState,
+    token: &str,
+) -> ApiResult<Option<schema::developers::Developer>> {
+    match state.tokens.verify(token) {
+        Some((id, Scope::Developer)) => Ok(schema::developers::get(&state.db, id).await?),
+        _ => Ok(None),
+    }
+}
+
+/// Developer token or API key.
+#[derive(Debug, Clone, Copy)]
+pub struct ApiAuth(pub Principal);
+
+impl FromRequestParts<AppState> for ApiAuth {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> ApiResult<Self> {
+        // An unusable bearer token is ignored in favour of an API key, as in the reference.
+        if let Some(token) = bearer(parts) {
+            if let Some(dev) = developer_token(state, token).await? {
+                return Ok(ApiAuth(Principal::Developer(dev.id)));
+            }
+        }
+        match api_key(parts) {
+            Some(key) => key_principal(state, key).await.map(ApiAuth),
+            None => Err(ApiError::unauthorized(AUTH_REQUIRED)),
+        }
+    }
+}
+
+/// A logged-in developer (bearer token only).
+#[derive(Debug, Clone)]
+pub struct DeveloperAuth(pub schema::developers::Developer);
+
+impl FromRequestParts<AppState> for DeveloperAuth {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> ApiResult<Self> {
+        let token = bearer(parts).ok_or_else(|| ApiError::bearer_unauthorized(BAD_CREDENTIALS))?;
+        match state.tokens.verify(token) {
+            Some((_, Scope::Sdk)) => Err(ApiError::bearer_unauthorized(SDK_TOKEN_REFUSED)),
+            Some((id, Scope::Developer)) => match schema::developers::get(&state.db, id).await? {
+                Some(dev) => Ok(DeveloperAuth(dev)),
+                None => Err(ApiError::bearer_unauthorized(BAD_CREDENTIALS)),
+            },
+            None => Err(ApiError::bearer_unauthorized(BAD_CREDENTIALS)),
+        }
+    }
+}
+
+/// A caller of the SDK endpoints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SdkAuth {
+    /// An end user's SDK token: may act for that user only.
+    User(Uuid),
+    /// A developer or an API key: may act for any user.
+    Service(Principal),
+}
+
+impl SdkAuth {
+    /// The contract's 403 when an SDK token is used for another user's path.
+    pub fn ensure_user(&self, path_user: &str) -> ApiResult<()> {
+        match self {
+            SdkAuth::User(id) if id.to_string() != path_user.to_ascii_lowercase() => {
+                Err(ApiError::forbidden("Token does not match user_id"))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+impl FromRequestParts<AppState> for SdkAuth {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> ApiResult<Self> {
+        let token = bearer(parts);
+        if let Some(token) = token {
+            match state.tokens.verify(token) {
+                Some((user, Scope::Sdk)) => return Ok(SdkAuth::User(user)),
+                Some((_, Scope::Developer)) => {
+                    if let Some(dev) = developer_token(state, token).await? {
+                        return Ok(SdkAuth::Service(Principal::Developer(dev.id)));
+                    }
+                }
+                None => {}
+            }
+        }
+        match (api_key(parts), token) {
+            (Some(key), _) => key_principal(state, key).await.map(SdkAuth::Service),
+            // A token was sent but is expired or invalid: 401 makes the SDK refresh it.
+            (None, Some(_)) => Err(ApiError::bearer_unauthorized(BAD_CREDENTIALS)),
+            (None, None) => Err(ApiError::unauthorized(SDK_AUTH_REQUIRED)),
+        }
+    }
+}

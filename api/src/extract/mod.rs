@@ -1,0 +1,20 @@
+//! Request extractors: who is calling (auth) and what they sent (JSON bodies, query strings).
+//! Put the auth extractor first in a handler's arguments: a request that is both
+//! unauthenticated and malformed gets 401.
+
+mod auth;
+mod json;
+mod query;
+
+pub use auth::{ApiAuth, DeveloperAuth, Principal, SdkAuth};
+pub use json::{ApiJson, double_option};
+pub use query::Query;
+
+use uuid::Uuid;
+
+use crate::error::{ApiError, ApiResult};
+
+/// Parses a UUID path segment; the contract's 400 when it is not one.
+pub fn path_uuid(raw: &str) -> ApiResult<Uuid> {
+    Uuid::parse_str(raw).map_err(|_| ApiError::invalid_uuid())
+}

@@ -1,0 +1,135 @@
+//! The wearhouse HTTP API: axum routers per resource, auth extractors, the contract's error and
+//! envelope conventions, and the OpenAPI 3.1 document generated from the handlers.
+
+pub mod dates;
+pub mod error;
+pub mod extract;
+mod openapi;
+pub mod pagination;
+pub mod routes;
+pub mod security;
+pub mod validate;
+
+use std::sync::Arc;
+
+use axum::Router;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+use tower_http::trace::TraceLayer;
+
+use security::tokens::TokenKeys;
+
+/// Settings of the HTTP API.
+#[derive(Debug, Clone)]
+pub struct ApiConfig {
+    /// Signs access tokens. `None`: a key generated on first start and kept in the database,
+    /// so that every process of the deployment shares it.
+    pub secret_key: Option<String>,
+    pub access_token_minutes: i64,
+    /// The first developer, created on first start when there is none.
+    pub admin_email: String,
+    /// `None`: a random password, logged once when the admin is created.
+    pub admin_password: Option<String>,
+}
+
+/// What every handler can reach: cheap, cloneable handles.
+#[derive(Clone)]
+pub struct AppState {
+    pub db: schema::Db,
+    pub redis: redis::aio::ConnectionManager,
+    pub tokens: Arc<TokenKeys>,
+    pub config: Arc<ApiConfig>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error(transparent)]
+    Db(#[from] schema::Error),
+    #[error("hashing the admin password: {0}")]
+    Password(argon2::password_hash::Error),
+    #[error("serving HTTP: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Resolves the signing key and creates the first developer when there is none.
+pub async fn build_state(
+    db: schema::Db,
+    redis: redis::aio::ConnectionManager,
+    config: ApiConfig,
+) -> Result<AppState, StartError> {
+    let secret = match &config.secret_key {
+        Some(key) => {
+            if key.len() < 32 {
+                tracing::warn!("SECRET_KEY is shorter than 32 characters; use a long random value");
+            }
+            key.clone()
+        }
+        None => {
+            schema::settings::get_or_init(&db, "jwt_secret", || security::secrets::random_hex(32))
+                .await?
+        }
+    };
+    ensure_admin(&db, &config).await?;
+    let tokens = Arc::new(TokenKeys::new(
+        secret.as_bytes(),
+        config.access_token_minutes * 60,
+    ));
+    Ok(AppState {
+        db,
+        redis,
+        tokens,
+        config: Arc::new(config),
+    })
+}
+
+async fn ensure_admin(db: &schema::Db, config: &ApiConfig) -> Result<(), StartError> {
+    if schema::developers::count(db).await? > 0 {
+        return Ok(());
+    }
+    let generated = config.admin_password.is_none();
+    let password = config
+        .admin_password
+        .clone()
+        .unwrap_or_else(|| security::secrets::random_hex(12));
+    let hash = tokio::task::spawn_blocking(move || {
+        security::passwords::hash(&password).map(|h| (h, password))
+    })
+    .await
+    .map_err(|e| StartError::Io(std::io::Error::other(e)))?
+    .map_err(StartError::Password)?;
+    match schema::developers::insert(db, &config.admin_email, &hash.0).await {
+        Ok(dev) if generated => tracing::warn!(
+            email = %dev.email, password = %hash.1,
+            "created the first developer with a generated password (set ADMIN_PASSWORD to choose it); \
+             log in at POST /api/v1/auth/login and change it"
+        ),
+        Ok(dev) => tracing::info!(email = %dev.email, "created the first developer"),
+        // Another process created it at the same moment.
+        Err(schema::Error::Conflict(_)) => {}
+        Err(e) => return Err(e.into()),
+    }
+    Ok(())
+}
+
+/// The whole HTTP application.
+pub fn router(state: AppState) -> Router {
+    let (api, doc) = openapi::router().split_for_parts();
+    api.merge(openapi::docs(doc))
+        .merge(routes::static_files::router())
+        .layer(TraceLayer::new_for_http())
+        .with_state(state)
+}
+
+/// Serves the API on `listener` until `shutdown` is cancelled, then finishes in-flight requests.
+pub async fn serve(
+    listener: TcpListener,
+    state: AppState,
+    shutdown: CancellationToken,
+) -> Result<(), StartError> {
+    let addr = listener.local_addr()?;
+    tracing::info!(%addr, "API listening");
+    axum::serve(listener, router(state))
+        .with_graceful_shutdown(shutdown.cancelled_owned())
+        .await?;
+    Ok(())
+}

@@ -1,0 +1,75 @@
+//! The OpenAPI 3.1 document, assembled from the handlers' annotations, and the docs page.
+
+use axum::Router;
+use utoipa::openapi::OpenApi as OpenApiDoc;
+use utoipa::openapi::security::{
+    ApiKey, ApiKeyValue, Flow, OAuth2, Password, Scopes, SecurityScheme,
+};
+use utoipa::{Modify, OpenApi};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_swagger_ui::SwaggerUi;
+
+use crate::AppState;
+use crate::routes;
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "wearhouse",
+        version = "0.1.0",
+        description = "Health data of an application's end users: time series, workouts, sleep, \
+                       menstrual cycles and activity, from mobile SDKs, Apple Health exports and \
+                       cloud wearables."
+    ),
+    modifiers(&SecuritySchemes),
+    tags(
+        (name = "auth", description = "Developer login"),
+        (name = "api-keys", description = "API keys (developer token required)"),
+        (name = "sdk-tokens", description = "User-scoped tokens for the mobile SDK"),
+        (name = "users", description = "End users and their connections and data sources"),
+        (name = "providers", description = "Where data comes from"),
+        (name = "webhooks", description = "Outgoing webhooks"),
+        (name = "health", description = "Service health"),
+    )
+)]
+struct ApiDoc;
+
+struct SecuritySchemes;
+
+impl Modify for SecuritySchemes {
+    fn modify(&self, openapi: &mut OpenApiDoc) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "api_key",
+            SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::new("X-Service-API-Key"))),
+        );
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::OAuth2(OAuth2::new([Flow::Password(Password::new(
+                "/api/v1/auth/login",
+                Scopes::new(),
+            ))])),
+        );
+    }
+}
+
+/// Every documented route: `/api/v1/...` plus `/health`.
+pub fn router() -> OpenApiRouter<AppState> {
+    let v1 = OpenApiRouter::new()
+        .merge(routes::auth::router())
+        .merge(routes::api_keys::router())
+        .merge(routes::sdk_tokens::router())
+        .merge(routes::users::router())
+        .merge(routes::connections::router())
+        .merge(routes::data_sources::router())
+        .merge(routes::providers::router())
+        .merge(routes::event_types::router());
+    OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .nest("/api/v1", v1)
+        .merge(routes::health::router())
+}
+
+/// `/openapi.json` and the interactive docs at `/docs` (Swagger UI, served from the binary).
+pub fn docs(doc: OpenApiDoc) -> Router<AppState> {
+    Router::new().merge(SwaggerUi::new("/docs").url("/openapi.json", doc))
+}

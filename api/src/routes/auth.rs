@@ -1,0 +1,104 @@
+//! `/api/v1/auth`: developer login (OAuth 2.0 password flow) and the current developer.
+
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::State;
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+use uuid::Uuid;
+
+use crate::AppState;
+use crate::error::{ApiError, ApiResult, ErrorBody};
+use crate::extract::DeveloperAuth;
+use crate::security::passwords;
+use crate::security::tokens::Scope;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(login))
+        .routes(routes!(me))
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct LoginOut {
+    pub access_token: String,
+    /// Always `bearer`.
+    pub token_type: &'static str,
+    /// Seconds until the token expires.
+    pub expires_in: i64,
+}
+
+/// The form of the OAuth 2.0 password flow.
+#[derive(Debug, ToSchema)]
+#[allow(dead_code)]
+pub struct LoginForm {
+    /// The developer's email.
+    username: String,
+    password: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DeveloperOut {
+    pub id: Uuid,
+    pub email: String,
+    pub first_name: Option<String>,
+    pub last_name: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+const WRONG_LOGIN: &str = "Incorrect email or password";
+
+/// Exchanges a developer's email and password for a bearer token. Any problem with the form is
+/// answered like a wrong password, so the endpoint tells nothing about which accounts exist.
+#[utoipa::path(post, path = "/auth/login", tag = "auth",
+    request_body(content = LoginForm, content_type = "application/x-www-form-urlencoded"),
+    responses((status = 200, body = LoginOut), (status = 401, body = ErrorBody)))]
+async fn login(State(state): State<AppState>, body: Bytes) -> ApiResult<Json<LoginOut>> {
+    let mut username = None;
+    let mut password = None;
+    for (k, v) in url::form_urlencoded::parse(&body) {
+        match k.as_ref() {
+            "username" => username = Some(v.into_owned()),
+            "password" => password = Some(v.into_owned()),
+            _ => {}
+        }
+    }
+    let (Some(username), Some(password)) = (username, password) else {
+        return Err(ApiError::bearer_unauthorized(WRONG_LOGIN));
+    };
+    let developer = schema::developers::find_by_email(&state.db, username.trim()).await?;
+    let hash = developer.as_ref().map(|d| d.password_hash.clone());
+    let ok = passwords::verify_off_thread(password, hash).await;
+    let Some(developer) = developer.filter(|_| ok) else {
+        tracing::info!("failed developer login");
+        return Err(ApiError::bearer_unauthorized(WRONG_LOGIN));
+    };
+    let token = state
+        .tokens
+        .issue(developer.id, Scope::Developer)
+        .map_err(|e| ApiError::Other(format!("signing a token: {e}")))?;
+    Ok(Json(LoginOut {
+        access_token: token,
+        token_type: "bearer",
+        expires_in: state.tokens.lifetime_seconds(),
+    }))
+}
+
+/// The developer the bearer token belongs to.
+#[utoipa::path(get, path = "/auth/me", tag = "auth",
+    responses((status = 200, body = DeveloperOut), (status = 401, body = ErrorBody)),
+    security(("bearer" = [])))]
+async fn me(DeveloperAuth(dev): DeveloperAuth) -> Json<DeveloperOut> {
+    Json(DeveloperOut {
+        id: dev.id,
+        email: dev.email,
+        first_name: dev.first_name,
+        last_name: dev.last_name,
+        created_at: dev.created_at,
+        updated_at: dev.updated_at,
+    })
+}

@@ -1,0 +1,92 @@
+//! `/api/v1/users/{user_id}/connections`: a user's links to providers.
+
+use axum::Json;
+use axum::extract::{Path, State};
+use chrono::{DateTime, Utc};
+use schema::catalogue::providers;
+use schema::connections::Connection;
+use serde::Serialize;
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+use uuid::Uuid;
+
+use crate::AppState;
+use crate::error::{ApiResult, ErrorBody};
+use crate::extract::ApiAuth;
+use crate::routes::existing_user;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(list_connections))
+}
+
+/// A user's connection to a provider, with the provider's capability flags.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ConnectionOut {
+    pub id: Uuid,
+    pub user_id: Uuid,
+    pub provider: String,
+    /// `active`, `revoked` or `expired`.
+    pub status: String,
+    pub provider_user_id: Option<String>,
+    pub provider_username: Option<String>,
+    pub scope: Option<String>,
+    pub last_synced_at: Option<DateTime<Utc>>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    pub icon_url: String,
+    pub max_historical_days: Option<i32>,
+    pub rest_pull: bool,
+    pub webhook_stream: bool,
+    pub webhook_ping: bool,
+    pub webhook_callback: bool,
+    /// `pull` or `webhook`; null for push-only providers.
+    pub live_sync_mode: Option<String>,
+    pub linked_user_ids: Vec<Uuid>,
+}
+
+impl From<Connection> for ConnectionOut {
+    fn from(c: Connection) -> ConnectionOut {
+        let provider = providers::by_slug(&c.provider);
+        let caps = provider.map(|p| p.capabilities).unwrap_or_default();
+        ConnectionOut {
+            icon_url: format!("/static/provider-icons/{}.svg", c.provider),
+            live_sync_mode: provider
+                .and_then(|p| p.live_sync_mode)
+                .map(|m| m.as_str().to_string()),
+            max_historical_days: caps.max_historical_days,
+            rest_pull: caps.rest_pull,
+            webhook_stream: caps.webhook_stream,
+            webhook_ping: caps.webhook_ping,
+            webhook_callback: caps.webhook_callback,
+            id: c.id,
+            user_id: c.user_id,
+            provider: c.provider,
+            status: c.status,
+            provider_user_id: c.provider_user_id,
+            provider_username: c.provider_username,
+            scope: c.scope,
+            last_synced_at: c.last_synced_at,
+            created_at: c.created_at,
+            updated_at: c.updated_at,
+            linked_user_ids: Vec::new(),
+        }
+    }
+}
+
+#[utoipa::path(get, path = "/users/{user_id}/connections", tag = "users",
+    params(("user_id" = String, Path, description = "The user's UUID")),
+    responses(
+        (status = 200, body = Vec<ConnectionOut>), (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),
+    ),
+    security(("api_key" = []), ("bearer" = [])))]
+async fn list_connections(
+    _auth: ApiAuth,
+    State(state): State<AppState>,
+    Path(user_id): Path<String>,
+) -> ApiResult<Json<Vec<ConnectionOut>>> {
+    let id = existing_user(&state, &user_id).await?;
+    let list = schema::connections::list_for_user(&state.db, id).await?;
+    Ok(Json(list.into_iter().map(ConnectionOut::from).collect()))
+}

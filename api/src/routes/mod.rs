@@ -1,0 +1,29 @@
+//! One file per route group; each exports `router()`.
+
+pub mod api_keys;
+pub mod auth;
+pub mod connections;
+pub mod data_sources;
+pub mod event_types;
+pub mod health;
+pub mod providers;
+pub mod sdk_tokens;
+pub mod static_files;
+pub mod users;
+
+use uuid::Uuid;
+
+use crate::AppState;
+use crate::error::{ApiError, ApiResult};
+use crate::extract::path_uuid;
+
+/// Parses a `{user_id}` path segment and checks that the user exists: the contract's 400 for a
+/// malformed id, its 404 for an unknown one.
+pub async fn existing_user(state: &AppState, raw: &str) -> ApiResult<Uuid> {
+    let id = path_uuid(raw)?;
+    if schema::users::exists(&state.db, id).await? {
+        Ok(id)
+    } else {
+        Err(ApiError::user_not_found(id))
+    }
+}

@@ -1,0 +1,36 @@
+//! Random secrets: API keys, refresh tokens, generated passwords and signing keys.
+
+/// `n` random bytes as lowercase hex, from the thread's CSPRNG.
+pub fn random_hex(n: usize) -> String {
+    let bytes: Vec<u8> = (0..n).map(|_| rand::random::<u8>()).collect();
+    hex::encode(bytes)
+}
+
+/// Characters shown of an API key in listings: `sk-` and 8 hex digits.
+pub const KEY_PREFIX_LEN: usize = 11;
+
+/// A new API key (`sk-` + 32 hex digits, 128 bits) and the prefix kept in clear.
+pub fn new_api_key() -> (String, String) {
+    let key = format!("sk-{}", random_hex(16));
+    let prefix = key[..KEY_PREFIX_LEN].to_string();
+    (key, prefix)
+}
+
+/// A new SDK refresh token (`rt-` + 32 hex digits).
+pub fn new_refresh_token() -> String {
+    format!("rt-{}", random_hex(16))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_have_their_shape() {
+        let (key, prefix) = new_api_key();
+        assert_eq!(key.len(), 35);
+        assert!(key.starts_with(&prefix) && prefix.starts_with("sk-"));
+        assert_ne!(new_api_key().0, key);
+        assert!(new_refresh_token().starts_with("rt-"));
+    }
+}

@@ -1,0 +1,168 @@
+//! API keys of the integration API. Only a SHA-256 hash of each key is stored, with a short
+//! prefix in clear so that listings can tell keys apart. Revoked keys stay (with `revoked_at`)
+//! for the audit trail but no longer authenticate.
+
+use chrono::{DateTime, Utc};
+use tokio_postgres::Row;
+use uuid::Uuid;
+
+use crate::{Db, Result, secret_hash};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApiKey {
+    pub id: Uuid,
+    pub name: String,
+    pub prefix: String,
+    pub created_by: Option<Uuid>,
+    pub created_at: DateTime<Utc>,
+    pub revoked_at: Option<DateTime<Utc>>,
+}
+
+const COLUMNS: &str = "id, name, prefix, created_by, created_at, revoked_at";
+
+fn from_row(row: &Row) -> Result<ApiKey> {
+    Ok(ApiKey {
+        id: row.try_get("id")?,
+        name: row.try_get("name")?,
+        prefix: row.try_get("prefix")?,
+        created_by: row.try_get("created_by")?,
+        created_at: row.try_get("created_at")?,
+        revoked_at: row.try_get("revoked_at")?,
+    })
+}
+
+/// Stores a new key. `key` is the full secret; only its hash and `prefix` are kept.
+pub async fn insert(
+    db: &Db,
+    name: &str,
+    key: &str,
+    prefix: &str,
+    created_by: Option<Uuid>,
+) -> Result<ApiKey> {
+    let client = db.client().await?;
+    let sql = format!(
+        "insert into api_keys (id, name, key_hash, prefix, created_by)
+         values ($1, $2, $3, $4, $5) returning {COLUMNS}"
+    );
+    let row = client
+        .query_one(
+            &sql,
+            &[
+                &Uuid::now_v7(),
+                &name,
+                &secret_hash(key),
+                &prefix,
+                &created_by,
+            ],
+        )
+        .await?;
+    from_row(&row)
+}
+
+/// The active key with this secret, if any.
+pub async fn find_active(db: &Db, key: &str) -> Result<Option<ApiKey>> {
+    let client = db.client().await?;
+    let sql = format!("select {COLUMNS} from api_keys where key_hash = $1 and revoked_at is null");
+    client
+        .query_opt(&sql, &[&secret_hash(key)])
+        .await?
+        .as_ref()
+        .map(from_row)
+        .transpose()
+}
+
+/// Active keys, newest first.
+pub async fn list_active(db: &Db) -> Result<Vec<ApiKey>> {
+    let client = db.client().await?;
+    let sql = format!(
+        "select {COLUMNS} from api_keys where revoked_at is null order by created_at desc, id desc"
+    );
+    client
+        .query(&sql, &[])
+        .await?
+        .iter()
+        .map(from_row)
+        .collect()
+}
+
+pub async fn get_active(db: &Db, id: Uuid) -> Result<Option<ApiKey>> {
+    let client = db.client().await?;
+    let sql = format!("select {COLUMNS} from api_keys where id = $1 and revoked_at is null");
+    client
+        .query_opt(&sql, &[&id])
+        .await?
+        .as_ref()
+        .map(from_row)
+        .transpose()
+}
+
+pub async fn rename(db: &Db, id: Uuid, name: &str) -> Result<Option<ApiKey>> {
+    let client = db.client().await?;
+    let sql = format!(
+        "update api_keys set name = $2 where id = $1 and revoked_at is null returning {COLUMNS}"
+    );
+    client
+        .query_opt(&sql, &[&id, &name])
+        .await?
+        .as_ref()
+        .map(from_row)
+        .transpose()
+}
+
+/// Revokes an active key; returns it as revoked, or `None` if there was no active key.
+pub async fn revoke(db: &Db, id: Uuid) -> Result<Option<ApiKey>> {
+    let client = db.client().await?;
+    let sql = format!(
+        "update api_keys set revoked_at = now() where id = $1 and revoked_at is null
+         returning {COLUMNS}"
+    );
+    client
+        .query_opt(&sql, &[&id])
+        .await?
+        .as_ref()
+        .map(from_row)
+        .transpose()
+}
+
+/// Replaces an active key by a new one with the same name, in one transaction: the old key
+/// stops working exactly when the new one starts. `None` if there was no active key.
+pub async fn rotate(
+    db: &Db,
+    id: Uuid,
+    new_key: &str,
+    new_prefix: &str,
+    created_by: Option<Uuid>,
+) -> Result<Option<ApiKey>> {
+    let mut client = db.client().await?;
+    let tx = client.transaction().await?;
+    let Some(old) = tx
+        .query_opt(
+            "update api_keys set revoked_at = now() where id = $1 and revoked_at is null
+             returning name",
+            &[&id],
+        )
+        .await?
+    else {
+        return Ok(None);
+    };
+    let name: String = old.try_get(0)?;
+    let sql = format!(
+        "insert into api_keys (id, name, key_hash, prefix, created_by)
+         values ($1, $2, $3, $4, $5) returning {COLUMNS}"
+    );
+    let row = tx
+        .query_one(
+            &sql,
+            &[
+                &Uuid::now_v7(),
+                &name,
+                &secret_hash(new_key),
+                &new_prefix,
+                &created_by,
+            ],
+        )
+        .await?;
+    let key = from_row(&row)?;
+    tx.commit().await?;
+    Ok(Some(key))
+}

@@ -1,0 +1,107 @@
+//! The provider catalogue: where data comes from.
+//!
+//! A provider is listed only once wearhouse can take its data: `phonehealth` (the phone's
+//! health store, pushed by the mobile SDK or imported from an export file) now; cloud vendors
+//! join this list as their adapters land.
+
+/// How a provider's new data reaches us once a user is connected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LiveSyncMode {
+    Pull,
+    Webhook,
+}
+
+impl LiveSyncMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LiveSyncMode::Pull => "pull",
+            LiveSyncMode::Webhook => "webhook",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Provider {
+    /// Lowercase identifier, as used in paths and stored rows.
+    pub slug: &'static str,
+    pub name: &'static str,
+    pub has_cloud_api: bool,
+    /// Null for push-only providers.
+    pub live_sync_mode: Option<LiveSyncMode>,
+    pub live_sync_configurable: bool,
+    /// Names the SDK envelope may carry for this provider (the SDKs say `apple`).
+    pub sdk_aliases: &'static [&'static str],
+    pub capabilities: Capabilities,
+}
+
+/// How a provider can deliver data (the connection's capability flags).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Capabilities {
+    pub rest_pull: bool,
+    pub webhook_stream: bool,
+    pub webhook_ping: bool,
+    pub webhook_callback: bool,
+    /// How far back a first sync reaches; `None` when the provider sets no limit.
+    pub max_historical_days: Option<i32>,
+}
+
+impl Provider {
+    /// Relative URL of the provider's icon, served by the API.
+    pub fn icon_url(&self) -> String {
+        format!("/static/provider-icons/{}.svg", self.slug)
+    }
+}
+
+pub const PHONEHEALTH: Provider = Provider {
+    slug: "phonehealth",
+    name: "Apple Health",
+    has_cloud_api: false,
+    live_sync_mode: None,
+    live_sync_configurable: false,
+    sdk_aliases: &["apple", "phonehealth"],
+    capabilities: Capabilities {
+        rest_pull: false,
+        webhook_stream: false,
+        webhook_ping: false,
+        webhook_callback: false,
+        max_historical_days: None,
+    },
+};
+
+/// Every provider wearhouse can take data from, in display order.
+pub const PROVIDERS: &[Provider] = &[PHONEHEALTH];
+
+/// Exact (case-sensitive) lookup: provider names are lowercase everywhere.
+pub fn by_slug(slug: &str) -> Option<&'static Provider> {
+    PROVIDERS.iter().find(|p| p.slug == slug)
+}
+
+/// For a name that is not a provider only because of its case, the lowercase name meant.
+pub fn case_hint(name: &str) -> Option<&'static str> {
+    let lower = name.to_ascii_lowercase();
+    (lower != name)
+        .then(|| by_slug(&lower).map(|p| p.slug))
+        .flatten()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lookup_is_case_sensitive_with_a_hint() {
+        assert_eq!(by_slug("phonehealth"), Some(&PHONEHEALTH));
+        assert_eq!(by_slug("PhoneHealth"), None);
+        assert_eq!(case_hint("PhoneHealth"), Some("phonehealth"));
+        assert_eq!(case_hint("phonehealth"), None);
+        assert_eq!(case_hint("fitbit"), None);
+    }
+
+    #[test]
+    fn slugs_are_lowercase_and_icons_relative() {
+        for p in PROVIDERS {
+            assert_eq!(p.slug, p.slug.to_ascii_lowercase());
+            assert!(p.icon_url().starts_with('/'));
+        }
+    }
+}

@@ -1,0 +1,69 @@
+//! A user's connections to providers.
+
+use chrono::{DateTime, Utc};
+use tokio_postgres::Row;
+use uuid::Uuid;
+
+use crate::{Db, Result};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Connection {
+    pub id: Uuid,
+    pub user_id: Uuid,
+    pub provider: String,
+    pub provider_user_id: Option<String>,
+    pub provider_username: Option<String>,
+    pub scope: Option<String>,
+    pub status: String,
+    pub last_synced_at: Option<DateTime<Utc>>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+fn from_row(row: &Row) -> Result<Connection> {
+    Ok(Connection {
+        id: row.try_get("id")?,
+        user_id: row.try_get("user_id")?,
+        provider: row.try_get("provider")?,
+        provider_user_id: row.try_get("provider_user_id")?,
+        provider_username: row.try_get("provider_username")?,
+        scope: row.try_get("scope")?,
+        status: row.try_get("status")?,
+        last_synced_at: row.try_get("last_synced_at")?,
+        created_at: row.try_get("created_at")?,
+        updated_at: row.try_get("updated_at")?,
+    })
+}
+
+pub async fn list_for_user(db: &Db, user_id: Uuid) -> Result<Vec<Connection>> {
+    let client = db.client().await?;
+    client
+        .query(
+            "select id, user_id, provider, provider_user_id, provider_username, scope, status,
+                    last_synced_at, created_at, updated_at
+             from connections where user_id = $1 order by provider",
+            &[&user_id],
+        )
+        .await?
+        .iter()
+        .map(from_row)
+        .collect()
+}
+
+/// Makes sure a tokenless connection exists and is active for a push-only provider (the SDK
+/// and export imports have no OAuth step). Returns the connection id.
+pub async fn ensure_push(db: &Db, user_id: Uuid, provider: &str) -> Result<Uuid> {
+    let client = db.client().await?;
+    let row = client
+        .query_one(
+            "insert into connections (id, user_id, provider, status) values ($1, $2, $3, 'active')
+             on conflict (user_id, provider) do update
+                 set status = 'active',
+                     updated_at = case when connections.status = 'active'
+                                       then connections.updated_at else now() end
+             returning id",
+            &[&Uuid::now_v7(), &user_id, &provider],
+        )
+        .await?;
+    Ok(row.try_get(0)?)
+}

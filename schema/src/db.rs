@@ -1,0 +1,153 @@
+//! Connection pool, migrations and the TimescaleDB edition.
+//!
+//! Migrations are embedded in the binary (refinery) and applied by `wearhouse migrate` and at
+//! every start-up. Two processes starting at once are serialised by a PostgreSQL advisory lock,
+//! so each migration is applied exactly once.
+
+use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod};
+use tokio_postgres::NoTls;
+
+use crate::catalogue::series_types::SERIES_TYPES;
+use crate::{Error, Result};
+
+mod embedded {
+    refinery::embed_migrations!("migrations");
+}
+
+/// Advisory-lock key that serialises migration runs ("wearhous" in ASCII).
+const MIGRATION_LOCK: i64 = 0x7765_6172_686f_7573;
+
+/// Which TimescaleDB build the server runs. The Apache edition has hypertables and
+/// `time_bucket` but no continuous aggregates or compression; code must work on both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Edition {
+    Apache,
+    Community,
+}
+
+/// The database handle shared by the whole service: a pool plus what we learnt at start-up.
+#[derive(Clone)]
+pub struct Db {
+    pool: Pool,
+    edition: Edition,
+}
+
+impl Db {
+    /// Opens a pool of at most `max_size` connections and checks that the server answers.
+    pub async fn connect(url: &str, max_size: usize) -> Result<Db> {
+        let config: tokio_postgres::Config = url.parse().map_err(Error::Url)?;
+        let manager = Manager::from_config(
+            config,
+            NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = Pool::builder(manager).max_size(max_size).build()?;
+        let client = pool.get().await?;
+        let license: Option<String> = client
+            .query_one("select current_setting('timescaledb.license', true)", &[])
+            .await?
+            .try_get(0)?;
+        let edition = match license.as_deref() {
+            Some("timescale") => Edition::Community,
+            _ => Edition::Apache,
+        };
+        Ok(Db { pool, edition })
+    }
+
+    pub async fn client(&self) -> Result<Object> {
+        Ok(self.pool.get().await?)
+    }
+
+    pub fn edition(&self) -> Edition {
+        self.edition
+    }
+
+    /// A cheap round trip, for health checks.
+    pub async fn ping(&self) -> Result<()> {
+        self.client().await?.simple_query("select 1").await?;
+        Ok(())
+    }
+}
+
+/// Applies every pending migration and re-seeds the series-type catalogue.
+/// Fails with a message saying what to do when TimescaleDB is missing.
+pub async fn migrate(url: &str) -> Result<()> {
+    let (mut client, connection) = tokio_postgres::connect(url, NoTls).await?;
+    let conn_task = tokio::spawn(async move {
+        if let Err(err) = connection.await {
+            tracing::warn!(error = %err, "migration connection closed with an error");
+        }
+    });
+    let result = migrate_locked(&mut client).await;
+    drop(client);
+    let _ = conn_task.await;
+    result
+}
+
+async fn migrate_locked(client: &mut tokio_postgres::Client) -> Result<()> {
+    check_timescale(client).await?;
+    client
+        .execute("select pg_advisory_lock($1)", &[&MIGRATION_LOCK])
+        .await?;
+    let outcome = async {
+        let report = embedded::migrations::runner().run_async(client).await?;
+        for m in report.applied_migrations() {
+            tracing::info!(migration = %m, "applied migration");
+        }
+        seed_series_types(client).await
+    }
+    .await;
+    // Unlock even when a migration failed; the session ends right after anyway.
+    let unlock = client
+        .execute("select pg_advisory_unlock($1)", &[&MIGRATION_LOCK])
+        .await;
+    outcome?;
+    unlock?;
+    Ok(())
+}
+
+async fn check_timescale(client: &tokio_postgres::Client) -> Result<()> {
+    let row = client
+        .query_one(
+            "select exists (select 1 from pg_available_extensions where name = 'timescaledb'),
+                    exists (select 1 from pg_extension where extname = 'timescaledb'),
+                    current_setting('shared_preload_libraries')",
+            &[],
+        )
+        .await?;
+    let available: bool = row.try_get(0)?;
+    let created: bool = row.try_get(1)?;
+    let preload: String = row.try_get(2)?;
+    if !available {
+        return Err(Error::TimescaleMissing);
+    }
+    if !created && !preload.contains("timescaledb") {
+        return Err(Error::TimescaleNotPreloaded);
+    }
+    Ok(())
+}
+
+async fn seed_series_types(client: &tokio_postgres::Client) -> Result<()> {
+    let ids: Vec<i16> = SERIES_TYPES.iter().map(|t| t.id).collect();
+    let slugs: Vec<&str> = SERIES_TYPES.iter().map(|t| t.slug).collect();
+    let units: Vec<&str> = SERIES_TYPES.iter().map(|t| t.unit).collect();
+    let categories: Vec<&str> = SERIES_TYPES.iter().map(|t| t.category).collect();
+    let aggregations: Vec<&str> = SERIES_TYPES
+        .iter()
+        .map(|t| t.aggregation.as_str())
+        .collect();
+    let events: Vec<&str> = SERIES_TYPES.iter().map(|t| t.event).collect();
+    client
+        .execute(
+            "insert into series_types (id, slug, unit, category, aggregation, event)
+             select * from unnest($1::int2[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[])
+             on conflict (id) do update set slug = excluded.slug, unit = excluded.unit,
+                 category = excluded.category, aggregation = excluded.aggregation,
+                 event = excluded.event",
+            &[&ids, &slugs, &units, &categories, &aggregations, &events],
+        )
+        .await?;
+    Ok(())
+}

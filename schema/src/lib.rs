@@ -1,0 +1,27 @@
+//! The wearhouse data model: embedded SQL migrations, the static catalogues (series types,
+//! providers, webhook event types), typed rows, and the queries that read and write them.
+//!
+//! Nothing here knows HTTP or payload parsing. Every query that touches one user's data takes
+//! that user's id, so callers cannot forget the scope.
+
+pub mod api_keys;
+pub mod catalogue;
+pub mod connections;
+pub mod data_sources;
+pub mod db;
+pub mod developers;
+mod error;
+pub mod refresh_tokens;
+pub mod settings;
+pub mod users;
+
+pub use db::{Db, Edition};
+pub use error::{Error, Result};
+
+use sha2::{Digest, Sha256};
+
+/// SHA-256 of a high-entropy secret (API key, refresh token). Such secrets need no slow hash:
+/// they cannot be guessed, and a fast hash lets us look them up by value.
+pub fn secret_hash(secret: &str) -> Vec<u8> {
+    Sha256::digest(secret.as_bytes()).to_vec()
+}

@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# Brings up everything wearhouse needs on this machine, idempotently:
+#   PostgreSQL (>= 15) running, with the TimescaleDB extension (Apache edition, built from
+#   Debian trixie's source package when missing) preloaded; Redis running; the service's
+#   database created.
+# Safe to run again and again: every step checks first and does nothing when already done.
+# Used by scripts/run.sh, scripts/test.sh and .ci/run.
+set -euo pipefail
+
+log() { printf '[stack] %s\n' "$*" >&2; }
+die() { printf '[stack] error: %s\n' "$*" >&2; exit 1; }
+
+if [ "$(id -u)" -eq 0 ]; then SUDO=(); else SUDO=(sudo); fi
+as_root() { "${SUDO[@]}" "$@"; }
+as_postgres() {
+  if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else sudo -u postgres "$@"; fi
+}
+
+apt_updated=0
+apt_install() {
+  if [ "$apt_updated" -eq 0 ]; then as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq; apt_updated=1; fi
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+}
+
+CACHE_DIR="${WEARHOUSE_CACHE_DIR:-$HOME/.cache/wearhouse}"
+DB_NAME="${WEARHOUSE_DB_NAME:-wearhouse}"
+PG_HOST=127.0.0.1
+PG_PORT=5432
+
+# ---------------------------------------------------------------- PostgreSQL
+pg_version() { ls /etc/postgresql 2>/dev/null | sort -n | tail -n1; }
+
+ensure_postgres() {
+  if [ -z "$(pg_version)" ]; then
+    log "installing PostgreSQL"
+    apt_install postgresql postgresql-contrib
+  fi
+  PGV=$(pg_version)
+  [ "${PGV%%.*}" -ge 15 ] || die "PostgreSQL $PGV found; wearhouse needs 15 or newer"
+  PG_BIN=/usr/lib/postgresql/$PGV/bin
+  PG_CONF_DIR=/etc/postgresql/$PGV/main
+  if ! pg_isready -q -h "$PG_HOST" -p "$PG_PORT"; then
+    log "starting PostgreSQL $PGV"
+    as_root pg_ctlcluster --skip-systemctl-redirect "$PGV" main start || true
+    wait_postgres
+  fi
+}
+
+wait_postgres() {
+  for _ in $(seq 1 60); do
+    pg_isready -q -h "$PG_HOST" -p "$PG_PORT" && return 0
+    sleep 0.5
+  done
+  die "PostgreSQL did not come up on $PG_HOST:$PG_PORT"
+}
+
+# psql as the postgres superuser over the local socket (works with Debian's default peer auth).
+pg_admin() { as_postgres psql -X -q -v ON_ERROR_STOP=1 -At -p "$PG_PORT" "$@"; }
+
+ensure_tcp_login() {
+  # The default DATABASE_URL is postgres://postgres:postgres@127.0.0.1:5432/wearhouse. Where
+  # TCP logins need a password (Debian's default pg_hba), give the postgres role that password;
+  # with trust auth (as on CI machines) the password is ignored.
+  if ! PGPASSWORD=postgres psql -X -q -h "$PG_HOST" -p "$PG_PORT" -U postgres -d postgres -Atc 'select 1' >/dev/null 2>&1; then
+    log "setting a local password for the postgres role (TCP login)"
+    pg_admin -d postgres -c "alter role postgres password 'postgres'"
+  fi
+}
+
+# ---------------------------------------------------------------- TimescaleDB
+build_timescaledb() {
+  log "TimescaleDB is missing: building the Apache edition from Debian trixie's source (about 2 minutes)"
+  apt_install "postgresql-server-dev-$PGV" cmake libssl-dev build-essential xz-utils
+  local d="$CACHE_DIR/timescaledb-build"
+  rm -rf "$d"; mkdir -p "$d/lists/partial" "$d/cache/archives/partial"
+  echo 'deb-src http://deb.debian.org/debian trixie main' >"$d/sources.list"
+  local o=(-oDir::Etc::SourceList="$d/sources.list" -oDir::Etc::SourceParts=/dev/null
+           -oDir::State::Lists="$d/lists" -oDir::Cache="$d/cache" -oAPT::Sandbox::User=root)
+  apt-get "${o[@]}" -qq update
+  (cd "$d" && apt-get "${o[@]}" -qq source --download-only timescaledb && tar xf timescaledb_*.orig.tar.xz)
+  local src; src=$(ls -d "$d"/timescaledb-*/ | head -n1)
+  cmake -S "$src" -B "$src/build" -DCMAKE_BUILD_TYPE=Release -DPG_CONFIG="$PG_BIN/pg_config" \
+    -DAPACHE_ONLY=1 -DREGRESS_CHECKS=OFF -DTAP_CHECKS=OFF -DSEND_TELEMETRY_DEFAULT=OFF \
+    -DUSE_TELEMETRY=OFF >/dev/null
+  make -s -C "$src/build" -j"$(nproc)" >/dev/null
+  as_root make -s -C "$src/build" install >/dev/null
+  rm -rf "$d"
+}
+
+ensure_timescaledb() {
+  local share; share=$("$PG_BIN/pg_config" --sharedir)
+  if [ ! -f "$share/extension/timescaledb.control" ]; then build_timescaledb; fi
+  local preload; preload=$(pg_admin -d postgres -c 'show shared_preload_libraries')
+  if [[ "$preload" != *timescaledb* ]]; then
+    log "preloading timescaledb and restarting PostgreSQL"
+    # Each database with the extension gets a background scheduler; the test suite makes many
+    # short-lived databases, so leave room for them.
+    as_root tee "$PG_CONF_DIR/conf.d/50-timescaledb.conf" >/dev/null <<CONF
+shared_preload_libraries = 'timescaledb'
+timescaledb.telemetry_level = off
+max_worker_processes = 64
+timescaledb.max_background_workers = 48
+CONF
+    as_root pg_ctlcluster --skip-systemctl-redirect "$PGV" main restart
+    wait_postgres
+  fi
+}
+
+ensure_database() {
+  if [ "$(pg_admin -d postgres -c "select 1 from pg_database where datname = '$DB_NAME'")" != 1 ]; then
+    log "creating database $DB_NAME"
+    pg_admin -d postgres -c "create database \"$DB_NAME\""
+  fi
+}
+
+# ---------------------------------------------------------------- Redis
+ensure_redis() {
+  if ! command -v redis-server >/dev/null; then
+    log "installing Redis"
+    apt_install redis-server redis-tools
+  fi
+  if ! redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1; then
+    log "starting Redis"
+    as_root mkdir -p /var/lib/redis /var/log/redis
+    as_root redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" \
+      --appendonly no --dir /var/lib/redis --logfile /var/log/redis/wearhouse.log
+    for _ in $(seq 1 40); do redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1 && return 0; sleep 0.25; done
+    die "Redis did not come up on 127.0.0.1:6379"
+  fi
+}
+
+main() {
+  command -v pg_isready >/dev/null || apt_install postgresql-client
+  ensure_postgres
+  ensure_tcp_login
+  ensure_timescaledb
+  ensure_database
+  ensure_redis
+  log "ready: PostgreSQL $PGV with TimescaleDB on $PG_HOST:$PG_PORT (database $DB_NAME), Redis on 127.0.0.1:6379"
+}
+
+main "$@"

@@ -1,0 +1,119 @@
+//! Starting the parts of the service: migrations, connections, the API and the worker.
+
+use std::time::Duration;
+
+use anyhow::Context;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::Settings;
+
+/// Applies pending migrations (serialised across processes).
+pub async fn migrate(settings: &Settings) -> anyhow::Result<()> {
+    schema::db::migrate(&settings.database_url)
+        .await
+        .context("migrating the database")
+}
+
+pub async fn connect_db(settings: &Settings) -> anyhow::Result<schema::Db> {
+    schema::Db::connect(&settings.database_url, settings.database_pool_size)
+        .await
+        .with_context(|| {
+            format!(
+                "connecting to PostgreSQL at {}",
+                redact(&settings.database_url)
+            )
+        })
+}
+
+pub async fn connect_redis(settings: &Settings) -> anyhow::Result<redis::aio::ConnectionManager> {
+    let client = redis::Client::open(settings.redis_url.as_str()).context("parsing REDIS_URL")?;
+    let config = redis::aio::ConnectionManagerConfig::new()
+        .set_connection_timeout(Some(Duration::from_secs(3)))
+        .set_response_timeout(Some(Duration::from_secs(5)));
+    redis::aio::ConnectionManager::new_with_config(client, config)
+        .await
+        .with_context(|| format!("connecting to Redis at {}", redact(&settings.redis_url)))
+}
+
+/// Runs the HTTP API on `listener` until `shutdown`.
+pub async fn serve(
+    settings: &Settings,
+    listener: TcpListener,
+    shutdown: CancellationToken,
+) -> anyhow::Result<()> {
+    migrate(settings).await?;
+    let db = connect_db(settings).await?;
+    run_api(settings, db, listener, shutdown).await
+}
+
+/// Runs the background worker until `shutdown`.
+pub async fn work(settings: &Settings, shutdown: CancellationToken) -> anyhow::Result<()> {
+    migrate(settings).await?;
+    let db = connect_db(settings).await?;
+    ingest::worker::run(db, shutdown).await;
+    Ok(())
+}
+
+/// API and worker in one process: the default for a single machine. When either part stops
+/// (or fails), the other is stopped too.
+pub async fn all(
+    settings: &Settings,
+    listener: TcpListener,
+    shutdown: CancellationToken,
+) -> anyhow::Result<()> {
+    migrate(settings).await?;
+    let db = connect_db(settings).await?;
+    let api = async {
+        let result = run_api(settings, db.clone(), listener, shutdown.clone()).await;
+        shutdown.cancel();
+        result
+    };
+    let worker = async {
+        ingest::worker::run(db.clone(), shutdown.clone()).await;
+        shutdown.cancel();
+    };
+    let (api, ()) = tokio::join!(api, worker);
+    api
+}
+
+async fn run_api(
+    settings: &Settings,
+    db: schema::Db,
+    listener: TcpListener,
+    shutdown: CancellationToken,
+) -> anyhow::Result<()> {
+    let redis = connect_redis(settings).await?;
+    let state = api::build_state(db, redis, settings.api())
+        .await
+        .context("starting the API")?;
+    api::serve(listener, state, shutdown)
+        .await
+        .context("serving the API")
+}
+
+/// A URL without its password, for messages.
+fn redact(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut parsed) if parsed.password().is_some() => {
+            let _ = parsed.set_password(Some("***"));
+            parsed.to_string()
+        }
+        _ => url.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn passwords_are_redacted() {
+        assert_eq!(
+            super::redact("postgres://u:secret@h:5432/db"),
+            "postgres://u:***@h:5432/db"
+        );
+        assert_eq!(
+            super::redact("redis://127.0.0.1:6379"),
+            "redis://127.0.0.1:6379"
+        );
+    }
+}

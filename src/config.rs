@@ -1,0 +1,86 @@
+//! Configuration: every setting from the environment (or a flag), with defaults that work on a
+//! machine prepared by `scripts/stack.sh`. The README lists each variable.
+
+use std::net::SocketAddr;
+
+use clap::Args;
+
+#[derive(Debug, Clone, Args)]
+pub struct Settings {
+    /// PostgreSQL with TimescaleDB.
+    #[arg(
+        long,
+        env = "DATABASE_URL",
+        global = true,
+        default_value = "postgres://postgres:postgres@127.0.0.1:5432/wearhouse"
+    )]
+    pub database_url: String,
+
+    /// Most database connections one process opens.
+    #[arg(long, env = "DATABASE_POOL_SIZE", global = true, default_value_t = 16)]
+    pub database_pool_size: usize,
+
+    /// Redis: the job dispatcher (it keeps nothing PostgreSQL does not also hold).
+    #[arg(
+        long,
+        env = "REDIS_URL",
+        global = true,
+        default_value = "redis://127.0.0.1:6379"
+    )]
+    pub redis_url: String,
+
+    /// Signs access tokens. When unset, a random key is generated on first start and kept in
+    /// the database, so every process of the deployment shares it.
+    #[arg(long, env = "SECRET_KEY", global = true, hide_env_values = true)]
+    pub secret_key: Option<String>,
+
+    /// Lifetime of developer and SDK access tokens.
+    #[arg(
+        long,
+        env = "ACCESS_TOKEN_EXPIRE_MINUTES",
+        global = true,
+        default_value_t = 60
+    )]
+    pub access_token_expire_minutes: i64,
+
+    /// The first developer, created on first start when there is none.
+    #[arg(
+        long,
+        env = "ADMIN_EMAIL",
+        global = true,
+        default_value = "admin@wearhouse.local"
+    )]
+    pub admin_email: String,
+
+    /// The first developer's password. When unset, a random one is generated and logged once.
+    #[arg(long, env = "ADMIN_PASSWORD", global = true, hide_env_values = true)]
+    pub admin_password: Option<String>,
+
+    /// Log format: `text` or `json`. Levels come from RUST_LOG (default `info`).
+    #[arg(long, env = "LOG_FORMAT", global = true, default_value = "text")]
+    pub log_format: LogFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ServeArgs {
+    /// Address and port the HTTP API listens on.
+    #[arg(long, env = "BIND", default_value = "127.0.0.1:8000")]
+    pub bind: SocketAddr,
+}
+
+impl Settings {
+    pub fn api(&self) -> api::ApiConfig {
+        api::ApiConfig {
+            secret_key: self.secret_key.clone().filter(|k| !k.is_empty()),
+            access_token_minutes: self.access_token_expire_minutes,
+            admin_email: self.admin_email.clone(),
+            admin_password: self.admin_password.clone().filter(|p| !p.is_empty()),
+        }
+    }
+}

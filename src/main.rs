@@ -1,0 +1,93 @@
+//! `wearhouse`: the command line. `serve` (HTTP API), `worker` (background jobs), `all` (both
+//! in one process, the default) and `migrate`.
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+use tracing_subscriber::EnvFilter;
+use wearhouse::app;
+use wearhouse::config::{LogFormat, ServeArgs, Settings};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "wearhouse",
+    version,
+    about = "Self-hosted health-data aggregation service"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    settings: Settings,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the HTTP API.
+    Serve(ServeArgs),
+    /// Run the background worker.
+    Worker,
+    /// Run the API and the worker in one process (the default).
+    All(ServeArgs),
+    /// Apply database migrations and exit.
+    Migrate,
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    init_tracing(cli.settings.log_format);
+    let settings = cli.settings;
+    let shutdown = CancellationToken::new();
+    tokio::spawn(stop_on_signal(shutdown.clone()));
+    match cli.command {
+        Some(Command::Migrate) => app::migrate(&settings).await,
+        Some(Command::Worker) => app::work(&settings, shutdown).await,
+        Some(Command::Serve(args)) => app::serve(&settings, bind(&args).await?, shutdown).await,
+        Some(Command::All(args)) => app::all(&settings, bind(&args).await?, shutdown).await,
+        None => {
+            let args = ServeArgs {
+                bind: ([127, 0, 0, 1], 8000).into(),
+            };
+            app::all(&settings, bind(&args).await?, shutdown).await
+        }
+    }
+}
+
+async fn bind(args: &ServeArgs) -> anyhow::Result<TcpListener> {
+    TcpListener::bind(args.bind)
+        .await
+        .with_context(|| format!("listening on {}", args.bind))
+}
+
+fn init_tracing(format: LogFormat) {
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter);
+    match format {
+        LogFormat::Text => builder.init(),
+        LogFormat::Json => builder.json().init(),
+    }
+}
+
+/// Cancels `shutdown` on Ctrl-C or SIGTERM, so in-flight requests and jobs finish cleanly.
+async fn stop_on_signal(shutdown: CancellationToken) {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+    tracing::info!("shutting down");
+    shutdown.cancel();
+}
