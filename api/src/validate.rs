@@ -34,31 +34,31 @@ impl Checks {
     }
 
     pub fn max_len(&mut self, field: &str, value: Option<&str>, max: usize) {
-        if let Some(v) = value {
-            if v.chars().count() > max {
-                self.push(
-                    FieldError::new(
-                        body_loc(field),
-                        "string_too_long",
-                        format!("String should have at most {max} characters"),
-                        json!(v),
-                    )
-                    .with_ctx(json!({ "max_length": max })),
-                );
-            }
+        if let Some(v) = value
+            && v.chars().count() > max
+        {
+            self.push(
+                FieldError::new(
+                    body_loc(field),
+                    "string_too_long",
+                    format!("String should have at most {max} characters"),
+                    json!(v),
+                )
+                .with_ctx(json!({ "max_length": max })),
+            );
         }
     }
 
     pub fn email(&mut self, field: &str, value: Option<&str>) {
-        if let Some(v) = value {
-            if let Err(reason) = check_email(v) {
-                self.push(FieldError::new(
-                    body_loc(field),
-                    "value_error",
-                    format!("value is not a valid email address: {reason}"),
-                    json!(v),
-                ));
-            }
+        if let Some(v) = value
+            && let Err(reason) = check_email(v)
+        {
+            self.push(FieldError::new(
+                body_loc(field),
+                "value_error",
+                format!("value is not a valid email address: {reason}"),
+                json!(v),
+            ));
         }
     }
 

@@ -5,6 +5,7 @@
 //! so each migration is applied exactly once.
 
 use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod};
+use sha2::{Digest, Sha256};
 use tokio_postgres::NoTls;
 
 use crate::catalogue::series_types::SERIES_TYPES;
@@ -84,6 +85,18 @@ pub async fn migrate(url: &str) -> Result<()> {
     drop(client);
     let _ = conn_task.await;
     result
+}
+
+/// A short digest of everything `migrate` puts in a database (the migrations and the seeded
+/// catalogue). Test harnesses use it to know when a template database is stale.
+pub fn fingerprint() -> String {
+    let mut hash = Sha256::new();
+    for m in embedded::migrations::runner().get_migrations() {
+        hash.update(m.name().as_bytes());
+        hash.update(m.checksum().to_le_bytes());
+    }
+    hash.update(format!("{SERIES_TYPES:?}").as_bytes());
+    hex::encode(&hash.finalize()[..8])
 }
 
 async fn migrate_locked(client: &mut tokio_postgres::Client) -> Result<()> {

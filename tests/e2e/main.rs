@@ -1,1 +1,10 @@
+//! End-to-end tests: the real service against real PostgreSQL/TimescaleDB and Redis.
 
+mod util;
+
+mod api_keys;
+mod auth;
+mod binary;
+mod catalogues;
+mod sdk_tokens;
+mod users;

@@ -93,10 +93,10 @@ impl FromRequestParts<AppState> for ApiAuth {
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> ApiResult<Self> {
         // An unusable bearer token is ignored in favour of an API key, as in the reference.
-        if let Some(token) = bearer(parts) {
-            if let Some(dev) = developer_token(state, token).await? {
-                return Ok(ApiAuth(Principal::Developer(dev.id)));
-            }
+        if let Some(token) = bearer(parts)
+            && let Some(dev) = developer_token(state, token).await?
+        {
+            return Ok(ApiAuth(Principal::Developer(dev.id)));
         }
         match api_key(parts) {
             Some(key) => key_principal(state, key).await.map(ApiAuth),

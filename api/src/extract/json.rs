@@ -87,6 +87,7 @@ mod tests {
     struct Body {
         name: String,
         #[serde(default)]
+        #[allow(dead_code)]
         tags: Vec<u32>,
         #[serde(default, deserialize_with = "double_option")]
         note: Option<Option<String>>,

@@ -1,0 +1,155 @@
+//! Login, developer tokens, and how each kind of route treats each kind of credential.
+
+use chrono::Utc;
+use jsonwebtoken::{EncodingKey, Header};
+use serde_json::json;
+use uuid::Uuid;
+
+use crate::util::{ADMIN_EMAIL, ADMIN_PASSWORD, Auth, SECRET_KEY, TestApp};
+
+fn token(sub: &str, scope: &str, exp_offset: i64, secret: &str) -> String {
+    let now = Utc::now().timestamp();
+    let claims = json!({"sub": sub, "scope": scope, "iat": now, "exp": now + exp_offset});
+    jsonwebtoken::encode(
+        &Header::default(),
+        &claims,
+        &EncodingKey::from_secret(secret.as_bytes()),
+    )
+    .expect("sign")
+}
+
+#[tokio::test]
+async fn login_issues_a_bearer_token() {
+    let app = TestApp::spawn().await;
+    let r = app.login(ADMIN_EMAIL, ADMIN_PASSWORD).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["token_type"], "bearer");
+    assert_eq!(r.body["expires_in"], 3600);
+    let me = app
+        .get("/api/v1/auth/me", &Auth::Bearer(r.str("access_token")))
+        .await;
+    assert_eq!(me.status, 200, "{}", me.body);
+    assert_eq!(me.body["email"], ADMIN_EMAIL);
+
+    // Email is matched without regard to case.
+    let r = app.login(&ADMIN_EMAIL.to_uppercase(), ADMIN_PASSWORD).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+}
+
+#[tokio::test]
+async fn wrong_or_malformed_logins_are_401_with_a_challenge() {
+    let app = TestApp::spawn().await;
+    for (email, password) in [
+        (ADMIN_EMAIL, "wrong"),
+        ("nobody@example.com", ADMIN_PASSWORD),
+    ] {
+        let r = app.login(email, password).await;
+        r.assert_error(401, "Incorrect email or password");
+        assert_eq!(r.headers["www-authenticate"], "Bearer");
+    }
+    // A form without a password is answered like a wrong one.
+    let resp = app
+        .http
+        .post(app.url("/api/v1/auth/login"))
+        .form(&[("username", ADMIN_EMAIL)])
+        .send()
+        .await
+        .expect("request");
+    crate::util::Resp::read(resp)
+        .await
+        .assert_error(401, "Incorrect email or password");
+}
+
+#[tokio::test]
+async fn developer_routes_refuse_keys_and_bad_tokens() {
+    let app = TestApp::spawn().await;
+    let key = app.api_key().await;
+    let admin = app.admin().await;
+    let user = app.user(&key, json!({})).await;
+    let path = format!("/api/v1/users/{user}");
+
+    // An API key is not enough to delete a user or manage keys.
+    for (method, p) in [
+        (reqwest::Method::DELETE, path.as_str()),
+        (reqwest::Method::GET, "/api/v1/developer/api-keys"),
+    ] {
+        let r = app.call(method, p, &key, None).await;
+        r.assert_error(401, "Could not validate credentials");
+        assert_eq!(r.headers["www-authenticate"], "Bearer");
+    }
+
+    let admin_id = app.get("/api/v1/auth/me", &admin).await.str("id");
+    let expired = Auth::Bearer(token(&admin_id, "developer", -3600, SECRET_KEY));
+    let forged = Auth::Bearer(token(
+        &admin_id,
+        "developer",
+        3600,
+        "another deployment's secret key",
+    ));
+    let unknown = Auth::Bearer(token(
+        &Uuid::new_v4().to_string(),
+        "developer",
+        3600,
+        SECRET_KEY,
+    ));
+    for bad in [
+        &expired,
+        &forged,
+        &unknown,
+        &Auth::Bearer("garbage".into()),
+        &Auth::None,
+    ] {
+        let r = app.call(reqwest::Method::DELETE, &path, bad, None).await;
+        r.assert_error(401, "Could not validate credentials");
+    }
+
+    // A user's SDK token is refused by name.
+    let sdk = Auth::Bearer(token(&user, "sdk", 3600, SECRET_KEY));
+    app.call(reqwest::Method::DELETE, &path, &sdk, None)
+        .await
+        .assert_error(401, "SDK tokens cannot access this endpoint");
+
+    // The user survived all of that, and the developer token works.
+    let r = app.call(reqwest::Method::DELETE, &path, &admin, None).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+}
+
+#[tokio::test]
+async fn integration_routes_take_a_key_or_a_developer_token() {
+    let app = TestApp::spawn().await;
+    let key = app.api_key().await;
+    let admin = app.admin().await;
+    for auth in [&key, &admin] {
+        let r = app.get("/api/v1/users", auth).await;
+        assert_eq!(r.status, 200, "{}", r.body);
+    }
+    // The SDKs' header name works as well.
+    let Auth::Key(raw) = &key else { unreachable!() };
+    let r = app
+        .get(
+            "/api/v1/users",
+            &Auth::Header("X-Open-Wearables-API-Key", raw.clone()),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+
+    app.get("/api/v1/users", &Auth::None)
+        .await
+        .assert_error(401, "Authentication required: provide JWT token or API key");
+    app.get(
+        "/api/v1/users",
+        &Auth::Key("sk-00000000000000000000000000000000".into()),
+    )
+    .await
+    .assert_error(401, "Invalid or missing API key");
+    // An expired developer token is no credential.
+    let admin_id = app.get("/api/v1/auth/me", &admin).await.str("id");
+    let expired = Auth::Bearer(token(&admin_id, "developer", -3600, SECRET_KEY));
+    app.get("/api/v1/users", &expired)
+        .await
+        .assert_error(401, "Authentication required: provide JWT token or API key");
+    // Credentials are checked before the path: no 400 leaks to an anonymous caller.
+    app.get("/api/v1/users/not-a-uuid", &Auth::None)
+        .await
+        .assert_error(401, "Authentication required: provide JWT token or API key");
+}

@@ -1,0 +1,173 @@
+//! Public catalogues, health, and the OpenAPI document.
+
+use serde_json::Value;
+
+use crate::util::{Auth, TestApp};
+
+#[tokio::test]
+async fn providers_without_credentials() {
+    let app = TestApp::spawn().await;
+    let r = app.get("/api/v1/oauth/providers", &Auth::None).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let list = r.body.as_array().expect("array");
+    let phone = list
+        .iter()
+        .find(|p| p["provider"] == "phonehealth")
+        .expect("phonehealth listed");
+    for field in [
+        "provider",
+        "name",
+        "has_cloud_api",
+        "is_enabled",
+        "icon_url",
+        "live_sync_mode",
+        "live_sync_configurable",
+        "data_granularity",
+    ] {
+        assert!(phone.get(field).is_some(), "{field}");
+    }
+    assert_eq!(phone["has_cloud_api"], false);
+    assert_eq!(phone["live_sync_mode"], Value::Null);
+
+    let enabled = app
+        .get("/api/v1/oauth/providers?enabled_only=true", &Auth::None)
+        .await;
+    assert!(
+        enabled
+            .body
+            .as_array()
+            .expect("array")
+            .iter()
+            .all(|p| p["is_enabled"] == true)
+    );
+    let cloud = app
+        .get("/api/v1/oauth/providers?cloud_only=true", &Auth::None)
+        .await;
+    assert!(
+        cloud
+            .body
+            .as_array()
+            .expect("array")
+            .iter()
+            .all(|p| p["has_cloud_api"] == true)
+    );
+    assert!(!cloud.body.to_string().contains("phonehealth"));
+    app.get("/api/v1/oauth/providers?cloud_only=maybe", &Auth::None)
+        .await
+        .assert_invalid(&["query", "cloud_only"], "bool_parsing");
+
+    // The icon the catalogue points at is served.
+    let icon = app
+        .http
+        .get(app.url(phone["icon_url"].as_str().unwrap_or_default()))
+        .send()
+        .await
+        .expect("icon");
+    assert_eq!(icon.status(), 200);
+    assert_eq!(icon.headers()["content-type"], "image/svg+xml");
+}
+
+#[tokio::test]
+async fn event_types_without_credentials() {
+    let app = TestApp::spawn().await;
+    let r = app.get("/api/v1/webhooks/event-types", &Auth::None).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let list = r.body.as_array().expect("array");
+    let names: Vec<&str> = list.iter().filter_map(|e| e["name"].as_str()).collect();
+    for name in [
+        "connection.created",
+        "connection.revoked",
+        "workout.created",
+        "sleep.created",
+        "menstrual_cycle.created",
+        "activity.created",
+        "heart_rate.created",
+        "heart_rate_variability.created",
+        "steps.created",
+        "calories.created",
+        "spo2.created",
+        "respiratory_rate.created",
+        "body_temperature.created",
+        "stress.created",
+        "blood_glucose.created",
+        "blood_pressure.created",
+        "body_composition.created",
+        "fitness_metrics.created",
+        "recovery_score.created",
+        "activity_timeseries.created",
+        "workout_metrics.created",
+        "environmental.created",
+        "timeseries.created",
+    ] {
+        assert!(names.contains(&name), "{name} missing");
+    }
+    for e in list {
+        assert!(e["description"].as_str().is_some_and(|d| !d.is_empty()));
+        assert!(e["child_events"].is_array());
+    }
+    let steps = list
+        .iter()
+        .find(|e| e["name"] == "steps.created")
+        .expect("steps");
+    assert_eq!(
+        steps["child_events"],
+        serde_json::json!(["series.steps.created"])
+    );
+}
+
+#[tokio::test]
+async fn health_reports_dependencies() {
+    let app = TestApp::spawn().await;
+    let r = app.get("/health", &Auth::None).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.body["status"], "ok");
+    assert_eq!(r.body["database"], "ok");
+    assert_eq!(r.body["redis"], "ok");
+    assert!(matches!(
+        r.body["timescaledb"].as_str(),
+        Some("apache" | "community")
+    ));
+}
+
+#[tokio::test]
+async fn openapi_document_and_docs_page() {
+    let app = TestApp::spawn().await;
+    let r = app.get("/openapi.json", &Auth::None).await;
+    assert_eq!(r.status, 200);
+    assert!(
+        r.body["openapi"]
+            .as_str()
+            .is_some_and(|v| v.starts_with("3.1")),
+        "{}",
+        r.body["openapi"]
+    );
+    assert_eq!(r.body["info"]["version"], "0.1.0");
+    let paths = r.body["paths"].as_object().expect("paths");
+    for path in [
+        "/api/v1/auth/login",
+        "/api/v1/users",
+        "/api/v1/users/{user_id}",
+        "/api/v1/users/{user_id}/connections",
+        "/api/v1/users/{user_id}/data-sources",
+        "/api/v1/developer/api-keys",
+        "/api/v1/developer/api-keys/{key_id}/rotate",
+        "/api/v1/users/{user_id}/token",
+        "/api/v1/token/refresh",
+        "/api/v1/token/revoke",
+        "/api/v1/oauth/providers",
+        "/api/v1/webhooks/event-types",
+        "/health",
+    ] {
+        assert!(paths.contains_key(path), "{path} not documented");
+    }
+    let schemes = &r.body["components"]["securitySchemes"];
+    assert_eq!(schemes["api_key"]["name"], "X-Service-API-Key");
+    assert_eq!(
+        schemes["bearer"]["flows"]["password"]["tokenUrl"],
+        "/api/v1/auth/login"
+    );
+
+    let docs = app.http.get(app.url("/docs/")).send().await.expect("docs");
+    assert_eq!(docs.status(), 200);
+    assert!(docs.text().await.unwrap_or_default().contains("swagger"));
+}

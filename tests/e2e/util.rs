@@ -1,0 +1,370 @@
+//! The test harness: each test gets its own database (cloned in milliseconds from a migrated
+//! template) and a real server on a free port, so tests run in parallel and never see each
+//! other's rows.
+//!
+//! Environment: `TEST_DATABASE_URL` (a superuser connection to the maintenance database,
+//! default `postgres://postgres:postgres@127.0.0.1:5432/postgres`) and `TEST_REDIS_URL`
+//! (default `redis://127.0.0.1:6379`).
+
+#![allow(dead_code)]
+
+use std::time::Duration;
+
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+use tokio::net::TcpListener;
+use tokio_postgres::NoTls;
+use tokio_util::sync::CancellationToken;
+use wearhouse::config::{LogFormat, Settings};
+
+pub const ADMIN_EMAIL: &str = "admin@example.com";
+pub const ADMIN_PASSWORD: &str = "admin-password-for-tests";
+pub const SECRET_KEY: &str = "test-secret-key-0123456789abcdef0123456789";
+
+/// Serialises template creation across test processes.
+const TEMPLATE_LOCK: i64 = 0x7465_6d70_6c61_7465;
+
+pub fn admin_url() -> String {
+    std::env::var("TEST_DATABASE_URL")
+        .unwrap_or_else(|_| "postgres://postgres:postgres@127.0.0.1:5432/postgres".to_string())
+}
+
+pub fn redis_url() -> String {
+    std::env::var("TEST_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".to_string())
+}
+
+/// The URL of database `name` on the test server.
+pub fn database_url(name: &str) -> String {
+    let mut url = url::Url::parse(&admin_url()).expect("TEST_DATABASE_URL is a URL");
+    url.set_path(&format!("/{name}"));
+    url.to_string()
+}
+
+pub async fn admin_client() -> tokio_postgres::Client {
+    connect(&admin_url()).await
+}
+
+pub async fn connect(url: &str) -> tokio_postgres::Client {
+    let (client, conn) = tokio_postgres::connect(url, NoTls)
+        .await
+        .expect("connect to PostgreSQL");
+    tokio::spawn(async move {
+        let _ = conn.await;
+    });
+    client
+}
+
+/// Creates (once per schema version) a migrated template database and returns its name.
+async fn template() -> String {
+    let name = format!("wearhouse_tpl_{}", schema::db::fingerprint());
+    let admin = admin_client().await;
+    admin
+        .execute("select pg_advisory_lock($1)", &[&TEMPLATE_LOCK])
+        .await
+        .expect("lock");
+    let exists = admin
+        .query_opt("select 1 from pg_database where datname = $1", &[&name])
+        .await
+        .expect("query pg_database")
+        .is_some();
+    if !exists {
+        admin
+            .batch_execute(&format!("create database \"{name}\""))
+            .await
+            .expect("create template");
+        schema::db::migrate(&database_url(&name))
+            .await
+            .expect("migrate the template");
+        // No connections to a template, or cloning it fails; TimescaleDB's scheduler would
+        // otherwise keep one open.
+        admin
+            .batch_execute(&format!(
+                "alter database \"{name}\" with allow_connections false;
+                 select pg_terminate_backend(pid) from pg_stat_activity where datname = '{name}';"
+            ))
+            .await
+            .expect("seal the template");
+    }
+    admin
+        .execute("select pg_advisory_unlock($1)", &[&TEMPLATE_LOCK])
+        .await
+        .expect("unlock");
+    name
+}
+
+/// A fresh database cloned from the template.
+pub async fn fresh_database() -> String {
+    let template = template().await;
+    let name = format!("wearhouse_test_{}", uuid::Uuid::new_v4().simple());
+    let admin = admin_client().await;
+    // The template may still be closing the migration connection: retry briefly.
+    for attempt in 0.. {
+        match admin
+            .batch_execute(&format!(
+                "create database \"{name}\" template \"{template}\""
+            ))
+            .await
+        {
+            Ok(()) => break,
+            Err(e) if attempt < 50 => {
+                let _ = e;
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            Err(e) => panic!("cloning the template: {e}"),
+        }
+    }
+    name
+}
+
+/// Drops a test database, closing whatever still uses it.
+pub fn drop_database(name: &str) {
+    let name = name.to_string();
+    // Drop runs inside the test's runtime: use a thread with its own.
+    let _ = std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build();
+        if let Ok(rt) = rt {
+            rt.block_on(async {
+                if let Ok((client, conn)) = tokio_postgres::connect(&admin_url(), NoTls).await {
+                    tokio::spawn(conn);
+                    let _ = client
+                        .batch_execute(&format!("drop database if exists \"{name}\" with (force)"))
+                        .await;
+                }
+            });
+        }
+    })
+    .join();
+}
+
+pub fn settings(database: &str) -> Settings {
+    Settings {
+        database_url: database_url(database),
+        database_pool_size: 4,
+        redis_url: redis_url(),
+        secret_key: Some(SECRET_KEY.to_string()),
+        access_token_expire_minutes: 60,
+        admin_email: ADMIN_EMAIL.to_string(),
+        admin_password: Some(ADMIN_PASSWORD.to_string()),
+        log_format: LogFormat::Text,
+    }
+}
+
+/// A running service (API and worker) on its own database.
+pub struct TestApp {
+    pub base: String,
+    pub database: String,
+    pub http: reqwest::Client,
+    shutdown: CancellationToken,
+    task: Option<tokio::task::JoinHandle<anyhow::Result<()>>>,
+}
+
+impl TestApp {
+    pub async fn spawn() -> TestApp {
+        let database = fresh_database().await;
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind a free port");
+        let base = format!("http://{}", listener.local_addr().expect("local addr"));
+        let shutdown = CancellationToken::new();
+        let settings = settings(&database);
+        let token = shutdown.clone();
+        let task =
+            tokio::spawn(async move { wearhouse::app::all(&settings, listener, token).await });
+        let app = TestApp {
+            base,
+            database,
+            http: reqwest::Client::new(),
+            shutdown,
+            task: Some(task),
+        };
+        app.wait_healthy().await;
+        app
+    }
+
+    async fn wait_healthy(&self) {
+        for _ in 0..200 {
+            if let Ok(r) = self.http.get(format!("{}/health", self.base)).send().await
+                && r.status() == StatusCode::OK
+            {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        panic!("the service did not become healthy");
+    }
+
+    /// Stops the service and returns how its task ended.
+    pub async fn stop(mut self) -> anyhow::Result<()> {
+        self.shutdown.cancel();
+        match self.task.take() {
+            Some(task) => task.await.expect("service task"),
+            None => Ok(()),
+        }
+    }
+
+    pub async fn db(&self) -> tokio_postgres::Client {
+        connect(&database_url(&self.database)).await
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.base, path)
+    }
+
+    /// Sends a request and reads the answer as JSON (`Value::Null` for an empty body).
+    pub async fn call(&self, method: Method, path: &str, auth: &Auth, body: Option<Value>) -> Resp {
+        let mut req = self.http.request(method, self.url(path));
+        req = auth.apply(req);
+        if let Some(body) = body {
+            req = req.json(&body);
+        }
+        Resp::read(req.send().await.expect("request")).await
+    }
+
+    pub async fn get(&self, path: &str, auth: &Auth) -> Resp {
+        self.call(Method::GET, path, auth, None).await
+    }
+
+    pub async fn post(&self, path: &str, auth: &Auth, body: Value) -> Resp {
+        self.call(Method::POST, path, auth, Some(body)).await
+    }
+
+    pub async fn login(&self, email: &str, password: &str) -> Resp {
+        let req = self
+            .http
+            .post(self.url("/api/v1/auth/login"))
+            .form(&[("username", email), ("password", password)]);
+        Resp::read(req.send().await.expect("request")).await
+    }
+
+    /// A developer bearer token for the admin.
+    pub async fn admin(&self) -> Auth {
+        let r = self.login(ADMIN_EMAIL, ADMIN_PASSWORD).await;
+        assert_eq!(r.status, 200, "{}", r.body);
+        Auth::Bearer(r.str("access_token"))
+    }
+
+    /// A fresh API key.
+    pub async fn api_key(&self) -> Auth {
+        let admin = self.admin().await;
+        let r = self
+            .post(
+                "/api/v1/developer/api-keys",
+                &admin,
+                json!({"name": "tests"}),
+            )
+            .await;
+        assert_eq!(r.status, 201, "{}", r.body);
+        Auth::Key(r.str("key"))
+    }
+
+    /// Creates a user and returns its id.
+    pub async fn user(&self, auth: &Auth, body: Value) -> String {
+        let r = self.post("/api/v1/users", auth, body).await;
+        assert_eq!(r.status, 201, "{}", r.body);
+        r.str("id")
+    }
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+        if let Some(task) = self.task.take() {
+            task.abort();
+        }
+        drop_database(&self.database);
+    }
+}
+
+/// How a request authenticates.
+#[derive(Debug, Clone)]
+pub enum Auth {
+    None,
+    Bearer(String),
+    Key(String),
+    /// A raw header, for the SDK variants.
+    Header(&'static str, String),
+}
+
+impl Auth {
+    fn apply(&self, req: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        match self {
+            Auth::None => req,
+            Auth::Bearer(token) => req.bearer_auth(token),
+            Auth::Key(key) => req.header("X-Service-API-Key", key),
+            Auth::Header(name, value) => req.header(*name, value),
+        }
+    }
+}
+
+/// A response, read whole.
+#[derive(Debug)]
+pub struct Resp {
+    pub status: u16,
+    pub headers: reqwest::header::HeaderMap,
+    pub body: Value,
+}
+
+impl Resp {
+    pub async fn read(r: reqwest::Response) -> Resp {
+        let status = r.status().as_u16();
+        let headers = r.headers().clone();
+        let bytes = r.bytes().await.expect("body");
+        let body = if bytes.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_slice(&bytes)
+                .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into()))
+        };
+        Resp {
+            status,
+            headers,
+            body,
+        }
+    }
+
+    pub fn str(&self, field: &str) -> String {
+        self.body[field]
+            .as_str()
+            .unwrap_or_else(|| panic!("no string {field} in {}", self.body))
+            .to_string()
+    }
+
+    pub fn detail(&self) -> &str {
+        self.body["detail"].as_str().unwrap_or("")
+    }
+
+    /// Asserts the contract's `{detail}` error.
+    #[track_caller]
+    pub fn assert_error(&self, status: u16, detail: &str) {
+        assert_eq!(self.status, status, "{}", self.body);
+        assert_eq!(self.detail(), detail, "{}", self.body);
+    }
+
+    /// Asserts a 422 whose first item is at `loc` with `kind`.
+    #[track_caller]
+    pub fn assert_invalid(&self, loc: &[&str], kind: &str) {
+        assert_eq!(self.status, 422, "{}", self.body);
+        let items = self.body["detail"]
+            .as_array()
+            .unwrap_or_else(|| panic!("422 body: {}", self.body));
+        let found = items.iter().any(|item| {
+            item["type"] == kind
+                && item["loc"].as_array().is_some_and(|l| {
+                    l.iter()
+                        .map(|v| {
+                            v.as_str()
+                                .map(str::to_string)
+                                .unwrap_or_else(|| v.to_string())
+                        })
+                        .collect::<Vec<_>>()
+                        == loc.iter().map(|s| s.to_string()).collect::<Vec<_>>()
+                })
+                && item["msg"].is_string()
+                && item["ctx"].is_object()
+                && item.get("input").is_some()
+        });
+        assert!(found, "no {kind} error at {loc:?} in {}", self.body);
+    }
+}
