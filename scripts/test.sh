@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Runs every test: unit tests and the end-to-end tests against real PostgreSQL + TimescaleDB
+# and Redis, which scripts/stack.sh brings up first. Extra arguments go to the test runner.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+command -v cargo >/dev/null || { echo "cargo not found: install Rust with rustup (https://rustup.rs)" >&2; exit 1; }
+./scripts/stack.sh
+if cargo nextest --version >/dev/null 2>&1; then
+  exec cargo nextest run --workspace --locked --no-fail-fast "$@"
+else
+  exec cargo test --workspace --locked --no-fail-fast "$@"
+fi
