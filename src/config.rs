@@ -56,6 +56,10 @@ pub struct Settings {
     #[arg(long, env = "ADMIN_PASSWORD", global = true, hide_env_values = true)]
     pub admin_password: Option<String>,
 
+    /// Address and port the HTTP API listens on (`serve`, `all`).
+    #[arg(long, env = "BIND", global = true, default_value = "127.0.0.1:8000")]
+    pub bind: SocketAddr,
+
     /// Log format: `text` or `json`. Levels come from RUST_LOG (default `info`).
     #[arg(long, env = "LOG_FORMAT", global = true, default_value = "text")]
     pub log_format: LogFormat,
@@ -65,13 +69,6 @@ pub struct Settings {
 pub enum LogFormat {
     Text,
     Json,
-}
-
-#[derive(Debug, Clone, Args)]
-pub struct ServeArgs {
-    /// Address and port the HTTP API listens on.
-    #[arg(long, env = "BIND", default_value = "127.0.0.1:8000")]
-    pub bind: SocketAddr,
 }
 
 impl Settings {

@@ -7,7 +7,7 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tracing_subscriber::EnvFilter;
 use wearhouse::app;
-use wearhouse::config::{LogFormat, ServeArgs, Settings};
+use wearhouse::config::{LogFormat, Settings};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -25,11 +25,11 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Run the HTTP API.
-    Serve(ServeArgs),
+    Serve,
     /// Run the background worker.
     Worker,
     /// Run the API and the worker in one process (the default).
-    All(ServeArgs),
+    All,
     /// Apply database migrations and exit.
     Migrate,
 }
@@ -44,21 +44,15 @@ async fn main() -> anyhow::Result<()> {
     match cli.command {
         Some(Command::Migrate) => app::migrate(&settings).await,
         Some(Command::Worker) => app::work(&settings, shutdown).await,
-        Some(Command::Serve(args)) => app::serve(&settings, bind(&args).await?, shutdown).await,
-        Some(Command::All(args)) => app::all(&settings, bind(&args).await?, shutdown).await,
-        None => {
-            let args = ServeArgs {
-                bind: ([127, 0, 0, 1], 8000).into(),
-            };
-            app::all(&settings, bind(&args).await?, shutdown).await
-        }
+        Some(Command::Serve) => app::serve(&settings, bind(&settings).await?, shutdown).await,
+        Some(Command::All) | None => app::all(&settings, bind(&settings).await?, shutdown).await,
     }
 }
 
-async fn bind(args: &ServeArgs) -> anyhow::Result<TcpListener> {
-    TcpListener::bind(args.bind)
+async fn bind(settings: &Settings) -> anyhow::Result<TcpListener> {
+    TcpListener::bind(settings.bind)
         .await
-        .with_context(|| format!("listening on {}", args.bind))
+        .with_context(|| format!("listening on {}", settings.bind))
 }
 
 fn init_tracing(format: LogFormat) {

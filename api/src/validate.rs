@@ -5,6 +5,8 @@
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
+use schema::catalogue::providers::{self, Provider};
+
 use crate::dates::{self, QueryTime};
 use crate::error::{ApiError, ApiResult, FieldError};
 
@@ -20,6 +22,23 @@ pub fn expected_list(allowed: &[&str]) -> String {
 
 pub fn missing(loc: Vec<Value>) -> FieldError {
     FieldError::new(loc, "missing", "Field required", Value::Null)
+}
+
+/// A provider name from a path or query: exactly a listed provider. A name that is wrong only
+/// in its case gets a message naming the lowercase spelling.
+pub fn provider(loc: Vec<Value>, raw: &str) -> ApiResult<&'static Provider> {
+    if let Some(p) = providers::by_slug(raw) {
+        return Ok(p);
+    }
+    let names: Vec<&str> = providers::PROVIDERS.iter().map(|p| p.slug).collect();
+    let expected = expected_list(&names);
+    let msg = match providers::case_hint(raw) {
+        Some(lower) => format!("Provider names are lowercase: use '{lower}'"),
+        None => format!("Input should be {expected}"),
+    };
+    let error =
+        FieldError::new(loc, "enum", msg, json!(raw)).with_ctx(json!({ "expected": expected }));
+    Err(ApiError::validation(error))
 }
 
 /// Collects the problems of a request body so that all of them are reported at once.
@@ -314,6 +333,24 @@ mod tests {
             panic!("expected a 422")
         };
         assert_eq!(errors[0].msg, "Input should be 'asc' or 'desc'");
+    }
+
+    #[test]
+    fn providers_are_lowercase() {
+        let loc = || vec![json!("path"), json!("provider")];
+        assert!(provider(loc(), "phonehealth").is_ok());
+        let first = |r: ApiResult<&Provider>| match r {
+            Err(ApiError::Validation(mut e)) => e.remove(0),
+            _ => panic!("expected a 422"),
+        };
+        let wrong_case = first(provider(loc(), "PhoneHealth"));
+        assert_eq!(
+            wrong_case.msg,
+            "Provider names are lowercase: use 'phonehealth'"
+        );
+        let unknown = first(provider(loc(), "fitbitt"));
+        assert_eq!(unknown.kind, "enum");
+        assert_eq!(unknown.msg, "Input should be 'phonehealth'");
     }
 
     #[test]

@@ -147,6 +147,7 @@ pub fn settings(database: &str) -> Settings {
         access_token_expire_minutes: 60,
         admin_email: ADMIN_EMAIL.to_string(),
         admin_password: Some(ADMIN_PASSWORD.to_string()),
+        bind: ([127, 0, 0, 1], 0).into(),
         log_format: LogFormat::Text,
     }
 }

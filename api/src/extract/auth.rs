@@ -170,3 +170,58 @@ impl FromRequestParts<AppState> for SdkAuth {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sdk_tokens_act_for_their_own_user_only() {
+        let user = Uuid::now_v7();
+        let own = SdkAuth::User(user);
+        assert!(own.ensure_user(&user.to_string()).is_ok());
+        assert!(own.ensure_user(&user.to_string().to_uppercase()).is_ok());
+        let other = own.ensure_user(&Uuid::now_v7().to_string());
+        assert!(matches!(other, Err(ApiError::Client { status, .. }) if status == 403));
+        let service = SdkAuth::Service(Principal::ApiKey(Uuid::now_v7()));
+        assert!(service.ensure_user("anything").is_ok());
+    }
+
+    fn parts(headers: &[(&str, &str)]) -> Parts {
+        let mut req = axum::http::Request::builder();
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        req.body(())
+            .map(|r| r.into_parts().0)
+            .unwrap_or_else(|_| panic!("request"))
+    }
+
+    #[test]
+    fn header_forms_the_sdks_send() {
+        assert_eq!(
+            bearer(&parts(&[("authorization", "Bearer abc")])),
+            Some("abc")
+        );
+        assert_eq!(
+            bearer(&parts(&[("authorization", "bearer  abc ")])),
+            Some("abc")
+        );
+        // Old iOS SDKs send the token without the scheme.
+        assert_eq!(
+            bearer(&parts(&[("authorization", "abc.def.ghi")])),
+            Some("abc.def.ghi")
+        );
+        assert_eq!(bearer(&parts(&[("authorization", "Basic xyz")])), None);
+        assert_eq!(bearer(&parts(&[])), None);
+        assert_eq!(
+            api_key(&parts(&[("X-Open-Wearables-API-Key", "sk-1")])),
+            Some("sk-1")
+        );
+        assert_eq!(
+            api_key(&parts(&[("X-Service-API-Key", " sk-2 ")])),
+            Some("sk-2")
+        );
+        assert_eq!(api_key(&parts(&[("X-Service-API-Key", "")])), None);
+    }
+}
