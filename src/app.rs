@@ -15,6 +15,12 @@ pub async fn migrate(settings: &Settings) -> anyhow::Result<()> {
         .context("migrating the database")
 }
 
+/// Migrates, then opens the connection pool: what every long-running command does first.
+async fn prepare_db(settings: &Settings) -> anyhow::Result<schema::Db> {
+    migrate(settings).await?;
+    connect_db(settings).await
+}
+
 pub async fn connect_db(settings: &Settings) -> anyhow::Result<schema::Db> {
     schema::Db::connect(&settings.database_url, settings.database_pool_size)
         .await
@@ -42,15 +48,13 @@ pub async fn serve(
     listener: TcpListener,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
-    migrate(settings).await?;
-    let db = connect_db(settings).await?;
+    let db = prepare_db(settings).await?;
     run_api(settings, db, listener, shutdown).await
 }
 
 /// Runs the background worker until `shutdown`.
 pub async fn work(settings: &Settings, shutdown: CancellationToken) -> anyhow::Result<()> {
-    migrate(settings).await?;
-    let db = connect_db(settings).await?;
+    let db = prepare_db(settings).await?;
     ingest::worker::run(db, shutdown).await;
     Ok(())
 }
@@ -62,8 +66,7 @@ pub async fn all(
     listener: TcpListener,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
-    migrate(settings).await?;
-    let db = connect_db(settings).await?;
+    let db = prepare_db(settings).await?;
     let api = async {
         let result = run_api(settings, db.clone(), listener, shutdown.clone()).await;
         shutdown.cancel();

@@ -3,6 +3,7 @@
 //! for the audit trail but no longer authenticate.
 
 use chrono::{DateTime, Utc};
+use deadpool_postgres::GenericClient;
 use tokio_postgres::Row;
 use uuid::Uuid;
 
@@ -39,24 +40,28 @@ pub async fn insert(
     prefix: &str,
     created_by: Option<Uuid>,
 ) -> Result<ApiKey> {
-    let client = db.client().await?;
+    insert_on(&db.client().await?, name, key, prefix, created_by).await
+}
+
+async fn insert_on(
+    client: &impl GenericClient,
+    name: &str,
+    key: &str,
+    prefix: &str,
+    created_by: Option<Uuid>,
+) -> Result<ApiKey> {
     let sql = format!(
         "insert into api_keys (id, name, key_hash, prefix, created_by)
          values ($1, $2, $3, $4, $5) returning {COLUMNS}"
     );
-    let row = client
-        .query_one(
-            &sql,
-            &[
-                &Uuid::now_v7(),
-                &name,
-                &secret_hash(key),
-                &prefix,
-                &created_by,
-            ],
-        )
-        .await?;
-    from_row(&row)
+    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 5] = [
+        &Uuid::now_v7(),
+        &name,
+        &secret_hash(key),
+        &prefix,
+        &created_by,
+    ];
+    from_row(&client.query_one(&sql, &params).await?)
 }
 
 /// The active key with this secret, if any.
@@ -146,23 +151,7 @@ pub async fn rotate(
         return Ok(None);
     };
     let name: String = old.try_get(0)?;
-    let sql = format!(
-        "insert into api_keys (id, name, key_hash, prefix, created_by)
-         values ($1, $2, $3, $4, $5) returning {COLUMNS}"
-    );
-    let row = tx
-        .query_one(
-            &sql,
-            &[
-                &Uuid::now_v7(),
-                &name,
-                &secret_hash(new_key),
-                &new_prefix,
-                &created_by,
-            ],
-        )
-        .await?;
-    let key = from_row(&row)?;
+    let key = insert_on(&tx, &name, new_key, new_prefix, created_by).await?;
     tx.commit().await?;
     Ok(Some(key))
 }
