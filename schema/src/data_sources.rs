@@ -1,5 +1,6 @@
 //! Data sources: a device or app of one user at one provider.
 
+use deadpool_postgres::GenericClient;
 use tokio_postgres::Row;
 use uuid::Uuid;
 
@@ -66,9 +67,12 @@ pub async fn list_for_user(db: &Db, user_id: Uuid) -> Result<Vec<DataSource>> {
         .collect()
 }
 
-/// The id of the source with this identity, created when first seen.
-pub async fn upsert(db: &Db, user_id: Uuid, new: &NewDataSource) -> Result<DataSource> {
-    let client = db.client().await?;
+/// The source with this identity, created when first seen.
+pub async fn upsert(
+    client: &impl GenericClient,
+    user_id: Uuid,
+    new: &NewDataSource,
+) -> Result<DataSource> {
     let sql = format!(
         "insert into data_sources (id, user_id, provider, user_connection_id, device_model,
              device_manufacturer, software_version, source, device_type, original_source_name)

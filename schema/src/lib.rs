@@ -11,9 +11,16 @@ pub mod data_sources;
 pub mod db;
 pub mod developers;
 mod error;
+pub mod outbox;
 pub mod refresh_tokens;
+pub mod samples;
+pub mod sdk_batches;
 pub mod settings;
+pub mod sleep_sessions;
+pub mod sync_runs;
 pub mod users;
+pub mod workouts;
+pub mod zone;
 
 pub use db::{Db, Edition};
 pub use error::{Error, Result};

@@ -1,0 +1,101 @@
+//! Writing samples: binary COPY into a per-connection staging table, then one statement that
+//! deduplicates, upserts into the hypertable, maintains the daily rollups and writes the
+//! outbox events (`queries/samples_upsert.sql`).
+
+use chrono::{DateTime, Utc};
+use deadpool_postgres::Transaction;
+use futures::pin_mut;
+use tokio_postgres::binary_copy::BinaryCopyInWriter;
+use tokio_postgres::types::Type;
+use uuid::Uuid;
+
+use crate::Result;
+
+/// One sample, normalised: canonical unit, known series, known source.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SampleRow {
+    pub series_type_id: i16,
+    pub data_source_id: Uuid,
+    pub ts: DateTime<Utc>,
+    pub value: f64,
+    /// Minutes east of UTC.
+    pub zone_offset: Option<i16>,
+    pub is_daily_total: Option<bool>,
+}
+
+/// What storing a batch of samples did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stored {
+    /// Rows after collapsing duplicates within the batch.
+    pub distinct: i64,
+    pub inserted: i64,
+    /// Rows already stored with another value (or zone), now replaced.
+    pub updated: i64,
+    /// Rows already stored exactly so.
+    pub unchanged: i64,
+    pub events: i64,
+}
+
+const STAGING: &str = "
+    create temp table if not exists samples_in (
+        series_type_id smallint, data_source_id uuid, ts timestamptz, value double precision,
+        zone_offset smallint, is_daily_total boolean, seq integer
+    ) on commit delete rows;
+    create temp table if not exists samples_touched (
+        series_type_id smallint, data_source_id uuid, local_date date
+    ) on commit delete rows;";
+
+const COPY: &str = "copy samples_in (series_type_id, data_source_id, ts, value, zone_offset, \
+                    is_daily_total, seq) from stdin binary";
+const COPY_TYPES: &[Type] =
+    &[Type::INT2, Type::UUID, Type::TIMESTAMPTZ, Type::FLOAT8, Type::INT2, Type::BOOL, Type::INT4];
+
+const UPSERT: &str = include_str!("../queries/samples_upsert.sql");
+const CLEAR: &str = include_str!("../queries/rollups_clear.sql");
+const RECOUNT: &str = include_str!("../queries/rollups_recount.sql");
+
+/// Stores `rows` for one user inside the caller's transaction. `events`: whether to write one
+/// outbox event per series type for the rows inserted or changed.
+pub async fn store(
+    tx: &Transaction<'_>,
+    user_id: Uuid,
+    batch_id: Uuid,
+    provider: &str,
+    rows: &[SampleRow],
+    events: bool,
+) -> Result<Stored> {
+    if rows.is_empty() {
+        return Ok(Stored::default());
+    }
+    tx.batch_execute(STAGING).await?;
+    let sink = tx.copy_in(COPY).await?;
+    let writer = BinaryCopyInWriter::new(sink, COPY_TYPES);
+    pin_mut!(writer);
+    for (seq, r) in rows.iter().enumerate() {
+        let seq = seq as i32;
+        writer
+            .as_mut()
+            .write(&[
+                &r.series_type_id,
+                &r.data_source_id,
+                &r.ts,
+                &r.value,
+                &r.zone_offset,
+                &r.is_daily_total,
+                &seq,
+            ])
+            .await?;
+    }
+    writer.finish().await?;
+
+    let row = tx.query_one(UPSERT, &[&user_id, &batch_id, &provider, &events]).await?;
+    let distinct: i64 = row.try_get("distinct_in")?;
+    let inserted: i64 = row.try_get("inserted")?;
+    let updated: i64 = row.try_get("updated")?;
+    let events: i64 = row.try_get("events")?;
+    if updated > 0 {
+        tx.execute(CLEAR, &[&user_id]).await?;
+        tx.execute(RECOUNT, &[&user_id]).await?;
+    }
+    Ok(Stored { distinct, inserted, updated, unchanged: distinct - inserted - updated, events })
+}

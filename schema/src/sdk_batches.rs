@@ -1,0 +1,165 @@
+//! Accepted SDK sync batches: the durable record of what a client sent. A batch is written (with
+//! its queued sync run) before the 202 is answered, processed by a worker, and kept for the
+//! retention period so that `wearhouse reprocess` can re-derive a user's data from it.
+
+use chrono::{DateTime, Utc};
+use deadpool_postgres::{GenericClient, Transaction};
+use uuid::Uuid;
+
+use crate::{Db, Result};
+
+/// A stored batch as a worker needs it.
+#[derive(Debug, Clone)]
+pub struct Batch {
+    pub id: Uuid,
+    pub user_id: Uuid,
+    pub provider: String,
+    /// zstd-compressed request body.
+    pub body: Vec<u8>,
+    pub status: String,
+    pub attempts: i32,
+    pub received_at: DateTime<Utc>,
+}
+
+/// Stores a batch and its queued sync run in one statement. `None` when the user does not exist.
+pub async fn insert(
+    db: &Db,
+    user_id: Uuid,
+    provider: &str,
+    compressed_body: &[u8],
+    body_size: i32,
+) -> Result<Option<Uuid>> {
+    let client = db.client().await?;
+    let stmt = client
+        .prepare_cached(
+            "with b as (
+                 insert into sdk_batches (id, user_id, provider, body, body_size)
+                 select $1, $2, $3, $4, $5 where exists (select 1 from users where id = $2)
+                 returning id, user_id, provider, received_at)
+             insert into sync_runs (id, user_id, provider, source, status, stage, message, created_at, updated_at)
+             select id, user_id, provider, 'sdk', 'queued', 'queued', 'Batch received', received_at, received_at
+             from b
+             returning id",
+        )
+        .await?;
+    let id = Uuid::now_v7();
+    let row = client.query_opt(&stmt, &[&id, &user_id, &provider, &compressed_body, &body_size]).await;
+    match row {
+        Ok(row) => Ok(row.map(|_| id)),
+        // The user was deleted between the check and the insert.
+        Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::FOREIGN_KEY_VIOLATION) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn from_row(row: &tokio_postgres::Row) -> Result<Batch> {
+    Ok(Batch {
+        id: row.try_get("id")?,
+        user_id: row.try_get("user_id")?,
+        provider: row.try_get("provider")?,
+        body: row.try_get("body")?,
+        status: row.try_get("status")?,
+        attempts: row.try_get("attempts")?,
+        received_at: row.try_get("received_at")?,
+    })
+}
+
+const COLUMNS: &str = "id, user_id, provider, body, status, attempts, received_at";
+
+pub async fn get(db: &Db, id: Uuid) -> Result<Option<Batch>> {
+    let client = db.client().await?;
+    let sql = format!("select {COLUMNS} from sdk_batches where id = $1");
+    client.query_opt(&sql, &[&id]).await?.as_ref().map(from_row).transpose()
+}
+
+/// Locks a batch for processing inside `tx`. `None` when it is gone or another worker holds it.
+pub async fn lock(tx: &Transaction<'_>, id: Uuid) -> Result<Option<String>> {
+    let row = tx
+        .query_opt("select status from sdk_batches where id = $1 for update skip locked", &[&id])
+        .await?;
+    row.map(|r| r.try_get(0)).transpose().map_err(Into::into)
+}
+
+pub async fn set_status(
+    client: &impl GenericClient,
+    id: Uuid,
+    status: &str,
+    error: Option<&str>,
+) -> Result<()> {
+    client
+        .execute(
+            "update sdk_batches set status = $2, error = $3, processed_at = now(),
+                 attempts = attempts + 1 where id = $1",
+            &[&id, &status, &error],
+        )
+        .await?;
+    Ok(())
+}
+
+/// Counts a failed attempt (outside the rolled-back transaction); returns the attempts so far.
+pub async fn count_attempt(db: &Db, id: Uuid, error: &str) -> Result<i32> {
+    let client = db.client().await?;
+    let row = client
+        .query_opt(
+            "update sdk_batches set attempts = attempts + 1, error = $2 where id = $1 returning attempts",
+            &[&id, &error],
+        )
+        .await?;
+    Ok(row.map(|r| r.try_get(0)).transpose()?.unwrap_or(0))
+}
+
+/// Queued batches last announced more than `older_than` ago, marked as announced now; the
+/// caller re-announces them. Concurrent sweepers each get different batches.
+pub async fn take_unannounced(db: &Db, older_than: std::time::Duration, limit: i64) -> Result<Vec<Uuid>> {
+    let client = db.client().await?;
+    let secs = older_than.as_secs_f64();
+    let rows = client
+        .query(
+            "update sdk_batches set announced_at = now()
+             where id in (select id from sdk_batches
+                          where status = 'queued'
+                            and announced_at < now() - make_interval(secs => $1)
+                          order by announced_at limit $2
+                          for update skip locked)
+             returning id",
+            &[&secs, &limit],
+        )
+        .await?;
+    rows.iter().map(|r| r.try_get(0).map_err(Into::into)).collect()
+}
+
+/// Deletes processed batches received more than `days` ago; returns how many.
+pub async fn delete_expired(db: &Db, days: i32, limit: i64) -> Result<u64> {
+    let client = db.client().await?;
+    Ok(client
+        .execute(
+            "delete from sdk_batches where id in (
+                 select id from sdk_batches
+                 where received_at < now() - make_interval(days => $1) and status <> 'queued'
+                 limit $2)",
+            &[&days, &limit],
+        )
+        .await?)
+}
+
+/// How many batches wait, and when the oldest of them arrived.
+pub async fn backlog(db: &Db) -> Result<(i64, Option<DateTime<Utc>>)> {
+    let client = db.client().await?;
+    let row = client
+        .query_one("select count(*), min(received_at) from sdk_batches where status = 'queued'", &[])
+        .await?;
+    Ok((row.try_get(0)?, row.try_get(1)?))
+}
+
+/// A user's stored batches (oldest first), optionally only those received since `since`.
+pub async fn ids_for_user(db: &Db, user_id: Uuid, since: Option<DateTime<Utc>>) -> Result<Vec<Uuid>> {
+    let client = db.client().await?;
+    let rows = client
+        .query(
+            "select id from sdk_batches where user_id = $1 and ($2::timestamptz is null or received_at >= $2)
+             order by received_at, id",
+            &[&user_id, &since],
+        )
+        .await?;
+    rows.iter().map(|r| r.try_get(0).map_err(Into::into)).collect()
+}

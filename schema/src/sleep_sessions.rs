@@ -1,0 +1,125 @@
+//! Sleep sessions, with their stage intervals so that a night arriving in several batches can
+//! be merged into one session.
+
+use chrono::{DateTime, Utc};
+use deadpool_postgres::GenericClient;
+use serde_json::Value;
+use uuid::Uuid;
+
+use crate::Result;
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SleepRow {
+    pub data_source_id: Uuid,
+    pub external_id: Option<String>,
+    pub start_time: DateTime<Utc>,
+    pub end_time: DateTime<Utc>,
+    pub zone_offset: Option<i16>,
+    pub duration_seconds: i32,
+    pub sleep_seconds: i32,
+    pub in_bed_seconds: i32,
+    pub deep_minutes: i32,
+    pub rem_minutes: i32,
+    pub light_minutes: i32,
+    pub awake_minutes: i32,
+    pub efficiency_percent: Option<f64>,
+    pub is_nap: bool,
+    /// `[{stage, start_time, end_time}]`, as sent (before precedence rules), for later merges.
+    pub stages: Value,
+}
+
+/// A stored session near a new one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredSleep {
+    pub id: Uuid,
+    pub external_id: Option<String>,
+    pub start_time: DateTime<Utc>,
+    pub end_time: DateTime<Utc>,
+    pub stages: Value,
+}
+
+/// The source's sessions that overlap `[from, to)`.
+pub async fn near(
+    client: &impl GenericClient,
+    user_id: Uuid,
+    data_source_id: Uuid,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+) -> Result<Vec<StoredSleep>> {
+    let rows = client
+        .query(
+            "select id, external_id, start_time, end_time, stages from sleep_sessions
+             where user_id = $1 and data_source_id = $2 and start_time < $4 and end_time > $3
+             order by start_time",
+            &[&user_id, &data_source_id, &from, &to],
+        )
+        .await?;
+    rows.iter()
+        .map(|r| {
+            Ok(StoredSleep {
+                id: r.try_get(0)?,
+                external_id: r.try_get(1)?,
+                start_time: r.try_get(2)?,
+                end_time: r.try_get(3)?,
+                stages: r.try_get::<_, Option<Value>>(4)?.unwrap_or(Value::Null),
+            })
+        })
+        .collect()
+}
+
+/// Stores a session: replaces the session `replace` when given (a merge), else inserts.
+/// Returns the session's id.
+pub async fn save(
+    client: &impl GenericClient,
+    user_id: Uuid,
+    batch_id: Uuid,
+    replace: Option<Uuid>,
+    s: &SleepRow,
+) -> Result<Uuid> {
+    let id = replace.unwrap_or_else(Uuid::now_v7);
+    client
+        .execute(
+            "insert into sleep_sessions (id, user_id, data_source_id, external_id, start_time,
+                 end_time, zone_offset, duration_seconds, sleep_seconds, in_bed_seconds,
+                 deep_minutes, rem_minutes, light_minutes, awake_minutes, efficiency_percent,
+                 is_nap, stages, batch_id)
+             values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
+             on conflict (id) do update set external_id = excluded.external_id,
+                 start_time = excluded.start_time, end_time = excluded.end_time,
+                 zone_offset = excluded.zone_offset, duration_seconds = excluded.duration_seconds,
+                 sleep_seconds = excluded.sleep_seconds, in_bed_seconds = excluded.in_bed_seconds,
+                 deep_minutes = excluded.deep_minutes, rem_minutes = excluded.rem_minutes,
+                 light_minutes = excluded.light_minutes, awake_minutes = excluded.awake_minutes,
+                 efficiency_percent = excluded.efficiency_percent, is_nap = excluded.is_nap,
+                 stages = excluded.stages, batch_id = excluded.batch_id",
+            &[
+                &id,
+                &user_id,
+                &s.data_source_id,
+                &s.external_id,
+                &s.start_time,
+                &s.end_time,
+                &s.zone_offset,
+                &s.duration_seconds,
+                &s.sleep_seconds,
+                &s.in_bed_seconds,
+                &s.deep_minutes,
+                &s.rem_minutes,
+                &s.light_minutes,
+                &s.awake_minutes,
+                &s.efficiency_percent,
+                &s.is_nap,
+                &s.stages,
+                &batch_id,
+            ],
+        )
+        .await?;
+    Ok(id)
+}
+
+pub async fn delete(client: &impl GenericClient, ids: &[Uuid]) -> Result<()> {
+    if !ids.is_empty() {
+        client.execute("delete from sleep_sessions where id = any($1)", &[&ids]).await?;
+    }
+    Ok(())
+}

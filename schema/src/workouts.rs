@@ -1,0 +1,85 @@
+//! Workout sessions.
+
+use chrono::{DateTime, Utc};
+use deadpool_postgres::GenericClient;
+use serde_json::Value;
+use uuid::Uuid;
+
+use crate::Result;
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct WorkoutRow {
+    pub data_source_id: Uuid,
+    pub external_id: Option<String>,
+    /// The unified workout type; `None` when the client sent none.
+    pub kind: Option<String>,
+    pub start_time: DateTime<Utc>,
+    pub end_time: DateTime<Utc>,
+    pub zone_offset: Option<i16>,
+    pub duration_seconds: i32,
+    pub calories_kcal: Option<f64>,
+    pub distance_meters: Option<f64>,
+    pub steps: Option<i32>,
+    pub avg_heart_rate_bpm: Option<f64>,
+    pub max_heart_rate_bpm: Option<f64>,
+    pub min_heart_rate_bpm: Option<f64>,
+    pub avg_speed_m_per_s: Option<f64>,
+    pub max_speed_m_per_s: Option<f64>,
+    pub elevation_gain_meters: Option<f64>,
+    pub max_altitude_meters: Option<f64>,
+    pub min_altitude_meters: Option<f64>,
+    pub notes: Option<String>,
+    /// Every statistic as sent, converted, by name.
+    pub statistics: Value,
+    pub route: Option<Value>,
+}
+
+/// Inserts a workout unless the same one is stored (same source and external id, or same source,
+/// start and end). Returns the new id, or `None` for a duplicate.
+pub async fn insert_new(
+    client: &impl GenericClient,
+    user_id: Uuid,
+    batch_id: Uuid,
+    w: &WorkoutRow,
+) -> Result<Option<Uuid>> {
+    let row = client
+        .query_opt(
+            "insert into workouts (id, user_id, data_source_id, external_id, type, start_time,
+                 end_time, zone_offset, duration_seconds, calories_kcal, distance_meters, steps,
+                 avg_heart_rate_bpm, max_heart_rate_bpm, min_heart_rate_bpm, avg_speed_m_per_s,
+                 max_speed_m_per_s, elevation_gain_meters, max_altitude_meters,
+                 min_altitude_meters, notes, statistics, route, batch_id)
+             values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,
+                     $18, $19, $20, $21, $22, $23, $24)
+             on conflict do nothing
+             returning id",
+            &[
+                &Uuid::now_v7(),
+                &user_id,
+                &w.data_source_id,
+                &w.external_id,
+                &w.kind,
+                &w.start_time,
+                &w.end_time,
+                &w.zone_offset,
+                &w.duration_seconds,
+                &w.calories_kcal,
+                &w.distance_meters,
+                &w.steps,
+                &w.avg_heart_rate_bpm,
+                &w.max_heart_rate_bpm,
+                &w.min_heart_rate_bpm,
+                &w.avg_speed_m_per_s,
+                &w.max_speed_m_per_s,
+                &w.elevation_gain_meters,
+                &w.max_altitude_meters,
+                &w.min_altitude_meters,
+                &w.notes,
+                &w.statistics,
+                &w.route,
+                &batch_id,
+            ],
+        )
+        .await?;
+    row.map(|r| r.try_get(0)).transpose().map_err(Into::into)
+}
