@@ -1,7 +1,11 @@
-//! The ingest pipeline: parse (SDK JSON, XML exports), normalise, write (binary COPY into the
-//! hypertable, dedup, rollups), jobs (Redis stream consumer groups) and events (the outbox).
-//!
-//! Today it holds the worker process shell that `wearhouse worker` and `wearhouse all` run; the
-//! SDK sync pipeline lands here next.
+//! The ingest pipeline: parse (SDK JSON with simd-json; XML exports next), normalise
+//! (identifiers, units, sleep stages into sessions, workouts), write (binary COPY into the
+//! hypertable, dedup, rollups, outbox events), and the jobs that drive it (Redis stream consumer
+//! groups over durable batches in PostgreSQL).
 
+pub mod batch;
+pub mod report;
+pub mod sdk;
+pub mod sleep;
+pub mod time;
 pub mod worker;

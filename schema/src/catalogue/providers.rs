@@ -1,8 +1,9 @@
 //! The provider catalogue: where data comes from.
 //!
-//! A provider is listed only once wearhouse can take its data: `phonehealth` (the phone's
-//! health store, pushed by the mobile SDK or imported from an export file) now; cloud vendors
-//! join this list as their adapters land.
+//! A provider is listed only once wearhouse can take its data: `phonehealth` (Apple Health,
+//! pushed by the iOS SDK or imported from an export file), `google` (Health Connect) and
+//! `samsung` (Samsung Health), both pushed by the Android SDK; cloud vendors join this list as
+//! their adapters land.
 
 /// How a provider's new data reaches us once a user is connected.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,8 +30,6 @@ pub struct Provider {
     /// Null for push-only providers.
     pub live_sync_mode: Option<LiveSyncMode>,
     pub live_sync_configurable: bool,
-    /// Names the SDK envelope may carry for this provider (the SDKs say `apple`).
-    pub sdk_aliases: &'static [&'static str],
     pub capabilities: Capabilities,
 }
 
@@ -58,18 +57,39 @@ pub const PHONEHEALTH: Provider = Provider {
     has_cloud_api: false,
     live_sync_mode: None,
     live_sync_configurable: false,
-    sdk_aliases: &["apple", "phonehealth"],
-    capabilities: Capabilities {
-        rest_pull: false,
-        webhook_stream: false,
-        webhook_ping: false,
-        webhook_callback: false,
-        max_historical_days: None,
-    },
+    capabilities: PUSH_ONLY,
+};
+
+/// Health Connect on Android, pushed by the Android SDK.
+pub const GOOGLE: Provider = Provider {
+    slug: "google",
+    name: "Google Health Connect",
+    has_cloud_api: false,
+    live_sync_mode: None,
+    live_sync_configurable: false,
+    capabilities: PUSH_ONLY,
+};
+
+/// Samsung Health, pushed by the Android SDK.
+pub const SAMSUNG: Provider = Provider {
+    slug: "samsung",
+    name: "Samsung Health",
+    has_cloud_api: false,
+    live_sync_mode: None,
+    live_sync_configurable: false,
+    capabilities: PUSH_ONLY,
+};
+
+const PUSH_ONLY: Capabilities = Capabilities {
+    rest_pull: false,
+    webhook_stream: false,
+    webhook_ping: false,
+    webhook_callback: false,
+    max_historical_days: None,
 };
 
 /// Every provider wearhouse can take data from, in display order.
-pub const PROVIDERS: &[Provider] = &[PHONEHEALTH];
+pub const PROVIDERS: &[Provider] = &[PHONEHEALTH, GOOGLE, SAMSUNG];
 
 /// Exact (case-sensitive) lookup: provider names are lowercase everywhere.
 pub fn by_slug(slug: &str) -> Option<&'static Provider> {

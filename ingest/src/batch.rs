@@ -1,0 +1,91 @@
+//! A normalised batch: what a parser (SDK JSON, XML export) hands to the writer. Sources are
+//! referred to by index until the writer has their database ids.
+
+use std::collections::HashMap;
+
+use chrono::{DateTime, Utc};
+use schema::data_sources::NewDataSource;
+use schema::workouts::WorkoutRow;
+
+use crate::report::Report;
+use crate::sleep::Interval;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sample {
+    pub source: usize,
+    pub series_type_id: i16,
+    pub ts: DateTime<Utc>,
+    pub value: f64,
+    /// Minutes east of UTC, as the client sent it.
+    pub zone_offset: Option<i16>,
+    pub is_daily_total: Option<bool>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Workout {
+    pub source: usize,
+    /// `data_source_id` is filled in by the writer.
+    pub row: WorkoutRow,
+}
+
+/// The stage intervals of one sleep session of one source, as split by the gap rule.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SleepSession {
+    pub source: usize,
+    pub intervals: Vec<Interval>,
+    pub zone_offset: Option<i16>,
+    pub external_id: Option<String>,
+}
+
+/// The data sources of a batch, interned by identity (device model and source name).
+#[derive(Debug, Clone, Default)]
+pub struct Sources {
+    pub list: Vec<NewDataSource>,
+    index: HashMap<String, usize>,
+    key: String,
+}
+
+impl Sources {
+    /// The index of the source with this identity; `make` describes it when first seen.
+    pub fn intern(
+        &mut self,
+        device_model: Option<&str>,
+        source: Option<&str>,
+        make: impl FnOnce() -> NewDataSource,
+    ) -> usize {
+        self.key.clear();
+        self.key.push_str(device_model.unwrap_or(""));
+        self.key.push('|');
+        self.key.push_str(source.unwrap_or(""));
+        if let Some(&i) = self.index.get(self.key.as_str()) {
+            return i;
+        }
+        let i = self.list.len();
+        self.list.push(make());
+        self.index.insert(self.key.clone(), i);
+        i
+    }
+}
+
+/// Everything a batch holds, normalised.
+#[derive(Debug, Clone, Default)]
+pub struct Normalised {
+    pub provider: &'static str,
+    pub sources: Sources,
+    pub samples: Vec<Sample>,
+    pub workouts: Vec<Workout>,
+    pub sleep: Vec<SleepSession>,
+    pub report: Report,
+    /// The zone offset of the latest item that had one: the best guess for items without.
+    pub latest_offset: Option<(DateTime<Utc>, i16)>,
+}
+
+impl Normalised {
+    pub fn note_offset(&mut self, at: DateTime<Utc>, offset: Option<i16>) {
+        if let Some(o) = offset
+            && self.latest_offset.is_none_or(|(t, _)| at >= t)
+        {
+            self.latest_offset = Some((at, o));
+        }
+    }
+}

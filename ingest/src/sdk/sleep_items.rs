@@ -1,0 +1,80 @@
+//! `data.sleep` stage items → per-source sleep sessions (see `crate::sleep`).
+
+use std::collections::BTreeMap;
+
+use simd_json::BorrowedValue;
+use simd_json::prelude::*;
+
+use super::fields::{self, Field};
+use super::sources;
+use crate::batch::{Normalised, SleepSession};
+use crate::sleep::{self, Interval, Stage};
+
+/// One accepted stage item, kept until the batch's items are grouped into sessions.
+pub struct StageItem {
+    pub source: usize,
+    pub interval: Interval,
+    pub zone_offset: Option<i16>,
+    pub id: Option<String>,
+    pub parent_id: Option<String>,
+}
+
+pub fn item(v: &BorrowedValue<'_>, out: &mut Normalised, items: &mut Vec<StageItem>) {
+    if !v.is_object() {
+        return out.report.drop("sleep.not_an_object", fields::example(Some(v)));
+    }
+    let Some(stage_raw) = fields::str_field(v, "stage") else {
+        return out.report.drop("sleep.missing_stage", None);
+    };
+    let Some(stage) = Stage::parse(stage_raw) else {
+        return out.report.drop("sleep.invalid_stage", Some(stage_raw.to_string()));
+    };
+    let (start, end) = match (fields::timestamp(v, "startDate"), fields::timestamp(v, "endDate")) {
+        (Field::Ok(s), Field::Ok(e)) => (s, e),
+        (Field::Missing, _) | (_, Field::Missing) => return out.report.drop("sleep.missing_date", None),
+        _ => return out.report.drop("sleep.invalid_date", fields::example(v.get("startDate"))),
+    };
+    if end < start {
+        return out.report.drop("sleep.end_before_start", fields::example(v.get("startDate")));
+    }
+    let zone_offset = match fields::zone_offset(v) {
+        Ok(z) => z,
+        Err(()) => {
+            out.report.warn("sleep.invalid_zone_offset", fields::example(v.get("zoneOffset")));
+            None
+        }
+    };
+    out.note_offset(end, zone_offset);
+    let source = sources::intern(&mut out.sources, out.provider, v.get("source"));
+    items.push(StageItem {
+        source,
+        interval: Interval { start, end, stage },
+        zone_offset,
+        id: fields::str_field(v, "id").map(str::to_string),
+        parent_id: fields::str_field(v, "parentId").map(str::to_string),
+    });
+}
+
+/// Groups the batch's stage items by source and splits each source's items into sessions.
+pub fn sessions(items: Vec<StageItem>, out: &mut Normalised) {
+    let mut by_source: BTreeMap<usize, Vec<StageItem>> = BTreeMap::new();
+    for it in items {
+        by_source.entry(it.source).or_default().push(it);
+    }
+    for (source, items) in by_source {
+        let intervals: Vec<Interval> = items.iter().map(|i| i.interval).collect();
+        for session in sleep::split(intervals) {
+            let Some(first) = session.first() else { continue };
+            let inside = |i: &&StageItem| i.interval.start >= first.start && session.contains(&i.interval);
+            let members: Vec<&StageItem> = items.iter().filter(inside).collect();
+            let zone_offset = members.iter().find_map(|i| i.zone_offset);
+            // The client's session id (Health Connect and Samsung send stages under a parent),
+            // else the first stage's id.
+            let external_id = members
+                .iter()
+                .find_map(|i| i.parent_id.clone())
+                .or_else(|| members.iter().find_map(|i| i.id.clone()));
+            out.sleep.push(SleepSession { source, intervals: session, zone_offset, external_id });
+        }
+    }
+}

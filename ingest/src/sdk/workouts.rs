@@ -1,0 +1,198 @@
+//! `data.workouts` items → workout sessions, their statistics, their in-workout samples (series
+//! of the workout's source) and their route.
+
+use schema::catalogue::series_types::{self, SeriesType};
+use schema::catalogue::units::{self, Origin};
+use schema::catalogue::workout_types;
+use schema::workouts::WorkoutRow;
+use serde_json::{Map, Value, json};
+use simd_json::BorrowedValue;
+use simd_json::prelude::*;
+
+use super::fields::{self, Field};
+use super::sources;
+use crate::batch::{Normalised, Sample, Workout};
+
+/// A workout statistic's name → the series whose canonical unit it is measured in.
+fn stat_series(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "activeEnergyBurned" | "basalEnergyBurned" | "calories" | "totalCalories" | "totalEnergyBurned" => "energy",
+        "distance" | "totalDistance" | "elevationAscended" | "elevationDescended" | "altitudeGain"
+        | "altitudeLoss" | "maxAltitude" | "minAltitude" | "lapLength" => "distance_walking_running",
+        "minHeartRate" | "averageHeartRate" | "meanHeartRate" | "maxHeartRate" => "heart_rate",
+        "averageSpeed" | "meanSpeed" | "averageRunningSpeed" | "maxSpeed" => "speed",
+        "averageRunningPower" | "averagePower" | "maxPower" => "power",
+        "meanCadence" | "maxCadence" | "averageCadence" => "cadence",
+        "averageRunningStrideLength" => "running_stride_length",
+        "averageVerticalOscillation" => "running_vertical_oscillation",
+        "averageGroundContactTime" => "running_ground_contact_time",
+        "averageMETs" => "average_met",
+        "vo2Max" => "vo2_max",
+        "weatherTemperature" => "weather_temperature",
+        "weatherHumidity" => "weather_humidity",
+        "stepCount" | "totalSteps" | "swimmingStrokeCount" => "steps",
+        _ => return None,
+    })
+}
+
+/// In-workout sample types → series.
+fn sample_series(kind: &str) -> Option<&'static SeriesType> {
+    series_types::by_slug(match kind {
+        "heartRate" | "heart_rate" => "heart_rate",
+        "cadence" => "cadence",
+        "speed" => "speed",
+        "power" => "power",
+        _ => return None,
+    })
+}
+
+/// Seconds from a duration statistic in its unit (Samsung sends milliseconds).
+fn duration_seconds(value: f64, unit: Option<&str>) -> Option<f64> {
+    Some(match unit.map(str::trim).unwrap_or("s") {
+        "ms" => value / 1000.0,
+        "s" | "" | "sec" => value,
+        "min" => value * 60.0,
+        "h" | "hr" => value * 3600.0,
+        _ => return None,
+    })
+}
+
+pub fn workout(item: &BorrowedValue<'_>, origin: Origin, out: &mut Normalised) {
+    if !item.is_object() {
+        return out.report.drop("workout.not_an_object", fields::example(Some(item)));
+    }
+    let (start, end) = match (fields::timestamp(item, "startDate"), fields::timestamp(item, "endDate")) {
+        (Field::Ok(s), Field::Ok(e)) => (s, e),
+        (Field::Missing, _) | (_, Field::Missing) => return out.report.drop("workout.missing_date", None),
+        _ => return out.report.drop("workout.invalid_date", fields::example(item.get("startDate"))),
+    };
+    if end < start {
+        return out.report.drop("workout.end_before_start", fields::example(item.get("startDate")));
+    }
+    let zone_offset = match fields::zone_offset(item) {
+        Ok(z) => z,
+        Err(()) => {
+            out.report.warn("workout.invalid_zone_offset", fields::example(item.get("zoneOffset")));
+            None
+        }
+    };
+    out.note_offset(end, zone_offset);
+    let source = sources::intern(&mut out.sources, out.provider, item.get("source"));
+
+    let mut stats: Map<String, Value> = Map::new();
+    let mut duration = None;
+    for v in item.get("values").and_then(|v| v.as_array()).map(|a| a.as_slice()).unwrap_or(&[]) {
+        let (Some(name), Some(value)) = (fields::str_field(v, "type"), v.get("value").and_then(fields::number)) else {
+            out.report.warn("workout.invalid_statistic", fields::example(Some(v)));
+            continue;
+        };
+        let unit = v.get("unit").and_then(|u| u.as_str());
+        if matches!(name, "duration" | "totalDuration") {
+            match duration_seconds(value, unit) {
+                Some(s) => duration = Some(s),
+                None => out.report.warn("workout.unknown_unit", Some(format!("{name} in '{}'", unit.unwrap_or("")))),
+            }
+            continue;
+        }
+        let Some(series) = stat_series(name).and_then(series_types::by_slug) else {
+            // Kept as sent: enums and flags (`swimmingLocationType`, `indoorWorkout`, …).
+            stats.insert(name.to_string(), json!({ "value": value, "unit": unit }));
+            continue;
+        };
+        let unit = if series.unit == "count" { None } else { unit };
+        match units::to_canonical(series, unit, value, origin) {
+            Ok(v) => {
+                stats.insert(name.to_string(), json!({ "value": v, "unit": series.unit }));
+            }
+            Err(_) => out.report.warn("workout.unknown_unit", Some(format!("{name} in '{}'", unit.unwrap_or("")))),
+        }
+    }
+    let stat = |name: &str| stats.get(name).and_then(|s| s["value"].as_f64());
+    let first = |names: &[&str]| names.iter().find_map(|n| stat(n));
+
+    // Active energy where the client reports it; otherwise total minus basal, or total.
+    let active = first(&["activeEnergyBurned", "calories"]);
+    let total = first(&["totalCalories", "totalEnergyBurned"]);
+    let calories = active.or_else(|| match (total, stat("basalEnergyBurned")) {
+        (Some(t), Some(b)) if t >= b => Some(t - b),
+        (t, _) => t,
+    });
+
+    let duration_seconds = duration.unwrap_or_else(|| (end - start).num_milliseconds() as f64 / 1000.0);
+    // In-workout samples become series of the workout's source.
+    for s in item.get("samples").and_then(|v| v.as_array()).map(|a| a.as_slice()).unwrap_or(&[]) {
+        let series = fields::str_field(s, "type").and_then(sample_series);
+        let ts = match fields::timestamp(s, "timestamp") {
+            Field::Ok(t) => Some(t),
+            _ => None,
+        };
+        let value = s.get("value").and_then(fields::number);
+        let (Some(series), Some(ts), Some(value)) = (series, ts, value) else {
+            out.report.warn("workout.invalid_sample", fields::example(Some(s)));
+            continue;
+        };
+        let unit = s.get("unit").and_then(|u| u.as_str());
+        match units::to_canonical(series, unit, value, origin) {
+            Ok(value) => out.samples.push(Sample {
+                source,
+                series_type_id: series.id,
+                ts,
+                value,
+                zone_offset,
+                is_daily_total: series.is_additive().then_some(false),
+            }),
+            Err(_) => out.report.warn("workout.invalid_sample", fields::example(Some(s))),
+        }
+    }
+    // VO2 max measured in a workout is a reading of its own.
+    if let (Some(v), Some(series)) = (stat("vo2Max"), series_types::by_slug("vo2_max")) {
+        out.samples.push(Sample { source, series_type_id: series.id, ts: end, value: v, zone_offset, is_daily_total: None });
+    }
+    let route = route(item.get("route"));
+
+    let row = WorkoutRow {
+        data_source_id: uuid::Uuid::nil(),
+        external_id: fields::str_field(item, "id").map(str::to_string),
+        kind: workout_types::unified(fields::str_field(item, "type")).map(str::to_string),
+        start_time: start,
+        end_time: end,
+        zone_offset,
+        duration_seconds: duration_seconds.round().clamp(0.0, f64::from(i32::MAX)) as i32,
+        calories_kcal: calories,
+        distance_meters: first(&["distance", "totalDistance"]),
+        steps: first(&["stepCount", "totalSteps"]).map(|s| s.round() as i32),
+        avg_heart_rate_bpm: first(&["averageHeartRate", "meanHeartRate"]),
+        max_heart_rate_bpm: stat("maxHeartRate"),
+        min_heart_rate_bpm: stat("minHeartRate"),
+        avg_speed_m_per_s: first(&["averageSpeed", "meanSpeed", "averageRunningSpeed"]),
+        max_speed_m_per_s: stat("maxSpeed"),
+        elevation_gain_meters: first(&["elevationAscended", "altitudeGain"]),
+        max_altitude_meters: stat("maxAltitude"),
+        min_altitude_meters: stat("minAltitude"),
+        notes: fields::str_field(item, "notes").map(str::to_string),
+        statistics: Value::Object(stats),
+        route,
+    };
+    out.workouts.push(Workout { source, row });
+}
+
+/// Route points with a readable position, as `[{timestamp, latitude, longitude, altitude_m,
+/// horizontal_accuracy_m}]`; `None` when there are none.
+fn route(v: Option<&BorrowedValue<'_>>) -> Option<Value> {
+    let points: Vec<Value> = v?
+        .as_array()?
+        .iter()
+        .filter_map(|p| {
+            let lat = p.get("latitude").and_then(fields::number).filter(|l| (-90.0..=90.0).contains(l))?;
+            let lon = p.get("longitude").and_then(fields::number).filter(|l| (-180.0..=180.0).contains(l))?;
+            Some(json!({
+                "timestamp": fields::str_field(p, "timestamp"),
+                "latitude": lat,
+                "longitude": lon,
+                "altitude_m": p.get("altitudeM").and_then(fields::number),
+                "horizontal_accuracy_m": p.get("horizontalAccuracyM").and_then(fields::number),
+            }))
+        })
+        .collect();
+    (!points.is_empty()).then_some(Value::Array(points))
+}
