@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use anyhow::Context;
+use ingest::jobs::JobQueue;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
@@ -32,14 +33,19 @@ pub async fn connect_db(settings: &Settings) -> anyhow::Result<schema::Db> {
         })
 }
 
-pub async fn connect_redis(settings: &Settings) -> anyhow::Result<redis::aio::ConnectionManager> {
+/// The Redis connection and the job queue over it.
+pub async fn connect_queue(
+    settings: &Settings,
+) -> anyhow::Result<(redis::aio::ConnectionManager, JobQueue)> {
     let client = redis::Client::open(settings.redis_url.as_str()).context("parsing REDIS_URL")?;
     let config = redis::aio::ConnectionManagerConfig::new()
         .set_connection_timeout(Some(Duration::from_secs(3)))
         .set_response_timeout(Some(Duration::from_secs(5)));
-    redis::aio::ConnectionManager::new_with_config(client, config)
+    let conn = redis::aio::ConnectionManager::new_with_config(client.clone(), config)
         .await
-        .with_context(|| format!("connecting to Redis at {}", redact(&settings.redis_url)))
+        .with_context(|| format!("connecting to Redis at {}", redact(&settings.redis_url)))?;
+    let queue = JobQueue::new(client, conn.clone(), &settings.redis_key_prefix);
+    Ok((conn, queue))
 }
 
 /// Runs the HTTP API on `listener` until `shutdown`.
@@ -49,13 +55,21 @@ pub async fn serve(
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
     let db = prepare_db(settings).await?;
-    run_api(settings, db, listener, shutdown).await
+    let (redis, queue) = connect_queue(settings).await?;
+    run_api(settings, db, redis, queue, listener, shutdown).await
 }
 
-/// Runs the background worker until `shutdown`.
+/// Runs the background worker until `shutdown` (and /metrics on METRICS_BIND when set).
 pub async fn work(settings: &Settings, shutdown: CancellationToken) -> anyhow::Result<()> {
     let db = prepare_db(settings).await?;
-    ingest::worker::run(db, shutdown).await;
+    let (_, queue) = connect_queue(settings).await?;
+    if let Some(addr) = settings.metrics_bind {
+        let listener = TcpListener::bind(addr)
+            .await
+            .with_context(|| format!("listening on {addr}"))?;
+        tokio::spawn(api::serve_metrics(listener, db.clone(), shutdown.clone()));
+    }
+    ingest::worker::run(db, queue, settings.worker(), shutdown).await;
     Ok(())
 }
 
@@ -67,13 +81,28 @@ pub async fn all(
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
     let db = prepare_db(settings).await?;
+    let (redis, queue) = connect_queue(settings).await?;
     let api = async {
-        let result = run_api(settings, db.clone(), listener, shutdown.clone()).await;
+        let result = run_api(
+            settings,
+            db.clone(),
+            redis,
+            queue.clone(),
+            listener,
+            shutdown.clone(),
+        )
+        .await;
         shutdown.cancel();
         result
     };
     let worker = async {
-        ingest::worker::run(db.clone(), shutdown.clone()).await;
+        ingest::worker::run(
+            db.clone(),
+            queue.clone(),
+            settings.worker(),
+            shutdown.clone(),
+        )
+        .await;
         shutdown.cancel();
     };
     let (api, ()) = tokio::join!(api, worker);
@@ -83,11 +112,12 @@ pub async fn all(
 async fn run_api(
     settings: &Settings,
     db: schema::Db,
+    redis: redis::aio::ConnectionManager,
+    queue: JobQueue,
     listener: TcpListener,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
-    let redis = connect_redis(settings).await?;
-    let state = api::build_state(db, redis, settings.api())
+    let state = api::build_state(db, redis, queue, settings.api())
         .await
         .context("starting the API")?;
     api::serve(listener, state, shutdown)

@@ -2,6 +2,7 @@
 //! machine prepared by `scripts/stack.sh`. The README lists each variable.
 
 use std::net::SocketAddr;
+use std::time::Duration;
 
 use clap::Args;
 
@@ -60,6 +61,58 @@ pub struct Settings {
     #[arg(long, env = "BIND", global = true, default_value = "127.0.0.1:8000")]
     pub bind: SocketAddr,
 
+    /// Prefix of every Redis key (stream, channels), so deployments can share a Redis.
+    #[arg(
+        long,
+        env = "REDIS_KEY_PREFIX",
+        global = true,
+        default_value = "wearhouse"
+    )]
+    pub redis_key_prefix: String,
+
+    /// Largest SDK sync body accepted, in bytes (after gzip decompression); larger → 413.
+    #[arg(long, env = "SDK_MAX_BODY_BYTES", global = true, default_value_t = 50 * 1024 * 1024)]
+    pub sdk_max_body_bytes: usize,
+
+    /// Batches one worker process handles at once.
+    #[arg(long, env = "WORKER_CONCURRENCY", global = true, default_value_t = 2)]
+    pub worker_concurrency: usize,
+
+    /// A job left pending this long by a worker that died is taken over by another.
+    #[arg(
+        long,
+        env = "WORKER_CLAIM_IDLE_SECONDS",
+        global = true,
+        default_value_t = 60
+    )]
+    pub worker_claim_idle_seconds: u64,
+
+    /// How often each worker re-announces batches Redis lost (and deletes expired ones).
+    #[arg(
+        long,
+        env = "WORKER_SWEEP_INTERVAL_SECONDS",
+        global = true,
+        default_value_t = 30
+    )]
+    pub worker_sweep_interval_seconds: u64,
+
+    /// Accepted SDK batches are kept this many days, for `wearhouse reprocess`.
+    #[arg(
+        long,
+        env = "BATCH_RETENTION_DAYS",
+        global = true,
+        default_value_t = 30
+    )]
+    pub batch_retention_days: i32,
+
+    /// Write webhook events (the outbox) for every ingested batch.
+    #[arg(long, env = "OUTGOING_WEBHOOKS_ENABLED", global = true, default_value_t = false, action = clap::ArgAction::Set)]
+    pub outgoing_webhooks_enabled: bool,
+
+    /// Where `wearhouse worker` serves /metrics (the API serves its own); unset: nowhere.
+    #[arg(long, env = "METRICS_BIND", global = true)]
+    pub metrics_bind: Option<SocketAddr>,
+
     /// Log format: `text` or `json`. Levels come from RUST_LOG (default `info`).
     #[arg(long, env = "LOG_FORMAT", global = true, default_value = "text")]
     pub log_format: LogFormat,
@@ -78,6 +131,20 @@ impl Settings {
             access_token_minutes: self.access_token_expire_minutes,
             admin_email: self.admin_email.clone(),
             admin_password: self.admin_password.clone().filter(|p| !p.is_empty()),
+            sdk_max_body_bytes: self.sdk_max_body_bytes,
+        }
+    }
+
+    pub fn worker(&self) -> ingest::worker::WorkerConfig {
+        let sweep = Duration::from_secs(self.worker_sweep_interval_seconds.max(1));
+        ingest::worker::WorkerConfig {
+            concurrency: self.worker_concurrency.max(1),
+            claim_idle: Duration::from_secs(self.worker_claim_idle_seconds.max(1)),
+            sweep_every: sweep,
+            sweep_grace: sweep * 2,
+            retention_days: self.batch_retention_days,
+            events: self.outgoing_webhooks_enabled,
+            max_attempts: 5,
         }
     }
 }

@@ -32,6 +32,21 @@ enum Command {
     All,
     /// Apply database migrations and exit.
     Migrate,
+    /// Re-derive a user's data from the SDK batches they sent (after a mapping or unit fix).
+    Reprocess {
+        /// The user's id.
+        #[arg(long)]
+        user: uuid::Uuid,
+        /// Only batches received since this date (ISO 8601 date or date-time).
+        #[arg(long, value_parser = parse_since)]
+        since: Option<chrono::DateTime<chrono::Utc>>,
+    },
+}
+
+fn parse_since(s: &str) -> Result<chrono::DateTime<chrono::Utc>, String> {
+    api::dates::parse(s)
+        .map(|t| t.at)
+        .ok_or_else(|| api::dates::invalid_message(s))
 }
 
 #[tokio::main]
@@ -43,6 +58,9 @@ async fn main() -> anyhow::Result<()> {
     tokio::spawn(stop_on_signal(shutdown.clone()));
     match cli.command {
         Some(Command::Migrate) => app::migrate(&settings).await,
+        Some(Command::Reprocess { user, since }) => {
+            wearhouse::reprocess::run(&settings, user, since).await
+        }
         Some(Command::Worker) => app::work(&settings, shutdown).await,
         Some(Command::Serve) => app::serve(&settings, bind(&settings).await?, shutdown).await,
         Some(Command::All) | None => app::all(&settings, bind(&settings).await?, shutdown).await,

@@ -30,6 +30,8 @@ pub struct ApiConfig {
     pub admin_email: String,
     /// `None`: a random password, logged once when the admin is created.
     pub admin_password: Option<String>,
+    /// Largest SDK sync body accepted (after decompression).
+    pub sdk_max_body_bytes: usize,
 }
 
 /// What every handler can reach: cheap, cloneable handles.
@@ -37,6 +39,7 @@ pub struct ApiConfig {
 pub struct AppState {
     pub db: schema::Db,
     pub redis: redis::aio::ConnectionManager,
+    pub queue: ingest::jobs::JobQueue,
     pub tokens: Arc<TokenKeys>,
     pub config: Arc<ApiConfig>,
 }
@@ -49,12 +52,15 @@ pub enum StartError {
     Password(argon2::password_hash::Error),
     #[error("serving HTTP: {0}")]
     Io(#[from] std::io::Error),
+    #[error("redis: {0}")]
+    Redis(#[from] redis::RedisError),
 }
 
 /// Resolves the signing key and creates the first developer when there is none.
 pub async fn build_state(
     db: schema::Db,
     redis: redis::aio::ConnectionManager,
+    queue: ingest::jobs::JobQueue,
     config: ApiConfig,
 ) -> Result<AppState, StartError> {
     let secret = match &config.secret_key {
@@ -74,9 +80,11 @@ pub async fn build_state(
         secret.as_bytes(),
         config.access_token_minutes * 60,
     ));
+    routes::metrics::recorder();
     Ok(AppState {
         db,
         redis,
+        queue,
         tokens,
         config: Arc::new(config),
     })
@@ -132,4 +140,22 @@ pub async fn serve(
         .with_graceful_shutdown(shutdown.cancelled_owned())
         .await?;
     Ok(())
+}
+
+/// Serves only `/metrics` (for a worker-only process).
+pub async fn serve_metrics(listener: TcpListener, db: schema::Db, shutdown: CancellationToken) {
+    routes::metrics::recorder();
+    let app = Router::new().route(
+        "/metrics",
+        axum::routing::get(move || {
+            let db = db.clone();
+            async move { routes::metrics::render(&db).await }
+        }),
+    );
+    if let Err(e) = axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown.cancelled_owned())
+        .await
+    {
+        tracing::warn!(error = %e, "the metrics listener stopped");
+    }
 }

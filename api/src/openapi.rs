@@ -29,7 +29,9 @@ use crate::routes;
         (name = "users", description = "End users and their connections and data sources"),
         (name = "providers", description = "Where data comes from"),
         (name = "webhooks", description = "Outgoing webhooks"),
-        (name = "health", description = "Service health"),
+        (name = "sdk", description = "Mobile SDK sync"),
+        (name = "sync", description = "Sync runs and their live status"),
+        (name = "health", description = "Service health and metrics"),
     )
 )]
 struct ApiDoc;
@@ -63,10 +65,13 @@ pub fn router() -> OpenApiRouter<AppState> {
         .merge(routes::connections::router())
         .merge(routes::data_sources::router())
         .merge(routes::providers::router())
-        .merge(routes::event_types::router());
+        .merge(routes::event_types::router())
+        .merge(routes::sdk_sync::router())
+        .merge(routes::sync_status::router());
     OpenApiRouter::with_openapi(ApiDoc::openapi())
         .nest("/api/v1", v1)
         .merge(routes::health::router())
+        .merge(routes::metrics::router())
 }
 
 /// `/openapi.json` and the interactive docs at `/docs` (Swagger UI, served from the binary).

@@ -350,7 +350,10 @@ mod tests {
         );
         let unknown = first(provider(loc(), "fitbitt"));
         assert_eq!(unknown.kind, "enum");
-        assert_eq!(unknown.msg, "Input should be 'phonehealth', 'google' or 'samsung'");
+        assert_eq!(
+            unknown.msg,
+            "Input should be 'phonehealth', 'google' or 'samsung'"
+        );
     }
 
     #[test]

@@ -4,8 +4,13 @@
 //! groups over durable batches in PostgreSQL).
 
 pub mod batch;
+pub mod events;
+pub mod jobs;
+pub mod process;
 pub mod report;
+pub mod reprocess;
 pub mod sdk;
 pub mod sleep;
+pub mod store;
 pub mod time;
 pub mod worker;

@@ -154,7 +154,10 @@ pub fn summarize(intervals: &[Interval], zone_offset: Option<i16>) -> Option<Sum
             Stage::Light | Stage::Deep | Stage::Rem | Stage::Awake if detailed => Some(*i),
             Stage::Sleeping | Stage::Awake if !detailed && generic => Some(*i),
             Stage::Awake if !detailed => Some(*i),
-            Stage::InBed if !detailed && !generic => Some(Interval { stage: Stage::Sleeping, ..*i }),
+            Stage::InBed if !detailed && !generic => Some(Interval {
+                stage: Stage::Sleeping,
+                ..*i
+            }),
             _ => None,
         })
         .collect();
@@ -173,20 +176,33 @@ pub fn summarize(intervals: &[Interval], zone_offset: Option<i16>) -> Option<Sum
     let start = cleaned.first()?.start;
     let end = cleaned.iter().map(|i| i.end).max()?;
     let total = |stage: Stage| -> i64 {
-        cleaned.iter().filter(|i| i.stage == stage).map(|i| seconds(i.end - i.start)).sum()
+        cleaned
+            .iter()
+            .filter(|i| i.stage == stage)
+            .map(|i| seconds(i.end - i.start))
+            .sum()
     };
-    let (light, deep, rem, sleeping, awake) =
-        (total(Stage::Light), total(Stage::Deep), total(Stage::Rem), total(Stage::Sleeping), total(Stage::Awake));
+    let (light, deep, rem, sleeping, awake) = (
+        total(Stage::Light),
+        total(Stage::Deep),
+        total(Stage::Rem),
+        total(Stage::Sleeping),
+        total(Stage::Awake),
+    );
     let sleep = light + deep + rem + sleeping;
-    let in_bed_spans: Vec<_> =
-        intervals.iter().filter(|i| i.stage == Stage::InBed && i.end > i.start).map(|i| (i.start, i.end)).collect();
+    let in_bed_spans: Vec<_> = intervals
+        .iter()
+        .filter(|i| i.stage == Stage::InBed && i.end > i.start)
+        .map(|i| (i.start, i.end))
+        .collect();
     let in_bed_union = if in_bed_spans.is_empty() {
         cleaned.iter().map(|i| seconds(i.end - i.start)).sum()
     } else {
         union_seconds(in_bed_spans)
     };
     let in_bed = in_bed_union.max(sleep + awake);
-    let efficiency = (in_bed > 0).then(|| (sleep as f64 / in_bed as f64 * 100.0 * 100.0).round() / 100.0);
+    let efficiency =
+        (in_bed > 0).then(|| (sleep as f64 / in_bed as f64 * 100.0 * 100.0).round() / 100.0);
     let local_hour = (start + Duration::minutes(i64::from(zone_offset.unwrap_or(0)))).hour();
     let is_nap = Duration::seconds(sleep) < NAP_MAX && (DAY_STARTS..DAY_ENDS).contains(&local_hour);
     let minutes = |s: i64| i32::try_from(s / 60).unwrap_or(i32::MAX);
@@ -218,7 +234,9 @@ pub fn to_json(intervals: &[Interval]) -> Value {
 
 /// Reads what `to_json` wrote; entries it cannot read are skipped.
 pub fn from_json(v: &Value) -> Vec<Interval> {
-    let Some(items) = v.as_array() else { return Vec::new() };
+    let Some(items) = v.as_array() else {
+        return Vec::new();
+    };
     items
         .iter()
         .filter_map(|i| {
@@ -239,7 +257,11 @@ mod tests {
     }
 
     fn iv(stage: Stage, from: (i64, i64), to: (i64, i64)) -> Interval {
-        Interval { start: t(from.0, from.1), end: t(to.0, to.1), stage }
+        Interval {
+            start: t(from.0, from.1),
+            end: t(to.0, to.1),
+            stage,
+        }
     }
 
     #[test]
@@ -280,7 +302,11 @@ mod tests {
         assert_eq!(s.awake_minutes, 10);
         assert_eq!(s.sleep_seconds, (60 + 60 + 105 + 170) * 60);
         assert_eq!(s.in_bed_seconds, 8 * 3600);
-        assert!(s.cleaned.iter().all(|i| i.stage != Stage::Sleeping && i.stage != Stage::InBed));
+        assert!(
+            s.cleaned
+                .iter()
+                .all(|i| i.stage != Stage::Sleeping && i.stage != Stage::InBed)
+        );
         assert_eq!((s.start, s.end), (t(22, 15), t(29, 0)));
     }
 
@@ -298,12 +324,20 @@ mod tests {
         assert!(!night.is_nap);
         assert!(nap.is_nap);
         // A gap of exactly two hours keeps one session.
-        assert_eq!(split(vec![iv(Stage::Deep, (1, 0), (2, 0)), iv(Stage::Deep, (4, 0), (5, 0))]).len(), 1);
+        assert_eq!(
+            split(vec![
+                iv(Stage::Deep, (1, 0), (2, 0)),
+                iv(Stage::Deep, (4, 0), (5, 0))
+            ])
+            .len(),
+            1
+        );
     }
 
     #[test]
     fn only_in_bed_counts_as_sleep() {
-        let s = summarize(&[iv(Stage::InBed, (23, 0), (31, 0))], None).unwrap_or_else(|| panic!("a session"));
+        let s = summarize(&[iv(Stage::InBed, (23, 0), (31, 0))], None)
+            .unwrap_or_else(|| panic!("a session"));
         assert_eq!(s.sleep_seconds, 8 * 3600);
         assert_eq!(s.efficiency_percent, Some(100.0));
     }
@@ -314,7 +348,10 @@ mod tests {
         assert_eq!(Stage::parse("inBed"), Some(Stage::InBed));
         assert_eq!(Stage::parse("REM"), Some(Stage::Rem));
         assert_eq!(Stage::parse("napping"), None);
-        let ivs = vec![iv(Stage::Deep, (1, 0), (2, 0)), iv(Stage::Awake, (2, 0), (2, 5))];
+        let ivs = vec![
+            iv(Stage::Deep, (1, 0), (2, 0)),
+            iv(Stage::Awake, (2, 0), (2, 5)),
+        ];
         assert_eq!(from_json(&to_json(&ivs)), ivs);
     }
 }

@@ -15,7 +15,11 @@ pub fn parse_timestamp(s: &str) -> Option<DateTime<Utc>> {
         return Some(t.with_timezone(&Utc));
     }
     // `2024-01-01 08:00:00 +0100` (Apple Health exports) and `…T08:00:00+0100`.
-    for fmt in ["%Y-%m-%d %H:%M:%S %z", "%Y-%m-%dT%H:%M:%S%.f%z", "%Y-%m-%d %H:%M:%S%.f%:z"] {
+    for fmt in [
+        "%Y-%m-%d %H:%M:%S %z",
+        "%Y-%m-%dT%H:%M:%S%.f%z",
+        "%Y-%m-%d %H:%M:%S%.f%:z",
+    ] {
         if let Ok(t) = DateTime::<FixedOffset>::parse_from_str(s, fmt) {
             return Some(t.with_timezone(&Utc));
         }
@@ -36,7 +40,9 @@ pub fn offset_of_timestamp(s: &str) -> Option<i16> {
 }
 
 fn digits(b: &[u8]) -> Option<u32> {
-    b.iter().try_fold(0u32, |acc, c| c.is_ascii_digit().then(|| acc * 10 + u32::from(c - b'0')))
+    b.iter().try_fold(0u32, |acc, c| {
+        c.is_ascii_digit().then(|| acc * 10 + u32::from(c - b'0'))
+    })
 }
 
 /// `YYYY-MM-DDTHH:MM:SSZ`.
@@ -45,8 +51,13 @@ fn fast_utc(b: &[u8]) -> Option<DateTime<Utc>> {
         return None;
     }
     let (y, mo, d) = (digits(&b[0..4])?, digits(&b[5..7])?, digits(&b[8..10])?);
-    let (h, mi, s) = (digits(&b[11..13])?, digits(&b[14..16])?, digits(&b[17..19])?);
-    if !(1..=12).contains(&mo) || d == 0 || d > days_in_month(y, mo) || h > 23 || mi > 59 || s > 59 {
+    let (h, mi, s) = (
+        digits(&b[11..13])?,
+        digits(&b[14..16])?,
+        digits(&b[17..19])?,
+    );
+    if !(1..=12).contains(&mo) || d == 0 || d > days_in_month(y, mo) || h > 23 || mi > 59 || s > 59
+    {
         return None;
     }
     let days = days_from_civil(y as i64, mo, d);
@@ -93,7 +104,11 @@ pub fn parse_offset(s: &str) -> Result<i16, ()> {
         vec![rest]
     };
     let num = |p: &str| -> Result<i32, ()> {
-        if p.len() == 2 && p.bytes().all(|c| c.is_ascii_digit()) { p.parse().map_err(|_| ()) } else { Err(()) }
+        if p.len() == 2 && p.bytes().all(|c| c.is_ascii_digit()) {
+            p.parse().map_err(|_| ())
+        } else {
+            Err(())
+        }
     };
     let (h, m, sec) = match parts.as_slice() {
         [h] => (num(h)?, 0, 0),
@@ -113,24 +128,45 @@ mod tests {
     use super::*;
 
     fn utc(s: &str) -> DateTime<Utc> {
-        DateTime::parse_from_rfc3339(s).map(|d| d.with_timezone(&Utc)).unwrap_or_default()
+        DateTime::parse_from_rfc3339(s)
+            .map(|d| d.with_timezone(&Utc))
+            .unwrap_or_default()
     }
 
     #[test]
     fn fast_path_agrees_with_chrono() {
-        for s in ["2026-03-14T18:46:45Z", "2024-02-29T00:00:00Z", "1970-01-01T00:00:00Z", "2099-12-31T23:59:59Z"] {
+        for s in [
+            "2026-03-14T18:46:45Z",
+            "2024-02-29T00:00:00Z",
+            "1970-01-01T00:00:00Z",
+            "2099-12-31T23:59:59Z",
+        ] {
             assert_eq!(parse_timestamp(s), Some(utc(s)), "{s}");
         }
-        for bad in ["2023-02-29T00:00:00Z", "2026-13-01T00:00:00Z", "2026-03-14T24:00:00Z", "2026-03-14X18:46:45Z"] {
+        for bad in [
+            "2023-02-29T00:00:00Z",
+            "2026-13-01T00:00:00Z",
+            "2026-03-14T24:00:00Z",
+            "2026-03-14X18:46:45Z",
+        ] {
             assert_eq!(parse_timestamp(bad), None, "{bad}");
         }
     }
 
     #[test]
     fn other_shapes() {
-        assert_eq!(parse_timestamp("2026-03-14T19:46:45+01:00"), Some(utc("2026-03-14T18:46:45Z")));
-        assert_eq!(parse_timestamp("2026-03-14T18:46:45.250Z"), Some(utc("2026-03-14T18:46:45.250Z")));
-        assert_eq!(parse_timestamp("2024-01-01 08:00:00 +0100"), Some(utc("2024-01-01T07:00:00Z")));
+        assert_eq!(
+            parse_timestamp("2026-03-14T19:46:45+01:00"),
+            Some(utc("2026-03-14T18:46:45Z"))
+        );
+        assert_eq!(
+            parse_timestamp("2026-03-14T18:46:45.250Z"),
+            Some(utc("2026-03-14T18:46:45.250Z"))
+        );
+        assert_eq!(
+            parse_timestamp("2024-01-01 08:00:00 +0100"),
+            Some(utc("2024-01-01T07:00:00Z"))
+        );
         assert_eq!(parse_timestamp("yesterday"), None);
         assert_eq!(offset_of_timestamp("2024-01-01 08:00:00 +0100"), Some(60));
         assert_eq!(offset_of_timestamp("2026-03-14T19:46:45-03:30"), Some(-210));

@@ -1,10 +1,247 @@
-//! The background worker: the process that turns accepted jobs into stored data.
+//! The background worker: `concurrency` consumer loops on the job stream, a claimer that takes
+//! over entries a dead worker left pending, and a sweeper that re-announces batches Redis lost
+//! and deletes batches past their retention. Several workers (on several machines) share the
+//! stream through the consumer group.
 
+use std::time::Duration;
+
+use schema::Db;
 use tokio_util::sync::CancellationToken;
 
-/// Runs the worker until `shutdown` is cancelled.
-pub async fn run(db: schema::Db, shutdown: CancellationToken) {
-    tracing::info!(edition = ?db.edition(), "worker started");
-    shutdown.cancelled().await;
+use crate::jobs::{Job, JobQueue};
+use crate::process::{self, Options, Processed};
+
+#[derive(Debug, Clone)]
+pub struct WorkerConfig {
+    /// Batches processed at once by this process.
+    pub concurrency: usize,
+    /// A pending entry idle this long is taken over.
+    pub claim_idle: Duration,
+    /// How often the sweeper runs, and how long a queued batch may wait before it re-announces it.
+    pub sweep_every: Duration,
+    pub sweep_grace: Duration,
+    /// Stored batches are kept this many days.
+    pub retention_days: i32,
+    /// Write outbox events for the webhook sender.
+    pub events: bool,
+    /// Attempts before a batch that keeps failing is marked failed.
+    pub max_attempts: i32,
+}
+
+impl Default for WorkerConfig {
+    fn default() -> Self {
+        WorkerConfig {
+            concurrency: 2,
+            claim_idle: Duration::from_secs(60),
+            sweep_every: Duration::from_secs(30),
+            sweep_grace: Duration::from_secs(60),
+            retention_days: 30,
+            events: false,
+            max_attempts: 5,
+        }
+    }
+}
+
+/// Runs the worker until `shutdown` is cancelled; in-flight batches finish first.
+pub async fn run(db: Db, queue: JobQueue, config: WorkerConfig, shutdown: CancellationToken) {
+    tracing::info!(concurrency = config.concurrency, "worker started");
+    let name = format!(
+        "{}-{}",
+        gethostname::gethostname().to_string_lossy(),
+        std::process::id()
+    );
+    let mut tasks = tokio::task::JoinSet::new();
+    for n in 0..config.concurrency.max(1) {
+        let (db, queue, config, shutdown) =
+            (db.clone(), queue.clone(), config.clone(), shutdown.clone());
+        let consumer = format!("{name}-{n}");
+        tasks.spawn(async move { consume(db, queue, config, consumer, shutdown).await });
+    }
+    {
+        let (db, queue, config, shutdown) =
+            (db.clone(), queue.clone(), config.clone(), shutdown.clone());
+        let consumer = format!("{name}-claim");
+        tasks.spawn(async move { claim(db, queue, config, consumer, shutdown).await });
+    }
+    tasks.spawn(sweep(db, queue, config, shutdown));
+    while tasks.join_next().await.is_some() {}
     tracing::info!("worker stopped");
+}
+
+/// Waits `d`, or less when shutting down; false when shutting down.
+async fn pause(d: Duration, shutdown: &CancellationToken) -> bool {
+    tokio::select! {
+        _ = shutdown.cancelled() => false,
+        _ = tokio::time::sleep(d) => true,
+    }
+}
+
+async fn consume(
+    db: Db,
+    queue: JobQueue,
+    config: WorkerConfig,
+    consumer: String,
+    shutdown: CancellationToken,
+) {
+    let mut backoff = Duration::from_millis(200);
+    'connect: while !shutdown.is_cancelled() {
+        let mut conn = match queue.reader().await {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::warn!(error = %e, "worker cannot reach Redis; retrying");
+                if !pause(backoff, &shutdown).await {
+                    break;
+                }
+                backoff = (backoff * 2).min(Duration::from_secs(10));
+                continue;
+            }
+        };
+        if let Err(e) = queue.ensure_group().await {
+            tracing::warn!(error = %e, "cannot create the consumer group; retrying");
+            pause(backoff, &shutdown).await;
+            continue;
+        }
+        backoff = Duration::from_millis(200);
+        loop {
+            let jobs = tokio::select! {
+                _ = shutdown.cancelled() => break 'connect,
+                r = queue.read(&mut conn, &consumer, 4, Duration::from_secs(2)) => r,
+            };
+            match jobs {
+                Ok(jobs) => {
+                    for job in jobs {
+                        handle(&db, &queue, &config, job).await;
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "reading the job stream failed; reconnecting");
+                    pause(backoff, &shutdown).await;
+                    continue 'connect;
+                }
+            }
+        }
+    }
+}
+
+async fn claim(
+    db: Db,
+    queue: JobQueue,
+    config: WorkerConfig,
+    consumer: String,
+    shutdown: CancellationToken,
+) {
+    let every = (config.claim_idle / 4).max(Duration::from_millis(250));
+    while pause(every, &shutdown).await {
+        match queue.claim(&consumer, config.claim_idle, 16).await {
+            Ok(jobs) => {
+                for job in jobs {
+                    tracing::info!(entry = %job.entry, "took over a job left pending");
+                    handle(&db, &queue, &config, job).await;
+                }
+            }
+            Err(e) => tracing::debug!(error = %e, "claiming pending jobs failed"),
+        }
+    }
+}
+
+async fn sweep(db: Db, queue: JobQueue, config: WorkerConfig, shutdown: CancellationToken) {
+    while pause(config.sweep_every, &shutdown).await {
+        match schema::sdk_batches::take_unannounced(&db, config.sweep_grace, 1000).await {
+            Ok(ids) if !ids.is_empty() => {
+                tracing::info!(batches = ids.len(), "re-announcing queued batches");
+                if let Err(e) = queue.announce(&ids).await {
+                    tracing::warn!(error = %e, "re-announcing failed; the next sweep retries");
+                }
+            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!(error = %e, "sweeping queued batches failed"),
+        }
+        match schema::sdk_batches::delete_expired(&db, config.retention_days, 1000).await {
+            Ok(n) if n > 0 => tracing::info!(batches = n, "deleted batches past retention"),
+            Ok(_) => {}
+            Err(e) => tracing::warn!(error = %e, "deleting expired batches failed"),
+        }
+    }
+}
+
+/// Processes one job and acknowledges it unless it should be retried.
+async fn handle(db: &Db, queue: &JobQueue, config: &WorkerConfig, job: Job) {
+    let Some(batch_id) = job.batch_id else {
+        let _ = queue.ack(&job.entry).await;
+        return;
+    };
+    let opts = Options {
+        events: config.events,
+        force: false,
+    };
+    let ack = match process::process_sdk_batch(db, batch_id, opts).await {
+        Ok(Processed::Done(run)) | Ok(Processed::Failed(run)) => {
+            metrics::counter!("wearhouse_batches_processed_total", "status" => run.status.clone())
+                .increment(1);
+            queue
+                .publish_sync(run.user_id, &process::status_event(&run))
+                .await;
+            true
+        }
+        // Busy: the worker holding it acknowledges its own entry; if it dies, the sweeper
+        // re-announces the batch (it is still queued in PostgreSQL).
+        Ok(Processed::AlreadyDone | Processed::Busy | Processed::Missing) => true,
+        Err(e) => give_up_after(db, queue, config, batch_id, &e.to_string()).await,
+    };
+    if ack && let Err(e) = queue.ack(&job.entry).await {
+        tracing::warn!(error = %e, entry = %job.entry, "acknowledging failed; the job will be seen again");
+    }
+}
+
+/// Counts a failed attempt; after `max_attempts` marks the batch failed (and says to ack).
+async fn give_up_after(
+    db: &Db,
+    queue: &JobQueue,
+    config: &WorkerConfig,
+    batch_id: uuid::Uuid,
+    error: &str,
+) -> bool {
+    tracing::warn!(%batch_id, error, "processing a batch failed");
+    let attempts = schema::sdk_batches::count_attempt(db, batch_id, error)
+        .await
+        .unwrap_or(0);
+    if attempts < config.max_attempts {
+        return false;
+    }
+    let outcome = async {
+        let client = db.client().await?;
+        schema::sdk_batches::set_status(&client, batch_id, "failed", Some(error)).await?;
+        let Some(batch) = schema::sdk_batches::get(db, batch_id).await? else {
+            return Ok(None);
+        };
+        let finish = schema::sync_runs::Finish {
+            status: "failed",
+            message: &format!("{} batch failed after {attempts} attempts", batch.provider),
+            counts: &serde_json::json!({}),
+            dropped: &serde_json::json!({}),
+            error: Some(error),
+            started_at: chrono::Utc::now(),
+        };
+        schema::sync_runs::finish(
+            &client,
+            batch_id,
+            batch.user_id,
+            &batch.provider,
+            "sdk",
+            &finish,
+        )
+        .await
+        .map(Some)
+    }
+    .await;
+    match outcome {
+        Ok(Some(run)) => {
+            queue
+                .publish_sync(run.user_id, &process::status_event(&run))
+                .await
+        }
+        Ok(None) => {}
+        Err::<_, schema::Error>(e) => tracing::warn!(error = %e, "could not mark the batch failed"),
+    }
+    true
 }

@@ -52,4 +52,7 @@ create index outbox_pending_idx on outbox (id) where dispatched_at is null;
 -- The user's most recent zone offset (minutes), for samples that arrive without one.
 alter table users add column last_zone_offset smallint;
 alter table workouts add column route jsonb;
+-- The stage intervals as received (stages holds them after precedence and clipping), so that a
+-- night arriving in several batches can be merged.
+alter table sleep_sessions add column raw_stages jsonb;
 alter table sync_runs add column stage text;

@@ -1,6 +1,7 @@
 //! A user's connections to providers.
 
 use chrono::{DateTime, Utc};
+use deadpool_postgres::GenericClient;
 use tokio_postgres::Row;
 use uuid::Uuid;
 
@@ -52,8 +53,11 @@ pub async fn list_for_user(db: &Db, user_id: Uuid) -> Result<Vec<Connection>> {
 
 /// Makes sure a tokenless connection exists and is active for a push-only provider (the SDK
 /// and export imports have no OAuth step). Returns the connection id.
-pub async fn ensure_push(db: &Db, user_id: Uuid, provider: &str) -> Result<Uuid> {
-    let client = db.client().await?;
+pub async fn ensure_push(
+    client: &impl GenericClient,
+    user_id: Uuid,
+    provider: &str,
+) -> Result<Uuid> {
     let row = client
         .query_one(
             "insert into connections (id, user_id, provider, status) values ($1, $2, $3, 'active')

@@ -13,6 +13,7 @@ pub mod developers;
 mod error;
 pub mod outbox;
 pub mod refresh_tokens;
+pub mod rollups;
 pub mod samples;
 pub mod sdk_batches;
 pub mod settings;

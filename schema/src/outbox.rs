@@ -8,7 +8,12 @@ use uuid::Uuid;
 use crate::Result;
 
 /// Writes one event. `payload` is the event's `data` object (the sender adds the envelope).
-pub async fn insert(client: &impl GenericClient, event_type: &str, user_id: Uuid, payload: &Value) -> Result<()> {
+pub async fn insert(
+    client: &impl GenericClient,
+    event_type: &str,
+    user_id: Uuid,
+    payload: &Value,
+) -> Result<()> {
     client
         .execute(
             "insert into outbox (event_type, user_id, payload) values ($1, $2, $3)",

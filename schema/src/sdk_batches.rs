@@ -43,11 +43,18 @@ pub async fn insert(
         )
         .await?;
     let id = Uuid::now_v7();
-    let row = client.query_opt(&stmt, &[&id, &user_id, &provider, &compressed_body, &body_size]).await;
+    let row = client
+        .query_opt(
+            &stmt,
+            &[&id, &user_id, &provider, &compressed_body, &body_size],
+        )
+        .await;
     match row {
         Ok(row) => Ok(row.map(|_| id)),
         // The user was deleted between the check and the insert.
-        Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::FOREIGN_KEY_VIOLATION) => Ok(None),
+        Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::FOREIGN_KEY_VIOLATION) => {
+            Ok(None)
+        }
         Err(e) => Err(e.into()),
     }
 }
@@ -69,13 +76,21 @@ const COLUMNS: &str = "id, user_id, provider, body, status, attempts, received_a
 pub async fn get(db: &Db, id: Uuid) -> Result<Option<Batch>> {
     let client = db.client().await?;
     let sql = format!("select {COLUMNS} from sdk_batches where id = $1");
-    client.query_opt(&sql, &[&id]).await?.as_ref().map(from_row).transpose()
+    client
+        .query_opt(&sql, &[&id])
+        .await?
+        .as_ref()
+        .map(from_row)
+        .transpose()
 }
 
 /// Locks a batch for processing inside `tx`. `None` when it is gone or another worker holds it.
 pub async fn lock(tx: &Transaction<'_>, id: Uuid) -> Result<Option<String>> {
     let row = tx
-        .query_opt("select status from sdk_batches where id = $1 for update skip locked", &[&id])
+        .query_opt(
+            "select status from sdk_batches where id = $1 for update skip locked",
+            &[&id],
+        )
         .await?;
     row.map(|r| r.try_get(0)).transpose().map_err(Into::into)
 }
@@ -110,7 +125,11 @@ pub async fn count_attempt(db: &Db, id: Uuid, error: &str) -> Result<i32> {
 
 /// Queued batches last announced more than `older_than` ago, marked as announced now; the
 /// caller re-announces them. Concurrent sweepers each get different batches.
-pub async fn take_unannounced(db: &Db, older_than: std::time::Duration, limit: i64) -> Result<Vec<Uuid>> {
+pub async fn take_unannounced(
+    db: &Db,
+    older_than: std::time::Duration,
+    limit: i64,
+) -> Result<Vec<Uuid>> {
     let client = db.client().await?;
     let secs = older_than.as_secs_f64();
     let rows = client
@@ -125,7 +144,9 @@ pub async fn take_unannounced(db: &Db, older_than: std::time::Duration, limit: i
             &[&secs, &limit],
         )
         .await?;
-    rows.iter().map(|r| r.try_get(0).map_err(Into::into)).collect()
+    rows.iter()
+        .map(|r| r.try_get(0).map_err(Into::into))
+        .collect()
 }
 
 /// Deletes processed batches received more than `days` ago; returns how many.
@@ -146,13 +167,20 @@ pub async fn delete_expired(db: &Db, days: i32, limit: i64) -> Result<u64> {
 pub async fn backlog(db: &Db) -> Result<(i64, Option<DateTime<Utc>>)> {
     let client = db.client().await?;
     let row = client
-        .query_one("select count(*), min(received_at) from sdk_batches where status = 'queued'", &[])
+        .query_one(
+            "select count(*), min(received_at) from sdk_batches where status = 'queued'",
+            &[],
+        )
         .await?;
     Ok((row.try_get(0)?, row.try_get(1)?))
 }
 
 /// A user's stored batches (oldest first), optionally only those received since `since`.
-pub async fn ids_for_user(db: &Db, user_id: Uuid, since: Option<DateTime<Utc>>) -> Result<Vec<Uuid>> {
+pub async fn ids_for_user(
+    db: &Db,
+    user_id: Uuid,
+    since: Option<DateTime<Utc>>,
+) -> Result<Vec<Uuid>> {
     let client = db.client().await?;
     let rows = client
         .query(
@@ -161,5 +189,7 @@ pub async fn ids_for_user(db: &Db, user_id: Uuid, since: Option<DateTime<Utc>>) 
             &[&user_id, &since],
         )
         .await?;
-    rows.iter().map(|r| r.try_get(0).map_err(Into::into)).collect()
+    rows.iter()
+        .map(|r| r.try_get(0).map_err(Into::into))
+        .collect()
 }

@@ -24,8 +24,10 @@ pub struct SleepRow {
     pub awake_minutes: i32,
     pub efficiency_percent: Option<f64>,
     pub is_nap: bool,
-    /// `[{stage, start_time, end_time}]`, as sent (before precedence rules), for later merges.
+    /// `[{stage, start_time, end_time}]` after precedence and clipping.
     pub stages: Value,
+    /// The same, as received, for later merges.
+    pub raw_stages: Value,
 }
 
 /// A stored session near a new one.
@@ -35,7 +37,8 @@ pub struct StoredSleep {
     pub external_id: Option<String>,
     pub start_time: DateTime<Utc>,
     pub end_time: DateTime<Utc>,
-    pub stages: Value,
+    pub zone_offset: Option<i16>,
+    pub raw_stages: Value,
 }
 
 /// The source's sessions that overlap `[from, to)`.
@@ -48,7 +51,7 @@ pub async fn near(
 ) -> Result<Vec<StoredSleep>> {
     let rows = client
         .query(
-            "select id, external_id, start_time, end_time, stages from sleep_sessions
+            "select id, external_id, start_time, end_time, zone_offset, raw_stages from sleep_sessions
              where user_id = $1 and data_source_id = $2 and start_time < $4 and end_time > $3
              order by start_time",
             &[&user_id, &data_source_id, &from, &to],
@@ -61,7 +64,8 @@ pub async fn near(
                 external_id: r.try_get(1)?,
                 start_time: r.try_get(2)?,
                 end_time: r.try_get(3)?,
-                stages: r.try_get::<_, Option<Value>>(4)?.unwrap_or(Value::Null),
+                zone_offset: r.try_get(4)?,
+                raw_stages: r.try_get::<_, Option<Value>>(5)?.unwrap_or(Value::Null),
             })
         })
         .collect()
@@ -82,8 +86,8 @@ pub async fn save(
             "insert into sleep_sessions (id, user_id, data_source_id, external_id, start_time,
                  end_time, zone_offset, duration_seconds, sleep_seconds, in_bed_seconds,
                  deep_minutes, rem_minutes, light_minutes, awake_minutes, efficiency_percent,
-                 is_nap, stages, batch_id)
-             values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
+                 is_nap, stages, raw_stages, batch_id)
+             values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
              on conflict (id) do update set external_id = excluded.external_id,
                  start_time = excluded.start_time, end_time = excluded.end_time,
                  zone_offset = excluded.zone_offset, duration_seconds = excluded.duration_seconds,
@@ -91,7 +95,8 @@ pub async fn save(
                  deep_minutes = excluded.deep_minutes, rem_minutes = excluded.rem_minutes,
                  light_minutes = excluded.light_minutes, awake_minutes = excluded.awake_minutes,
                  efficiency_percent = excluded.efficiency_percent, is_nap = excluded.is_nap,
-                 stages = excluded.stages, batch_id = excluded.batch_id",
+                 stages = excluded.stages, raw_stages = excluded.raw_stages,
+                 batch_id = excluded.batch_id",
             &[
                 &id,
                 &user_id,
@@ -110,6 +115,7 @@ pub async fn save(
                 &s.efficiency_percent,
                 &s.is_nap,
                 &s.stages,
+                &s.raw_stages,
                 &batch_id,
             ],
         )
@@ -119,7 +125,9 @@ pub async fn save(
 
 pub async fn delete(client: &impl GenericClient, ids: &[Uuid]) -> Result<()> {
     if !ids.is_empty() {
-        client.execute("delete from sleep_sessions where id = any($1)", &[&ids]).await?;
+        client
+            .execute("delete from sleep_sessions where id = any($1)", &[&ids])
+            .await?;
     }
     Ok(())
 }

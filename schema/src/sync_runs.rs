@@ -77,14 +77,30 @@ pub async fn finish(
                  error = excluded.error, started_at = excluded.started_at,
                  ended_at = excluded.ended_at, updated_at = excluded.updated_at
              returning *",
-            &[&id, &user_id, &provider, &source, &f.status, &f.message, &f.counts, &f.dropped, &f.error, &f.started_at],
+            &[
+                &id,
+                &user_id,
+                &provider,
+                &source,
+                &f.status,
+                &f.message,
+                &f.counts,
+                &f.dropped,
+                &f.error,
+                &f.started_at,
+            ],
         )
         .await?;
     from_row(&row)
 }
 
 /// A user's runs updated within `hours`, newest first.
-pub async fn recent_for_user(db: &Db, user_id: Uuid, hours: i32, limit: i64) -> Result<Vec<SyncRun>> {
+pub async fn recent_for_user(
+    db: &Db,
+    user_id: Uuid,
+    hours: i32,
+    limit: i64,
+) -> Result<Vec<SyncRun>> {
     let client = db.client().await?;
     client
         .query(
@@ -100,5 +116,10 @@ pub async fn recent_for_user(db: &Db, user_id: Uuid, hours: i32, limit: i64) -> 
 
 pub async fn get(db: &Db, id: Uuid) -> Result<Option<SyncRun>> {
     let client = db.client().await?;
-    client.query_opt("select * from sync_runs where id = $1", &[&id]).await?.as_ref().map(from_row).transpose()
+    client
+        .query_opt("select * from sync_runs where id = $1", &[&id])
+        .await?
+        .as_ref()
+        .map(from_row)
+        .transpose()
 }

@@ -148,6 +148,15 @@ pub fn settings(database: &str) -> Settings {
         admin_email: ADMIN_EMAIL.to_string(),
         admin_password: Some(ADMIN_PASSWORD.to_string()),
         bind: ([127, 0, 0, 1], 0).into(),
+        // Each test has its own Redis keys.
+        redis_key_prefix: format!("wearhouse_test_{}", uuid::Uuid::new_v4().simple()),
+        sdk_max_body_bytes: 1024 * 1024,
+        worker_concurrency: 2,
+        worker_claim_idle_seconds: 2,
+        worker_sweep_interval_seconds: 1,
+        batch_retention_days: 30,
+        outgoing_webhooks_enabled: true,
+        metrics_bind: None,
         log_format: LogFormat::Text,
     }
 }

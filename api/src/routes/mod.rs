@@ -6,9 +6,12 @@ pub mod connections;
 pub mod data_sources;
 pub mod event_types;
 pub mod health;
+pub mod metrics;
 pub mod providers;
+pub mod sdk_sync;
 pub mod sdk_tokens;
 pub mod static_files;
+pub mod sync_status;
 pub mod users;
 
 use uuid::Uuid;

@@ -133,7 +133,9 @@ fn unescape(raw: &[u8]) -> Option<Vec<u8>> {
         return Some(raw.to_vec());
     }
     let quoted = [b"\"".as_slice(), raw, b"\""].concat();
-    serde_json::from_slice::<String>(&quoted).ok().map(String::into_bytes)
+    serde_json::from_slice::<String>(&quoted)
+        .ok()
+        .map(String::into_bytes)
 }
 
 #[cfg(test)]
@@ -142,28 +144,65 @@ mod tests {
 
     #[test]
     fn finds_provider_wherever_it_is() {
-        assert_eq!(peek_provider(br#"{"provider":"apple","data":{}}"#).as_deref(), Some("apple"));
+        assert_eq!(
+            peek_provider(br#"{"provider":"apple","data":{}}"#).as_deref(),
+            Some("apple")
+        );
         let late = br#" { "sdkVersion" : "0.13.0", "data": {"records": [{"type": "x", "v": [1, {"a": "}"}]}]},
             "syncTimestamp": "2026-03-14T18:46:45Z", "provider" : "google" } "#;
         assert_eq!(peek_provider(late).as_deref(), Some("google"));
-        assert_eq!(peek_provider(br#"{"provider":"sam\u0073ung"}"#).as_deref(), Some("samsung"));
-        assert_eq!(peek_provider(br#"{"n": 1.5e3, "b": true, "z": null, "provider": "x"}"#).as_deref(), Some("x"));
+        assert_eq!(
+            peek_provider(br#"{"provider":"sam\u0073ung"}"#).as_deref(),
+            Some("samsung")
+        );
+        assert_eq!(
+            peek_provider(br#"{"n": 1.5e3, "b": true, "z": null, "provider": "x"}"#).as_deref(),
+            Some("x")
+        );
     }
 
     #[test]
     fn no_provider() {
-        for body in [&b""[..], b"[]", b"{}", br#"{"data": {}}"#, br#"{"provider": 5}"#, b"{\"provider\": \"unterminated", b"not json"] {
-            assert_eq!(peek_provider(body), None, "{}", String::from_utf8_lossy(body));
+        for body in [
+            &b""[..],
+            b"[]",
+            b"{}",
+            br#"{"data": {}}"#,
+            br#"{"provider": 5}"#,
+            b"{\"provider\": \"unterminated",
+            b"not json",
+        ] {
+            assert_eq!(
+                peek_provider(body),
+                None,
+                "{}",
+                String::from_utf8_lossy(body)
+            );
         }
     }
 
     #[test]
     fn providers_map_to_clients() {
-        assert_eq!(sdk_provider("apple").map(|(p, o)| (p.slug, o)), Some(("phonehealth", Origin::Ios)));
-        assert_eq!(sdk_provider("Apple").map(|(p, _)| p.slug), Some("phonehealth"));
-        assert_eq!(sdk_provider("google").map(|(_, o)| o), Some(Origin::HealthConnect));
-        assert_eq!(sdk_provider("samsung").map(|(_, o)| o), Some(Origin::Samsung));
+        assert_eq!(
+            sdk_provider("apple").map(|(p, o)| (p.slug, o)),
+            Some(("phonehealth", Origin::Ios))
+        );
+        assert_eq!(
+            sdk_provider("Apple").map(|(p, _)| p.slug),
+            Some("phonehealth")
+        );
+        assert_eq!(
+            sdk_provider("google").map(|(_, o)| o),
+            Some(Origin::HealthConnect)
+        );
+        assert_eq!(
+            sdk_provider("samsung").map(|(_, o)| o),
+            Some(Origin::Samsung)
+        );
         assert!(sdk_provider("fitbit").is_none());
-        assert_eq!(unsupported_message(Some("fitbit")), "Unsupported provider: fitbit. Supported: apple, samsung, google");
+        assert_eq!(
+            unsupported_message(Some("fitbit")),
+            "Unsupported provider: fitbit. Supported: apple, samsung, google"
+        );
     }
 }

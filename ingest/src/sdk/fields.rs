@@ -8,7 +8,10 @@ use crate::time;
 
 /// A non-blank string field.
 pub fn str_field<'v>(item: &'v BorrowedValue<'_>, key: &str) -> Option<&'v str> {
-    item.get(key).and_then(|v| v.as_str()).map(str::trim).filter(|s| !s.is_empty())
+    item.get(key)
+        .and_then(|v| v.as_str())
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
 }
 
 /// A finite number, or a string holding one.

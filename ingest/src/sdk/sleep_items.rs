@@ -21,26 +21,45 @@ pub struct StageItem {
 
 pub fn item(v: &BorrowedValue<'_>, out: &mut Normalised, items: &mut Vec<StageItem>) {
     if !v.is_object() {
-        return out.report.drop("sleep.not_an_object", fields::example(Some(v)));
+        return out
+            .report
+            .drop("sleep.not_an_object", fields::example(Some(v)));
     }
     let Some(stage_raw) = fields::str_field(v, "stage") else {
         return out.report.drop("sleep.missing_stage", None);
     };
     let Some(stage) = Stage::parse(stage_raw) else {
-        return out.report.drop("sleep.invalid_stage", Some(stage_raw.to_string()));
+        return out
+            .report
+            .drop("sleep.invalid_stage", Some(stage_raw.to_string()));
     };
-    let (start, end) = match (fields::timestamp(v, "startDate"), fields::timestamp(v, "endDate")) {
+    let (start, end) = match (
+        fields::timestamp(v, "startDate"),
+        fields::timestamp(v, "endDate"),
+    ) {
         (Field::Ok(s), Field::Ok(e)) => (s, e),
-        (Field::Missing, _) | (_, Field::Missing) => return out.report.drop("sleep.missing_date", None),
-        _ => return out.report.drop("sleep.invalid_date", fields::example(v.get("startDate"))),
+        (Field::Missing, _) | (_, Field::Missing) => {
+            return out.report.drop("sleep.missing_date", None);
+        }
+        _ => {
+            return out
+                .report
+                .drop("sleep.invalid_date", fields::example(v.get("startDate")));
+        }
     };
     if end < start {
-        return out.report.drop("sleep.end_before_start", fields::example(v.get("startDate")));
+        return out.report.drop(
+            "sleep.end_before_start",
+            fields::example(v.get("startDate")),
+        );
     }
     let zone_offset = match fields::zone_offset(v) {
         Ok(z) => z,
         Err(()) => {
-            out.report.warn("sleep.invalid_zone_offset", fields::example(v.get("zoneOffset")));
+            out.report.warn(
+                "sleep.invalid_zone_offset",
+                fields::example(v.get("zoneOffset")),
+            );
             None
         }
     };
@@ -64,8 +83,11 @@ pub fn sessions(items: Vec<StageItem>, out: &mut Normalised) {
     for (source, items) in by_source {
         let intervals: Vec<Interval> = items.iter().map(|i| i.interval).collect();
         for session in sleep::split(intervals) {
-            let Some(first) = session.first() else { continue };
-            let inside = |i: &&StageItem| i.interval.start >= first.start && session.contains(&i.interval);
+            let Some(first) = session.first() else {
+                continue;
+            };
+            let inside =
+                |i: &&StageItem| i.interval.start >= first.start && session.contains(&i.interval);
             let members: Vec<&StageItem> = items.iter().filter(inside).collect();
             let zone_offset = members.iter().find_map(|i| i.zone_offset);
             // The client's session id (Health Connect and Samsung send stages under a parent),
@@ -74,7 +96,12 @@ pub fn sessions(items: Vec<StageItem>, out: &mut Normalised) {
                 .iter()
                 .find_map(|i| i.parent_id.clone())
                 .or_else(|| members.iter().find_map(|i| i.id.clone()));
-            out.sleep.push(SleepSession { source, intervals: session, zone_offset, external_id });
+            out.sleep.push(SleepSession {
+                source,
+                intervals: session,
+                zone_offset,
+                external_id,
+            });
         }
     }
 }

@@ -36,24 +36,49 @@ fn device_type(raw: Option<&str>) -> Option<String> {
 }
 
 fn os_version(obj: &BorrowedValue<'_>) -> Option<String> {
-    let v = obj.get("operatingSystemVersion").or_else(|| obj.get("operating_system_version"))?;
+    let v = obj
+        .get("operatingSystemVersion")
+        .or_else(|| obj.get("operating_system_version"))?;
     let part = |k: &str| v.get(k).and_then(|x| x.cast_f64()).map(|n| n as i64);
-    Some(format!("{}.{}.{}", part("majorVersion")?, part("minorVersion").unwrap_or(0), part("patchVersion").unwrap_or(0)))
+    Some(format!(
+        "{}.{}.{}",
+        part("majorVersion")?,
+        part("minorVersion").unwrap_or(0),
+        part("patchVersion").unwrap_or(0)
+    ))
 }
 
 /// The index of an item's source (a `null` or missing source is the provider's unknown source).
 pub fn intern(sources: &mut Sources, provider: &str, source: Option<&BorrowedValue<'_>>) -> usize {
     let obj = source.filter(|s| s.is_object());
     let Some(obj) = obj else {
-        return sources.intern(None, None, || NewDataSource { provider: provider.to_string(), ..Default::default() });
+        return sources.intern(None, None, || NewDataSource {
+            provider: provider.to_string(),
+            ..Default::default()
+        });
     };
-    let model = text(obj, &["deviceModel", "device_model", "productType", "product_type"]);
-    let name = text(obj, &["name", "deviceName", "device_name", "appId", "app_id", "bundleIdentifier", "bundle_identifier"]);
+    let model = text(
+        obj,
+        &["deviceModel", "device_model", "productType", "product_type"],
+    );
+    let name = text(
+        obj,
+        &[
+            "name",
+            "deviceName",
+            "device_name",
+            "appId",
+            "app_id",
+            "bundleIdentifier",
+            "bundle_identifier",
+        ],
+    );
     sources.intern(model, name, || NewDataSource {
         provider: provider.to_string(),
         user_connection_id: None,
         device_model: model.map(str::to_string),
-        device_manufacturer: text(obj, &["deviceManufacturer", "device_manufacturer"]).map(str::to_string),
+        device_manufacturer: text(obj, &["deviceManufacturer", "device_manufacturer"])
+            .map(str::to_string),
         software_version: text(obj, &["deviceSoftwareVersion", "device_software_version"])
             .map(str::to_string)
             .or_else(|| os_version(obj)),

@@ -16,9 +16,12 @@ use crate::batch::{Normalised, Sample, Workout};
 /// A workout statistic's name → the series whose canonical unit it is measured in.
 fn stat_series(name: &str) -> Option<&'static str> {
     Some(match name {
-        "activeEnergyBurned" | "basalEnergyBurned" | "calories" | "totalCalories" | "totalEnergyBurned" => "energy",
-        "distance" | "totalDistance" | "elevationAscended" | "elevationDescended" | "altitudeGain"
-        | "altitudeLoss" | "maxAltitude" | "minAltitude" | "lapLength" => "distance_walking_running",
+        "activeEnergyBurned" | "basalEnergyBurned" | "calories" | "totalCalories"
+        | "totalEnergyBurned" => "energy",
+        "distance" | "totalDistance" | "elevationAscended" | "elevationDescended"
+        | "altitudeGain" | "altitudeLoss" | "maxAltitude" | "minAltitude" | "lapLength" => {
+            "distance_walking_running"
+        }
         "minHeartRate" | "averageHeartRate" | "meanHeartRate" | "maxHeartRate" => "heart_rate",
         "averageSpeed" | "meanSpeed" | "averageRunningSpeed" | "maxSpeed" => "speed",
         "averageRunningPower" | "averagePower" | "maxPower" => "power",
@@ -59,20 +62,38 @@ fn duration_seconds(value: f64, unit: Option<&str>) -> Option<f64> {
 
 pub fn workout(item: &BorrowedValue<'_>, origin: Origin, out: &mut Normalised) {
     if !item.is_object() {
-        return out.report.drop("workout.not_an_object", fields::example(Some(item)));
+        return out
+            .report
+            .drop("workout.not_an_object", fields::example(Some(item)));
     }
-    let (start, end) = match (fields::timestamp(item, "startDate"), fields::timestamp(item, "endDate")) {
+    let (start, end) = match (
+        fields::timestamp(item, "startDate"),
+        fields::timestamp(item, "endDate"),
+    ) {
         (Field::Ok(s), Field::Ok(e)) => (s, e),
-        (Field::Missing, _) | (_, Field::Missing) => return out.report.drop("workout.missing_date", None),
-        _ => return out.report.drop("workout.invalid_date", fields::example(item.get("startDate"))),
+        (Field::Missing, _) | (_, Field::Missing) => {
+            return out.report.drop("workout.missing_date", None);
+        }
+        _ => {
+            return out.report.drop(
+                "workout.invalid_date",
+                fields::example(item.get("startDate")),
+            );
+        }
     };
     if end < start {
-        return out.report.drop("workout.end_before_start", fields::example(item.get("startDate")));
+        return out.report.drop(
+            "workout.end_before_start",
+            fields::example(item.get("startDate")),
+        );
     }
     let zone_offset = match fields::zone_offset(item) {
         Ok(z) => z,
         Err(()) => {
-            out.report.warn("workout.invalid_zone_offset", fields::example(item.get("zoneOffset")));
+            out.report.warn(
+                "workout.invalid_zone_offset",
+                fields::example(item.get("zoneOffset")),
+            );
             None
         }
     };
@@ -81,16 +102,28 @@ pub fn workout(item: &BorrowedValue<'_>, origin: Origin, out: &mut Normalised) {
 
     let mut stats: Map<String, Value> = Map::new();
     let mut duration = None;
-    for v in item.get("values").and_then(|v| v.as_array()).map(|a| a.as_slice()).unwrap_or(&[]) {
-        let (Some(name), Some(value)) = (fields::str_field(v, "type"), v.get("value").and_then(fields::number)) else {
-            out.report.warn("workout.invalid_statistic", fields::example(Some(v)));
+    for v in item
+        .get("values")
+        .and_then(|v| v.as_array())
+        .map(|a| a.as_slice())
+        .unwrap_or(&[])
+    {
+        let (Some(name), Some(value)) = (
+            fields::str_field(v, "type"),
+            v.get("value").and_then(fields::number),
+        ) else {
+            out.report
+                .warn("workout.invalid_statistic", fields::example(Some(v)));
             continue;
         };
         let unit = v.get("unit").and_then(|u| u.as_str());
         if matches!(name, "duration" | "totalDuration") {
             match duration_seconds(value, unit) {
                 Some(s) => duration = Some(s),
-                None => out.report.warn("workout.unknown_unit", Some(format!("{name} in '{}'", unit.unwrap_or("")))),
+                None => out.report.warn(
+                    "workout.unknown_unit",
+                    Some(format!("{name} in '{}'", unit.unwrap_or(""))),
+                ),
             }
             continue;
         }
@@ -104,7 +137,10 @@ pub fn workout(item: &BorrowedValue<'_>, origin: Origin, out: &mut Normalised) {
             Ok(v) => {
                 stats.insert(name.to_string(), json!({ "value": v, "unit": series.unit }));
             }
-            Err(_) => out.report.warn("workout.unknown_unit", Some(format!("{name} in '{}'", unit.unwrap_or("")))),
+            Err(_) => out.report.warn(
+                "workout.unknown_unit",
+                Some(format!("{name} in '{}'", unit.unwrap_or(""))),
+            ),
         }
     }
     let stat = |name: &str| stats.get(name).and_then(|s| s["value"].as_f64());
@@ -118,9 +154,15 @@ pub fn workout(item: &BorrowedValue<'_>, origin: Origin, out: &mut Normalised) {
         (t, _) => t,
     });
 
-    let duration_seconds = duration.unwrap_or_else(|| (end - start).num_milliseconds() as f64 / 1000.0);
+    let duration_seconds =
+        duration.unwrap_or_else(|| (end - start).num_milliseconds() as f64 / 1000.0);
     // In-workout samples become series of the workout's source.
-    for s in item.get("samples").and_then(|v| v.as_array()).map(|a| a.as_slice()).unwrap_or(&[]) {
+    for s in item
+        .get("samples")
+        .and_then(|v| v.as_array())
+        .map(|a| a.as_slice())
+        .unwrap_or(&[])
+    {
         let series = fields::str_field(s, "type").and_then(sample_series);
         let ts = match fields::timestamp(s, "timestamp") {
             Field::Ok(t) => Some(t),
@@ -128,7 +170,8 @@ pub fn workout(item: &BorrowedValue<'_>, origin: Origin, out: &mut Normalised) {
         };
         let value = s.get("value").and_then(fields::number);
         let (Some(series), Some(ts), Some(value)) = (series, ts, value) else {
-            out.report.warn("workout.invalid_sample", fields::example(Some(s)));
+            out.report
+                .warn("workout.invalid_sample", fields::example(Some(s)));
             continue;
         };
         let unit = s.get("unit").and_then(|u| u.as_str());
@@ -141,12 +184,21 @@ pub fn workout(item: &BorrowedValue<'_>, origin: Origin, out: &mut Normalised) {
                 zone_offset,
                 is_daily_total: series.is_additive().then_some(false),
             }),
-            Err(_) => out.report.warn("workout.invalid_sample", fields::example(Some(s))),
+            Err(_) => out
+                .report
+                .warn("workout.invalid_sample", fields::example(Some(s))),
         }
     }
     // VO2 max measured in a workout is a reading of its own.
     if let (Some(v), Some(series)) = (stat("vo2Max"), series_types::by_slug("vo2_max")) {
-        out.samples.push(Sample { source, series_type_id: series.id, ts: end, value: v, zone_offset, is_daily_total: None });
+        out.samples.push(Sample {
+            source,
+            series_type_id: series.id,
+            ts: end,
+            value: v,
+            zone_offset,
+            is_daily_total: None,
+        });
     }
     let route = route(item.get("route"));
 
@@ -183,8 +235,14 @@ fn route(v: Option<&BorrowedValue<'_>>) -> Option<Value> {
         .as_array()?
         .iter()
         .filter_map(|p| {
-            let lat = p.get("latitude").and_then(fields::number).filter(|l| (-90.0..=90.0).contains(l))?;
-            let lon = p.get("longitude").and_then(fields::number).filter(|l| (-180.0..=180.0).contains(l))?;
+            let lat = p
+                .get("latitude")
+                .and_then(fields::number)
+                .filter(|l| (-90.0..=90.0).contains(l))?;
+            let lon = p
+                .get("longitude")
+                .and_then(fields::number)
+                .filter(|l| (-180.0..=180.0).contains(l))?;
             Some(json!({
                 "timestamp": fields::str_field(p, "timestamp"),
                 "latitude": lat,

@@ -1,0 +1,166 @@
+//! `POST /api/v1/sdk/users/{user_id}/sync`: the mobile SDK push. The hottest path: it reads the
+//! body (up to the configured limit), finds the provider without parsing the rest, stores the
+//! batch (compressed) durably, announces it to the workers and answers 202. Records are
+//! validated later, one by one, by the worker: a bad record never costs the client its batch.
+
+use std::io::Read;
+
+use axum::Json;
+use axum::body::{Body, Bytes};
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use ingest::sdk::envelope;
+use serde::Serialize;
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+use uuid::Uuid;
+
+use crate::AppState;
+use crate::error::{ApiError, ApiResult, ErrorBody};
+use crate::extract::{SdkAuth, path_uuid};
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(sync))
+        .routes(routes!(logs))
+}
+
+/// The upload-data response. The counts are those known at acceptance (none yet): the outcome
+/// is reported by the sync run `task_id` (`GET /users/{user_id}/sync/runs`, `/sync/stream`).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct UploadOut {
+    pub status_code: u16,
+    pub response: &'static str,
+    pub user_id: String,
+    pub task_id: Uuid,
+    pub dropped_count: u64,
+    pub records_saved: u64,
+    pub workouts_saved: u64,
+    pub sleep_saved: u64,
+}
+
+/// Reads a body of at most `limit` bytes (after gzip, when the client compressed it).
+async fn read_body(headers: &HeaderMap, body: Body, limit: usize) -> ApiResult<Bytes> {
+    let too_large = || {
+        ApiError::client(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("Request body is larger than the limit of {limit} bytes"),
+        )
+    };
+    let bytes = axum::body::to_bytes(body, limit).await.map_err(|e| {
+        let is_limit = std::error::Error::source(&e)
+            .is_some_and(|s| s.is::<http_body_util::LengthLimitError>());
+        if is_limit {
+            too_large()
+        } else {
+            ApiError::bad_request(format!("Could not read the request body: {e}"))
+        }
+    })?;
+    let gzipped = headers
+        .get(header::CONTENT_ENCODING)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("gzip"));
+    if !gzipped {
+        return Ok(bytes);
+    }
+    // Read one byte past the limit to tell "exactly the limit" from "more".
+    let mut out = Vec::new();
+    flate2::read::GzDecoder::new(&bytes[..])
+        .take(limit as u64 + 1)
+        .read_to_end(&mut out)
+        .map_err(|e| ApiError::bad_request(format!("Could not decompress the gzip body: {e}")))?;
+    if out.len() > limit {
+        return Err(too_large());
+    }
+    Ok(Bytes::from(out))
+}
+
+/// zstd at a fast level: SDK JSON shrinks about tenfold.
+fn compress(body: &[u8]) -> std::io::Result<Vec<u8>> {
+    zstd::bulk::compress(body, 1)
+}
+
+/// Accepts a sync batch from the mobile SDK.
+#[utoipa::path(post, path = "/sdk/users/{user_id}/sync", tag = "sdk",
+    params(("user_id" = String, Path, description = "The user's UUID")),
+    request_body(content = Object, description = "The SDK sync payload: {provider, sdkVersion, syncTimestamp, data: {records, sleep, workouts}}"),
+    responses(
+        (status = 202, body = UploadOut),
+        (status = 400, body = ErrorBody, description = "Unsupported provider or malformed user id"),
+        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
+        (status = 404, body = ErrorBody), (status = 413, body = ErrorBody),
+    ),
+    security(("api_key" = []), ("bearer" = [])))]
+async fn sync(
+    auth: SdkAuth,
+    State(state): State<AppState>,
+    Path(user_id): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> ApiResult<(StatusCode, Json<UploadOut>)> {
+    auth.ensure_user(&user_id)?;
+    let id = path_uuid(&user_id)?;
+    let bytes = read_body(&headers, body, state.config.sdk_max_body_bytes).await?;
+    let name = envelope::peek_provider(&bytes);
+    let Some((provider, _)) = name.as_deref().and_then(envelope::sdk_provider) else {
+        return Err(ApiError::bad_request(envelope::unsupported_message(
+            name.as_deref(),
+        )));
+    };
+    let size = i32::try_from(bytes.len()).unwrap_or(i32::MAX);
+    let compressed = if bytes.len() > 1 << 20 {
+        tokio::task::spawn_blocking(move || compress(&bytes))
+            .await
+            .map_err(|e| ApiError::Other(e.to_string()))?
+    } else {
+        compress(&bytes)
+    }
+    .map_err(|e| ApiError::Other(format!("compressing a batch: {e}")))?;
+    let batch = schema::sdk_batches::insert(&state.db, id, provider.slug, &compressed, size)
+        .await?
+        .ok_or_else(|| ApiError::user_not_found(id))?;
+    // The batch is durable: if Redis is down, the worker's sweeper announces it later.
+    if let Err(e) = state.queue.announce(&[batch]).await {
+        tracing::warn!(error = %e, batch_id = %batch, "could not announce a batch; the sweeper will");
+    }
+    metrics::counter!("wearhouse_batches_accepted_total").increment(1);
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(UploadOut {
+            status_code: 202,
+            response: "Import task queued successfully",
+            user_id,
+            task_id: batch,
+            dropped_count: 0,
+            records_saved: 0,
+            workouts_saved: 0,
+            sleep_saved: 0,
+        }),
+    ))
+}
+
+/// SDK telemetry (`historical_data_sync_start`, `device_state`, …): accepted and counted so
+/// that the SDKs' fire-and-forget calls succeed.
+#[utoipa::path(post, path = "/sdk/users/{user_id}/logs", tag = "sdk",
+    params(("user_id" = String, Path, description = "The user's UUID")),
+    request_body(content = Object, description = "{sdkVersion, provider, events: [...]}"),
+    responses((status = 202, body = UploadOut), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)),
+    security(("api_key" = []), ("bearer" = [])))]
+async fn logs(
+    auth: SdkAuth,
+    Path(user_id): Path<String>,
+    body: Bytes,
+) -> ApiResult<(StatusCode, Json<serde_json::Value>)> {
+    auth.ensure_user(&user_id)?;
+    metrics::counter!("wearhouse_sdk_log_requests_total").increment(1);
+    tracing::debug!(%user_id, bytes = body.len(), "SDK log events received");
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(serde_json::json!({
+            "status_code": 202,
+            "response": "Log events stored successfully",
+            "user_id": user_id,
+        })),
+    ))
+}

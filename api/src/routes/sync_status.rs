@@ -1,0 +1,148 @@
+//! `/api/v1/users/{user_id}/sync/runs` and `/sync/stream`: what became of a user's syncs.
+//! Runs are kept in PostgreSQL; live events come over Redis pub/sub from the workers.
+
+use std::convert::Infallible;
+use std::time::Duration;
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use chrono::{DateTime, Utc};
+use futures::{Stream, StreamExt};
+use schema::sync_runs::SyncRun;
+use serde::Serialize;
+use serde_json::Value;
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+use uuid::Uuid;
+
+use crate::AppState;
+use crate::error::{ApiResult, ErrorBody, ValidationBody};
+use crate::extract::{ApiAuth, Query};
+use crate::routes::existing_user;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(runs))
+        .routes(routes!(stream))
+}
+
+/// Runs are listed for this long.
+const WINDOW_HOURS: i32 = 24;
+
+/// One run: an SDK batch, an export import.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SyncRunOut {
+    /// The `task_id` the upload was answered with.
+    pub run_id: Uuid,
+    pub user_id: Uuid,
+    pub provider: String,
+    /// `sdk`, `xml_import`, …
+    pub source: String,
+    /// `queued`, `in_progress`, `success`, `partial` (some items dropped) or `failed`.
+    pub status: String,
+    pub stage: Option<String>,
+    pub message: Option<String>,
+    /// Items received per kind, samples inserted/updated/unchanged, sessions saved.
+    #[schema(value_type = Object)]
+    pub counts: Value,
+    /// Dropped items per reason: `{count, examples}`.
+    #[schema(value_type = Object)]
+    pub dropped: Value,
+    pub error: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub started_at: Option<DateTime<Utc>>,
+    pub ended_at: Option<DateTime<Utc>>,
+    pub last_update: DateTime<Utc>,
+}
+
+impl From<SyncRun> for SyncRunOut {
+    fn from(r: SyncRun) -> SyncRunOut {
+        SyncRunOut {
+            run_id: r.id,
+            user_id: r.user_id,
+            provider: r.provider,
+            source: r.source,
+            status: r.status,
+            stage: r.stage,
+            message: r.message,
+            counts: r.counts,
+            dropped: r.dropped,
+            error: r.error,
+            created_at: r.created_at,
+            started_at: r.started_at,
+            ended_at: r.ended_at,
+            last_update: r.updated_at,
+        }
+    }
+}
+
+/// The user's runs of the last 24 hours, newest first.
+#[utoipa::path(get, path = "/users/{user_id}/sync/runs", tag = "sync",
+    params(
+        ("user_id" = String, Path, description = "The user's UUID"),
+        ("limit" = Option<i64>, Query, description = "At most this many runs (1–200, default 20)"),
+    ),
+    responses(
+        (status = 200, body = Vec<SyncRunOut>), (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),
+        (status = 422, body = ValidationBody),
+    ),
+    security(("api_key" = []), ("bearer" = [])))]
+async fn runs(
+    _auth: ApiAuth,
+    State(state): State<AppState>,
+    Path(user_id): Path<String>,
+    Query(mut params): Query,
+) -> ApiResult<Json<Vec<SyncRunOut>>> {
+    let limit = params.int("limit", 20, 1, 200);
+    params.finish()?;
+    let id = existing_user(&state, &user_id).await?;
+    let runs = schema::sync_runs::recent_for_user(&state.db, id, WINDOW_HOURS, limit).await?;
+    Ok(Json(runs.into_iter().map(Into::into).collect()))
+}
+
+fn event(run: &SyncRun) -> Event {
+    let data = ingest::process::status_event(run).to_string();
+    Event::default().event("sync.status").data(data)
+}
+
+/// Server-sent events: the latest runs (`replay`, oldest first), then every status event as it
+/// happens, as `event: sync.status`. A terminal event carries the run's final status and
+/// `run_id` = the task id.
+#[utoipa::path(get, path = "/users/{user_id}/sync/stream", tag = "sync",
+    params(
+        ("user_id" = String, Path, description = "The user's UUID"),
+        ("replay" = Option<i64>, Query, description = "Recent runs sent first (0–200, default 20)"),
+    ),
+    responses(
+        (status = 200, content_type = "text/event-stream", description = "`sync.status` events"),
+        (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),
+    ),
+    security(("api_key" = []), ("bearer" = [])))]
+async fn stream(
+    _auth: ApiAuth,
+    State(state): State<AppState>,
+    Path(user_id): Path<String>,
+    Query(mut params): Query,
+) -> ApiResult<Sse<impl Stream<Item = Result<Event, Infallible>>>> {
+    let replay = params.int("replay", 20, 0, 200);
+    params.finish()?;
+    let id = existing_user(&state, &user_id).await?;
+    // Subscribe before replaying, so that nothing happening in between is missed.
+    let mut pubsub = state.queue.client().get_async_pubsub().await?;
+    pubsub.subscribe(state.queue.sync_channel(id)).await?;
+    let mut past = schema::sync_runs::recent_for_user(&state.db, id, WINDOW_HOURS, replay).await?;
+    past.reverse();
+    let connected = futures::stream::once(async { Ok(Event::default().comment("connected")) });
+    let replayed = futures::stream::iter(past.iter().map(|r| Ok(event(r))).collect::<Vec<_>>());
+    let live = pubsub.into_on_message().filter_map(|msg| async move {
+        let payload: String = msg.get_payload().ok()?;
+        Some(Ok(Event::default().event("sync.status").data(payload)))
+    });
+    let keep_alive = KeepAlive::new()
+        .interval(Duration::from_secs(15))
+        .text("heartbeat");
+    Ok(Sse::new(connected.chain(replayed).chain(live)).keep_alive(keep_alive))
+}

@@ -1,0 +1,61 @@
+//! The `data` objects of session events, as the contract shapes them. Written to the outbox in
+//! the ingest transaction; the webhook sender adds the envelope.
+
+use schema::data_sources::NewDataSource;
+use schema::sleep_sessions::SleepRow;
+use schema::workouts::WorkoutRow;
+use schema::zone;
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+/// `{provider, device}`: the device model, else the source's name.
+pub fn source(s: &NewDataSource) -> Value {
+    json!({ "provider": s.provider, "device": s.device_model.as_deref().or(s.source.as_deref()) })
+}
+
+fn offset(z: Option<i16>) -> Option<String> {
+    z.map(zone::format)
+}
+
+pub fn workout_created(id: Uuid, user_id: Uuid, w: &WorkoutRow, src: &NewDataSource) -> Value {
+    let pace = w
+        .avg_speed_m_per_s
+        .filter(|s| *s > 0.0)
+        .map(|s| (1000.0 / s).round() as i64);
+    json!({
+        "id": id,
+        "user_id": user_id,
+        "type": w.kind.as_deref().unwrap_or("unknown"),
+        "start_time": zone::local_time(w.start_time, w.zone_offset),
+        "end_time": zone::local_time(w.end_time, w.zone_offset),
+        "zone_offset": offset(w.zone_offset),
+        "duration_seconds": w.duration_seconds,
+        "source": source(src),
+        "calories_kcal": w.calories_kcal,
+        "distance_meters": w.distance_meters,
+        "avg_heart_rate_bpm": w.avg_heart_rate_bpm,
+        "max_heart_rate_bpm": w.max_heart_rate_bpm,
+        "avg_pace_sec_per_km": pace,
+        "elevation_gain_meters": w.elevation_gain_meters,
+    })
+}
+
+pub fn sleep_created(id: Uuid, user_id: Uuid, s: &SleepRow, src: &NewDataSource) -> Value {
+    json!({
+        "id": id,
+        "user_id": user_id,
+        "start_time": zone::local_time(s.start_time, s.zone_offset),
+        "end_time": zone::local_time(s.end_time, s.zone_offset),
+        "zone_offset": offset(s.zone_offset),
+        "duration_seconds": s.duration_seconds,
+        "source": source(src),
+        "efficiency_percent": s.efficiency_percent,
+        "stages": {
+            "deep_minutes": s.deep_minutes,
+            "rem_minutes": s.rem_minutes,
+            "light_minutes": s.light_minutes,
+            "awake_minutes": s.awake_minutes,
+        },
+        "is_nap": s.is_nap,
+    })
+}

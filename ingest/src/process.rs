@@ -1,0 +1,199 @@
+//! Processing one stored SDK batch: decompress, parse and normalise (off the async threads),
+//! then write everything in one transaction that also marks the batch done and records its
+//! sync run. A batch is processed at most once: its row is locked (skip-locked) and its status
+//! checked inside that transaction.
+
+use chrono::Utc;
+use schema::Db;
+use schema::sync_runs::{self, Finish, SyncRun};
+use serde_json::json;
+use uuid::Uuid;
+
+use crate::batch::Normalised;
+use crate::sdk::{self, EnvelopeError};
+use crate::store::{self, Target, Written};
+
+#[derive(Debug)]
+pub enum Processed {
+    /// Stored now; the run as recorded.
+    Done(SyncRun),
+    /// The envelope could not be read: the batch is marked failed.
+    Failed(SyncRun),
+    /// Already processed (or failed) earlier.
+    AlreadyDone,
+    /// Another worker holds it right now.
+    Busy,
+    /// The batch (or its user) no longer exists.
+    Missing,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ProcessError {
+    #[error(transparent)]
+    Db(#[from] schema::Error),
+    #[error("reading the stored body: {0}")]
+    Body(std::io::Error),
+    #[error("the parser stopped: {0}")]
+    Join(#[from] tokio::task::JoinError),
+}
+
+/// Options of a run.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// Write outbox events.
+    pub events: bool,
+    /// Process even when the batch is already done (reprocessing).
+    pub force: bool,
+}
+
+/// Decompresses and normalises a stored body.
+pub fn decode(compressed: &[u8]) -> Result<Result<Normalised, EnvelopeError>, std::io::Error> {
+    let mut body = zstd::decode_all(compressed)?;
+    Ok(sdk::normalise(&mut body))
+}
+
+pub async fn process_sdk_batch(
+    db: &Db,
+    batch_id: Uuid,
+    opts: Options,
+) -> Result<Processed, ProcessError> {
+    let started_at = Utc::now();
+    let Some(batch) = schema::sdk_batches::get(db, batch_id).await? else {
+        return Ok(Processed::Missing);
+    };
+    if batch.status != "queued" && !opts.force {
+        return Ok(Processed::AlreadyDone);
+    }
+    let body = batch.body;
+    let parsed = tokio::task::spawn_blocking(move || decode(&body))
+        .await?
+        .map_err(ProcessError::Body)?;
+
+    let mut client = db.client().await?;
+    let tx = client.transaction().await.map_err(schema::Error::from)?;
+    match schema::sdk_batches::lock(&tx, batch_id).await? {
+        None => return Ok(Processed::Busy),
+        Some(status) if status != "queued" && !opts.force => return Ok(Processed::AlreadyDone),
+        Some(_) => {}
+    }
+    // One writer per user at a time: rollups and sleep merges stay consistent.
+    let Some(user) = tx
+        .query_opt(
+            "select last_zone_offset from users where id = $1 for no key update",
+            &[&batch.user_id],
+        )
+        .await
+        .map_err(schema::Error::from)?
+    else {
+        return Ok(Processed::Missing);
+    };
+    let last_offset: Option<i16> = user.try_get(0).map_err(schema::Error::from)?;
+
+    let n = match parsed {
+        Ok(n) => n,
+        Err(e) => {
+            let reason = e.to_string();
+            schema::sdk_batches::set_status(&tx, batch_id, "failed", Some(&reason)).await?;
+            let finish = Finish {
+                status: "failed",
+                message: &format!("{} batch failed", batch.provider),
+                counts: &json!({}),
+                dropped: &json!({}),
+                error: Some(&reason),
+                started_at,
+            };
+            let run = sync_runs::finish(
+                &tx,
+                batch_id,
+                batch.user_id,
+                &batch.provider,
+                "sdk",
+                &finish,
+            )
+            .await?;
+            tx.commit().await.map_err(schema::Error::from)?;
+            return Ok(Processed::Failed(run));
+        }
+    };
+
+    let target = Target {
+        user_id: batch.user_id,
+        batch_id,
+        default_offset: n.latest_offset.map(|(_, o)| o).or(last_offset),
+        events: opts.events,
+    };
+    let written = store::write(&tx, target, &n).await?;
+    tx.execute(
+        "update users set last_synced_at = now(), last_synced_provider = $2,
+             last_zone_offset = coalesce($3, last_zone_offset)
+         where id = $1",
+        &[
+            &batch.user_id,
+            &n.provider,
+            &n.latest_offset.map(|(_, o)| o),
+        ],
+    )
+    .await
+    .map_err(schema::Error::from)?;
+    schema::sdk_batches::set_status(&tx, batch_id, "done", None).await?;
+    let dropped = n.report.dropped_count();
+    let message = if dropped == 0 {
+        format!("{} batch saved", n.provider)
+    } else {
+        format!("{} batch saved ({dropped} item(s) dropped)", n.provider)
+    };
+    let finish = Finish {
+        status: if dropped == 0 { "success" } else { "partial" },
+        message: &message,
+        counts: &counts(&n, &written),
+        dropped: &n.report.dropped_json(),
+        error: None,
+        started_at,
+    };
+    let run = sync_runs::finish(&tx, batch_id, batch.user_id, n.provider, "sdk", &finish).await?;
+    tx.commit().await.map_err(schema::Error::from)?;
+    record_metrics(&n, &written);
+    Ok(Processed::Done(run))
+}
+
+fn counts(n: &Normalised, w: &Written) -> serde_json::Value {
+    json!({
+        "received": n.report.received,
+        "dropped": n.report.dropped_count(),
+        "samples_inserted": w.samples.inserted,
+        "samples_updated": w.samples.updated,
+        "samples_unchanged": w.samples.unchanged,
+        "workouts_saved": w.workouts_saved,
+        "workouts_duplicate": w.workouts_duplicate,
+        "sleep_sessions_saved": w.sleep_saved,
+        "sleep_sessions_unchanged": w.sleep_unchanged,
+    })
+}
+
+fn record_metrics(n: &Normalised, w: &Written) {
+    metrics::counter!("wearhouse_samples_stored_total")
+        .increment((w.samples.inserted + w.samples.updated) as u64);
+    for (reason, tally) in &n.report.dropped {
+        metrics::counter!("wearhouse_items_dropped_total", "reason" => *reason)
+            .increment(tally.count);
+    }
+}
+
+/// The sync status event of a run, as the stream sends it.
+pub fn status_event(run: &SyncRun) -> serde_json::Value {
+    json!({
+        "run_id": run.id,
+        "user_id": run.user_id,
+        "provider": run.provider,
+        "source": run.source,
+        "stage": run.stage,
+        "status": run.status,
+        "message": run.message,
+        "counts": run.counts,
+        "dropped": run.dropped,
+        "error": run.error,
+        "started_at": run.started_at,
+        "ended_at": run.ended_at,
+        "timestamp": run.updated_at,
+    })
+}

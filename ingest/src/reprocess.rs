@@ -1,0 +1,66 @@
+//! Re-deriving a user's data from their stored batches after a mapping or unit fix: the samples
+//! and workouts the batches produced are deleted, the batches replayed in the order they
+//! arrived, and the user's daily rollups rebuilt. Sleep sessions are re-merged in place (their
+//! stages are stored as received). No webhook events are sent for replayed data.
+
+use chrono::{DateTime, Utc};
+use schema::Db;
+use uuid::Uuid;
+
+use crate::process::{self, Options, ProcessError, Processed};
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Reprocessed {
+    pub batches: usize,
+    pub failed: usize,
+    pub samples_deleted: u64,
+    pub workouts_deleted: u64,
+}
+
+pub async fn reprocess_user(
+    db: &Db,
+    user_id: Uuid,
+    since: Option<DateTime<Utc>>,
+    mut progress: impl FnMut(usize, usize),
+) -> Result<Reprocessed, ProcessError> {
+    let ids = schema::sdk_batches::ids_for_user(db, user_id, since).await?;
+    let mut out = Reprocessed::default();
+    {
+        let mut client = db.client().await?;
+        let tx = client.transaction().await.map_err(schema::Error::from)?;
+        out.samples_deleted = tx
+            .execute(
+                "delete from samples where user_id = $1 and batch_id = any($2)",
+                &[&user_id, &ids],
+            )
+            .await
+            .map_err(schema::Error::from)?;
+        out.workouts_deleted = tx
+            .execute(
+                "delete from workouts where user_id = $1 and batch_id = any($2)",
+                &[&user_id, &ids],
+            )
+            .await
+            .map_err(schema::Error::from)?;
+        tx.commit().await.map_err(schema::Error::from)?;
+    }
+    for (i, id) in ids.iter().enumerate() {
+        match process::process_sdk_batch(
+            db,
+            *id,
+            Options {
+                events: false,
+                force: true,
+            },
+        )
+        .await?
+        {
+            Processed::Failed(_) => out.failed += 1,
+            _ => {}
+        }
+        out.batches += 1;
+        progress(i + 1, ids.len());
+    }
+    schema::rollups::rebuild_user(db, user_id).await?;
+    Ok(out)
+}

@@ -1,0 +1,162 @@
+//! Writes a normalised batch inside the caller's transaction: data sources, samples (COPY,
+//! dedup, rollups, events), workouts and sleep sessions (merged with the stored sessions of the
+//! same night), with one outbox event per new session.
+
+use deadpool_postgres::Transaction;
+use schema::samples::{SampleRow, Stored};
+use schema::sleep_sessions::{self, SleepRow};
+use schema::workouts;
+use uuid::Uuid;
+
+use crate::batch::{Normalised, SleepSession};
+use crate::events;
+use crate::sleep::{self, GAP, Interval};
+
+/// What writing a batch did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Written {
+    pub samples: Stored,
+    pub workouts_saved: u64,
+    pub workouts_duplicate: u64,
+    pub sleep_saved: u64,
+    pub sleep_unchanged: u64,
+}
+
+/// Where and how to write.
+#[derive(Debug, Clone, Copy)]
+pub struct Target {
+    pub user_id: Uuid,
+    pub batch_id: Uuid,
+    /// The zone offset for samples that arrive without one (see `Normalised::latest_offset`).
+    pub default_offset: Option<i16>,
+    /// Whether to write outbox events.
+    pub events: bool,
+}
+
+pub async fn write(
+    tx: &Transaction<'_>,
+    t: Target,
+    n: &Normalised,
+) -> Result<Written, schema::Error> {
+    let connection = schema::connections::ensure_push(tx, t.user_id, n.provider).await?;
+    let mut source_ids = Vec::with_capacity(n.sources.list.len());
+    for s in &n.sources.list {
+        let mut s = s.clone();
+        s.user_connection_id = Some(connection);
+        source_ids.push(schema::data_sources::upsert(tx, t.user_id, &s).await?.id);
+    }
+    let sid = |i: usize| source_ids.get(i).copied().unwrap_or_default();
+
+    let rows: Vec<SampleRow> = n
+        .samples
+        .iter()
+        .map(|s| SampleRow {
+            series_type_id: s.series_type_id,
+            data_source_id: sid(s.source),
+            ts: s.ts,
+            value: s.value,
+            zone_offset: s.zone_offset.or(t.default_offset),
+            is_daily_total: s.is_daily_total,
+        })
+        .collect();
+    let mut written = Written {
+        samples: schema::samples::store(tx, t.user_id, t.batch_id, n.provider, &rows, t.events)
+            .await?,
+        ..Default::default()
+    };
+
+    for w in &n.workouts {
+        let mut row = w.row.clone();
+        row.data_source_id = sid(w.source);
+        match workouts::insert_new(tx, t.user_id, t.batch_id, &row).await? {
+            Some(id) => {
+                written.workouts_saved += 1;
+                if t.events {
+                    let data =
+                        events::workout_created(id, t.user_id, &row, &n.sources.list[w.source]);
+                    schema::outbox::insert(tx, "workout.created", t.user_id, &data).await?;
+                }
+            }
+            None => written.workouts_duplicate += 1,
+        }
+    }
+
+    for s in &n.sleep {
+        if save_sleep(tx, t, n, s, sid(s.source)).await? {
+            written.sleep_saved += 1;
+        } else {
+            written.sleep_unchanged += 1;
+        }
+    }
+    Ok(written)
+}
+
+/// Saves one sleep session, merged with the stored sessions of the same source within the gap
+/// of it. Returns false when the stored session already held exactly these stages.
+async fn save_sleep(
+    tx: &Transaction<'_>,
+    t: Target,
+    n: &Normalised,
+    s: &SleepSession,
+    source_id: Uuid,
+) -> Result<bool, schema::Error> {
+    let (Some(first), Some(last)) = (
+        s.intervals.iter().map(|i| i.start).min(),
+        s.intervals.iter().map(|i| i.end).max(),
+    ) else {
+        return Ok(false);
+    };
+    let near = sleep_sessions::near(tx, t.user_id, source_id, first - GAP, last + GAP).await?;
+    let mut raw: Vec<Interval> = s.intervals.clone();
+    for stored in &near {
+        raw.extend(sleep::from_json(&stored.raw_stages));
+    }
+    raw.sort();
+    raw.dedup();
+    if let [only] = near.as_slice() {
+        let mut stored = sleep::from_json(&only.raw_stages);
+        stored.sort();
+        stored.dedup();
+        if stored == raw {
+            return Ok(false);
+        }
+    }
+    let zone_offset = s
+        .zone_offset
+        .or_else(|| near.iter().find_map(|n| n.zone_offset))
+        .or(t.default_offset);
+    let Some(sum) = sleep::summarize(&raw, zone_offset) else {
+        return Ok(false);
+    };
+    let clamp = |v: i64| i32::try_from(v).unwrap_or(i32::MAX);
+    let row = SleepRow {
+        data_source_id: source_id,
+        external_id: near
+            .iter()
+            .find_map(|n| n.external_id.clone())
+            .or_else(|| s.external_id.clone()),
+        start_time: sum.start,
+        end_time: sum.end,
+        zone_offset,
+        duration_seconds: clamp((sum.end - sum.start).num_seconds()),
+        sleep_seconds: clamp(sum.sleep_seconds),
+        in_bed_seconds: clamp(sum.in_bed_seconds),
+        deep_minutes: sum.deep_minutes,
+        rem_minutes: sum.rem_minutes,
+        light_minutes: sum.light_minutes,
+        awake_minutes: sum.awake_minutes,
+        efficiency_percent: sum.efficiency_percent,
+        is_nap: sum.is_nap,
+        stages: sleep::to_json(&sum.cleaned),
+        raw_stages: sleep::to_json(&raw),
+    };
+    let replace = near.first().map(|n| n.id);
+    let others: Vec<Uuid> = near.iter().skip(1).map(|n| n.id).collect();
+    sleep_sessions::delete(tx, &others).await?;
+    let id = sleep_sessions::save(tx, t.user_id, t.batch_id, replace, &row).await?;
+    if t.events {
+        let data = events::sleep_created(id, t.user_id, &row, &n.sources.list[s.source]);
+        schema::outbox::insert(tx, "sleep.created", t.user_id, &data).await?;
+    }
+    Ok(true)
+}
