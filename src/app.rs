@@ -11,9 +11,7 @@ use crate::config::Settings;
 
 /// Applies pending migrations (serialised across processes).
 pub async fn migrate(settings: &Settings) -> anyhow::Result<()> {
-    schema::db::migrate(&settings.database_url)
-        .await
-        .context("migrating the database")
+    schema::db::migrate(&settings.database_url).await.context("migrating the database")
 }
 
 /// Migrates, then opens the connection pool: what every long-running command does first.
@@ -25,12 +23,7 @@ async fn prepare_db(settings: &Settings) -> anyhow::Result<schema::Db> {
 pub async fn connect_db(settings: &Settings) -> anyhow::Result<schema::Db> {
     schema::Db::connect(&settings.database_url, settings.database_pool_size)
         .await
-        .with_context(|| {
-            format!(
-                "connecting to PostgreSQL at {}",
-                redact(&settings.database_url)
-            )
-        })
+        .with_context(|| format!("connecting to PostgreSQL at {}", redact(&settings.database_url)))
 }
 
 /// The Redis connection and the job queue over it.
@@ -64,9 +57,8 @@ pub async fn work(settings: &Settings, shutdown: CancellationToken) -> anyhow::R
     let db = prepare_db(settings).await?;
     let (_, queue) = connect_queue(settings).await?;
     if let Some(addr) = settings.metrics_bind {
-        let listener = TcpListener::bind(addr)
-            .await
-            .with_context(|| format!("listening on {addr}"))?;
+        let listener =
+            TcpListener::bind(addr).await.with_context(|| format!("listening on {addr}"))?;
         tokio::spawn(api::serve_metrics(listener, db.clone(), shutdown.clone()));
     }
     ingest::worker::run(db, queue, settings.worker(), shutdown).await;
@@ -83,26 +75,13 @@ pub async fn all(
     let db = prepare_db(settings).await?;
     let (redis, queue) = connect_queue(settings).await?;
     let api = async {
-        let result = run_api(
-            settings,
-            db.clone(),
-            redis,
-            queue.clone(),
-            listener,
-            shutdown.clone(),
-        )
-        .await;
+        let result =
+            run_api(settings, db.clone(), redis, queue.clone(), listener, shutdown.clone()).await;
         shutdown.cancel();
         result
     };
     let worker = async {
-        ingest::worker::run(
-            db.clone(),
-            queue.clone(),
-            settings.worker(),
-            shutdown.clone(),
-        )
-        .await;
+        ingest::worker::run(db.clone(), queue.clone(), settings.worker(), shutdown.clone()).await;
         shutdown.cancel();
     };
     let (api, ()) = tokio::join!(api, worker);
@@ -117,12 +96,9 @@ async fn run_api(
     listener: TcpListener,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
-    let state = api::build_state(db, redis, queue, settings.api())
-        .await
-        .context("starting the API")?;
-    api::serve(listener, state, shutdown)
-        .await
-        .context("serving the API")
+    let state =
+        api::build_state(db, redis, queue, settings.api()).await.context("starting the API")?;
+    api::serve(listener, state, shutdown).await.context("serving the API")
 }
 
 /// A URL without its password, for messages.
@@ -140,13 +116,7 @@ fn redact(url: &str) -> String {
 mod tests {
     #[test]
     fn passwords_are_redacted() {
-        assert_eq!(
-            super::redact("postgres://u:secret@h:5432/db"),
-            "postgres://u:***@h:5432/db"
-        );
-        assert_eq!(
-            super::redact("redis://127.0.0.1:6379"),
-            "redis://127.0.0.1:6379"
-        );
+        assert_eq!(super::redact("postgres://u:secret@h:5432/db"), "postgres://u:***@h:5432/db");
+        assert_eq!(super::redact("redis://127.0.0.1:6379"), "redis://127.0.0.1:6379");
     }
 }

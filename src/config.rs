@@ -22,12 +22,7 @@ pub struct Settings {
     pub database_pool_size: usize,
 
     /// Redis: the job dispatcher (it keeps nothing PostgreSQL does not also hold).
-    #[arg(
-        long,
-        env = "REDIS_URL",
-        global = true,
-        default_value = "redis://127.0.0.1:6379"
-    )]
+    #[arg(long, env = "REDIS_URL", global = true, default_value = "redis://127.0.0.1:6379")]
     pub redis_url: String,
 
     /// Signs access tokens. When unset, a random key is generated on first start and kept in
@@ -36,21 +31,11 @@ pub struct Settings {
     pub secret_key: Option<String>,
 
     /// Lifetime of developer and SDK access tokens.
-    #[arg(
-        long,
-        env = "ACCESS_TOKEN_EXPIRE_MINUTES",
-        global = true,
-        default_value_t = 60
-    )]
+    #[arg(long, env = "ACCESS_TOKEN_EXPIRE_MINUTES", global = true, default_value_t = 60)]
     pub access_token_expire_minutes: i64,
 
     /// The first developer, created on first start when there is none.
-    #[arg(
-        long,
-        env = "ADMIN_EMAIL",
-        global = true,
-        default_value = "admin@wearhouse.local"
-    )]
+    #[arg(long, env = "ADMIN_EMAIL", global = true, default_value = "admin@wearhouse.local")]
     pub admin_email: String,
 
     /// The first developer's password. When unset, a random one is generated and logged once.
@@ -62,12 +47,7 @@ pub struct Settings {
     pub bind: SocketAddr,
 
     /// Prefix of every Redis key (stream, channels), so deployments can share a Redis.
-    #[arg(
-        long,
-        env = "REDIS_KEY_PREFIX",
-        global = true,
-        default_value = "wearhouse"
-    )]
+    #[arg(long, env = "REDIS_KEY_PREFIX", global = true, default_value = "wearhouse")]
     pub redis_key_prefix: String,
 
     /// Largest SDK sync body accepted, in bytes (after gzip decompression); larger → 413.
@@ -79,30 +59,15 @@ pub struct Settings {
     pub worker_concurrency: usize,
 
     /// A job left pending this long by a worker that died is taken over by another.
-    #[arg(
-        long,
-        env = "WORKER_CLAIM_IDLE_SECONDS",
-        global = true,
-        default_value_t = 60
-    )]
+    #[arg(long, env = "WORKER_CLAIM_IDLE_SECONDS", global = true, default_value_t = 60)]
     pub worker_claim_idle_seconds: u64,
 
     /// How often each worker re-announces batches Redis lost (and deletes expired ones).
-    #[arg(
-        long,
-        env = "WORKER_SWEEP_INTERVAL_SECONDS",
-        global = true,
-        default_value_t = 30
-    )]
+    #[arg(long, env = "WORKER_SWEEP_INTERVAL_SECONDS", global = true, default_value_t = 30)]
     pub worker_sweep_interval_seconds: u64,
 
     /// Accepted SDK batches are kept this many days, for `wearhouse reprocess`.
-    #[arg(
-        long,
-        env = "BATCH_RETENTION_DAYS",
-        global = true,
-        default_value_t = 30
-    )]
+    #[arg(long, env = "BATCH_RETENTION_DAYS", global = true, default_value_t = 30)]
     pub batch_retention_days: i32,
 
     /// Write webhook events (the outbox) for every ingested batch.

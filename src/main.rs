@@ -10,11 +10,7 @@ use wearhouse::app;
 use wearhouse::config::{LogFormat, Settings};
 
 #[derive(Debug, Parser)]
-#[command(
-    name = "wearhouse",
-    version,
-    about = "Self-hosted health-data aggregation service"
-)]
+#[command(name = "wearhouse", version, about = "Self-hosted health-data aggregation service")]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
@@ -44,9 +40,7 @@ enum Command {
 }
 
 fn parse_since(s: &str) -> Result<chrono::DateTime<chrono::Utc>, String> {
-    api::dates::parse(s)
-        .map(|t| t.at)
-        .ok_or_else(|| api::dates::invalid_message(s))
+    api::dates::parse(s).map(|t| t.at).ok_or_else(|| api::dates::invalid_message(s))
 }
 
 #[tokio::main]

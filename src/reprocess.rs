@@ -16,10 +16,7 @@ pub async fn run(
 ) -> anyhow::Result<()> {
     app::migrate(settings).await?;
     let db = app::connect_db(settings).await?;
-    anyhow::ensure!(
-        schema::users::exists(&db, user).await?,
-        "no user with id {user}"
-    );
+    anyhow::ensure!(schema::users::exists(&db, user).await?, "no user with id {user}");
     let bar = ProgressBar::new(0).with_style(
         ProgressStyle::with_template(
             "{spinner} reprocessing {pos}/{len} batches [{elapsed_precise}] {wide_bar} {eta}",

@@ -24,40 +24,25 @@ pub fn parse(value: &str) -> Option<QueryTime> {
         return None;
     }
     if let Some(at) = parse_unix(v) {
-        return Some(QueryTime {
-            at,
-            date_only: false,
-        });
+        return Some(QueryTime { at, date_only: false });
     }
     if let Ok(date) = NaiveDate::parse_from_str(v, "%Y-%m-%d") {
         let at = Utc.from_utc_datetime(&date.and_hms_opt(0, 0, 0)?);
-        return Some(QueryTime {
-            at,
-            date_only: true,
-        });
+        return Some(QueryTime { at, date_only: true });
     }
     // ISO 8601 allows a space for the `T`; Python's isoformat readers accept both.
     let iso = v.replacen(' ', "T", 1);
     if let Ok(at) = DateTime::parse_from_rfc3339(&iso) {
-        return Some(QueryTime {
-            at: at.with_timezone(&Utc),
-            date_only: false,
-        });
+        return Some(QueryTime { at: at.with_timezone(&Utc), date_only: false });
     }
     for fmt in ["%Y-%m-%dT%H:%M:%S%.f%z", "%Y-%m-%dT%H:%M%z"] {
         if let Ok(at) = DateTime::<FixedOffset>::parse_from_str(&iso, fmt) {
-            return Some(QueryTime {
-                at: at.with_timezone(&Utc),
-                date_only: false,
-            });
+            return Some(QueryTime { at: at.with_timezone(&Utc), date_only: false });
         }
     }
     for fmt in ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%dT%H:%M"] {
         if let Ok(naive) = NaiveDateTime::parse_from_str(&iso, fmt) {
-            return Some(QueryTime {
-                at: Utc.from_utc_datetime(&naive),
-                date_only: false,
-            });
+            return Some(QueryTime { at: Utc.from_utc_datetime(&naive), date_only: false });
         }
     }
     None
@@ -83,9 +68,7 @@ mod tests {
     use super::*;
 
     fn at(s: &str) -> DateTime<Utc> {
-        DateTime::parse_from_rfc3339(s)
-            .map(|d| d.with_timezone(&Utc))
-            .unwrap_or_default()
+        DateTime::parse_from_rfc3339(s).map(|d| d.with_timezone(&Utc)).unwrap_or_default()
     }
 
     #[test]
@@ -95,11 +78,7 @@ mod tests {
             ("2024-05-01T12:00:00+02:00", "2024-05-01T10:00:00Z", false),
             ("2024-05-01T05:30:00-04:30", "2024-05-01T10:00:00Z", false),
             ("2024-05-01 10:00:00+00:00", "2024-05-01T10:00:00Z", false),
-            (
-                "2024-05-01T10:00:00.250Z",
-                "2024-05-01T10:00:00.250Z",
-                false,
-            ),
+            ("2024-05-01T10:00:00.250Z", "2024-05-01T10:00:00.250Z", false),
             ("2024-05-01T10:00:00", "2024-05-01T10:00:00Z", false),
             ("2024-05-01T12:00+0200", "2024-05-01T10:00:00Z", false),
             ("2024-05-01", "2024-05-01T00:00:00Z", true),
@@ -108,28 +87,14 @@ mod tests {
         ];
         for (input, expected, date_only) in cases {
             let parsed = parse(input);
-            assert_eq!(
-                parsed,
-                Some(QueryTime {
-                    at: at(expected),
-                    date_only
-                }),
-                "{input}"
-            );
+            assert_eq!(parsed, Some(QueryTime { at: at(expected), date_only }), "{input}");
         }
     }
 
     #[test]
     fn rejects_garbage() {
-        for input in [
-            "",
-            "yesterday",
-            "2024-13-01",
-            "2024-05-01T25:00:00Z",
-            "1e10",
-            "NaN",
-            "12:00",
-        ] {
+        for input in ["", "yesterday", "2024-13-01", "2024-05-01T25:00:00Z", "1e10", "NaN", "12:00"]
+        {
             assert_eq!(parse(input), None, "{input}");
         }
     }

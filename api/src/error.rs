@@ -25,13 +25,7 @@ pub struct FieldError {
 
 impl FieldError {
     pub fn new(loc: Vec<Value>, kind: &str, msg: impl Into<String>, input: Value) -> FieldError {
-        FieldError {
-            loc,
-            msg: msg.into(),
-            kind: kind.to_string(),
-            input,
-            ctx: json!({}),
-        }
+        FieldError { loc, msg: msg.into(), kind: kind.to_string(), input, ctx: json!({}) }
     }
 
     pub fn with_ctx(mut self, ctx: Value) -> FieldError {
@@ -57,11 +51,7 @@ pub struct ValidationBody {
 pub enum ApiError {
     /// A client error with the contract's `{detail}` body.
     #[error("{status}: {detail}")]
-    Client {
-        status: StatusCode,
-        detail: String,
-        bearer_challenge: bool,
-    },
+    Client { status: StatusCode, detail: String, bearer_challenge: bool },
     /// 422 with the validation array.
     #[error("validation failed: {0:?}")]
     Validation(Vec<FieldError>),
@@ -78,11 +68,7 @@ pub type ApiResult<T> = Result<T, ApiError>;
 
 impl ApiError {
     pub fn client(status: StatusCode, detail: impl Into<String>) -> ApiError {
-        ApiError::Client {
-            status,
-            detail: detail.into(),
-            bearer_challenge: false,
-        }
+        ApiError::Client { status, detail: detail.into(), bearer_challenge: false }
     }
 
     pub fn bad_request(detail: impl Into<String>) -> ApiError {
@@ -133,11 +119,7 @@ fn detail(status: StatusCode, detail: &str) -> Response {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         match self {
-            ApiError::Client {
-                status,
-                detail: text,
-                bearer_challenge,
-            } => {
+            ApiError::Client { status, detail: text, bearer_challenge } => {
                 let mut response = detail(status, &text);
                 if bearer_challenge {
                     response
@@ -146,21 +128,17 @@ impl IntoResponse for ApiError {
                 }
                 response
             }
-            ApiError::Validation(errors) => (
-                StatusCode::UNPROCESSABLE_ENTITY,
-                axum::Json(ValidationBody { detail: errors }),
-            )
-                .into_response(),
+            ApiError::Validation(errors) => {
+                (StatusCode::UNPROCESSABLE_ENTITY, axum::Json(ValidationBody { detail: errors }))
+                    .into_response()
+            }
             ApiError::Internal(schema::Error::Conflict(what)) => detail(
                 StatusCode::CONFLICT,
                 &format!("{} already exists.", capitalise(&what.to_string())),
             ),
             ApiError::Internal(schema::Error::Pool(err)) => {
                 tracing::error!(error = %err, "no database connection");
-                detail(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "Database unavailable, retry later",
-                )
+                detail(StatusCode::SERVICE_UNAVAILABLE, "Database unavailable, retry later")
             }
             ApiError::Internal(err) => {
                 tracing::error!(error = %err, "request failed");
@@ -168,10 +146,7 @@ impl IntoResponse for ApiError {
             }
             ApiError::Redis(err) => {
                 tracing::error!(error = %err, "redis request failed");
-                detail(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "Queue unavailable, retry later",
-                )
+                detail(StatusCode::SERVICE_UNAVAILABLE, "Queue unavailable, retry later")
             }
             ApiError::Other(err) => {
                 tracing::error!(error = %err, "request failed");

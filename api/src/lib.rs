@@ -76,18 +76,9 @@ pub async fn build_state(
         }
     };
     ensure_admin(&db, &config).await?;
-    let tokens = Arc::new(TokenKeys::new(
-        secret.as_bytes(),
-        config.access_token_minutes * 60,
-    ));
+    let tokens = Arc::new(TokenKeys::new(secret.as_bytes(), config.access_token_minutes * 60));
     routes::metrics::recorder();
-    Ok(AppState {
-        db,
-        redis,
-        queue,
-        tokens,
-        config: Arc::new(config),
-    })
+    Ok(AppState { db, redis, queue, tokens, config: Arc::new(config) })
 }
 
 async fn ensure_admin(db: &schema::Db, config: &ApiConfig) -> Result<(), StartError> {
@@ -95,10 +86,8 @@ async fn ensure_admin(db: &schema::Db, config: &ApiConfig) -> Result<(), StartEr
         return Ok(());
     }
     let generated = config.admin_password.is_none();
-    let password = config
-        .admin_password
-        .clone()
-        .unwrap_or_else(|| security::secrets::random_hex(12));
+    let password =
+        config.admin_password.clone().unwrap_or_else(|| security::secrets::random_hex(12));
     let hash = tokio::task::spawn_blocking(move || {
         security::passwords::hash(&password).map(|h| (h, password))
     })
@@ -136,9 +125,7 @@ pub async fn serve(
 ) -> Result<(), StartError> {
     let addr = listener.local_addr()?;
     tracing::info!(%addr, "API listening");
-    axum::serve(listener, router(state))
-        .with_graceful_shutdown(shutdown.cancelled_owned())
-        .await?;
+    axum::serve(listener, router(state)).with_graceful_shutdown(shutdown.cancelled_owned()).await?;
     Ok(())
 }
 
@@ -152,9 +139,8 @@ pub async fn serve_metrics(listener: TcpListener, db: schema::Db, shutdown: Canc
             async move { routes::metrics::render(&db).await }
         }),
     );
-    if let Err(e) = axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown.cancelled_owned())
-        .await
+    if let Err(e) =
+        axum::serve(listener, app).with_graceful_shutdown(shutdown.cancelled_owned()).await
     {
         tracing::warn!(error = %e, "the metrics listener stopped");
     }

@@ -24,20 +24,8 @@ pub struct OffsetPage<T> {
 
 impl<T> OffsetPage<T> {
     pub fn new(items: Vec<T>, total: i64, page: i64, limit: i64) -> OffsetPage<T> {
-        let pages = if limit > 0 {
-            (total + limit - 1) / limit
-        } else {
-            0
-        };
-        OffsetPage {
-            items,
-            total,
-            page,
-            limit,
-            pages,
-            has_next: page < pages,
-            has_prev: page > 1,
-        }
+        let pages = if limit > 0 { (total + limit - 1) / limit } else { 0 };
+        OffsetPage { items, total, page, limit, pages, has_next: page < pages, has_prev: page > 1 }
     }
 }
 
@@ -76,17 +64,10 @@ pub struct Cursor {
 
 impl Cursor {
     pub fn encode(&self) -> String {
-        let raw = format!(
-            "{}|{}",
-            self.at.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true),
-            self.id
-        );
+        let raw =
+            format!("{}|{}", self.at.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true), self.id);
         let body = URL_SAFE.encode(raw);
-        if self.backward {
-            format!("prev_{body}")
-        } else {
-            body
-        }
+        if self.backward { format!("prev_{body}") } else { body }
     }
 
     /// The contract's 400 for anything that is not a cursor we issued.
@@ -103,9 +84,7 @@ impl Cursor {
         let bytes = URL_SAFE.decode(body).map_err(|_| invalid())?;
         let text = String::from_utf8(bytes).map_err(|_| invalid())?;
         let (at, id) = text.split_once('|').ok_or_else(invalid)?;
-        let at = DateTime::parse_from_rfc3339(at)
-            .map_err(|_| invalid())?
-            .with_timezone(&Utc);
+        let at = DateTime::parse_from_rfc3339(at).map_err(|_| invalid())?.with_timezone(&Utc);
         let id = Uuid::parse_str(id).map_err(|_| invalid())?;
         Ok(Cursor { at, id, backward })
     }
@@ -131,20 +110,12 @@ mod tests {
             .map(|d| d.with_timezone(&Utc))
             .unwrap_or_default();
         for backward in [false, true] {
-            let c = Cursor {
-                at,
-                id: Uuid::now_v7(),
-                backward,
-            };
+            let c = Cursor { at, id: Uuid::now_v7(), backward };
             assert_eq!(Cursor::decode(&c.encode()).ok(), Some(c));
         }
-        for bad in [
-            "",
-            "abc",
-            "prev_",
-            &URL_SAFE.encode("2024-05-01|x"),
-            &URL_SAFE.encode("no-bar"),
-        ] {
+        for bad in
+            ["", "abc", "prev_", &URL_SAFE.encode("2024-05-01|x"), &URL_SAFE.encode("no-bar")]
+        {
             assert!(Cursor::decode(bad).is_err(), "{bad}");
         }
     }

@@ -82,11 +82,7 @@ impl Checks {
     }
 
     pub fn finish(self) -> ApiResult<()> {
-        if self.errors.is_empty() {
-            Ok(())
-        } else {
-            Err(ApiError::Validation(self.errors))
-        }
+        if self.errors.is_empty() { Ok(()) } else { Err(ApiError::Validation(self.errors)) }
     }
 }
 
@@ -96,9 +92,7 @@ pub fn body_loc(field: &str) -> Vec<Value> {
 
 /// A light syntactic check: one `@`, a non-empty local part, a dotted domain, no spaces.
 fn check_email(v: &str) -> Result<(), &'static str> {
-    let (local, domain) = v
-        .rsplit_once('@')
-        .ok_or("An email address must have an @-sign.")?;
+    let (local, domain) = v.rsplit_once('@').ok_or("An email address must have an @-sign.")?;
     if local.is_empty() {
         return Err("There must be something before the @-sign.");
     }
@@ -126,16 +120,9 @@ pub struct Params {
 impl Params {
     pub fn parse(query: Option<&str>) -> Params {
         let pairs = query
-            .map(|q| {
-                url::form_urlencoded::parse(q.as_bytes())
-                    .into_owned()
-                    .collect()
-            })
+            .map(|q| url::form_urlencoded::parse(q.as_bytes()).into_owned().collect())
             .unwrap_or_default();
-        Params {
-            pairs,
-            errors: Vec::new(),
-        }
+        Params { pairs, errors: Vec::new() }
     }
 
     fn loc(name: &str) -> Vec<Value> {
@@ -144,10 +131,7 @@ impl Params {
 
     /// The first value of `name`; an empty value counts as absent.
     pub fn raw(&self, name: &str) -> Option<&str> {
-        self.pairs
-            .iter()
-            .find(|(k, v)| k == name && !v.is_empty())
-            .map(|(_, v)| v.as_str())
+        self.pairs.iter().find(|(k, v)| k == name && !v.is_empty()).map(|(_, v)| v.as_str())
     }
 
     /// Every value of a repeated parameter (`?types=a&types=b`).
@@ -271,11 +255,7 @@ impl Params {
     }
 
     pub fn finish(self) -> ApiResult<()> {
-        if self.errors.is_empty() {
-            Ok(())
-        } else {
-            Err(ApiError::Validation(self.errors))
-        }
+        if self.errors.is_empty() { Ok(()) } else { Err(ApiError::Validation(self.errors)) }
     }
 }
 
@@ -290,9 +270,7 @@ mod tests {
         p.int("page", 1, 1, i64::MAX);
         p.int("x", 1, 1, 10);
         assert_eq!(p.int("absent", 7, 1, 10), 7);
-        let Err(ApiError::Validation(errors)) = p.finish() else {
-            panic!("expected a 422")
-        };
+        let Err(ApiError::Validation(errors)) = p.finish() else { panic!("expected a 422") };
         assert_eq!(errors.len(), 3);
         assert_eq!(errors[0].loc, vec![json!("query"), json!("limit")]);
         assert_eq!(errors[0].kind, "less_than_equal");
@@ -316,9 +294,7 @@ mod tests {
         assert_eq!(p.time("end", true), None);
         assert_eq!(p.time("other", true), None);
         assert_eq!(p.time("optional", false), None);
-        let Err(ApiError::Validation(errors)) = p.finish() else {
-            panic!("expected a 422")
-        };
+        let Err(ApiError::Validation(errors)) = p.finish() else { panic!("expected a 422") };
         assert_eq!(
             errors.iter().map(|e| e.kind.as_str()).collect::<Vec<_>>(),
             ["datetime_parsing", "missing"]
@@ -329,9 +305,7 @@ mod tests {
     fn choices_list_what_is_expected() {
         let mut p = Params::parse(Some("sort_order=up"));
         assert_eq!(p.choice("sort_order", &["asc", "desc"], "desc"), "desc");
-        let Err(ApiError::Validation(errors)) = p.finish() else {
-            panic!("expected a 422")
-        };
+        let Err(ApiError::Validation(errors)) = p.finish() else { panic!("expected a 422") };
         assert_eq!(errors[0].msg, "Input should be 'asc' or 'desc'");
     }
 
@@ -344,16 +318,10 @@ mod tests {
             _ => panic!("expected a 422"),
         };
         let wrong_case = first(provider(loc(), "PhoneHealth"));
-        assert_eq!(
-            wrong_case.msg,
-            "Provider names are lowercase: use 'phonehealth'"
-        );
+        assert_eq!(wrong_case.msg, "Provider names are lowercase: use 'phonehealth'");
         let unknown = first(provider(loc(), "fitbitt"));
         assert_eq!(unknown.kind, "enum");
-        assert_eq!(
-            unknown.msg,
-            "Input should be 'phonehealth', 'google' or 'samsung'"
-        );
+        assert_eq!(unknown.msg, "Input should be 'phonehealth', 'google' or 'samsung'");
     }
 
     #[test]

@@ -18,10 +18,7 @@ fn offset(z: Option<i16>) -> Option<String> {
 }
 
 pub fn workout_created(id: Uuid, user_id: Uuid, w: &WorkoutRow, src: &NewDataSource) -> Value {
-    let pace = w
-        .avg_speed_m_per_s
-        .filter(|s| *s > 0.0)
-        .map(|s| (1000.0 / s).round() as i64);
+    let pace = w.avg_speed_m_per_s.filter(|s| *s > 0.0).map(|s| (1000.0 / s).round() as i64);
     json!({
         "id": id,
         "user_id": user_id,

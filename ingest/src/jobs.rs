@@ -32,13 +32,8 @@ pub struct Job {
 
 impl Job {
     fn from_stream(id: &StreamId) -> Job {
-        let batch_id = id
-            .get::<String>("batch")
-            .and_then(|s| Uuid::parse_str(&s).ok());
-        Job {
-            entry: id.id.clone(),
-            batch_id,
-        }
+        let batch_id = id.get::<String>("batch").and_then(|s| Uuid::parse_str(&s).ok());
+        Job { entry: id.id.clone(), batch_id }
     }
 }
 
@@ -52,12 +47,7 @@ pub struct JobQueue {
 
 impl JobQueue {
     pub fn new(client: redis::Client, conn: ConnectionManager, prefix: &str) -> JobQueue {
-        JobQueue {
-            client,
-            conn,
-            prefix: prefix.to_string(),
-            stream: format!("{prefix}:jobs"),
-        }
+        JobQueue { client, conn, prefix: prefix.to_string(), stream: format!("{prefix}:jobs") }
     }
 
     pub fn stream_key(&self) -> &str {
@@ -95,10 +85,7 @@ impl JobQueue {
     /// Creates the stream and the consumer group when missing.
     pub async fn ensure_group(&self) -> redis::RedisResult<()> {
         let mut conn = self.conn.clone();
-        match conn
-            .xgroup_create_mkstream::<_, _, _, ()>(&self.stream, GROUP, "0")
-            .await
-        {
+        match conn.xgroup_create_mkstream::<_, _, _, ()>(&self.stream, GROUP, "0").await {
             Ok(()) => Ok(()),
             Err(e) if e.code() == Some("BUSYGROUP") => Ok(()),
             Err(e) => Err(e),
@@ -110,9 +97,7 @@ impl JobQueue {
         let config = redis::AsyncConnectionConfig::new()
             .set_response_timeout(None)
             .set_connection_timeout(Some(Duration::from_secs(3)));
-        self.client
-            .get_multiplexed_async_connection_with_config(&config)
-            .await
+        self.client.get_multiplexed_async_connection_with_config(&config).await
     }
 
     /// New entries for `consumer`, waiting up to `block`. Recreates a lost group.
@@ -131,12 +116,7 @@ impl JobQueue {
             conn.xread_options(&[&self.stream], &[">"], &opts).await;
         match reply {
             Ok(reply) => Ok(reply
-                .map(|r| {
-                    r.keys
-                        .iter()
-                        .flat_map(|k| k.ids.iter().map(Job::from_stream))
-                        .collect()
-                })
+                .map(|r| r.keys.iter().flat_map(|k| k.ids.iter().map(Job::from_stream)).collect())
                 .unwrap_or_default()),
             Err(e) if e.code() == Some("NOGROUP") => {
                 tracing::warn!("job stream or group missing (Redis restarted?): recreating it");
@@ -149,8 +129,7 @@ impl JobQueue {
 
     pub async fn ack(&self, entry: &str) -> redis::RedisResult<()> {
         let mut conn = self.conn.clone();
-        conn.xack::<_, _, _, ()>(&self.stream, GROUP, &[entry])
-            .await
+        conn.xack::<_, _, _, ()>(&self.stream, GROUP, &[entry]).await
     }
 
     /// Takes over entries another consumer left pending for longer than `min_idle`.
@@ -185,9 +164,8 @@ impl JobQueue {
     /// Publishes a sync status event (best effort).
     pub async fn publish_sync(&self, user_id: Uuid, event: &serde_json::Value) {
         let mut conn = self.conn.clone();
-        let res: redis::RedisResult<()> = conn
-            .publish(self.sync_channel(user_id), event.to_string())
-            .await;
+        let res: redis::RedisResult<()> =
+            conn.publish(self.sync_channel(user_id), event.to_string()).await;
         if let Err(e) = res {
             tracing::warn!(error = %e, "could not publish a sync status event");
         }

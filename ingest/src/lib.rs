@@ -6,6 +6,7 @@
 pub mod batch;
 pub mod events;
 pub mod jobs;
+pub mod payloads;
 pub mod process;
 pub mod report;
 pub mod reprocess;

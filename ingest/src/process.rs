@@ -65,9 +65,8 @@ pub async fn process_sdk_batch(
         return Ok(Processed::AlreadyDone);
     }
     let body = batch.body;
-    let parsed = tokio::task::spawn_blocking(move || decode(&body))
-        .await?
-        .map_err(ProcessError::Body)?;
+    let parsed =
+        tokio::task::spawn_blocking(move || decode(&body)).await?.map_err(ProcessError::Body)?;
 
     let mut client = db.client().await?;
     let tx = client.transaction().await.map_err(schema::Error::from)?;
@@ -102,15 +101,9 @@ pub async fn process_sdk_batch(
                 error: Some(&reason),
                 started_at,
             };
-            let run = sync_runs::finish(
-                &tx,
-                batch_id,
-                batch.user_id,
-                &batch.provider,
-                "sdk",
-                &finish,
-            )
-            .await?;
+            let run =
+                sync_runs::finish(&tx, batch_id, batch.user_id, &batch.provider, "sdk", &finish)
+                    .await?;
             tx.commit().await.map_err(schema::Error::from)?;
             return Ok(Processed::Failed(run));
         }
@@ -127,11 +120,7 @@ pub async fn process_sdk_batch(
         "update users set last_synced_at = now(), last_synced_provider = $2,
              last_zone_offset = coalesce($3, last_zone_offset)
          where id = $1",
-        &[
-            &batch.user_id,
-            &n.provider,
-            &n.latest_offset.map(|(_, o)| o),
-        ],
+        &[&batch.user_id, &n.provider, &n.latest_offset.map(|(_, o)| o)],
     )
     .await
     .map_err(schema::Error::from)?;

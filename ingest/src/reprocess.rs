@@ -45,18 +45,10 @@ pub async fn reprocess_user(
         tx.commit().await.map_err(schema::Error::from)?;
     }
     for (i, id) in ids.iter().enumerate() {
-        match process::process_sdk_batch(
-            db,
-            *id,
-            Options {
-                events: false,
-                force: true,
-            },
-        )
-        .await?
+        if let Processed::Failed(_) =
+            process::process_sdk_batch(db, *id, Options { events: false, force: true }).await?
         {
-            Processed::Failed(_) => out.failed += 1,
-            _ => {}
+            out.failed += 1
         }
         out.batches += 1;
         progress(i + 1, ids.len());

@@ -154,20 +154,19 @@ pub fn summarize(intervals: &[Interval], zone_offset: Option<i16>) -> Option<Sum
             Stage::Light | Stage::Deep | Stage::Rem | Stage::Awake if detailed => Some(*i),
             Stage::Sleeping | Stage::Awake if !detailed && generic => Some(*i),
             Stage::Awake if !detailed => Some(*i),
-            Stage::InBed if !detailed && !generic => Some(Interval {
-                stage: Stage::Sleeping,
-                ..*i
-            }),
+            Stage::InBed if !detailed && !generic => {
+                Some(Interval { stage: Stage::Sleeping, ..*i })
+            }
             _ => None,
         })
         .collect();
     kept.sort();
     let mut cleaned: Vec<Interval> = Vec::with_capacity(kept.len());
     for mut iv in kept {
-        if let Some(prev) = cleaned.last() {
-            if iv.start < prev.end {
-                iv.start = prev.end;
-            }
+        if let Some(prev) = cleaned.last()
+            && iv.start < prev.end
+        {
+            iv.start = prev.end;
         }
         if iv.end > iv.start {
             cleaned.push(iv);
@@ -176,11 +175,7 @@ pub fn summarize(intervals: &[Interval], zone_offset: Option<i16>) -> Option<Sum
     let start = cleaned.first()?.start;
     let end = cleaned.iter().map(|i| i.end).max()?;
     let total = |stage: Stage| -> i64 {
-        cleaned
-            .iter()
-            .filter(|i| i.stage == stage)
-            .map(|i| seconds(i.end - i.start))
-            .sum()
+        cleaned.iter().filter(|i| i.stage == stage).map(|i| seconds(i.end - i.start)).sum()
     };
     let (light, deep, rem, sleeping, awake) = (
         total(Stage::Light),
@@ -257,11 +252,7 @@ mod tests {
     }
 
     fn iv(stage: Stage, from: (i64, i64), to: (i64, i64)) -> Interval {
-        Interval {
-            start: t(from.0, from.1),
-            end: t(to.0, to.1),
-            stage,
-        }
+        Interval { start: t(from.0, from.1), end: t(to.0, to.1), stage }
     }
 
     #[test]
@@ -302,11 +293,7 @@ mod tests {
         assert_eq!(s.awake_minutes, 10);
         assert_eq!(s.sleep_seconds, (60 + 60 + 105 + 170) * 60);
         assert_eq!(s.in_bed_seconds, 8 * 3600);
-        assert!(
-            s.cleaned
-                .iter()
-                .all(|i| i.stage != Stage::Sleeping && i.stage != Stage::InBed)
-        );
+        assert!(s.cleaned.iter().all(|i| i.stage != Stage::Sleeping && i.stage != Stage::InBed));
         assert_eq!((s.start, s.end), (t(22, 15), t(29, 0)));
     }
 
@@ -325,11 +312,7 @@ mod tests {
         assert!(nap.is_nap);
         // A gap of exactly two hours keeps one session.
         assert_eq!(
-            split(vec![
-                iv(Stage::Deep, (1, 0), (2, 0)),
-                iv(Stage::Deep, (4, 0), (5, 0))
-            ])
-            .len(),
+            split(vec![iv(Stage::Deep, (1, 0), (2, 0)), iv(Stage::Deep, (4, 0), (5, 0))]).len(),
             1
         );
     }
@@ -348,10 +331,7 @@ mod tests {
         assert_eq!(Stage::parse("inBed"), Some(Stage::InBed));
         assert_eq!(Stage::parse("REM"), Some(Stage::Rem));
         assert_eq!(Stage::parse("napping"), None);
-        let ivs = vec![
-            iv(Stage::Deep, (1, 0), (2, 0)),
-            iv(Stage::Awake, (2, 0), (2, 5)),
-        ];
+        let ivs = vec![iv(Stage::Deep, (1, 0), (2, 0)), iv(Stage::Awake, (2, 0), (2, 5))];
         assert_eq!(from_json(&to_json(&ivs)), ivs);
     }
 }

@@ -100,10 +100,9 @@ async fn save_sleep(
     s: &SleepSession,
     source_id: Uuid,
 ) -> Result<bool, schema::Error> {
-    let (Some(first), Some(last)) = (
-        s.intervals.iter().map(|i| i.start).min(),
-        s.intervals.iter().map(|i| i.end).max(),
-    ) else {
+    let (Some(first), Some(last)) =
+        (s.intervals.iter().map(|i| i.start).min(), s.intervals.iter().map(|i| i.end).max())
+    else {
         return Ok(false);
     };
     let near = sleep_sessions::near(tx, t.user_id, source_id, first - GAP, last + GAP).await?;
@@ -121,10 +120,8 @@ async fn save_sleep(
             return Ok(false);
         }
     }
-    let zone_offset = s
-        .zone_offset
-        .or_else(|| near.iter().find_map(|n| n.zone_offset))
-        .or(t.default_offset);
+    let zone_offset =
+        s.zone_offset.or_else(|| near.iter().find_map(|n| n.zone_offset)).or(t.default_offset);
     let Some(sum) = sleep::summarize(&raw, zone_offset) else {
         return Ok(false);
     };

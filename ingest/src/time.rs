@@ -6,20 +6,17 @@ use chrono::{DateTime, FixedOffset, Utc};
 /// Parses an RFC 3339 timestamp (`Z` or an offset, optional fraction, `T` or a space).
 pub fn parse_timestamp(s: &str) -> Option<DateTime<Utc>> {
     let b = s.as_bytes();
-    if b.len() == 20 && b[19] == b'Z' {
-        if let Some(t) = fast_utc(b) {
-            return Some(t);
-        }
+    if b.len() == 20
+        && b[19] == b'Z'
+        && let Some(t) = fast_utc(b)
+    {
+        return Some(t);
     }
     if let Ok(t) = DateTime::parse_from_rfc3339(s) {
         return Some(t.with_timezone(&Utc));
     }
     // `2024-01-01 08:00:00 +0100` (Apple Health exports) and `…T08:00:00+0100`.
-    for fmt in [
-        "%Y-%m-%d %H:%M:%S %z",
-        "%Y-%m-%dT%H:%M:%S%.f%z",
-        "%Y-%m-%d %H:%M:%S%.f%:z",
-    ] {
+    for fmt in ["%Y-%m-%d %H:%M:%S %z", "%Y-%m-%dT%H:%M:%S%.f%z", "%Y-%m-%d %H:%M:%S%.f%:z"] {
         if let Ok(t) = DateTime::<FixedOffset>::parse_from_str(s, fmt) {
             return Some(t.with_timezone(&Utc));
         }
@@ -40,9 +37,7 @@ pub fn offset_of_timestamp(s: &str) -> Option<i16> {
 }
 
 fn digits(b: &[u8]) -> Option<u32> {
-    b.iter().try_fold(0u32, |acc, c| {
-        c.is_ascii_digit().then(|| acc * 10 + u32::from(c - b'0'))
-    })
+    b.iter().try_fold(0u32, |acc, c| c.is_ascii_digit().then(|| acc * 10 + u32::from(c - b'0')))
 }
 
 /// `YYYY-MM-DDTHH:MM:SSZ`.
@@ -51,11 +46,7 @@ fn fast_utc(b: &[u8]) -> Option<DateTime<Utc>> {
         return None;
     }
     let (y, mo, d) = (digits(&b[0..4])?, digits(&b[5..7])?, digits(&b[8..10])?);
-    let (h, mi, s) = (
-        digits(&b[11..13])?,
-        digits(&b[14..16])?,
-        digits(&b[17..19])?,
-    );
+    let (h, mi, s) = (digits(&b[11..13])?, digits(&b[14..16])?, digits(&b[17..19])?);
     if !(1..=12).contains(&mo) || d == 0 || d > days_in_month(y, mo) || h > 23 || mi > 59 || s > 59
     {
         return None;
@@ -66,7 +57,7 @@ fn fast_utc(b: &[u8]) -> Option<DateTime<Utc>> {
 
 fn days_in_month(y: u32, m: u32) -> u32 {
     match m {
-        2 if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
+        2 if (y.is_multiple_of(4) && !y.is_multiple_of(100)) || y.is_multiple_of(400) => 29,
         2 => 28,
         4 | 6 | 9 | 11 => 30,
         _ => 31,
@@ -84,9 +75,13 @@ fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
+/// A zone offset in none of the accepted forms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InvalidOffset;
+
 /// Parses a zone offset: `Z`, `+HH:MM`, `-HH:MM`, `+HH:MM:SS` (Java writes seconds when it
 /// has them), `+HHMM`, `+HH`. Minutes east of UTC; `Err` for anything else.
-pub fn parse_offset(s: &str) -> Result<i16, ()> {
+pub fn parse_offset(s: &str) -> Result<i16, InvalidOffset> {
     let s = s.trim();
     if s == "Z" || s == "z" {
         return Ok(0);
@@ -94,7 +89,7 @@ pub fn parse_offset(s: &str) -> Result<i16, ()> {
     let (sign, rest) = match s.as_bytes().first() {
         Some(b'+') => (1i32, &s[1..]),
         Some(b'-') => (-1i32, &s[1..]),
-        _ => return Err(()),
+        _ => return Err(InvalidOffset),
     };
     let parts: Vec<&str> = if rest.contains(':') {
         rest.split(':').collect()
@@ -103,24 +98,24 @@ pub fn parse_offset(s: &str) -> Result<i16, ()> {
     } else {
         vec![rest]
     };
-    let num = |p: &str| -> Result<i32, ()> {
+    let num = |p: &str| -> Result<i32, InvalidOffset> {
         if p.len() == 2 && p.bytes().all(|c| c.is_ascii_digit()) {
-            p.parse().map_err(|_| ())
+            p.parse().map_err(|_| InvalidOffset)
         } else {
-            Err(())
+            Err(InvalidOffset)
         }
     };
     let (h, m, sec) = match parts.as_slice() {
         [h] => (num(h)?, 0, 0),
         [h, m] => (num(h)?, num(m)?, 0),
         [h, m, s] => (num(h)?, num(m)?, num(s)?),
-        _ => return Err(()),
+        _ => return Err(InvalidOffset),
     };
     if h > 18 || m > 59 || sec > 59 {
-        return Err(());
+        return Err(InvalidOffset);
     }
     let minutes = sign * (h * 60 + m + (sec + 30) / 60);
-    i16::try_from(minutes).map_err(|_| ())
+    i16::try_from(minutes).map_err(|_| InvalidOffset)
 }
 
 #[cfg(test)]
@@ -128,9 +123,7 @@ mod tests {
     use super::*;
 
     fn utc(s: &str) -> DateTime<Utc> {
-        DateTime::parse_from_rfc3339(s)
-            .map(|d| d.with_timezone(&Utc))
-            .unwrap_or_default()
+        DateTime::parse_from_rfc3339(s).map(|d| d.with_timezone(&Utc)).unwrap_or_default()
     }
 
     #[test]
@@ -155,18 +148,12 @@ mod tests {
 
     #[test]
     fn other_shapes() {
-        assert_eq!(
-            parse_timestamp("2026-03-14T19:46:45+01:00"),
-            Some(utc("2026-03-14T18:46:45Z"))
-        );
+        assert_eq!(parse_timestamp("2026-03-14T19:46:45+01:00"), Some(utc("2026-03-14T18:46:45Z")));
         assert_eq!(
             parse_timestamp("2026-03-14T18:46:45.250Z"),
             Some(utc("2026-03-14T18:46:45.250Z"))
         );
-        assert_eq!(
-            parse_timestamp("2024-01-01 08:00:00 +0100"),
-            Some(utc("2024-01-01T07:00:00Z"))
-        );
+        assert_eq!(parse_timestamp("2024-01-01 08:00:00 +0100"), Some(utc("2024-01-01T07:00:00Z")));
         assert_eq!(parse_timestamp("yesterday"), None);
         assert_eq!(offset_of_timestamp("2024-01-01 08:00:00 +0100"), Some(60));
         assert_eq!(offset_of_timestamp("2026-03-14T19:46:45-03:30"), Some(-210));
@@ -183,7 +170,7 @@ mod tests {
         assert_eq!(parse_offset("+0530"), Ok(330));
         assert_eq!(parse_offset("+09"), Ok(540));
         for bad in ["", "01:00", "+1:00", "+25:00", "UTC", "+01:60"] {
-            assert_eq!(parse_offset(bad), Err(()), "{bad}");
+            assert_eq!(parse_offset(bad), Err(InvalidOffset), "{bad}");
         }
     }
 }

@@ -45,11 +45,7 @@ impl Default for WorkerConfig {
 /// Runs the worker until `shutdown` is cancelled; in-flight batches finish first.
 pub async fn run(db: Db, queue: JobQueue, config: WorkerConfig, shutdown: CancellationToken) {
     tracing::info!(concurrency = config.concurrency, "worker started");
-    let name = format!(
-        "{}-{}",
-        gethostname::gethostname().to_string_lossy(),
-        std::process::id()
-    );
+    let name = format!("{}-{}", gethostname::gethostname().to_string_lossy(), std::process::id());
     let mut tasks = tokio::task::JoinSet::new();
     for n in 0..config.concurrency.max(1) {
         let (db, queue, config, shutdown) =
@@ -170,17 +166,12 @@ async fn handle(db: &Db, queue: &JobQueue, config: &WorkerConfig, job: Job) {
         let _ = queue.ack(&job.entry).await;
         return;
     };
-    let opts = Options {
-        events: config.events,
-        force: false,
-    };
+    let opts = Options { events: config.events, force: false };
     let ack = match process::process_sdk_batch(db, batch_id, opts).await {
         Ok(Processed::Done(run)) | Ok(Processed::Failed(run)) => {
             metrics::counter!("wearhouse_batches_processed_total", "status" => run.status.clone())
                 .increment(1);
-            queue
-                .publish_sync(run.user_id, &process::status_event(&run))
-                .await;
+            queue.publish_sync(run.user_id, &process::status_event(&run)).await;
             true
         }
         // Busy: the worker holding it acknowledges its own entry; if it dies, the sweeper
@@ -202,9 +193,7 @@ async fn give_up_after(
     error: &str,
 ) -> bool {
     tracing::warn!(%batch_id, error, "processing a batch failed");
-    let attempts = schema::sdk_batches::count_attempt(db, batch_id, error)
-        .await
-        .unwrap_or(0);
+    let attempts = schema::sdk_batches::count_attempt(db, batch_id, error).await.unwrap_or(0);
     if attempts < config.max_attempts {
         return false;
     }
@@ -222,24 +211,13 @@ async fn give_up_after(
             error: Some(error),
             started_at: chrono::Utc::now(),
         };
-        schema::sync_runs::finish(
-            &client,
-            batch_id,
-            batch.user_id,
-            &batch.provider,
-            "sdk",
-            &finish,
-        )
-        .await
-        .map(Some)
+        schema::sync_runs::finish(&client, batch_id, batch.user_id, &batch.provider, "sdk", &finish)
+            .await
+            .map(Some)
     }
     .await;
     match outcome {
-        Ok(Some(run)) => {
-            queue
-                .publish_sync(run.user_id, &process::status_event(&run))
-                .await
-        }
+        Ok(Some(run)) => queue.publish_sync(run.user_id, &process::status_event(&run)).await,
         Ok(None) => {}
         Err::<_, schema::Error>(e) => tracing::warn!(error = %e, "could not mark the batch failed"),
     }

@@ -54,13 +54,8 @@ async fn insert_on(
         "insert into api_keys (id, name, key_hash, prefix, created_by)
          values ($1, $2, $3, $4, $5) returning {COLUMNS}"
     );
-    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 5] = [
-        &Uuid::now_v7(),
-        &name,
-        &secret_hash(key),
-        &prefix,
-        &created_by,
-    ];
+    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 5] =
+        [&Uuid::now_v7(), &name, &secret_hash(key), &prefix, &created_by];
     from_row(&client.query_one(&sql, &params).await?)
 }
 
@@ -68,12 +63,7 @@ async fn insert_on(
 pub async fn find_active(db: &Db, key: &str) -> Result<Option<ApiKey>> {
     let client = db.client().await?;
     let sql = format!("select {COLUMNS} from api_keys where key_hash = $1 and revoked_at is null");
-    client
-        .query_opt(&sql, &[&secret_hash(key)])
-        .await?
-        .as_ref()
-        .map(from_row)
-        .transpose()
+    client.query_opt(&sql, &[&secret_hash(key)]).await?.as_ref().map(from_row).transpose()
 }
 
 /// Active keys, newest first.
@@ -82,23 +72,13 @@ pub async fn list_active(db: &Db) -> Result<Vec<ApiKey>> {
     let sql = format!(
         "select {COLUMNS} from api_keys where revoked_at is null order by created_at desc, id desc"
     );
-    client
-        .query(&sql, &[])
-        .await?
-        .iter()
-        .map(from_row)
-        .collect()
+    client.query(&sql, &[]).await?.iter().map(from_row).collect()
 }
 
 pub async fn get_active(db: &Db, id: Uuid) -> Result<Option<ApiKey>> {
     let client = db.client().await?;
     let sql = format!("select {COLUMNS} from api_keys where id = $1 and revoked_at is null");
-    client
-        .query_opt(&sql, &[&id])
-        .await?
-        .as_ref()
-        .map(from_row)
-        .transpose()
+    client.query_opt(&sql, &[&id]).await?.as_ref().map(from_row).transpose()
 }
 
 pub async fn rename(db: &Db, id: Uuid, name: &str) -> Result<Option<ApiKey>> {
@@ -106,12 +86,7 @@ pub async fn rename(db: &Db, id: Uuid, name: &str) -> Result<Option<ApiKey>> {
     let sql = format!(
         "update api_keys set name = $2 where id = $1 and revoked_at is null returning {COLUMNS}"
     );
-    client
-        .query_opt(&sql, &[&id, &name])
-        .await?
-        .as_ref()
-        .map(from_row)
-        .transpose()
+    client.query_opt(&sql, &[&id, &name]).await?.as_ref().map(from_row).transpose()
 }
 
 /// Revokes an active key; returns it as revoked, or `None` if there was no active key.
@@ -121,12 +96,7 @@ pub async fn revoke(db: &Db, id: Uuid) -> Result<Option<ApiKey>> {
         "update api_keys set revoked_at = now() where id = $1 and revoked_at is null
          returning {COLUMNS}"
     );
-    client
-        .query_opt(&sql, &[&id])
-        .await?
-        .as_ref()
-        .map(from_row)
-        .transpose()
+    client.query_opt(&sql, &[&id]).await?.as_ref().map(from_row).transpose()
 }
 
 /// Replaces an active key by a new one with the same name, in one transaction: the old key

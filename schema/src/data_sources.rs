@@ -59,12 +59,7 @@ pub async fn list_for_user(db: &Db, user_id: Uuid) -> Result<Vec<DataSource>> {
         "select {COLUMNS} from data_sources where user_id = $1
          order by provider, device_model nulls last, source nulls last, id"
     );
-    client
-        .query(&sql, &[&user_id])
-        .await?
-        .iter()
-        .map(from_row)
-        .collect()
+    client.query(&sql, &[&user_id]).await?.iter().map(from_row).collect()
 }
 
 /// The source with this identity, created when first seen.

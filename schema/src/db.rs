@@ -40,9 +40,7 @@ impl Db {
         let manager = Manager::from_config(
             config,
             NoTls,
-            ManagerConfig {
-                recycling_method: RecyclingMethod::Fast,
-            },
+            ManagerConfig { recycling_method: RecyclingMethod::Fast },
         );
         let pool = Pool::builder(manager).max_size(max_size).build()?;
         let client = pool.get().await?;
@@ -101,9 +99,7 @@ pub fn fingerprint() -> String {
 
 async fn migrate_locked(client: &mut tokio_postgres::Client) -> Result<()> {
     check_timescale(client).await?;
-    client
-        .execute("select pg_advisory_lock($1)", &[&MIGRATION_LOCK])
-        .await?;
+    client.execute("select pg_advisory_lock($1)", &[&MIGRATION_LOCK]).await?;
     let outcome = async {
         let report = embedded::migrations::runner().run_async(client).await?;
         for m in report.applied_migrations() {
@@ -113,9 +109,7 @@ async fn migrate_locked(client: &mut tokio_postgres::Client) -> Result<()> {
     }
     .await;
     // Unlock even when a migration failed; the session ends right after anyway.
-    let unlock = client
-        .execute("select pg_advisory_unlock($1)", &[&MIGRATION_LOCK])
-        .await;
+    let unlock = client.execute("select pg_advisory_unlock($1)", &[&MIGRATION_LOCK]).await;
     outcome?;
     unlock?;
     Ok(())
@@ -147,10 +141,7 @@ async fn seed_series_types(client: &tokio_postgres::Client) -> Result<()> {
     let slugs: Vec<&str> = SERIES_TYPES.iter().map(|t| t.slug).collect();
     let units: Vec<&str> = SERIES_TYPES.iter().map(|t| t.unit).collect();
     let categories: Vec<&str> = SERIES_TYPES.iter().map(|t| t.category).collect();
-    let aggregations: Vec<&str> = SERIES_TYPES
-        .iter()
-        .map(|t| t.aggregation.as_str())
-        .collect();
+    let aggregations: Vec<&str> = SERIES_TYPES.iter().map(|t| t.aggregation.as_str()).collect();
     let events: Vec<&str> = SERIES_TYPES.iter().map(|t| t.event).collect();
     client
         .execute(

@@ -44,10 +44,7 @@ pub async fn get(db: &Db, id: Uuid) -> Result<Option<Developer>> {
 pub async fn find_by_email(db: &Db, email: &str) -> Result<Option<Developer>> {
     let client = db.client().await?;
     client
-        .query_opt(
-            "select * from developers where lower(email) = lower($1)",
-            &[&email],
-        )
+        .query_opt("select * from developers where lower(email) = lower($1)", &[&email])
         .await?
         .as_ref()
         .map(from_row)
@@ -56,10 +53,7 @@ pub async fn find_by_email(db: &Db, email: &str) -> Result<Option<Developer>> {
 
 pub async fn count(db: &Db) -> Result<i64> {
     let client = db.client().await?;
-    Ok(client
-        .query_one("select count(*) from developers", &[])
-        .await?
-        .try_get(0)?)
+    Ok(client.query_one("select count(*) from developers", &[]).await?.try_get(0)?)
 }
 
 pub async fn insert(db: &Db, email: &str, password_hash: &str) -> Result<Developer> {

@@ -8,8 +8,7 @@ use crate::{Db, Result};
 pub async fn rebuild_user(db: &Db, user_id: Uuid) -> Result<()> {
     let mut client = db.client().await?;
     let tx = client.transaction().await?;
-    tx.execute("delete from daily_rollups where user_id = $1", &[&user_id])
-        .await?;
+    tx.execute("delete from daily_rollups where user_id = $1", &[&user_id]).await?;
     tx.execute(
         "insert into daily_rollups (user_id, series_type_id, data_source_id, local_date,
              sample_count, value_sum, value_min, value_max, total_count, total_sum)

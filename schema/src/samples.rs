@@ -47,15 +47,8 @@ const STAGING: &str = "
 
 const COPY: &str = "copy samples_in (series_type_id, data_source_id, ts, value, zone_offset, \
                     is_daily_total, seq) from stdin binary";
-const COPY_TYPES: &[Type] = &[
-    Type::INT2,
-    Type::UUID,
-    Type::TIMESTAMPTZ,
-    Type::FLOAT8,
-    Type::INT2,
-    Type::BOOL,
-    Type::INT4,
-];
+const COPY_TYPES: &[Type] =
+    &[Type::INT2, Type::UUID, Type::TIMESTAMPTZ, Type::FLOAT8, Type::INT2, Type::BOOL, Type::INT4];
 
 const UPSERT: &str = include_str!("../queries/samples_upsert.sql");
 const CLEAR: &str = include_str!("../queries/rollups_clear.sql");
@@ -95,9 +88,7 @@ pub async fn store(
     }
     writer.finish().await?;
 
-    let row = tx
-        .query_one(UPSERT, &[&user_id, &batch_id, &provider, &events])
-        .await?;
+    let row = tx.query_one(UPSERT, &[&user_id, &batch_id, &provider, &events]).await?;
     let distinct: i64 = row.try_get("distinct_in")?;
     let inserted: i64 = row.try_get("inserted")?;
     let updated: i64 = row.try_get("updated")?;
@@ -106,11 +97,5 @@ pub async fn store(
         tx.execute(CLEAR, &[&user_id]).await?;
         tx.execute(RECOUNT, &[&user_id]).await?;
     }
-    Ok(Stored {
-        distinct,
-        inserted,
-        updated,
-        unchanged: distinct - inserted - updated,
-        events,
-    })
+    Ok(Stored { distinct, inserted, updated, unchanged: distinct - inserted - updated, events })
 }

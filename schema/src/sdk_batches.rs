@@ -43,12 +43,8 @@ pub async fn insert(
         )
         .await?;
     let id = Uuid::now_v7();
-    let row = client
-        .query_opt(
-            &stmt,
-            &[&id, &user_id, &provider, &compressed_body, &body_size],
-        )
-        .await;
+    let row =
+        client.query_opt(&stmt, &[&id, &user_id, &provider, &compressed_body, &body_size]).await;
     match row {
         Ok(row) => Ok(row.map(|_| id)),
         // The user was deleted between the check and the insert.
@@ -76,21 +72,13 @@ const COLUMNS: &str = "id, user_id, provider, body, status, attempts, received_a
 pub async fn get(db: &Db, id: Uuid) -> Result<Option<Batch>> {
     let client = db.client().await?;
     let sql = format!("select {COLUMNS} from sdk_batches where id = $1");
-    client
-        .query_opt(&sql, &[&id])
-        .await?
-        .as_ref()
-        .map(from_row)
-        .transpose()
+    client.query_opt(&sql, &[&id]).await?.as_ref().map(from_row).transpose()
 }
 
 /// Locks a batch for processing inside `tx`. `None` when it is gone or another worker holds it.
 pub async fn lock(tx: &Transaction<'_>, id: Uuid) -> Result<Option<String>> {
     let row = tx
-        .query_opt(
-            "select status from sdk_batches where id = $1 for update skip locked",
-            &[&id],
-        )
+        .query_opt("select status from sdk_batches where id = $1 for update skip locked", &[&id])
         .await?;
     row.map(|r| r.try_get(0)).transpose().map_err(Into::into)
 }
@@ -144,9 +132,7 @@ pub async fn take_unannounced(
             &[&secs, &limit],
         )
         .await?;
-    rows.iter()
-        .map(|r| r.try_get(0).map_err(Into::into))
-        .collect()
+    rows.iter().map(|r| r.try_get(0).map_err(Into::into)).collect()
 }
 
 /// Deletes processed batches received more than `days` ago; returns how many.
@@ -189,7 +175,5 @@ pub async fn ids_for_user(
             &[&user_id, &since],
         )
         .await?;
-    rows.iter()
-        .map(|r| r.try_get(0).map_err(Into::into))
-        .collect()
+    rows.iter().map(|r| r.try_get(0).map_err(Into::into)).collect()
 }

@@ -12,8 +12,6 @@ pub async fn get_or_init(db: &Db, key: &str, generate: impl FnOnce() -> String) 
             &[&key, &generate()],
         )
         .await?;
-    let row = client
-        .query_one("select value from server_settings where key = $1", &[&key])
-        .await?;
+    let row = client.query_one("select value from server_settings where key = $1", &[&key]).await?;
     Ok(row.try_get(0)?)
 }

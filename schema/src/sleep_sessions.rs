@@ -125,9 +125,7 @@ pub async fn save(
 
 pub async fn delete(client: &impl GenericClient, ids: &[Uuid]) -> Result<()> {
     if !ids.is_empty() {
-        client
-            .execute("delete from sleep_sessions where id = any($1)", &[&ids])
-            .await?;
+        client.execute("delete from sleep_sessions where id = any($1)", &[&ids]).await?;
     }
     Ok(())
 }

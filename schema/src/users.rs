@@ -48,13 +48,8 @@ pub enum SortBy {
 }
 
 impl SortBy {
-    pub const NAMES: &'static [&'static str] = &[
-        "created_at",
-        "email",
-        "first_name",
-        "last_name",
-        "last_synced_at",
-    ];
+    pub const NAMES: &'static [&'static str] =
+        &["created_at", "email", "first_name", "last_name", "last_synced_at"];
 
     pub fn parse(name: &str) -> Option<SortBy> {
         Some(match name {
@@ -127,13 +122,7 @@ pub async fn insert(db: &Db, new: &NewUser) -> Result<User> {
     let row = client
         .query_one(
             &sql,
-            &[
-                &Uuid::now_v7(),
-                &new.email,
-                &new.first_name,
-                &new.last_name,
-                &new.external_user_id,
-            ],
+            &[&Uuid::now_v7(), &new.email, &new.first_name, &new.last_name, &new.external_user_id],
         )
         .await
         .map_err(conflict)?;
@@ -143,19 +132,12 @@ pub async fn insert(db: &Db, new: &NewUser) -> Result<User> {
 pub async fn get(db: &Db, id: Uuid) -> Result<Option<User>> {
     let client = db.client().await?;
     let sql = format!("select {COLUMNS} from users u where u.id = $1");
-    client
-        .query_opt(&sql, &[&id])
-        .await?
-        .as_ref()
-        .map(from_row)
-        .transpose()
+    client.query_opt(&sql, &[&id]).await?.as_ref().map(from_row).transpose()
 }
 
 pub async fn exists(db: &Db, id: Uuid) -> Result<bool> {
     let client = db.client().await?;
-    let row = client
-        .query_one("select exists (select 1 from users where id = $1)", &[&id])
-        .await?;
+    let row = client.query_one("select exists (select 1 from users where id = $1)", &[&id]).await?;
     Ok(row.try_get(0)?)
 }
 
@@ -168,23 +150,15 @@ pub async fn list(db: &Db, q: &ListQuery) -> Result<(Vec<User>, i64)> {
         and ($2::text is null or u.email = $2)
         and ($3::text is null or u.external_user_id = $3)";
     let order = if q.descending { "desc" } else { "asc" };
-    let nulls = if q.descending {
-        "nulls last"
-    } else {
-        "nulls first"
-    };
+    let nulls = if q.descending { "nulls last" } else { "nulls first" };
     let sql = format!(
         "select {COLUMNS} from users u where {filter}
          order by {col} {order} {nulls}, u.id {order} limit $4 offset $5",
         col = q.sort_by.column()
     );
     let offset = (q.page - 1).saturating_mul(q.limit);
-    let rows = client
-        .query(
-            &sql,
-            &[&pattern, &q.email, &q.external_user_id, &q.limit, &offset],
-        )
-        .await?;
+    let rows =
+        client.query(&sql, &[&pattern, &q.email, &q.external_user_id, &q.limit, &offset]).await?;
     let total: i64 = client
         .query_one(
             &format!("select count(*) from users u where {filter}"),
@@ -216,9 +190,7 @@ pub async fn update(db: &Db, id: Uuid, patch: &UserPatch) -> Result<Option<User>
     let row = client
         .query_opt(
             &sql,
-            &[
-                &id, &email_set, &email, &first_set, &first, &last_set, &last, &ext_set, &ext,
-            ],
+            &[&id, &email_set, &email, &first_set, &first, &last_set, &last, &ext_set, &ext],
         )
         .await
         .map_err(conflict)?;
@@ -237,10 +209,8 @@ pub async fn delete(db: &Db, id: Uuid) -> Result<Option<User>> {
         return Ok(None);
     };
     let user = from_row(&row)?;
-    tx.execute("delete from samples where user_id = $1", &[&id])
-        .await?;
-    tx.execute("delete from users where id = $1", &[&id])
-        .await?;
+    tx.execute("delete from samples where user_id = $1", &[&id]).await?;
+    tx.execute("delete from users where id = $1", &[&id]).await?;
     tx.commit().await?;
     Ok(Some(user))
 }

@@ -11,9 +11,9 @@ pub fn format(minutes: i16) -> String {
 /// offset is unknown.
 pub fn local_time(at: chrono::DateTime<chrono::Utc>, minutes: Option<i16>) -> String {
     match minutes.and_then(|m| chrono::FixedOffset::east_opt(i32::from(m) * 60)) {
-        Some(offset) => at
-            .with_timezone(&offset)
-            .to_rfc3339_opts(chrono::SecondsFormat::AutoSi, false),
+        Some(offset) => {
+            at.with_timezone(&offset).to_rfc3339_opts(chrono::SecondsFormat::AutoSi, false)
+        }
         None => at.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true),
     }
 }
@@ -31,10 +31,7 @@ mod tests {
     #[test]
     fn local_times() {
         let at = chrono::DateTime::from_timestamp(1_773_478_800, 0).unwrap_or_default();
-        assert_eq!(
-            super::local_time(at, Some(120)),
-            "2026-03-14T11:00:00+02:00"
-        );
+        assert_eq!(super::local_time(at, Some(120)), "2026-03-14T11:00:00+02:00");
         assert_eq!(super::local_time(at, None), "2026-03-14T09:00:00Z");
     }
 }

@@ -10,12 +10,8 @@ use crate::util::{ADMIN_EMAIL, ADMIN_PASSWORD, Auth, SECRET_KEY, TestApp};
 fn token(sub: &str, scope: &str, exp_offset: i64, secret: &str) -> String {
     let now = Utc::now().timestamp();
     let claims = json!({"sub": sub, "scope": scope, "iat": now, "exp": now + exp_offset});
-    jsonwebtoken::encode(
-        &Header::default(),
-        &claims,
-        &EncodingKey::from_secret(secret.as_bytes()),
-    )
-    .expect("sign")
+    jsonwebtoken::encode(&Header::default(), &claims, &EncodingKey::from_secret(secret.as_bytes()))
+        .expect("sign")
 }
 
 #[tokio::test]
@@ -25,9 +21,7 @@ async fn login_issues_a_bearer_token() {
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(r.body["token_type"], "bearer");
     assert_eq!(r.body["expires_in"], 3600);
-    let me = app
-        .get("/api/v1/auth/me", &Auth::Bearer(r.str("access_token")))
-        .await;
+    let me = app.get("/api/v1/auth/me", &Auth::Bearer(r.str("access_token"))).await;
     assert_eq!(me.status, 200, "{}", me.body);
     assert_eq!(me.body["email"], ADMIN_EMAIL);
 
@@ -39,10 +33,7 @@ async fn login_issues_a_bearer_token() {
 #[tokio::test]
 async fn wrong_or_malformed_logins_are_401_with_a_challenge() {
     let app = TestApp::spawn().await;
-    for (email, password) in [
-        (ADMIN_EMAIL, "wrong"),
-        ("nobody@example.com", ADMIN_PASSWORD),
-    ] {
+    for (email, password) in [(ADMIN_EMAIL, "wrong"), ("nobody@example.com", ADMIN_PASSWORD)] {
         let r = app.login(email, password).await;
         r.assert_error(401, "Incorrect email or password");
         assert_eq!(r.headers["www-authenticate"], "Bearer");
@@ -55,9 +46,7 @@ async fn wrong_or_malformed_logins_are_401_with_a_challenge() {
         .send()
         .await
         .expect("request");
-    crate::util::Resp::read(resp)
-        .await
-        .assert_error(401, "Incorrect email or password");
+    crate::util::Resp::read(resp).await.assert_error(401, "Incorrect email or password");
 }
 
 #[tokio::test]
@@ -80,25 +69,10 @@ async fn developer_routes_refuse_keys_and_bad_tokens() {
 
     let admin_id = app.get("/api/v1/auth/me", &admin).await.str("id");
     let expired = Auth::Bearer(token(&admin_id, "developer", -3600, SECRET_KEY));
-    let forged = Auth::Bearer(token(
-        &admin_id,
-        "developer",
-        3600,
-        "another deployment's secret key",
-    ));
-    let unknown = Auth::Bearer(token(
-        &Uuid::new_v4().to_string(),
-        "developer",
-        3600,
-        SECRET_KEY,
-    ));
-    for bad in [
-        &expired,
-        &forged,
-        &unknown,
-        &Auth::Bearer("garbage".into()),
-        &Auth::None,
-    ] {
+    let forged =
+        Auth::Bearer(token(&admin_id, "developer", 3600, "another deployment's secret key"));
+    let unknown = Auth::Bearer(token(&Uuid::new_v4().to_string(), "developer", 3600, SECRET_KEY));
+    for bad in [&expired, &forged, &unknown, &Auth::Bearer("garbage".into()), &Auth::None] {
         let r = app.call(reqwest::Method::DELETE, &path, bad, None).await;
         r.assert_error(401, "Could not validate credentials");
     }
@@ -125,23 +99,15 @@ async fn integration_routes_take_a_key_or_a_developer_token() {
     }
     // The SDKs' header name works as well.
     let Auth::Key(raw) = &key else { unreachable!() };
-    let r = app
-        .get(
-            "/api/v1/users",
-            &Auth::Header("X-Open-Wearables-API-Key", raw.clone()),
-        )
-        .await;
+    let r = app.get("/api/v1/users", &Auth::Header("X-Open-Wearables-API-Key", raw.clone())).await;
     assert_eq!(r.status, 200, "{}", r.body);
 
     app.get("/api/v1/users", &Auth::None)
         .await
         .assert_error(401, "Authentication required: provide JWT token or API key");
-    app.get(
-        "/api/v1/users",
-        &Auth::Key("sk-00000000000000000000000000000000".into()),
-    )
-    .await
-    .assert_error(401, "Invalid or missing API key");
+    app.get("/api/v1/users", &Auth::Key("sk-00000000000000000000000000000000".into()))
+        .await
+        .assert_error(401, "Invalid or missing API key");
     // An expired developer token is no credential.
     let admin_id = app.get("/api/v1/auth/me", &admin).await.str("id");
     let expired = Auth::Bearer(token(&admin_id, "developer", -3600, SECRET_KEY));

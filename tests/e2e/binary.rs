@@ -32,10 +32,7 @@ impl Drop for DropDb {
 async fn concurrent_migrations_then_serve() {
     let name = format!("wearhouse_bin_{}", uuid::Uuid::new_v4().simple());
     let admin = admin_client().await;
-    admin
-        .batch_execute(&format!("create database \"{name}\""))
-        .await
-        .expect("create database");
+    admin.batch_execute(&format!("create database \"{name}\"")).await.expect("create database");
     let _cleanup = DropDb(name.clone());
 
     // Two processes migrating an empty database at once: both succeed, each migration once.
@@ -43,11 +40,7 @@ async fn concurrent_migrations_then_serve() {
     let b = wearhouse(&name).arg("migrate").output();
     let (a, b) = tokio::join!(a, b);
     for out in [a.expect("run a"), b.expect("run b")] {
-        assert!(
-            out.status.success(),
-            "migrate failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert!(out.status.success(), "migrate failed: {}", String::from_utf8_lossy(&out.stderr));
     }
     let db = crate::util::connect(&database_url(&name)).await;
     let applied: i64 = db
@@ -61,21 +54,11 @@ async fn concurrent_migrations_then_serve() {
         .expect("hypertables")
         .get(0);
     assert_eq!(hypertable, 1);
-    let series: i64 = db
-        .query_one("select count(*) from series_types", &[])
-        .await
-        .expect("series")
-        .get(0);
-    assert_eq!(
-        series as usize,
-        schema::catalogue::series_types::SERIES_TYPES.len()
-    );
+    let series: i64 =
+        db.query_one("select count(*) from series_types", &[]).await.expect("series").get(0);
+    assert_eq!(series as usize, schema::catalogue::series_types::SERIES_TYPES.len());
     // Running it again changes nothing.
-    let out = wearhouse(&name)
-        .arg("migrate")
-        .output()
-        .await
-        .expect("run again");
+    let out = wearhouse(&name).arg("migrate").output().await.expect("run again");
     assert!(out.status.success());
     let again: i64 = db
         .query_one("select count(*) from refinery_schema_history", &[])
@@ -98,11 +81,7 @@ async fn concurrent_migrations_then_serve() {
     let http = reqwest::Client::new();
     let mut healthy = false;
     for _ in 0..100 {
-        if let Ok(r) = http
-            .get(format!("http://127.0.0.1:{port}/health"))
-            .send()
-            .await
-        {
+        if let Ok(r) = http.get(format!("http://127.0.0.1:{port}/health")).send().await {
             healthy = r.status() == 200;
             if healthy {
                 break;

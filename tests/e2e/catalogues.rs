@@ -10,10 +10,7 @@ async fn providers_without_credentials() {
     let r = app.get("/api/v1/oauth/providers", &Auth::None).await;
     assert_eq!(r.status, 200, "{}", r.body);
     let list = r.body.as_array().expect("array");
-    let phone = list
-        .iter()
-        .find(|p| p["provider"] == "phonehealth")
-        .expect("phonehealth listed");
+    let phone = list.iter().find(|p| p["provider"] == "phonehealth").expect("phonehealth listed");
     for field in [
         "provider",
         "name",
@@ -29,28 +26,10 @@ async fn providers_without_credentials() {
     assert_eq!(phone["has_cloud_api"], false);
     assert_eq!(phone["live_sync_mode"], Value::Null);
 
-    let enabled = app
-        .get("/api/v1/oauth/providers?enabled_only=true", &Auth::None)
-        .await;
-    assert!(
-        enabled
-            .body
-            .as_array()
-            .expect("array")
-            .iter()
-            .all(|p| p["is_enabled"] == true)
-    );
-    let cloud = app
-        .get("/api/v1/oauth/providers?cloud_only=true", &Auth::None)
-        .await;
-    assert!(
-        cloud
-            .body
-            .as_array()
-            .expect("array")
-            .iter()
-            .all(|p| p["has_cloud_api"] == true)
-    );
+    let enabled = app.get("/api/v1/oauth/providers?enabled_only=true", &Auth::None).await;
+    assert!(enabled.body.as_array().expect("array").iter().all(|p| p["is_enabled"] == true));
+    let cloud = app.get("/api/v1/oauth/providers?cloud_only=true", &Auth::None).await;
+    assert!(cloud.body.as_array().expect("array").iter().all(|p| p["has_cloud_api"] == true));
     assert!(!cloud.body.to_string().contains("phonehealth"));
     app.get("/api/v1/oauth/providers?cloud_only=maybe", &Auth::None)
         .await
@@ -105,14 +84,8 @@ async fn event_types_without_credentials() {
         assert!(e["description"].as_str().is_some_and(|d| !d.is_empty()));
         assert!(e["child_events"].is_array());
     }
-    let steps = list
-        .iter()
-        .find(|e| e["name"] == "steps.created")
-        .expect("steps");
-    assert_eq!(
-        steps["child_events"],
-        serde_json::json!(["series.steps.created"])
-    );
+    let steps = list.iter().find(|e| e["name"] == "steps.created").expect("steps");
+    assert_eq!(steps["child_events"], serde_json::json!(["series.steps.created"]));
 }
 
 #[tokio::test]
@@ -123,10 +96,7 @@ async fn health_reports_dependencies() {
     assert_eq!(r.body["status"], "ok");
     assert_eq!(r.body["database"], "ok");
     assert_eq!(r.body["redis"], "ok");
-    assert!(matches!(
-        r.body["timescaledb"].as_str(),
-        Some("apache" | "community")
-    ));
+    assert!(matches!(r.body["timescaledb"].as_str(), Some("apache" | "community")));
 }
 
 #[tokio::test]
@@ -135,9 +105,7 @@ async fn openapi_document_and_docs_page() {
     let r = app.get("/openapi.json", &Auth::None).await;
     assert_eq!(r.status, 200);
     assert!(
-        r.body["openapi"]
-            .as_str()
-            .is_some_and(|v| v.starts_with("3.1")),
+        r.body["openapi"].as_str().is_some_and(|v| v.starts_with("3.1")),
         "{}",
         r.body["openapi"]
     );
@@ -162,10 +130,7 @@ async fn openapi_document_and_docs_page() {
     }
     let schemes = &r.body["components"]["securitySchemes"];
     assert_eq!(schemes["api_key"]["name"], "X-Service-API-Key");
-    assert_eq!(
-        schemes["bearer"]["flows"]["password"]["tokenUrl"],
-        "/api/v1/auth/login"
-    );
+    assert_eq!(schemes["bearer"]["flows"]["password"]["tokenUrl"], "/api/v1/auth/login");
 
     let docs = app.http.get(app.url("/docs/")).send().await.expect("docs");
     assert_eq!(docs.status(), 200);

@@ -6,5 +6,6 @@ mod api_keys;
 mod auth;
 mod binary;
 mod catalogues;
+mod sdk_sync;
 mod sdk_tokens;
 mod users;

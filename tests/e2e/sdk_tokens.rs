@@ -11,9 +11,7 @@ async fn issue_refresh_revoke() {
     let key = app.api_key().await;
     let user = app.user(&key, json!({"email": "u@example.com"})).await;
 
-    let issued = app
-        .post(&format!("/api/v1/users/{user}/token"), &key, json!({}))
-        .await;
+    let issued = app.post(&format!("/api/v1/users/{user}/token"), &key, json!({})).await;
     assert_eq!(issued.status, 200, "{}", issued.body);
     assert_eq!(issued.body["token_type"], "bearer");
     assert_eq!(issued.body["user_id"], user.as_str());
@@ -24,31 +22,19 @@ async fn issue_refresh_revoke() {
     // A developer token may issue too.
     let admin = app.admin().await;
     assert_eq!(
-        app.post(&format!("/api/v1/users/{user}/token"), &admin, json!({}))
-            .await
-            .status,
+        app.post(&format!("/api/v1/users/{user}/token"), &admin, json!({})).await.status,
         200
     );
 
     // Refresh rotates: a new pair, and the old refresh token works no more.
-    let refreshed = app
-        .post(
-            "/api/v1/token/refresh",
-            &Auth::None,
-            json!({"refresh_token": refresh}),
-        )
-        .await;
+    let refreshed =
+        app.post("/api/v1/token/refresh", &Auth::None, json!({"refresh_token": refresh})).await;
     assert_eq!(refreshed.status, 200, "{}", refreshed.body);
     let next = refreshed.str("refresh_token");
     assert_ne!(next, refresh);
     assert!(!refreshed.str("access_token").is_empty());
-    let again = app
-        .post(
-            "/api/v1/token/refresh",
-            &Auth::None,
-            json!({"refresh_token": refresh}),
-        )
-        .await;
+    let again =
+        app.post("/api/v1/token/refresh", &Auth::None, json!({"refresh_token": refresh})).await;
     again.assert_error(401, "Invalid or revoked refresh token");
     assert_eq!(again.headers["www-authenticate"], "Bearer");
 
@@ -59,28 +45,14 @@ async fn issue_refresh_revoke() {
         .assert_error(401, "SDK tokens cannot access this endpoint");
 
     // Revoke (sign-out).
-    let r = app
-        .post(
-            "/api/v1/token/revoke",
-            &Auth::None,
-            json!({"refresh_token": next}),
-        )
-        .await;
+    let r = app.post("/api/v1/token/revoke", &Auth::None, json!({"refresh_token": next})).await;
     assert_eq!(r.status, 204, "{}", r.body);
-    app.post(
-        "/api/v1/token/revoke",
-        &Auth::None,
-        json!({"refresh_token": next}),
-    )
-    .await
-    .assert_error(404, "Refresh token not found");
-    app.post(
-        "/api/v1/token/refresh",
-        &Auth::None,
-        json!({"refresh_token": next}),
-    )
-    .await
-    .assert_error(401, "Invalid or revoked refresh token");
+    app.post("/api/v1/token/revoke", &Auth::None, json!({"refresh_token": next}))
+        .await
+        .assert_error(404, "Refresh token not found");
+    app.post("/api/v1/token/refresh", &Auth::None, json!({"refresh_token": next}))
+        .await
+        .assert_error(401, "Invalid or revoked refresh token");
 }
 
 #[tokio::test]
@@ -95,13 +67,9 @@ async fn issuing_needs_credentials_and_a_user() {
         .await
         .assert_error(400, "Input should be a valid UUID");
     let user = app.user(&key, json!({})).await;
-    app.post(
-        &format!("/api/v1/users/{user}/token"),
-        &Auth::None,
-        json!({}),
-    )
-    .await
-    .assert_error(401, "Authentication required: provide JWT token or API key");
+    app.post(&format!("/api/v1/users/{user}/token"), &Auth::None, json!({}))
+        .await
+        .assert_error(401, "Authentication required: provide JWT token or API key");
     app.post("/api/v1/token/refresh", &Auth::None, json!({}))
         .await
         .assert_invalid(&["body", "refresh_token"], "missing");
@@ -113,17 +81,8 @@ async fn deleting_a_user_ends_their_refresh_tokens() {
     let key = app.api_key().await;
     let admin = app.admin().await;
     let user = app.user(&key, json!({})).await;
-    let issued = app
-        .post(&format!("/api/v1/users/{user}/token"), &key, json!({}))
-        .await;
-    let r = app
-        .call(
-            reqwest::Method::DELETE,
-            &format!("/api/v1/users/{user}"),
-            &admin,
-            None,
-        )
-        .await;
+    let issued = app.post(&format!("/api/v1/users/{user}/token"), &key, json!({})).await;
+    let r = app.call(reqwest::Method::DELETE, &format!("/api/v1/users/{user}"), &admin, None).await;
     assert_eq!(r.status, 200);
     app.post(
         "/api/v1/token/refresh",

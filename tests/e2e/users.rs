@@ -26,11 +26,7 @@ async fn create_read_update() {
         "last_synced_provider",
         "has_active_connection",
     ] {
-        assert!(
-            created.body.get(field).is_some(),
-            "{field} missing in {}",
-            created.body
-        );
+        assert!(created.body.get(field).is_some(), "{field} missing in {}", created.body);
     }
     assert_eq!(created.body["has_active_connection"], false);
     assert_eq!(created.body["last_name"], Value::Null);
@@ -41,21 +37,14 @@ async fn create_read_update() {
 
     // Duplicate emails are allowed; duplicate external ids are not.
     assert_eq!(
-        app.post("/api/v1/users", &key, json!({"email": "ada@example.com"}))
-            .await
-            .status,
+        app.post("/api/v1/users", &key, json!({"email": "ada@example.com"})).await.status,
         201
     );
     app.post("/api/v1/users", &key, json!({"external_user_id": "ext-1"}))
         .await
         .assert_error(409, "A user with this external_user_id already exists.");
     // An empty body creates an empty user.
-    assert_eq!(
-        app.call(Method::POST, "/api/v1/users", &key, None)
-            .await
-            .status,
-        201
-    );
+    assert_eq!(app.call(Method::POST, "/api/v1/users", &key, None).await.status, 201);
 
     // PATCH: absent fields stay, null clears.
     let admin = app.admin().await;
@@ -72,14 +61,9 @@ async fn create_read_update() {
     assert_eq!(patched.body["last_name"], "Lovelace");
     assert_eq!(patched.body["external_user_id"], Value::Null);
     // PATCH needs the developer token.
-    app.call(
-        Method::PATCH,
-        &format!("/api/v1/users/{id}"),
-        &key,
-        Some(json!({"last_name": "x"})),
-    )
-    .await
-    .assert_error(401, "Could not validate credentials");
+    app.call(Method::PATCH, &format!("/api/v1/users/{id}"), &key, Some(json!({"last_name": "x"})))
+        .await
+        .assert_error(401, "Could not validate credentials");
 }
 
 #[tokio::test]
@@ -89,13 +73,9 @@ async fn body_validation_is_422() {
     app.post("/api/v1/users", &key, json!({"email": "not-an-email"}))
         .await
         .assert_invalid(&["body", "email"], "value_error");
-    app.post(
-        "/api/v1/users",
-        &key,
-        json!({"first_name": "x".repeat(101)}),
-    )
-    .await
-    .assert_invalid(&["body", "first_name"], "string_too_long");
+    app.post("/api/v1/users", &key, json!({"first_name": "x".repeat(101)}))
+        .await
+        .assert_invalid(&["body", "first_name"], "string_too_long");
     app.post("/api/v1/users", &key, json!({"email": 42}))
         .await
         .assert_invalid(&["body", "email"], "value_error");
@@ -128,11 +108,7 @@ async fn list_pages_filters_and_sorts() {
         let email = format!("user{i}@example.com");
         ids.push(app.user(&key, json!({"email": email, "first_name": format!("Name{i}"), "external_user_id": format!("e{i}")})).await);
     }
-    app.user(
-        &key,
-        json!({"email": "other@elsewhere.org", "last_name": "100%_sure"}),
-    )
-    .await;
+    app.user(&key, json!({"email": "other@elsewhere.org", "last_name": "100%_sure"})).await;
 
     let page = app.get("/api/v1/users?page=2&limit=2", &key).await;
     assert_eq!(page.status, 200, "{}", page.body);
@@ -150,9 +126,7 @@ async fn list_pages_filters_and_sorts() {
     assert_eq!(all.body["has_next"], false);
     assert_eq!(all.body["has_prev"], false);
     assert_eq!(all.body["items"][5]["id"], ids[0].as_str());
-    let asc = app
-        .get("/api/v1/users?sort_by=email&sort_order=asc", &key)
-        .await;
+    let asc = app.get("/api/v1/users?sort_by=email&sort_order=asc", &key).await;
     assert_eq!(asc.body["items"][0]["email"], "other@elsewhere.org");
 
     let found = app.get("/api/v1/users?search=NAME3", &key).await;
@@ -183,10 +157,7 @@ async fn list_bounds_are_422() {
         .assert_invalid(&["query", "limit"], "greater_than_equal");
     let r = app.get("/api/v1/users?limit=101", &key).await;
     r.assert_invalid(&["query", "limit"], "less_than_equal");
-    assert_eq!(
-        r.body["detail"][0]["msg"],
-        "Input should be less than or equal to 100"
-    );
+    assert_eq!(r.body["detail"][0]["msg"], "Input should be less than or equal to 100");
     assert_eq!(r.body["detail"][0]["ctx"]["le"], 100);
     app.get("/api/v1/users?limit=ten", &key)
         .await
@@ -216,25 +187,15 @@ async fn malformed_and_missing_ids() {
     app.call(Method::PATCH, "/api/v1/users/123", &admin, patch.clone())
         .await
         .assert_error(400, "Input should be a valid UUID");
-    app.call(
-        Method::PATCH,
-        &format!("/api/v1/users/{missing}"),
-        &admin,
-        patch,
-    )
-    .await
-    .assert_error(404, &not_found);
+    app.call(Method::PATCH, &format!("/api/v1/users/{missing}"), &admin, patch)
+        .await
+        .assert_error(404, &not_found);
     app.call(Method::DELETE, "/api/v1/users/123", &admin, None)
         .await
         .assert_error(400, "Input should be a valid UUID");
-    app.call(
-        Method::DELETE,
-        &format!("/api/v1/users/{missing}"),
-        &admin,
-        None,
-    )
-    .await
-    .assert_error(404, &not_found);
+    app.call(Method::DELETE, &format!("/api/v1/users/{missing}"), &admin, None)
+        .await
+        .assert_error(404, &not_found);
 }
 
 /// Stores a little of everything for `user` directly, as ingest will.
@@ -275,10 +236,7 @@ async fn count_rows(app: &TestApp, user: Uuid) -> i64 {
     ] {
         let column = if table == "users" { "id" } else { "user_id" };
         let row = db
-            .query_one(
-                &format!("select count(*) from {table} where {column} = $1"),
-                &[&user],
-            )
+            .query_one(&format!("select count(*) from {table} where {column} = $1"), &[&user])
             .await
             .expect("count");
         total += row.get::<_, i64>(0);
@@ -291,21 +249,12 @@ async fn connections_and_data_sources() {
     let app = TestApp::spawn().await;
     let key = app.api_key().await;
     let user: Uuid = app.user(&key, json!({})).await.parse().expect("uuid");
-    assert_eq!(
-        app.get(&format!("/api/v1/users/{user}/connections"), &key)
-            .await
-            .body,
-        json!([])
-    );
-    let empty = app
-        .get(&format!("/api/v1/users/{user}/data-sources"), &key)
-        .await;
+    assert_eq!(app.get(&format!("/api/v1/users/{user}/connections"), &key).await.body, json!([]));
+    let empty = app.get(&format!("/api/v1/users/{user}/data-sources"), &key).await;
     assert_eq!(empty.body, json!({"items": [], "total": 0}));
 
     seed_data(&app, user).await;
-    let conns = app
-        .get(&format!("/api/v1/users/{user}/connections"), &key)
-        .await;
+    let conns = app.get(&format!("/api/v1/users/{user}/connections"), &key).await;
     assert_eq!(conns.status, 200, "{}", conns.body);
     let c = &conns.body[0];
     assert_eq!(c["provider"], "phonehealth");
@@ -315,9 +264,7 @@ async fn connections_and_data_sources() {
     assert_eq!(c["live_sync_mode"], Value::Null);
     assert_eq!(c["linked_user_ids"], json!([]));
 
-    let sources = app
-        .get(&format!("/api/v1/users/{user}/data-sources"), &key)
-        .await;
+    let sources = app.get(&format!("/api/v1/users/{user}/data-sources"), &key).await;
     assert_eq!(sources.body["total"], 1);
     let s = &sources.body["items"][0];
     assert_eq!(s["device_model"], "Watch6,12");
@@ -334,33 +281,19 @@ async fn deleting_a_user_deletes_all_their_data() {
     let app = TestApp::spawn().await;
     let key = app.api_key().await;
     let admin = app.admin().await;
-    let doomed: Uuid = app
-        .user(&key, json!({"email": "gone@example.com"}))
-        .await
-        .parse()
-        .expect("uuid");
+    let doomed: Uuid =
+        app.user(&key, json!({"email": "gone@example.com"})).await.parse().expect("uuid");
     let kept: Uuid = app.user(&key, json!({})).await.parse().expect("uuid");
     seed_data(&app, doomed).await;
     seed_data(&app, kept).await;
     let before = count_rows(&app, kept).await;
     assert!(count_rows(&app, doomed).await > 0);
 
-    let r = app
-        .call(
-            Method::DELETE,
-            &format!("/api/v1/users/{doomed}"),
-            &admin,
-            None,
-        )
-        .await;
+    let r = app.call(Method::DELETE, &format!("/api/v1/users/{doomed}"), &admin, None).await;
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(r.body["email"], "gone@example.com");
     assert_eq!(count_rows(&app, doomed).await, 0);
-    assert_eq!(
-        count_rows(&app, kept).await,
-        before,
-        "another user's data is untouched"
-    );
+    assert_eq!(count_rows(&app, kept).await, before, "another user's data is untouched");
     app.get(&format!("/api/v1/users/{doomed}"), &key)
         .await
         .assert_error(404, &format!("User with ID: {doomed} not found."));

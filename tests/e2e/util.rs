@@ -45,9 +45,7 @@ pub async fn admin_client() -> tokio_postgres::Client {
 }
 
 pub async fn connect(url: &str) -> tokio_postgres::Client {
-    let (client, conn) = tokio_postgres::connect(url, NoTls)
-        .await
-        .expect("connect to PostgreSQL");
+    let (client, conn) = tokio_postgres::connect(url, NoTls).await.expect("connect to PostgreSQL");
     tokio::spawn(async move {
         let _ = conn.await;
     });
@@ -58,23 +56,15 @@ pub async fn connect(url: &str) -> tokio_postgres::Client {
 async fn template() -> String {
     let name = format!("wearhouse_tpl_{}", schema::db::fingerprint());
     let admin = admin_client().await;
-    admin
-        .execute("select pg_advisory_lock($1)", &[&TEMPLATE_LOCK])
-        .await
-        .expect("lock");
+    admin.execute("select pg_advisory_lock($1)", &[&TEMPLATE_LOCK]).await.expect("lock");
     let exists = admin
         .query_opt("select 1 from pg_database where datname = $1", &[&name])
         .await
         .expect("query pg_database")
         .is_some();
     if !exists {
-        admin
-            .batch_execute(&format!("create database \"{name}\""))
-            .await
-            .expect("create template");
-        schema::db::migrate(&database_url(&name))
-            .await
-            .expect("migrate the template");
+        admin.batch_execute(&format!("create database \"{name}\"")).await.expect("create template");
+        schema::db::migrate(&database_url(&name)).await.expect("migrate the template");
         // No connections to a template, or cloning it fails; TimescaleDB's scheduler would
         // otherwise keep one open.
         admin
@@ -85,10 +75,7 @@ async fn template() -> String {
             .await
             .expect("seal the template");
     }
-    admin
-        .execute("select pg_advisory_unlock($1)", &[&TEMPLATE_LOCK])
-        .await
-        .expect("unlock");
+    admin.execute("select pg_advisory_unlock($1)", &[&TEMPLATE_LOCK]).await.expect("unlock");
     name
 }
 
@@ -100,9 +87,7 @@ pub async fn fresh_database() -> String {
     // The template may still be closing the migration connection: retry briefly.
     for attempt in 0.. {
         match admin
-            .batch_execute(&format!(
-                "create database \"{name}\" template \"{template}\""
-            ))
+            .batch_execute(&format!("create database \"{name}\" template \"{template}\""))
             .await
         {
             Ok(()) => break,
@@ -121,9 +106,7 @@ pub fn drop_database(name: &str) {
     let name = name.to_string();
     // Drop runs inside the test's runtime: use a thread with its own.
     let _ = std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build();
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build();
         if let Ok(rt) = rt {
             rt.block_on(async {
                 if let Ok((client, conn)) = tokio_postgres::connect(&admin_url(), NoTls).await {
@@ -161,36 +144,126 @@ pub fn settings(database: &str) -> Settings {
     }
 }
 
-/// A running service (API and worker) on its own database.
+/// What a test app runs in-process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// API and worker, as `wearhouse all`.
+    All,
+    /// The API only, as `wearhouse serve`: workers are started by the test.
+    ApiOnly,
+}
+
+/// A running service on its own database.
 pub struct TestApp {
     pub base: String,
     pub database: String,
     pub http: reqwest::Client,
+    pub settings: Settings,
     shutdown: CancellationToken,
     task: Option<tokio::task::JoinHandle<anyhow::Result<()>>>,
 }
 
 impl TestApp {
     pub async fn spawn() -> TestApp {
+        TestApp::spawn_with(Mode::All, |_| {}).await
+    }
+
+    pub async fn spawn_with(mode: Mode, configure: impl FnOnce(&mut Settings)) -> TestApp {
         let database = fresh_database().await;
-        let listener = TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind a free port");
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind a free port");
         let base = format!("http://{}", listener.local_addr().expect("local addr"));
         let shutdown = CancellationToken::new();
-        let settings = settings(&database);
-        let token = shutdown.clone();
-        let task =
-            tokio::spawn(async move { wearhouse::app::all(&settings, listener, token).await });
+        let mut settings = settings(&database);
+        configure(&mut settings);
+        let (token, s) = (shutdown.clone(), settings.clone());
+        let task = tokio::spawn(async move {
+            match mode {
+                Mode::All => wearhouse::app::all(&s, listener, token).await,
+                Mode::ApiOnly => wearhouse::app::serve(&s, listener, token).await,
+            }
+        });
         let app = TestApp {
             base,
             database,
             http: reqwest::Client::new(),
+            settings,
             shutdown,
             task: Some(task),
         };
         app.wait_healthy().await;
         app
+    }
+
+    /// The real `wearhouse` binary running `args` against this app's database and Redis keys.
+    pub fn binary(&self, args: &[&str]) -> tokio::process::Command {
+        let s = &self.settings;
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_wearhouse"));
+        cmd.args(args)
+            .env("DATABASE_URL", &s.database_url)
+            .env("REDIS_URL", &s.redis_url)
+            .env("REDIS_KEY_PREFIX", &s.redis_key_prefix)
+            .env("SECRET_KEY", SECRET_KEY)
+            .env("WORKER_CLAIM_IDLE_SECONDS", s.worker_claim_idle_seconds.to_string())
+            .env("WORKER_SWEEP_INTERVAL_SECONDS", s.worker_sweep_interval_seconds.to_string())
+            .env("OUTGOING_WEBHOOKS_ENABLED", s.outgoing_webhooks_enabled.to_string())
+            .env("RUST_LOG", "warn")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .kill_on_drop(true);
+        cmd
+    }
+
+    /// A Redis connection, for looking at (or breaking) this app's keys.
+    pub async fn redis(&self) -> redis::aio::MultiplexedConnection {
+        redis::Client::open(self.settings.redis_url.as_str())
+            .expect("redis url")
+            .get_multiplexed_async_connection()
+            .await
+            .expect("connect to Redis")
+    }
+
+    /// Waits until the batch is no longer queued; returns its status.
+    pub async fn wait_batch(&self, batch_id: &str) -> String {
+        let id: uuid::Uuid = batch_id.parse().expect("batch id");
+        let db = self.db().await;
+        for _ in 0..1200 {
+            let row = db
+                .query_opt("select status from sdk_batches where id = $1", &[&id])
+                .await
+                .expect("query");
+            if let Some(status) = row.map(|r| r.get::<_, String>(0))
+                && status != "queued"
+            {
+                return status;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("batch {batch_id} was not processed in time");
+    }
+
+    /// Posts an SDK sync body (a JSON string) for `user`.
+    pub async fn sync(&self, user: &str, auth: &Auth, body: &str) -> Resp {
+        let req = self
+            .http
+            .post(self.url(&format!("/api/v1/sdk/users/{user}/sync")))
+            .header("content-type", "application/json")
+            .body(body.to_string());
+        Resp::read(auth.apply(req).send().await.expect("request")).await
+    }
+
+    /// Posts a body and waits for the worker to process it; returns the batch id.
+    pub async fn sync_and_wait(&self, user: &str, auth: &Auth, body: &str) -> String {
+        let r = self.sync(user, auth, body).await;
+        assert_eq!(r.status, 202, "{}", r.body);
+        let task = r.str("task_id");
+        let status = self.wait_batch(&task).await;
+        assert_eq!(status, "done", "batch {task}");
+        task
+    }
+
+    /// Runs a query returning one number.
+    pub async fn count(&self, sql: &str) -> i64 {
+        self.db().await.query_one(sql, &[]).await.unwrap_or_else(|e| panic!("{sql}: {e}")).get(0)
     }
 
     async fn wait_healthy(&self) {
@@ -258,13 +331,7 @@ impl TestApp {
     /// A fresh API key.
     pub async fn api_key(&self) -> Auth {
         let admin = self.admin().await;
-        let r = self
-            .post(
-                "/api/v1/developer/api-keys",
-                &admin,
-                json!({"name": "tests"}),
-            )
-            .await;
+        let r = self.post("/api/v1/developer/api-keys", &admin, json!({"name": "tests"})).await;
         assert_eq!(r.status, 201, "{}", r.body);
         Auth::Key(r.str("key"))
     }
@@ -298,7 +365,7 @@ pub enum Auth {
 }
 
 impl Auth {
-    fn apply(&self, req: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+    pub fn apply(&self, req: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
         match self {
             Auth::None => req,
             Auth::Bearer(token) => req.bearer_auth(token),
@@ -327,11 +394,7 @@ impl Resp {
             serde_json::from_slice(&bytes)
                 .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into()))
         };
-        Resp {
-            status,
-            headers,
-            body,
-        }
+        Resp { status, headers, body }
     }
 
     pub fn str(&self, field: &str) -> String {
@@ -356,18 +419,13 @@ impl Resp {
     #[track_caller]
     pub fn assert_invalid(&self, loc: &[&str], kind: &str) {
         assert_eq!(self.status, 422, "{}", self.body);
-        let items = self.body["detail"]
-            .as_array()
-            .unwrap_or_else(|| panic!("422 body: {}", self.body));
+        let items =
+            self.body["detail"].as_array().unwrap_or_else(|| panic!("422 body: {}", self.body));
         let found = items.iter().any(|item| {
             item["type"] == kind
                 && item["loc"].as_array().is_some_and(|l| {
                     l.iter()
-                        .map(|v| {
-                            v.as_str()
-                                .map(str::to_string)
-                                .unwrap_or_else(|| v.to_string())
-                        })
+                        .map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()))
                         .collect::<Vec<_>>()
                         == loc.iter().map(|s| s.to_string()).collect::<Vec<_>>()
                 })

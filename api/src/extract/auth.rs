@@ -192,36 +192,19 @@ mod tests {
         for (k, v) in headers {
             req = req.header(*k, *v);
         }
-        req.body(())
-            .map(|r| r.into_parts().0)
-            .unwrap_or_else(|_| panic!("request"))
+        req.body(()).map(|r| r.into_parts().0).unwrap_or_else(|_| panic!("request"))
     }
 
     #[test]
     fn header_forms_the_sdks_send() {
-        assert_eq!(
-            bearer(&parts(&[("authorization", "Bearer abc")])),
-            Some("abc")
-        );
-        assert_eq!(
-            bearer(&parts(&[("authorization", "bearer  abc ")])),
-            Some("abc")
-        );
+        assert_eq!(bearer(&parts(&[("authorization", "Bearer abc")])), Some("abc"));
+        assert_eq!(bearer(&parts(&[("authorization", "bearer  abc ")])), Some("abc"));
         // Old iOS SDKs send the token without the scheme.
-        assert_eq!(
-            bearer(&parts(&[("authorization", "abc.def.ghi")])),
-            Some("abc.def.ghi")
-        );
+        assert_eq!(bearer(&parts(&[("authorization", "abc.def.ghi")])), Some("abc.def.ghi"));
         assert_eq!(bearer(&parts(&[("authorization", "Basic xyz")])), None);
         assert_eq!(bearer(&parts(&[])), None);
-        assert_eq!(
-            api_key(&parts(&[("X-Open-Wearables-API-Key", "sk-1")])),
-            Some("sk-1")
-        );
-        assert_eq!(
-            api_key(&parts(&[("X-Service-API-Key", " sk-2 ")])),
-            Some("sk-2")
-        );
+        assert_eq!(api_key(&parts(&[("X-Open-Wearables-API-Key", "sk-1")])), Some("sk-1"));
+        assert_eq!(api_key(&parts(&[("X-Service-API-Key", " sk-2 ")])), Some("sk-2"));
         assert_eq!(api_key(&parts(&[("X-Service-API-Key", "")])), None);
     }
 }

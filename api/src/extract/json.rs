@@ -31,8 +31,7 @@ pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     let mut de = serde_json::Deserializer::from_slice(bytes);
     let value = serde_path_to_error::deserialize::<_, T>(&mut de)
         .map_err(|err| ApiError::validation(describe(err)))?;
-    de.end()
-        .map_err(|err| ApiError::validation(invalid_json(vec![json!("body")], &err)))?;
+    de.end().map_err(|err| ApiError::validation(invalid_json(vec![json!("body")], &err)))?;
     Ok(value)
 }
 
@@ -57,10 +56,7 @@ fn describe(err: serde_path_to_error::Error<serde_json::Error>) -> FieldError {
         return invalid_json(loc, inner);
     }
     let text = inner.to_string();
-    if let Some(field) = text
-        .strip_prefix("missing field `")
-        .and_then(|r| r.split('`').next())
-    {
+    if let Some(field) = text.strip_prefix("missing field `").and_then(|r| r.split('`').next()) {
         loc.push(json!(field));
         return missing(loc);
     }
@@ -110,11 +106,7 @@ mod tests {
         let e = err(r#"{"tags": []}"#);
         assert_eq!(
             (e.loc, e.kind.as_str(), e.msg.as_str()),
-            (
-                vec![json!("body"), json!("name")],
-                "missing",
-                "Field required"
-            )
+            (vec![json!("body"), json!("name")], "missing", "Field required")
         );
 
         let e = err(r#"{"name": "#);

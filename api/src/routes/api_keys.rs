@@ -116,13 +116,7 @@ async fn create_key(
     let stored =
         schema::api_keys::insert(&state.db, name.trim(), &key, &prefix, Some(dev.id)).await?;
     tracing::info!(key_id = %stored.id, developer = %dev.id, "created API key");
-    Ok((
-        StatusCode::CREATED,
-        Json(ApiKeyCreated {
-            key_info: stored.into(),
-            key,
-        }),
-    ))
+    Ok((StatusCode::CREATED, Json(ApiKeyCreated { key_info: stored.into(), key })))
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -166,9 +160,7 @@ async fn delete_key(
     Path(key_id): Path<String>,
 ) -> ApiResult<Json<ApiKeyOut>> {
     let id = path_uuid(&key_id)?;
-    let key = schema::api_keys::revoke(&state.db, id)
-        .await?
-        .ok_or_else(|| key_not_found(id))?;
+    let key = schema::api_keys::revoke(&state.db, id).await?.ok_or_else(|| key_not_found(id))?;
     tracing::info!(key_id = %id, developer = %dev.id, "revoked API key");
     Ok(Json(key.into()))
 }
@@ -192,11 +184,5 @@ async fn rotate_key(
         .await?
         .ok_or_else(|| key_not_found(id))?;
     tracing::info!(old_key_id = %id, key_id = %stored.id, developer = %dev.id, "rotated API key");
-    Ok((
-        StatusCode::CREATED,
-        Json(ApiKeyCreated {
-            key_info: stored.into(),
-            key,
-        }),
-    ))
+    Ok((StatusCode::CREATED, Json(ApiKeyCreated { key_info: stored.into(), key })))
 }

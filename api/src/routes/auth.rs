@@ -17,9 +17,7 @@ use crate::security::passwords;
 use crate::security::tokens::Scope;
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .routes(routes!(login))
-        .routes(routes!(me))
+    OpenApiRouter::new().routes(routes!(login)).routes(routes!(me))
 }
 
 #[derive(Debug, Serialize, ToSchema)]

@@ -51,9 +51,7 @@ impl From<Connection> for ConnectionOut {
         let caps = provider.map(|p| p.capabilities).unwrap_or_default();
         ConnectionOut {
             icon_url: format!("/static/provider-icons/{}.svg", c.provider),
-            live_sync_mode: provider
-                .and_then(|p| p.live_sync_mode)
-                .map(|m| m.as_str().to_string()),
+            live_sync_mode: provider.and_then(|p| p.live_sync_mode).map(|m| m.as_str().to_string()),
             max_historical_days: caps.max_historical_days,
             rest_pull: caps.rest_pull,
             webhook_stream: caps.webhook_stream,

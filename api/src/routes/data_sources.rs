@@ -41,15 +41,8 @@ pub struct DataSourceList {
 }
 
 fn display_name(d: &DataSource) -> String {
-    let provider = providers::by_slug(&d.provider)
-        .map(|p| p.name)
-        .unwrap_or(d.provider.as_str());
-    match d
-        .device_model
-        .as_deref()
-        .or(d.original_source_name.as_deref())
-        .or(d.source.as_deref())
-    {
+    let provider = providers::by_slug(&d.provider).map(|p| p.name).unwrap_or(d.provider.as_str());
+    match d.device_model.as_deref().or(d.original_source_name.as_deref()).or(d.source.as_deref()) {
         Some(what) => format!("{provider} - {what}"),
         None => provider.to_string(),
     }
@@ -90,8 +83,5 @@ async fn list_data_sources(
         .into_iter()
         .map(Into::into)
         .collect();
-    Ok(Json(DataSourceList {
-        total: items.len() as i64,
-        items,
-    }))
+    Ok(Json(DataSourceList { total: items.len() as i64, items }))
 }

@@ -39,12 +39,8 @@ fn state_of(ok: bool) -> &'static str {
 #[utoipa::path(get, path = "/health", tag = "health",
     responses((status = 200, body = HealthOut), (status = 503, body = HealthOut)))]
 async fn health(State(state): State<AppState>) -> (StatusCode, Json<HealthOut>) {
-    let db = async {
-        matches!(
-            tokio::time::timeout(CHECK_TIMEOUT, state.db.ping()).await,
-            Ok(Ok(()))
-        )
-    };
+    let db =
+        async { matches!(tokio::time::timeout(CHECK_TIMEOUT, state.db.ping()).await, Ok(Ok(()))) };
     let redis = async {
         let mut conn = state.redis.clone();
         let cmd = redis::cmd("PING");
@@ -63,10 +59,6 @@ async fn health(State(state): State<AppState>) -> (StatusCode, Json<HealthOut>) 
             Edition::Community => "community",
         },
     };
-    let status = if healthy {
-        StatusCode::OK
-    } else {
-        StatusCode::SERVICE_UNAVAILABLE
-    };
+    let status = if healthy { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };
     (status, Json(body))
 }

@@ -39,18 +39,12 @@ fn describe() {
         "wearhouse_batches_processed_total",
         "SDK sync batches processed, by outcome"
     );
-    metrics::describe_counter!(
-        "wearhouse_samples_stored_total",
-        "Samples inserted or updated"
-    );
+    metrics::describe_counter!("wearhouse_samples_stored_total", "Samples inserted or updated");
     metrics::describe_counter!(
         "wearhouse_items_dropped_total",
         "Items dropped by the pipeline, by reason"
     );
-    metrics::describe_gauge!(
-        "wearhouse_queue_depth",
-        "Batches accepted and not yet processed"
-    );
+    metrics::describe_gauge!("wearhouse_queue_depth", "Batches accepted and not yet processed");
     metrics::describe_gauge!(
         "wearhouse_queue_oldest_age_seconds",
         "Age of the oldest unprocessed batch"
@@ -61,9 +55,8 @@ fn describe() {
 pub async fn render(db: &schema::Db) -> String {
     if let Ok((depth, oldest)) = schema::sdk_batches::backlog(db).await {
         metrics::gauge!("wearhouse_queue_depth").set(depth as f64);
-        let age = oldest
-            .map(|t| (Utc::now() - t).num_milliseconds() as f64 / 1000.0)
-            .unwrap_or(0.0);
+        let age =
+            oldest.map(|t| (Utc::now() - t).num_milliseconds() as f64 / 1000.0).unwrap_or(0.0);
         metrics::gauge!("wearhouse_queue_oldest_age_seconds").set(age.max(0.0));
     }
     recorder().map(PrometheusHandle::render).unwrap_or_default()
@@ -72,8 +65,5 @@ pub async fn render(db: &schema::Db) -> String {
 #[utoipa::path(get, path = "/metrics", tag = "health",
     responses((status = 200, content_type = "text/plain", description = "Prometheus metrics")))]
 async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
-    (
-        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
-        render(&state.db).await,
-    )
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], render(&state.db).await)
 }

@@ -21,9 +21,7 @@ use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::extract::{SdkAuth, path_uuid};
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .routes(routes!(sync))
-        .routes(routes!(logs))
+    OpenApiRouter::new().routes(routes!(sync)).routes(routes!(logs))
 }
 
 /// The upload-data response. The counts are those known at acceptance (none yet): the outcome
@@ -104,9 +102,7 @@ async fn sync(
     let bytes = read_body(&headers, body, state.config.sdk_max_body_bytes).await?;
     let name = envelope::peek_provider(&bytes);
     let Some((provider, _)) = name.as_deref().and_then(envelope::sdk_provider) else {
-        return Err(ApiError::bad_request(envelope::unsupported_message(
-            name.as_deref(),
-        )));
+        return Err(ApiError::bad_request(envelope::unsupported_message(name.as_deref())));
     };
     let size = i32::try_from(bytes.len()).unwrap_or(i32::MAX);
     let compressed = if bytes.len() > 1 << 20 {

@@ -23,9 +23,7 @@ use crate::extract::{ApiAuth, Query};
 use crate::routes::existing_user;
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .routes(routes!(runs))
-        .routes(routes!(stream))
+    OpenApiRouter::new().routes(routes!(runs)).routes(routes!(stream))
 }
 
 /// Runs are listed for this long.
@@ -141,8 +139,6 @@ async fn stream(
         let payload: String = msg.get_payload().ok()?;
         Some(Ok(Event::default().event("sync.status").data(payload)))
     });
-    let keep_alive = KeepAlive::new()
-        .interval(Duration::from_secs(15))
-        .text("heartbeat");
+    let keep_alive = KeepAlive::new().interval(Duration::from_secs(15)).text("heartbeat");
     Ok(Sse::new(connected.chain(replayed).chain(live)).keep_alive(keep_alive))
 }

@@ -18,9 +18,11 @@ use crate::pagination::OffsetPage;
 use crate::validate::Checks;
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .routes(routes!(list_users, create_user))
-        .routes(routes!(get_user, patch_user, delete_user))
+    OpenApiRouter::new().routes(routes!(list_users, create_user)).routes(routes!(
+        get_user,
+        patch_user,
+        delete_user
+    ))
 }
 
 /// An end user.
@@ -137,12 +139,7 @@ async fn list_users(
     };
     params.finish()?;
     let (users, total) = schema::users::list(&state.db, &query).await?;
-    Ok(Json(OffsetPage::new(
-        users.into_iter().map(UserOut::from).collect(),
-        total,
-        page,
-        limit,
-    )))
+    Ok(Json(OffsetPage::new(users.into_iter().map(UserOut::from).collect(), total, page, limit)))
 }
 
 /// Creates a user. Duplicate emails are allowed; a duplicate `external_user_id` is a 409.
@@ -186,9 +183,8 @@ async fn get_user(
     Path(user_id): Path<String>,
 ) -> ApiResult<Json<UserOut>> {
     let id = path_uuid(&user_id)?;
-    let user = schema::users::get(&state.db, id)
-        .await?
-        .ok_or_else(|| ApiError::user_not_found(id))?;
+    let user =
+        schema::users::get(&state.db, id).await?.ok_or_else(|| ApiError::user_not_found(id))?;
     Ok(Json(user.into()))
 }
 
@@ -241,9 +237,8 @@ async fn delete_user(
     Path(user_id): Path<String>,
 ) -> ApiResult<Json<UserOut>> {
     let id = path_uuid(&user_id)?;
-    let user = schema::users::delete(&state.db, id)
-        .await?
-        .ok_or_else(|| ApiError::user_not_found(id))?;
+    let user =
+        schema::users::delete(&state.db, id).await?.ok_or_else(|| ApiError::user_not_found(id))?;
     tracing::info!(user_id = %id, "deleted user and all of their data");
     Ok(Json(user.into()))
 }

@@ -7,19 +7,13 @@ use std::sync::LazyLock;
 
 pub fn hash(password: &str) -> Result<String, argon2::password_hash::Error> {
     let salt = SaltString::generate(&mut OsRng);
-    Ok(Argon2::default()
-        .hash_password(password.as_bytes(), &salt)?
-        .to_string())
+    Ok(Argon2::default().hash_password(password.as_bytes(), &salt)?.to_string())
 }
 
 /// True when `password` matches `hash`; false for a wrong password or an unreadable hash.
 pub fn verify(password: &str, hash: &str) -> bool {
     PasswordHash::new(hash)
-        .map(|parsed| {
-            Argon2::default()
-                .verify_password(password.as_bytes(), &parsed)
-                .is_ok()
-        })
+        .map(|parsed| Argon2::default().verify_password(password.as_bytes(), &parsed).is_ok())
         .unwrap_or(false)
 }
 

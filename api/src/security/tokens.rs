@@ -54,12 +54,8 @@ impl TokenKeys {
         scope: Scope,
     ) -> Result<String, jsonwebtoken::errors::Error> {
         let now = Utc::now().timestamp();
-        let claims = Claims {
-            sub: subject.to_string(),
-            scope,
-            iat: now,
-            exp: now + self.lifetime_seconds,
-        };
+        let claims =
+            Claims { sub: subject.to_string(), scope, iat: now, exp: now + self.lifetime_seconds };
         jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &self.encoding)
     }
 

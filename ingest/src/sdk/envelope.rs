@@ -23,10 +23,7 @@ pub fn sdk_provider(name: &str) -> Option<(&'static Provider, Origin)> {
 
 /// The message of the contract's 400 for an unsupported SDK provider.
 pub fn unsupported_message(name: Option<&str>) -> String {
-    format!(
-        "Unsupported provider: {}. Supported: apple, samsung, google",
-        name.unwrap_or("(none)")
-    )
+    format!("Unsupported provider: {}. Supported: apple, samsung, google", name.unwrap_or("(none)"))
 }
 
 /// The top-level `provider` string of a JSON object, found without parsing the document:
@@ -133,9 +130,7 @@ fn unescape(raw: &[u8]) -> Option<Vec<u8>> {
         return Some(raw.to_vec());
     }
     let quoted = [b"\"".as_slice(), raw, b"\""].concat();
-    serde_json::from_slice::<String>(&quoted)
-        .ok()
-        .map(String::into_bytes)
+    serde_json::from_slice::<String>(&quoted).ok().map(String::into_bytes)
 }
 
 #[cfg(test)]
@@ -144,17 +139,11 @@ mod tests {
 
     #[test]
     fn finds_provider_wherever_it_is() {
-        assert_eq!(
-            peek_provider(br#"{"provider":"apple","data":{}}"#).as_deref(),
-            Some("apple")
-        );
+        assert_eq!(peek_provider(br#"{"provider":"apple","data":{}}"#).as_deref(), Some("apple"));
         let late = br#" { "sdkVersion" : "0.13.0", "data": {"records": [{"type": "x", "v": [1, {"a": "}"}]}]},
             "syncTimestamp": "2026-03-14T18:46:45Z", "provider" : "google" } "#;
         assert_eq!(peek_provider(late).as_deref(), Some("google"));
-        assert_eq!(
-            peek_provider(br#"{"provider":"sam\u0073ung"}"#).as_deref(),
-            Some("samsung")
-        );
+        assert_eq!(peek_provider(br#"{"provider":"sam\u0073ung"}"#).as_deref(), Some("samsung"));
         assert_eq!(
             peek_provider(br#"{"n": 1.5e3, "b": true, "z": null, "provider": "x"}"#).as_deref(),
             Some("x")
@@ -172,12 +161,7 @@ mod tests {
             b"{\"provider\": \"unterminated",
             b"not json",
         ] {
-            assert_eq!(
-                peek_provider(body),
-                None,
-                "{}",
-                String::from_utf8_lossy(body)
-            );
+            assert_eq!(peek_provider(body), None, "{}", String::from_utf8_lossy(body));
         }
     }
 
@@ -187,18 +171,9 @@ mod tests {
             sdk_provider("apple").map(|(p, o)| (p.slug, o)),
             Some(("phonehealth", Origin::Ios))
         );
-        assert_eq!(
-            sdk_provider("Apple").map(|(p, _)| p.slug),
-            Some("phonehealth")
-        );
-        assert_eq!(
-            sdk_provider("google").map(|(_, o)| o),
-            Some(Origin::HealthConnect)
-        );
-        assert_eq!(
-            sdk_provider("samsung").map(|(_, o)| o),
-            Some(Origin::Samsung)
-        );
+        assert_eq!(sdk_provider("Apple").map(|(p, _)| p.slug), Some("phonehealth"));
+        assert_eq!(sdk_provider("google").map(|(_, o)| o), Some(Origin::HealthConnect));
+        assert_eq!(sdk_provider("samsung").map(|(_, o)| o), Some(Origin::Samsung));
         assert!(sdk_provider("fitbit").is_none());
         assert_eq!(
             unsupported_message(Some("fitbit")),

@@ -8,10 +8,7 @@ use crate::time;
 
 /// A non-blank string field.
 pub fn str_field<'v>(item: &'v BorrowedValue<'_>, key: &str) -> Option<&'v str> {
-    item.get(key)
-        .and_then(|v| v.as_str())
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
+    item.get(key).and_then(|v| v.as_str()).map(str::trim).filter(|s| !s.is_empty())
 }
 
 /// A finite number, or a string holding one.
@@ -42,11 +39,11 @@ pub fn timestamp(item: &BorrowedValue<'_>, key: &str) -> Field<DateTime<Utc>> {
 }
 
 /// A `zoneOffset` field: `Ok(None)` when absent or null, `Err` when unreadable.
-pub fn zone_offset(item: &BorrowedValue<'_>) -> Result<Option<i16>, ()> {
+pub fn zone_offset(item: &BorrowedValue<'_>) -> Result<Option<i16>, time::InvalidOffset> {
     match item.get("zoneOffset").or_else(|| item.get("zone_offset")) {
         None => Ok(None),
         Some(v) if v.is_null() => Ok(None),
-        Some(v) => v.as_str().ok_or(()).and_then(time::parse_offset).map(Some),
+        Some(v) => v.as_str().ok_or(time::InvalidOffset).and_then(time::parse_offset).map(Some),
     }
 }
 

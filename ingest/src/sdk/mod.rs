@@ -36,10 +36,7 @@ fn list<'v>(
     match data.and_then(|d| d.get(key)) {
         None => Ok(&[]),
         Some(v) if v.is_null() => Ok(&[]),
-        Some(v) => v
-            .as_array()
-            .map(Vec::as_slice)
-            .ok_or(EnvelopeError::List(key)),
+        Some(v) => v.as_array().map(Vec::as_slice).ok_or(EnvelopeError::List(key)),
     }
 }
 
@@ -59,16 +56,10 @@ pub fn normalise(body: &mut [u8]) -> Result<Normalised, EnvelopeError> {
         Some(d) if d.is_object() => Some(d),
         Some(_) => return Err(EnvelopeError::Data),
     };
-    let (records, sleep, workouts) = (
-        list(data, "records")?,
-        list(data, "sleep")?,
-        list(data, "workouts")?,
-    );
+    let (records, sleep, workouts) =
+        (list(data, "records")?, list(data, "sleep")?, list(data, "workouts")?);
 
-    let mut out = Normalised {
-        provider: provider.slug,
-        ..Default::default()
-    };
+    let mut out = Normalised { provider: provider.slug, ..Default::default() };
     out.report.received("records", records.len() as u64);
     out.report.received("sleep", sleep.len() as u64);
     out.report.received("workouts", workouts.len() as u64);

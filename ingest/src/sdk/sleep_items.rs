@@ -21,45 +21,30 @@ pub struct StageItem {
 
 pub fn item(v: &BorrowedValue<'_>, out: &mut Normalised, items: &mut Vec<StageItem>) {
     if !v.is_object() {
-        return out
-            .report
-            .drop("sleep.not_an_object", fields::example(Some(v)));
+        return out.report.drop("sleep.not_an_object", fields::example(Some(v)));
     }
     let Some(stage_raw) = fields::str_field(v, "stage") else {
         return out.report.drop("sleep.missing_stage", None);
     };
     let Some(stage) = Stage::parse(stage_raw) else {
-        return out
-            .report
-            .drop("sleep.invalid_stage", Some(stage_raw.to_string()));
+        return out.report.drop("sleep.invalid_stage", Some(stage_raw.to_string()));
     };
-    let (start, end) = match (
-        fields::timestamp(v, "startDate"),
-        fields::timestamp(v, "endDate"),
-    ) {
+    let (start, end) = match (fields::timestamp(v, "startDate"), fields::timestamp(v, "endDate")) {
         (Field::Ok(s), Field::Ok(e)) => (s, e),
         (Field::Missing, _) | (_, Field::Missing) => {
             return out.report.drop("sleep.missing_date", None);
         }
         _ => {
-            return out
-                .report
-                .drop("sleep.invalid_date", fields::example(v.get("startDate")));
+            return out.report.drop("sleep.invalid_date", fields::example(v.get("startDate")));
         }
     };
     if end < start {
-        return out.report.drop(
-            "sleep.end_before_start",
-            fields::example(v.get("startDate")),
-        );
+        return out.report.drop("sleep.end_before_start", fields::example(v.get("startDate")));
     }
     let zone_offset = match fields::zone_offset(v) {
         Ok(z) => z,
-        Err(()) => {
-            out.report.warn(
-                "sleep.invalid_zone_offset",
-                fields::example(v.get("zoneOffset")),
-            );
+        Err(_) => {
+            out.report.warn("sleep.invalid_zone_offset", fields::example(v.get("zoneOffset")));
             None
         }
     };
@@ -96,12 +81,7 @@ pub fn sessions(items: Vec<StageItem>, out: &mut Normalised) {
                 .iter()
                 .find_map(|i| i.parent_id.clone())
                 .or_else(|| members.iter().find_map(|i| i.id.clone()));
-            out.sleep.push(SleepSession {
-                source,
-                intervals: session,
-                zone_offset,
-                external_id,
-            });
+            out.sleep.push(SleepSession { source, intervals: session, zone_offset, external_id });
         }
     }
 }

@@ -36,9 +36,7 @@ fn device_type(raw: Option<&str>) -> Option<String> {
 }
 
 fn os_version(obj: &BorrowedValue<'_>) -> Option<String> {
-    let v = obj
-        .get("operatingSystemVersion")
-        .or_else(|| obj.get("operating_system_version"))?;
+    let v = obj.get("operatingSystemVersion").or_else(|| obj.get("operating_system_version"))?;
     let part = |k: &str| v.get(k).and_then(|x| x.cast_f64()).map(|n| n as i64);
     Some(format!(
         "{}.{}.{}",
@@ -57,10 +55,7 @@ pub fn intern(sources: &mut Sources, provider: &str, source: Option<&BorrowedVal
             ..Default::default()
         });
     };
-    let model = text(
-        obj,
-        &["deviceModel", "device_model", "productType", "product_type"],
-    );
+    let model = text(obj, &["deviceModel", "device_model", "productType", "product_type"]);
     let name = text(
         obj,
         &[

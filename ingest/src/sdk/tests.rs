@@ -12,18 +12,12 @@ fn run(body: &str) -> Normalised {
 }
 
 fn utc(s: &str) -> DateTime<Utc> {
-    DateTime::parse_from_rfc3339(s)
-        .map(|d| d.with_timezone(&Utc))
-        .unwrap_or_default()
+    DateTime::parse_from_rfc3339(s).map(|d| d.with_timezone(&Utc)).unwrap_or_default()
 }
 
 fn values(n: &Normalised, slug: &str) -> Vec<f64> {
     let id = by_slug(slug).map(|t| t.id);
-    n.samples
-        .iter()
-        .filter(|s| Some(s.series_type_id) == id)
-        .map(|s| s.value)
-        .collect()
+    n.samples.iter().filter(|s| Some(s.series_type_id) == id).map(|s| s.value).collect()
 }
 
 fn close(a: &[f64], b: &[f64]) -> bool {
@@ -80,14 +74,9 @@ fn ios_values_and_units() {
     assert_eq!(src.device_type.as_deref(), Some("watch"));
     assert_eq!(src.software_version.as_deref(), Some("10.3"));
     // Additive series carry is_daily_total = false, levels null; the zone offset is kept.
-    let energy = n
-        .samples
-        .iter()
-        .find(|s| Some(s.series_type_id) == by_slug("energy").map(|t| t.id));
-    assert_eq!(
-        energy.map(|s| (s.is_daily_total, s.zone_offset)),
-        Some((Some(false), Some(60)))
-    );
+    let energy =
+        n.samples.iter().find(|s| Some(s.series_type_id) == by_slug("energy").map(|t| t.id));
+    assert_eq!(energy.map(|s| (s.is_daily_total, s.zone_offset)), Some((Some(false), Some(60))));
     assert_eq!(n.samples[0].is_daily_total, None);
     assert_eq!(n.samples[0].ts, utc("2026-03-14T18:46:45Z"));
     assert_eq!(n.latest_offset, Some((utc("2026-03-14T18:46:45Z"), 60)));
@@ -114,10 +103,7 @@ fn health_connect_and_samsung() {
     assert!(close(&values(&n, "heart_rate_variability_rmssd"), &[42.0]));
     assert!(values(&n, "heart_rate_variability_sdnn").is_empty());
     assert!(close(&values(&n, "basal_metabolic_rate"), &[1650.0]));
-    assert!(
-        values(&n, "basal_energy").is_empty(),
-        "a rate is not interval energy"
-    );
+    assert!(values(&n, "basal_energy").is_empty(), "a rate is not interval energy");
     let hr: Vec<&Sample> = n.samples.iter().filter(|s| s.series_type_id == 1).collect();
     assert_eq!(hr[0].zone_offset, Some(0));
     let hrv = n.samples.iter().find(|s| s.series_type_id == 7);
@@ -150,20 +136,14 @@ fn health_connect_and_samsung() {
     assert!((values(&n, "blood_glucose")[0] - 114.0).abs() < 0.2);
     assert!(close(&values(&n, "steps"), &[587.0]));
     let w = &n.workouts[0].row;
-    assert_eq!(
-        w.duration_seconds, 2185,
-        "Samsung durations are milliseconds"
-    );
+    assert_eq!(w.duration_seconds, 2185, "Samsung durations are milliseconds");
     assert_eq!(w.calories_kcal, Some(412.5));
     assert_eq!(w.distance_meters, Some(6446.16));
     assert_eq!(w.avg_heart_rate_bpm, Some(151.0));
     assert_eq!(w.max_heart_rate_bpm, Some(178.0));
     assert_eq!(w.elevation_gain_meters, Some(41.2));
     assert_eq!(w.external_id.as_deref(), Some("u1-s0"));
-    assert_eq!(
-        w.route.as_ref().and_then(|r| r.as_array()).map(Vec::len),
-        Some(1)
-    );
+    assert_eq!(w.route.as_ref().and_then(|r| r.as_array()).map(Vec::len), Some(1));
     assert!(close(&values(&n, "heart_rate"), &[132.0]));
     assert!(close(&values(&n, "cadence"), &[168.0]));
     assert!(close(&values(&n, "vo2_max"), &[47.5]));
@@ -202,16 +182,9 @@ fn bad_items_are_counted_not_fatal() {
         ("sleep.end_before_start", 1),
         ("workout.missing_date", 1),
     ] {
-        assert_eq!(
-            d.get(reason).map(|t| t.count),
-            Some(count),
-            "{reason}: {d:?}"
-        );
+        assert_eq!(d.get(reason).map(|t| t.count), Some(count), "{reason}: {d:?}");
     }
-    assert_eq!(
-        d["record.unknown_type"].examples,
-        vec!["HKCategoryTypeIdentifierMindfulSession"]
-    );
+    assert_eq!(d["record.unknown_type"].examples, vec!["HKCategoryTypeIdentifierMindfulSession"]);
     assert_eq!(n.report.warnings["record.invalid_zone_offset"].count, 1);
     assert_eq!(n.report.received["records"], 9);
 }
@@ -221,26 +194,14 @@ fn malformed_envelopes_fail_with_a_reason() {
     let cases: &[(&str, &str)] = &[
         ("{not json", "not valid JSON"),
         ("[1,2]", "not a JSON object"),
-        (
-            r#"{"provider":"fitbit","data":{}}"#,
-            "Unsupported provider: fitbit",
-        ),
+        (r#"{"provider":"fitbit","data":{}}"#, "Unsupported provider: fitbit"),
         (r#"{"data":{}}"#, "Unsupported provider: (none)"),
-        (
-            r#"{"provider":"apple","data":[]}"#,
-            "`data` must be an object",
-        ),
-        (
-            r#"{"provider":"apple","data":{"records":{}}}"#,
-            "`data.records` must be an array",
-        ),
+        (r#"{"provider":"apple","data":[]}"#, "`data` must be an object"),
+        (r#"{"provider":"apple","data":{"records":{}}}"#, "`data.records` must be an array"),
     ];
     for (body, expected) in cases {
         let mut bytes = body.as_bytes().to_vec();
-        let err = normalise(&mut bytes)
-            .err()
-            .map(|e| e.to_string())
-            .unwrap_or_default();
+        let err = normalise(&mut bytes).err().map(|e| e.to_string()).unwrap_or_default();
         assert!(err.contains(expected), "{body}: {err}");
     }
     // No data at all is an empty batch, not an error.
@@ -258,42 +219,12 @@ fn ios_sleep_night_with_overlapping_in_bed() {
     };
     let phone = r#"{"appId":"com.apple.health.P","name":"iPhone","deviceModel":"iPhone15,2","deviceType":"phone"}"#;
     let items = [
-        stage(
-            "in_bed",
-            "2026-03-13T21:30:00Z",
-            "2026-03-14T06:12:00Z",
-            phone,
-        ),
-        stage(
-            "light",
-            "2026-03-13T22:00:00Z",
-            "2026-03-14T00:00:00Z",
-            IOS_SOURCE,
-        ),
-        stage(
-            "deep",
-            "2026-03-14T00:00:00Z",
-            "2026-03-14T01:30:00Z",
-            IOS_SOURCE,
-        ),
-        stage(
-            "core",
-            "2026-03-14T01:30:00Z",
-            "2026-03-14T03:00:00Z",
-            IOS_SOURCE,
-        ),
-        stage(
-            "awake",
-            "2026-03-14T03:00:00Z",
-            "2026-03-14T03:10:00Z",
-            IOS_SOURCE,
-        ),
-        stage(
-            "rem",
-            "2026-03-14T03:10:00Z",
-            "2026-03-14T05:00:00Z",
-            IOS_SOURCE,
-        ),
+        stage("in_bed", "2026-03-13T21:30:00Z", "2026-03-14T06:12:00Z", phone),
+        stage("light", "2026-03-13T22:00:00Z", "2026-03-14T00:00:00Z", IOS_SOURCE),
+        stage("deep", "2026-03-14T00:00:00Z", "2026-03-14T01:30:00Z", IOS_SOURCE),
+        stage("core", "2026-03-14T01:30:00Z", "2026-03-14T03:00:00Z", IOS_SOURCE),
+        stage("awake", "2026-03-14T03:00:00Z", "2026-03-14T03:10:00Z", IOS_SOURCE),
+        stage("rem", "2026-03-14T03:10:00Z", "2026-03-14T05:00:00Z", IOS_SOURCE),
     ]
     .join(",");
     let n = run(&format!(
@@ -313,8 +244,5 @@ fn ios_sleep_night_with_overlapping_in_bed() {
     assert_eq!(summary.rem_minutes, 110);
     assert_eq!(summary.awake_minutes, 10);
     assert_eq!(watch.zone_offset, Some(60));
-    assert_eq!(
-        watch.external_id.as_deref(),
-        Some("light2026-03-13T22:00:00Z")
-    );
+    assert_eq!(watch.external_id.as_deref(), Some("light2026-03-13T22:00:00Z"));
 }

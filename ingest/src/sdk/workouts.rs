@@ -62,38 +62,27 @@ fn duration_seconds(value: f64, unit: Option<&str>) -> Option<f64> {
 
 pub fn workout(item: &BorrowedValue<'_>, origin: Origin, out: &mut Normalised) {
     if !item.is_object() {
-        return out
-            .report
-            .drop("workout.not_an_object", fields::example(Some(item)));
+        return out.report.drop("workout.not_an_object", fields::example(Some(item)));
     }
-    let (start, end) = match (
-        fields::timestamp(item, "startDate"),
-        fields::timestamp(item, "endDate"),
-    ) {
-        (Field::Ok(s), Field::Ok(e)) => (s, e),
-        (Field::Missing, _) | (_, Field::Missing) => {
-            return out.report.drop("workout.missing_date", None);
-        }
-        _ => {
-            return out.report.drop(
-                "workout.invalid_date",
-                fields::example(item.get("startDate")),
-            );
-        }
-    };
+    let (start, end) =
+        match (fields::timestamp(item, "startDate"), fields::timestamp(item, "endDate")) {
+            (Field::Ok(s), Field::Ok(e)) => (s, e),
+            (Field::Missing, _) | (_, Field::Missing) => {
+                return out.report.drop("workout.missing_date", None);
+            }
+            _ => {
+                return out
+                    .report
+                    .drop("workout.invalid_date", fields::example(item.get("startDate")));
+            }
+        };
     if end < start {
-        return out.report.drop(
-            "workout.end_before_start",
-            fields::example(item.get("startDate")),
-        );
+        return out.report.drop("workout.end_before_start", fields::example(item.get("startDate")));
     }
     let zone_offset = match fields::zone_offset(item) {
         Ok(z) => z,
-        Err(()) => {
-            out.report.warn(
-                "workout.invalid_zone_offset",
-                fields::example(item.get("zoneOffset")),
-            );
+        Err(_) => {
+            out.report.warn("workout.invalid_zone_offset", fields::example(item.get("zoneOffset")));
             None
         }
     };
@@ -102,18 +91,11 @@ pub fn workout(item: &BorrowedValue<'_>, origin: Origin, out: &mut Normalised) {
 
     let mut stats: Map<String, Value> = Map::new();
     let mut duration = None;
-    for v in item
-        .get("values")
-        .and_then(|v| v.as_array())
-        .map(|a| a.as_slice())
-        .unwrap_or(&[])
-    {
-        let (Some(name), Some(value)) = (
-            fields::str_field(v, "type"),
-            v.get("value").and_then(fields::number),
-        ) else {
-            out.report
-                .warn("workout.invalid_statistic", fields::example(Some(v)));
+    for v in item.get("values").and_then(|v| v.as_array()).map(|a| a.as_slice()).unwrap_or(&[]) {
+        let (Some(name), Some(value)) =
+            (fields::str_field(v, "type"), v.get("value").and_then(fields::number))
+        else {
+            out.report.warn("workout.invalid_statistic", fields::example(Some(v)));
             continue;
         };
         let unit = v.get("unit").and_then(|u| u.as_str());
@@ -137,10 +119,9 @@ pub fn workout(item: &BorrowedValue<'_>, origin: Origin, out: &mut Normalised) {
             Ok(v) => {
                 stats.insert(name.to_string(), json!({ "value": v, "unit": series.unit }));
             }
-            Err(_) => out.report.warn(
-                "workout.unknown_unit",
-                Some(format!("{name} in '{}'", unit.unwrap_or(""))),
-            ),
+            Err(_) => out
+                .report
+                .warn("workout.unknown_unit", Some(format!("{name} in '{}'", unit.unwrap_or("")))),
         }
     }
     let stat = |name: &str| stats.get(name).and_then(|s| s["value"].as_f64());
@@ -157,12 +138,7 @@ pub fn workout(item: &BorrowedValue<'_>, origin: Origin, out: &mut Normalised) {
     let duration_seconds =
         duration.unwrap_or_else(|| (end - start).num_milliseconds() as f64 / 1000.0);
     // In-workout samples become series of the workout's source.
-    for s in item
-        .get("samples")
-        .and_then(|v| v.as_array())
-        .map(|a| a.as_slice())
-        .unwrap_or(&[])
-    {
+    for s in item.get("samples").and_then(|v| v.as_array()).map(|a| a.as_slice()).unwrap_or(&[]) {
         let series = fields::str_field(s, "type").and_then(sample_series);
         let ts = match fields::timestamp(s, "timestamp") {
             Field::Ok(t) => Some(t),
@@ -170,8 +146,7 @@ pub fn workout(item: &BorrowedValue<'_>, origin: Origin, out: &mut Normalised) {
         };
         let value = s.get("value").and_then(fields::number);
         let (Some(series), Some(ts), Some(value)) = (series, ts, value) else {
-            out.report
-                .warn("workout.invalid_sample", fields::example(Some(s)));
+            out.report.warn("workout.invalid_sample", fields::example(Some(s)));
             continue;
         };
         let unit = s.get("unit").and_then(|u| u.as_str());
@@ -184,9 +159,7 @@ pub fn workout(item: &BorrowedValue<'_>, origin: Origin, out: &mut Normalised) {
                 zone_offset,
                 is_daily_total: series.is_additive().then_some(false),
             }),
-            Err(_) => out
-                .report
-                .warn("workout.invalid_sample", fields::example(Some(s))),
+            Err(_) => out.report.warn("workout.invalid_sample", fields::example(Some(s))),
         }
     }
     // VO2 max measured in a workout is a reading of its own.

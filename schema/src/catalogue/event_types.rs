@@ -20,14 +20,8 @@ const SESSION_EVENTS: &[(&str, &str)] = &[
     ),
     ("workout.created", "A new workout was saved."),
     ("sleep.created", "A new or merged sleep session was saved."),
-    (
-        "menstrual_cycle.created",
-        "A new menstrual cycle record was saved.",
-    ),
-    (
-        "activity.created",
-        "A new generic activity session was saved.",
-    ),
+    ("menstrual_cycle.created", "A new menstrual cycle record was saved."),
+    ("activity.created", "A new generic activity session was saved."),
 ];
 
 /// Timeseries group events: one per (user, provider, series type) in an ingested batch.
@@ -36,48 +30,24 @@ const GROUP_EVENTS: &[(&str, &str)] = &[
         "heart_rate.created",
         "New heart-rate samples (heart rate, resting, walking average, AFib burden).",
     ),
-    (
-        "heart_rate_variability.created",
-        "New heart-rate variability samples (SDNN, RMSSD).",
-    ),
+    ("heart_rate_variability.created", "New heart-rate variability samples (SDNN, RMSSD)."),
     ("steps.created", "New step counts."),
     ("calories.created", "New active or basal energy samples."),
-    (
-        "spo2.created",
-        "New blood oxygen saturation or perfusion index samples.",
-    ),
+    ("spo2.created", "New blood oxygen saturation or perfusion index samples."),
     (
         "respiratory_rate.created",
         "New respiratory rate, breathing disturbance or lung function samples.",
     ),
-    (
-        "body_temperature.created",
-        "New body or skin temperature samples.",
-    ),
-    (
-        "stress.created",
-        "New stress level or electrodermal activity samples.",
-    ),
-    (
-        "blood_glucose.created",
-        "New blood glucose, blood alcohol or insulin delivery samples.",
-    ),
-    (
-        "blood_pressure.created",
-        "New systolic or diastolic blood pressure samples.",
-    ),
+    ("body_temperature.created", "New body or skin temperature samples."),
+    ("stress.created", "New stress level or electrodermal activity samples."),
+    ("blood_glucose.created", "New blood glucose, blood alcohol or insulin delivery samples."),
+    ("blood_pressure.created", "New systolic or diastolic blood pressure samples."),
     (
         "body_composition.created",
         "New weight, body fat, BMI, lean mass and other body composition samples.",
     ),
-    (
-        "fitness_metrics.created",
-        "New VO2 max, cardiovascular age or fitness age samples.",
-    ),
-    (
-        "recovery_score.created",
-        "New recovery score or body battery samples.",
-    ),
+    ("fitness_metrics.created", "New VO2 max, cardiovascular age or fitness age samples."),
+    ("recovery_score.created", "New recovery score or body battery samples."),
     (
         "activity_timeseries.created",
         "New stand, exercise, flights, distance and other activity samples.",
@@ -90,10 +60,7 @@ const GROUP_EVENTS: &[(&str, &str)] = &[
         "environmental.created",
         "New audio exposure, daylight, UV, weather and other environmental samples.",
     ),
-    (
-        "timeseries.created",
-        "New samples of a series type not mapped to a group above.",
-    ),
+    ("timeseries.created", "New samples of a series type not mapped to a group above."),
 ];
 
 /// Every event type, session events first.
@@ -123,10 +90,8 @@ mod tests {
     fn every_series_belongs_to_exactly_one_listed_group() {
         let events = all();
         for t in SERIES_TYPES {
-            let owners: Vec<_> = events
-                .iter()
-                .filter(|e| e.child_events.contains(&t.child_event()))
-                .collect();
+            let owners: Vec<_> =
+                events.iter().filter(|e| e.child_events.contains(&t.child_event())).collect();
             assert_eq!(owners.len(), 1, "{} must be in exactly one group", t.slug);
             assert_eq!(owners[0].name, t.event);
         }
@@ -135,12 +100,8 @@ mod tests {
     #[test]
     fn contract_memberships_hold() {
         let events = all();
-        let children = |name: &str| {
-            events
-                .iter()
-                .find(|e| e.name == name)
-                .map(|e| e.child_events.clone())
-        };
+        let children =
+            |name: &str| events.iter().find(|e| e.name == name).map(|e| e.child_events.clone());
         let hr = children("heart_rate.created").unwrap_or_default();
         for slug in [
             "heart_rate",
@@ -150,10 +111,7 @@ mod tests {
         ] {
             assert!(hr.contains(&format!("series.{slug}.created")), "{slug}");
         }
-        assert_eq!(
-            children("steps.created"),
-            Some(vec!["series.steps.created".to_string()])
-        );
+        assert_eq!(children("steps.created"), Some(vec!["series.steps.created".to_string()]));
         assert_eq!(children("workout.created"), Some(vec![]));
         assert!(
             children("timeseries.created")

@@ -15,100 +15,37 @@ use super::series_types::{self, SeriesType};
 pub const IDENTIFIERS: &[(&str, &str)] = &[
     // HealthKit quantity types.
     ("HKQuantityTypeIdentifierHeartRate", "heart_rate"),
-    (
-        "HKQuantityTypeIdentifierRestingHeartRate",
-        "resting_heart_rate",
-    ),
-    (
-        "HKQuantityTypeIdentifierHeartRateVariabilitySDNN",
-        "heart_rate_variability_sdnn",
-    ),
-    (
-        "HKQuantityTypeIdentifierHeartRateRecoveryOneMinute",
-        "heart_rate_recovery_one_minute",
-    ),
-    (
-        "HKQuantityTypeIdentifierWalkingHeartRateAverage",
-        "walking_heart_rate_average",
-    ),
-    (
-        "HKQuantityTypeIdentifierAtrialFibrillationBurden",
-        "atrial_fibrillation_burden",
-    ),
-    (
-        "HKQuantityTypeIdentifierOxygenSaturation",
-        "oxygen_saturation",
-    ),
-    (
-        "HKQuantityTypeIdentifierPeripheralPerfusionIndex",
-        "peripheral_perfusion_index",
-    ),
+    ("HKQuantityTypeIdentifierRestingHeartRate", "resting_heart_rate"),
+    ("HKQuantityTypeIdentifierHeartRateVariabilitySDNN", "heart_rate_variability_sdnn"),
+    ("HKQuantityTypeIdentifierHeartRateRecoveryOneMinute", "heart_rate_recovery_one_minute"),
+    ("HKQuantityTypeIdentifierWalkingHeartRateAverage", "walking_heart_rate_average"),
+    ("HKQuantityTypeIdentifierAtrialFibrillationBurden", "atrial_fibrillation_burden"),
+    ("HKQuantityTypeIdentifierOxygenSaturation", "oxygen_saturation"),
+    ("HKQuantityTypeIdentifierPeripheralPerfusionIndex", "peripheral_perfusion_index"),
     ("HKQuantityTypeIdentifierBloodGlucose", "blood_glucose"),
-    (
-        "HKQuantityTypeIdentifierBloodAlcoholContent",
-        "blood_alcohol_content",
-    ),
-    (
-        "HKQuantityTypeIdentifierInsulinDelivery",
-        "insulin_delivery",
-    ),
-    (
-        "HKQuantityTypeIdentifierBloodPressureSystolic",
-        "blood_pressure_systolic",
-    ),
-    (
-        "HKQuantityTypeIdentifierBloodPressureDiastolic",
-        "blood_pressure_diastolic",
-    ),
-    (
-        "HKQuantityTypeIdentifierRespiratoryRate",
-        "respiratory_rate",
-    ),
+    ("HKQuantityTypeIdentifierBloodAlcoholContent", "blood_alcohol_content"),
+    ("HKQuantityTypeIdentifierInsulinDelivery", "insulin_delivery"),
+    ("HKQuantityTypeIdentifierBloodPressureSystolic", "blood_pressure_systolic"),
+    ("HKQuantityTypeIdentifierBloodPressureDiastolic", "blood_pressure_diastolic"),
+    ("HKQuantityTypeIdentifierRespiratoryRate", "respiratory_rate"),
     (
         "HKQuantityTypeIdentifierAppleSleepingBreathingDisturbances",
         "sleeping_breathing_disturbances",
     ),
-    (
-        "HKQuantityTypeIdentifierForcedVitalCapacity",
-        "forced_vital_capacity",
-    ),
-    (
-        "HKQuantityTypeIdentifierForcedExpiratoryVolume1",
-        "forced_expiratory_volume_1",
-    ),
-    (
-        "HKQuantityTypeIdentifierPeakExpiratoryFlowRate",
-        "peak_expiratory_flow_rate",
-    ),
+    ("HKQuantityTypeIdentifierForcedVitalCapacity", "forced_vital_capacity"),
+    ("HKQuantityTypeIdentifierForcedExpiratoryVolume1", "forced_expiratory_volume_1"),
+    ("HKQuantityTypeIdentifierPeakExpiratoryFlowRate", "peak_expiratory_flow_rate"),
     ("HKQuantityTypeIdentifierHeight", "height"),
     ("HKQuantityTypeIdentifierBodyMass", "weight"),
-    (
-        "HKQuantityTypeIdentifierBodyFatPercentage",
-        "body_fat_percentage",
-    ),
+    ("HKQuantityTypeIdentifierBodyFatPercentage", "body_fat_percentage"),
     ("HKQuantityTypeIdentifierBodyMassIndex", "body_mass_index"),
     ("HKQuantityTypeIdentifierLeanBodyMass", "lean_body_mass"),
-    (
-        "HKQuantityTypeIdentifierWaistCircumference",
-        "waist_circumference",
-    ),
-    (
-        "HKQuantityTypeIdentifierBodyTemperature",
-        "body_temperature",
-    ),
-    (
-        "HKQuantityTypeIdentifierBasalBodyTemperature",
-        "body_temperature",
-    ),
-    (
-        "HKQuantityTypeIdentifierAppleSleepingWristTemperature",
-        "skin_temperature",
-    ),
+    ("HKQuantityTypeIdentifierWaistCircumference", "waist_circumference"),
+    ("HKQuantityTypeIdentifierBodyTemperature", "body_temperature"),
+    ("HKQuantityTypeIdentifierBasalBodyTemperature", "body_temperature"),
+    ("HKQuantityTypeIdentifierAppleSleepingWristTemperature", "skin_temperature"),
     ("HKQuantityTypeIdentifierVO2Max", "vo2_max"),
-    (
-        "HKQuantityTypeIdentifierSixMinuteWalkTestDistance",
-        "six_minute_walk_test_distance",
-    ),
+    ("HKQuantityTypeIdentifierSixMinuteWalkTestDistance", "six_minute_walk_test_distance"),
     ("HKQuantityTypeIdentifierStepCount", "steps"),
     ("HKQuantityTypeIdentifierActiveEnergyBurned", "energy"),
     ("HKQuantityTypeIdentifierBasalEnergyBurned", "basal_energy"),
@@ -119,135 +56,48 @@ pub const IDENTIFIERS: &[(&str, &str)] = &[
     ("HKQuantityTypeIdentifierFlightsClimbed", "flights_climbed"),
     ("HKQuantityTypeIdentifierPushCount", "push_count"),
     ("HKQuantityTypeIdentifierNikeFuel", "nike_fuel"),
-    (
-        "HKQuantityTypeIdentifierDistanceWalkingRunning",
-        "distance_walking_running",
-    ),
-    (
-        "HKQuantityTypeIdentifierDistanceCycling",
-        "distance_cycling",
-    ),
-    (
-        "HKQuantityTypeIdentifierDistanceSwimming",
-        "distance_swimming",
-    ),
-    (
-        "HKQuantityTypeIdentifierDistanceDownhillSnowSports",
-        "distance_downhill_snow_sports",
-    ),
-    (
-        "HKQuantityTypeIdentifierDistancePaddleSports",
-        "distance_other",
-    ),
+    ("HKQuantityTypeIdentifierDistanceWalkingRunning", "distance_walking_running"),
+    ("HKQuantityTypeIdentifierDistanceCycling", "distance_cycling"),
+    ("HKQuantityTypeIdentifierDistanceSwimming", "distance_swimming"),
+    ("HKQuantityTypeIdentifierDistanceDownhillSnowSports", "distance_downhill_snow_sports"),
+    ("HKQuantityTypeIdentifierDistancePaddleSports", "distance_other"),
     ("HKQuantityTypeIdentifierDistanceRowing", "distance_other"),
-    (
-        "HKQuantityTypeIdentifierDistanceSkatingSports",
-        "distance_other",
-    ),
-    (
-        "HKQuantityTypeIdentifierDistanceWheelchair",
-        "distance_other",
-    ),
-    (
-        "HKQuantityTypeIdentifierDistanceCrossCountrySkiing",
-        "distance_other",
-    ),
-    (
-        "HKQuantityTypeIdentifierWalkingStepLength",
-        "walking_step_length",
-    ),
+    ("HKQuantityTypeIdentifierDistanceSkatingSports", "distance_other"),
+    ("HKQuantityTypeIdentifierDistanceWheelchair", "distance_other"),
+    ("HKQuantityTypeIdentifierDistanceCrossCountrySkiing", "distance_other"),
+    ("HKQuantityTypeIdentifierWalkingStepLength", "walking_step_length"),
     ("HKQuantityTypeIdentifierWalkingSpeed", "walking_speed"),
-    (
-        "HKQuantityTypeIdentifierWalkingDoubleSupportPercentage",
-        "walking_double_support_percentage",
-    ),
-    (
-        "HKQuantityTypeIdentifierWalkingAsymmetryPercentage",
-        "walking_asymmetry_percentage",
-    ),
-    (
-        "HKQuantityTypeIdentifierAppleWalkingSteadiness",
-        "walking_steadiness",
-    ),
-    (
-        "HKQuantityTypeIdentifierStairDescentSpeed",
-        "stair_descent_speed",
-    ),
-    (
-        "HKQuantityTypeIdentifierStairAscentSpeed",
-        "stair_ascent_speed",
-    ),
+    ("HKQuantityTypeIdentifierWalkingDoubleSupportPercentage", "walking_double_support_percentage"),
+    ("HKQuantityTypeIdentifierWalkingAsymmetryPercentage", "walking_asymmetry_percentage"),
+    ("HKQuantityTypeIdentifierAppleWalkingSteadiness", "walking_steadiness"),
+    ("HKQuantityTypeIdentifierStairDescentSpeed", "stair_descent_speed"),
+    ("HKQuantityTypeIdentifierStairAscentSpeed", "stair_ascent_speed"),
     ("HKQuantityTypeIdentifierRunningPower", "running_power"),
     ("HKQuantityTypeIdentifierRunningSpeed", "running_speed"),
-    (
-        "HKQuantityTypeIdentifierRunningVerticalOscillation",
-        "running_vertical_oscillation",
-    ),
-    (
-        "HKQuantityTypeIdentifierRunningGroundContactTime",
-        "running_ground_contact_time",
-    ),
-    (
-        "HKQuantityTypeIdentifierRunningStrideLength",
-        "running_stride_length",
-    ),
-    (
-        "HKQuantityTypeIdentifierSwimmingStrokeCount",
-        "swimming_stroke_count",
-    ),
-    (
-        "HKQuantityTypeIdentifierUnderwaterDepth",
-        "underwater_depth",
-    ),
-    (
-        "HKQuantityTypeIdentifierWaterTemperature",
-        "water_temperature",
-    ),
+    ("HKQuantityTypeIdentifierRunningVerticalOscillation", "running_vertical_oscillation"),
+    ("HKQuantityTypeIdentifierRunningGroundContactTime", "running_ground_contact_time"),
+    ("HKQuantityTypeIdentifierRunningStrideLength", "running_stride_length"),
+    ("HKQuantityTypeIdentifierSwimmingStrokeCount", "swimming_stroke_count"),
+    ("HKQuantityTypeIdentifierUnderwaterDepth", "underwater_depth"),
+    ("HKQuantityTypeIdentifierWaterTemperature", "water_temperature"),
     ("HKQuantityTypeIdentifierCyclingCadence", "cadence"),
     ("HKQuantityTypeIdentifierCyclingPower", "power"),
-    (
-        "HKQuantityTypeIdentifierCyclingFunctionalThresholdPower",
-        "functional_threshold_power",
-    ),
+    ("HKQuantityTypeIdentifierCyclingFunctionalThresholdPower", "functional_threshold_power"),
     ("HKQuantityTypeIdentifierCyclingSpeed", "speed"),
     ("HKQuantityTypeIdentifierCrossCountrySkiingSpeed", "speed"),
     ("HKQuantityTypeIdentifierPaddleSportsSpeed", "speed"),
     ("HKQuantityTypeIdentifierRowingSpeed", "speed"),
-    (
-        "HKQuantityTypeIdentifierWorkoutEffortScore",
-        "workout_effort_score",
-    ),
-    (
-        "HKQuantityTypeIdentifierEstimatedWorkoutEffortScore",
-        "estimated_workout_effort_score",
-    ),
-    (
-        "HKQuantityTypeIdentifierEnvironmentalAudioExposure",
-        "environmental_audio_exposure",
-    ),
-    (
-        "HKQuantityTypeIdentifierHeadphoneAudioExposure",
-        "headphone_audio_exposure",
-    ),
-    (
-        "HKQuantityTypeIdentifierEnvironmentalSoundReduction",
-        "environmental_sound_reduction",
-    ),
+    ("HKQuantityTypeIdentifierWorkoutEffortScore", "workout_effort_score"),
+    ("HKQuantityTypeIdentifierEstimatedWorkoutEffortScore", "estimated_workout_effort_score"),
+    ("HKQuantityTypeIdentifierEnvironmentalAudioExposure", "environmental_audio_exposure"),
+    ("HKQuantityTypeIdentifierHeadphoneAudioExposure", "headphone_audio_exposure"),
+    ("HKQuantityTypeIdentifierEnvironmentalSoundReduction", "environmental_sound_reduction"),
     ("HKQuantityTypeIdentifierTimeInDaylight", "time_in_daylight"),
     ("HKQuantityTypeIdentifierUVExposure", "uv_exposure"),
     ("HKQuantityTypeIdentifierInhalerUsage", "inhaler_usage"),
-    (
-        "HKQuantityTypeIdentifierNumberOfTimesFallen",
-        "number_of_times_fallen",
-    ),
-    (
-        "HKQuantityTypeIdentifierNumberOfAlcoholicBeverages",
-        "number_of_alcoholic_beverages",
-    ),
-    (
-        "HKQuantityTypeIdentifierElectrodermalActivity",
-        "electrodermal_activity",
-    ),
+    ("HKQuantityTypeIdentifierNumberOfTimesFallen", "number_of_times_fallen"),
+    ("HKQuantityTypeIdentifierNumberOfAlcoholicBeverages", "number_of_alcoholic_beverages"),
+    ("HKQuantityTypeIdentifierElectrodermalActivity", "electrodermal_activity"),
     ("HKQuantityTypeIdentifierDietaryWater", "hydration"),
     // Health Connect and Samsung Health, as named by the Android SDK.
     ("HEART_RATE", "heart_rate"),
@@ -352,10 +202,7 @@ mod tests {
             slug("HKQuantityTypeIdentifierHeartRateVariabilitySDNN"),
             Some("heart_rate_variability_sdnn")
         );
-        assert_eq!(
-            slug("HEART_RATE_VARIABILITY"),
-            Some("heart_rate_variability_rmssd")
-        );
+        assert_eq!(slug("HEART_RATE_VARIABILITY"), Some("heart_rate_variability_rmssd"));
         assert_eq!(slug("HKQuantityTypeIdentifierRowingSpeed"), Some("speed"));
         assert_eq!(slug("BASAL_METABOLIC_RATE"), Some("basal_metabolic_rate"));
         assert_eq!(slug("heart_rate"), None, "lookups are exact");

@@ -99,9 +99,7 @@ pub fn by_slug(slug: &str) -> Option<&'static Provider> {
 /// For a name that is not a provider only because of its case, the lowercase name meant.
 pub fn case_hint(name: &str) -> Option<&'static str> {
     let lower = name.to_ascii_lowercase();
-    (lower != name)
-        .then(|| by_slug(&lower).map(|p| p.slug))
-        .flatten()
+    (lower != name).then(|| by_slug(&lower).map(|p| p.slug)).flatten()
 }
 
 #[cfg(test)]

@@ -76,14 +76,7 @@ const fn st(
     aggregation: Aggregation,
     event: &'static str,
 ) -> SeriesType {
-    SeriesType {
-        id,
-        slug,
-        unit,
-        category,
-        aggregation,
-        event,
-    }
+    SeriesType { id, slug, unit, category, aggregation, event }
 }
 
 const HR: &str = "heart_rate.created";
@@ -215,10 +208,7 @@ pub fn by_slug(slug: &str) -> Option<&'static SeriesType> {
 
 /// Looks a series type up by its stable id.
 pub fn by_id(id: i16) -> Option<&'static SeriesType> {
-    SERIES_TYPES
-        .binary_search_by_key(&id, |t| t.id)
-        .ok()
-        .map(|i| &SERIES_TYPES[i])
+    SERIES_TYPES.binary_search_by_key(&id, |t| t.id).ok().map(|i| &SERIES_TYPES[i])
 }
 
 #[cfg(test)]
@@ -229,12 +219,7 @@ mod tests {
     #[test]
     fn ids_are_sorted_and_unique() {
         for pair in SERIES_TYPES.windows(2) {
-            assert!(
-                pair[0].id < pair[1].id,
-                "{} must come before {}",
-                pair[0].slug,
-                pair[1].slug
-            );
+            assert!(pair[0].id < pair[1].id, "{} must come before {}", pair[0].slug, pair[1].slug);
         }
     }
 
@@ -244,9 +229,7 @@ mod tests {
         for t in SERIES_TYPES {
             assert!(seen.insert(t.slug), "duplicate slug {}", t.slug);
             assert!(
-                t.slug
-                    .chars()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+                t.slug.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
             );
         }
     }
@@ -263,26 +246,12 @@ mod tests {
 
     #[test]
     fn additive_series_are_the_summed_ones() {
-        let additive: Vec<_> = SERIES_TYPES
-            .iter()
-            .filter(|t| t.is_additive())
-            .map(|t| t.slug)
-            .collect();
-        for slug in [
-            "steps",
-            "energy",
-            "basal_energy",
-            "distance_cycling",
-            "flights_climbed",
-        ] {
+        let additive: Vec<_> =
+            SERIES_TYPES.iter().filter(|t| t.is_additive()).map(|t| t.slug).collect();
+        for slug in ["steps", "energy", "basal_energy", "distance_cycling", "flights_climbed"] {
             assert!(additive.contains(&slug), "{slug} must be additive");
         }
-        for slug in [
-            "heart_rate",
-            "weight",
-            "oxygen_saturation",
-            "body_temperature",
-        ] {
+        for slug in ["heart_rate", "weight", "oxygen_saturation", "body_temperature"] {
             assert!(!additive.contains(&slug), "{slug} must not be additive");
         }
     }

@@ -28,11 +28,7 @@ pub enum UnitError {
     #[error("missing unit (expected {expected})")]
     Missing { expected: &'static str },
     #[error("unknown unit '{unit}' for {series} (expected {expected})")]
-    Unknown {
-        unit: String,
-        series: &'static str,
-        expected: &'static str,
-    },
+    Unknown { unit: String, series: &'static str, expected: &'static str },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -149,26 +145,17 @@ const AFFINE: &[(&str, &str, f64, f64)] = &[
 const DIMENSIONLESS: &[&str] = &["count", "score"];
 
 fn conversion(canonical: &str, unit: &str) -> Option<Conv> {
-    if let Some((_, _, f)) = CONVERSIONS
-        .iter()
-        .find(|(c, u, _)| *c == canonical && *u == unit)
-    {
+    if let Some((_, _, f)) = CONVERSIONS.iter().find(|(c, u, _)| *c == canonical && *u == unit) {
         return Some(Conv::Factor(*f));
     }
-    if let Some((_, _, offset, factor)) = AFFINE
-        .iter()
-        .find(|(c, u, _, _)| *c == canonical && *u == unit)
+    if let Some((_, _, offset, factor)) =
+        AFFINE.iter().find(|(c, u, _, _)| *c == canonical && *u == unit)
     {
-        return Some(Conv::Affine {
-            offset: *offset,
-            factor: *factor,
-        });
+        return Some(Conv::Affine { offset: *offset, factor: *factor });
     }
     // HealthKit exports write glucose as `mmol<180.15588000005408>/L`: the molar mass is inline.
     if canonical == "mg_dl"
-        && let Some(mass) = unit
-            .strip_prefix("mmol<")
-            .and_then(|r| r.strip_suffix(">/L"))
+        && let Some(mass) = unit.strip_prefix("mmol<").and_then(|r| r.strip_suffix(">/L"))
         && let Ok(grams_per_mol) = mass.parse::<f64>()
     {
         return Some(Conv::Factor(grams_per_mol / 10.0));
@@ -199,9 +186,7 @@ pub fn to_canonical(
         return if DIMENSIONLESS.contains(&canonical) {
             Ok(value)
         } else {
-            Err(UnitError::Missing {
-                expected: canonical,
-            })
+            Err(UnitError::Missing { expected: canonical })
         };
     };
     let conv = conversion(canonical, unit).ok_or_else(|| UnitError::Unknown {
@@ -241,10 +226,7 @@ mod tests {
         let units: Vec<&str> = SERIES_TYPES.iter().map(|t| t.unit).collect();
         for (canonical, wire, factor) in CONVERSIONS {
             assert!(units.contains(canonical), "{canonical} is no series' unit");
-            let t = SERIES_TYPES
-                .iter()
-                .find(|t| t.unit == *canonical)
-                .unwrap_or(&SERIES_TYPES[0]);
+            let t = SERIES_TYPES.iter().find(|t| t.unit == *canonical).unwrap_or(&SERIES_TYPES[0]);
             let got = to_canonical(t, Some(wire), 2.0, Origin::HealthConnect);
             assert!(
                 got.as_ref().is_ok_and(|v| close(*v, 2.0 * factor)),
@@ -252,14 +234,10 @@ mod tests {
             );
         }
         for (canonical, wire, offset, factor) in AFFINE {
-            let t = SERIES_TYPES
-                .iter()
-                .find(|t| t.unit == *canonical)
-                .unwrap_or(&SERIES_TYPES[0]);
+            let t = SERIES_TYPES.iter().find(|t| t.unit == *canonical).unwrap_or(&SERIES_TYPES[0]);
             let got = to_canonical(t, Some(wire), 50.0, Origin::Ios);
             assert!(
-                got.as_ref()
-                    .is_ok_and(|v| close(*v, (50.0 + offset) * factor)),
+                got.as_ref().is_ok_and(|v| close(*v, (50.0 + offset) * factor)),
                 "{wire}: {got:?}"
             );
         }
@@ -278,77 +256,29 @@ mod tests {
     #[test]
     fn what_each_client_means() {
         // iOS: SpO2 already in percent, body fat and walking percentages as fractions.
-        assert!(close(
-            conv("oxygen_saturation", Some("%"), 97.0, Origin::Ios),
-            97.0
-        ));
-        assert!(close(
-            conv("body_fat_percentage", Some("%"), 0.242, Origin::Ios),
-            24.2
-        ));
-        assert!(close(
-            conv("walking_asymmetry_percentage", Some("%"), 0.05, Origin::Ios),
-            5.0
-        ));
-        assert!(close(
-            conv("weather_humidity", Some("%"), 0.61, Origin::Ios),
-            61.0
-        ));
+        assert!(close(conv("oxygen_saturation", Some("%"), 97.0, Origin::Ios), 97.0));
+        assert!(close(conv("body_fat_percentage", Some("%"), 0.242, Origin::Ios), 24.2));
+        assert!(close(conv("walking_asymmetry_percentage", Some("%"), 0.05, Origin::Ios), 5.0));
+        assert!(close(conv("weather_humidity", Some("%"), 0.61, Origin::Ios), 61.0));
         // Android: 0–100 as is.
-        assert!(close(
-            conv(
-                "body_fat_percentage",
-                Some("%"),
-                24.2,
-                Origin::HealthConnect
-            ),
-            24.2
-        ));
-        assert!(close(
-            conv("oxygen_saturation", Some("%"), 98.0, Origin::Samsung),
-            98.0
-        ));
+        assert!(close(conv("body_fat_percentage", Some("%"), 24.2, Origin::HealthConnect), 24.2));
+        assert!(close(conv("oxygen_saturation", Some("%"), 98.0, Origin::Samsung), 98.0));
         // Exports: every percentage a fraction.
-        assert!(close(
-            conv("oxygen_saturation", Some("%"), 0.97, Origin::AppleExport),
-            97.0
-        ));
+        assert!(close(conv("oxygen_saturation", Some("%"), 0.97, Origin::AppleExport), 97.0));
         // Energy: `Cal` is kcal; kJ converted.
-        assert!(close(
-            conv("energy", Some("Cal"), 25.315, Origin::Ios),
-            25.315
-        ));
-        assert!(close(
-            conv("energy", Some("kJ"), 418.4, Origin::HealthConnect),
-            100.0
-        ));
+        assert!(close(conv("energy", Some("Cal"), 25.315, Origin::Ios), 25.315));
+        assert!(close(conv("energy", Some("kJ"), 418.4, Origin::HealthConnect), 100.0));
         // Glucose: mmol/L from Health Connect and Samsung, mg/dL from iOS, molar mass in exports.
         assert!((conv("blood_glucose", Some("mmol/L"), 6.33, Origin::Samsung) - 114.0).abs() < 0.2);
-        assert!(close(
-            conv("blood_glucose", Some("mg/dL"), 114.0, Origin::Ios),
-            114.0
-        ));
-        let export = conv(
-            "blood_glucose",
-            Some("mmol<180.15588000005408>/L"),
-            6.0,
-            Origin::AppleExport,
-        );
+        assert!(close(conv("blood_glucose", Some("mg/dL"), 114.0, Origin::Ios), 114.0));
+        let export =
+            conv("blood_glucose", Some("mmol<180.15588000005408>/L"), 6.0, Origin::AppleExport);
         assert!((export - 108.09).abs() < 0.01, "{export}");
         // Lengths, durations, temperatures.
         assert!(close(conv("height", Some("m"), 1.69, Origin::Ios), 169.0));
-        assert!(close(
-            conv("walking_step_length", Some("m"), 0.7, Origin::Ios),
-            70.0
-        ));
-        assert!(close(
-            conv("exercise_time", Some("s"), 120.0, Origin::Ios),
-            2.0
-        ));
-        assert!(close(
-            conv("body_temperature", Some("degF"), 98.6, Origin::Ios),
-            37.0
-        ));
+        assert!(close(conv("walking_step_length", Some("m"), 0.7, Origin::Ios), 70.0));
+        assert!(close(conv("exercise_time", Some("s"), 120.0, Origin::Ios), 2.0));
+        assert!(close(conv("body_temperature", Some("degF"), 98.6, Origin::Ios), 37.0));
         assert!(close(conv("hydration", Some("L"), 0.5, Origin::Ios), 500.0));
         // Counts may come without a unit; nothing else may.
         assert!(close(conv("steps", None, 587.0, Origin::Samsung), 587.0));

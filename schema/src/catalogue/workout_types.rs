@@ -207,13 +207,7 @@ pub fn unified(raw: Option<&str>) -> Option<&'static str> {
     if let Some(found) = BY_WIRE.get(name.as_str()) {
         return Some(found);
     }
-    Some(
-        WORKOUT_TYPES
-            .iter()
-            .copied()
-            .find(|t| *t == name)
-            .unwrap_or("other"),
-    )
+    Some(WORKOUT_TYPES.iter().copied().find(|t| *t == name).unwrap_or("other"))
 }
 
 fn camel_to_snake(camel: &str) -> String {
@@ -234,10 +228,7 @@ mod tests {
     #[test]
     fn every_wire_row_maps_to_a_unified_type() {
         for (wire, unified_type) in WIRE_NAMES {
-            assert!(
-                WORKOUT_TYPES.contains(unified_type),
-                "{wire} -> {unified_type}"
-            );
+            assert!(WORKOUT_TYPES.contains(unified_type), "{wire} -> {unified_type}");
             assert_eq!(unified(Some(wire)), Some(*unified_type));
             assert_eq!(*wire, wire.to_ascii_lowercase());
         }
@@ -253,10 +244,7 @@ mod tests {
             unified(Some("HKWorkoutActivityTypeTraditionalStrengthTraining")),
             Some("strength_training")
         );
-        assert_eq!(
-            unified(Some("HKWorkoutActivityTypeRunning")),
-            Some("running")
-        );
+        assert_eq!(unified(Some("HKWorkoutActivityTypeRunning")), Some("running"));
         assert_eq!(unified(Some("other")), Some("generic"));
         assert_eq!(unified(Some("UNKNOWN_58")), Some("other"));
         assert_eq!(unified(Some("11007")), Some("other"));

@@ -1,0 +1,461 @@
+//! The SDK sync: accept, store once, report; each real client's wire format.
+
+use ingest::payloads::{Platform, Spec, payload};
+use serde_json::{Value, json};
+
+use crate::util::{Auth, TestApp};
+
+const IOS_SOURCE: &str = r#"{"appId":"com.apple.health.81D2","name":"Apple Watch","deviceId":null,"deviceName":"Apple Watch",
+  "deviceManufacturer":"Apple Inc.","deviceModel":"Watch6,2","deviceType":"watch","recordingMethod":null}"#;
+
+fn ios_body() -> String {
+    let rec = |id: &str, kind: &str, value: &str, unit: &str, zone: &str| {
+        format!(
+            r#"{{"id":"{id}","type":"HKQuantityTypeIdentifier{kind}","startDate":"2026-03-14T18:46:45Z","endDate":"2026-03-14T18:46:45Z","zoneOffset":{zone},"source":{IOS_SOURCE},"value":{value},"unit":"{unit}","parentId":null,"metadata":null}}"#
+        )
+    };
+    let records = [
+        rec("1", "HeartRate", "81", "bpm", "null"),
+        rec("2", "ActiveEnergyBurned", "25.315", "Cal", r#""+01:00""#),
+        rec("3", "OxygenSaturation", "98", "%", "null"),
+        rec("4", "BodyFatPercentage", "0.242", "%", "null"),
+        rec("5", "BodyMass", "86.3", "kg", "null"),
+        rec("6", "Height", "1.69", "m", "null"),
+        rec("7", "BloodGlucose", "114", "mg\\/dL", "null"),
+    ]
+    .join(",");
+    format!(
+        r#"{{"provider":"apple","sdkVersion":"0.13.0","syncTimestamp":"2026-03-14T18:50:00Z","data":{{"records":[{records}],"workouts":[],"sleep":[]}}}}"#
+    )
+}
+
+/// `(series slug, value)` of a user's stored samples.
+async fn stored(app: &TestApp, user: &str) -> Vec<(String, f64, Option<i16>)> {
+    let id: uuid::Uuid = user.parse().expect("uuid");
+    app.db()
+        .await
+        .query(
+            "select st.slug, s.value, s.zone_offset from samples s join series_types st on st.id = s.series_type_id
+             where s.user_id = $1 order by st.slug, s.ts",
+            &[&id],
+        )
+        .await
+        .expect("samples")
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2)))
+        .collect()
+}
+
+fn value_of(rows: &[(String, f64, Option<i16>)], slug: &str) -> Vec<f64> {
+    rows.iter().filter(|r| r.0 == slug).map(|r| r.1).collect()
+}
+
+#[tokio::test]
+async fn ios_batch_is_stored_with_the_right_values() {
+    let app = TestApp::spawn().await;
+    let key = app.api_key().await;
+    let user = app.user(&key, json!({})).await;
+
+    let r = app.sync(&user, &key, &ios_body()).await;
+    assert_eq!(r.status, 202, "{}", r.body);
+    assert_eq!(r.body["status_code"], 202);
+    assert_eq!(r.body["response"], "Import task queued successfully");
+    assert_eq!(r.body["user_id"], user.as_str());
+    for field in ["dropped_count", "records_saved", "workouts_saved", "sleep_saved"] {
+        assert_eq!(r.body[field], 0, "{field}");
+    }
+    let task = r.str("task_id");
+    assert_eq!(app.wait_batch(&task).await, "done");
+
+    let rows = stored(&app, &user).await;
+    let approx = |slug: &str, want: f64| {
+        let got = value_of(&rows, slug);
+        assert!(got.len() == 1 && (got[0] - want).abs() < 1e-6, "{slug}: {got:?} != {want}");
+    };
+    approx("heart_rate", 81.0);
+    approx("energy", 25.315);
+    approx("oxygen_saturation", 98.0);
+    approx("body_fat_percentage", 24.2);
+    approx("weight", 86.3);
+    approx("height", 169.0);
+    approx("blood_glucose", 114.0);
+    // Samples without an offset take the batch's known one.
+    assert!(rows.iter().all(|r| r.2 == Some(60)), "{rows:?}");
+
+    let runs = app.get(&format!("/api/v1/users/{user}/sync/runs"), &key).await;
+    assert_eq!(runs.status, 200, "{}", runs.body);
+    let run = &runs.body[0];
+    assert_eq!(run["run_id"], task.as_str());
+    assert_eq!(run["status"], "success");
+    assert_eq!(run["provider"], "phonehealth");
+    assert_eq!(run["counts"]["samples_inserted"], 7);
+    assert_eq!(run["counts"]["received"]["records"], 7);
+
+    let u = app.get(&format!("/api/v1/users/{user}"), &key).await;
+    assert_eq!(u.body["last_synced_provider"], "phonehealth");
+    assert!(u.body["last_synced_at"].is_string());
+    assert_eq!(u.body["has_active_connection"], true);
+    let sources = app.get(&format!("/api/v1/users/{user}/data-sources"), &key).await;
+    assert_eq!(sources.body["total"], 1);
+    assert_eq!(sources.body["items"][0]["device_model"], "Watch6,2");
+    assert_eq!(sources.body["items"][0]["provider"], "phonehealth");
+    let conns = app.get(&format!("/api/v1/users/{user}/connections"), &key).await;
+    assert_eq!(conns.body[0]["provider"], "phonehealth");
+    assert_eq!(conns.body[0]["status"], "active");
+}
+
+#[tokio::test]
+async fn health_connect_and_samsung_batches() {
+    let app = TestApp::spawn().await;
+    let key = app.api_key().await;
+    let user = app.user(&key, json!({})).await;
+    for platform in [Platform::HealthConnect, Platform::Samsung] {
+        let body = payload(&Spec::new(platform, 50)).to_string();
+        app.sync_and_wait(&user, &key, &body).await;
+    }
+    let id: uuid::Uuid = user.parse().expect("uuid");
+    let db = app.db().await;
+    let workouts = db
+        .query(
+            "select d.provider, w.type, w.duration_seconds, w.calories_kcal, w.distance_meters, w.avg_heart_rate_bpm,
+                    jsonb_array_length(w.route)
+             from workouts w join data_sources d on d.id = w.data_source_id where w.user_id = $1 order by d.provider",
+            &[&id],
+        )
+        .await
+        .expect("workouts");
+    assert_eq!(workouts.len(), 2);
+    for w in &workouts {
+        assert_eq!(w.get::<_, Option<String>>(1).as_deref(), Some("running"));
+        assert_eq!(w.get::<_, i32>(2), 2185, "Samsung's milliseconds are converted");
+        assert_eq!(w.get::<_, Option<f64>>(3), Some(412.5));
+        assert_eq!(w.get::<_, Option<f64>>(4), Some(6446.16));
+        assert_eq!(w.get::<_, Option<f64>>(5), Some(151.0));
+        assert_eq!(w.get::<_, Option<i32>>(6), Some(36));
+    }
+    let providers: Vec<String> = workouts.iter().map(|w| w.get(0)).collect();
+    assert_eq!(providers, vec!["google", "samsung"]);
+    // The workouts' heart-rate samples are series of the workout's source.
+    let in_workout = app
+        .count(&format!(
+            "select count(*) from samples s join data_sources d on d.id = s.data_source_id
+             where s.user_id = '{user}' and s.series_type_id = 1 and s.value >= 120 and s.value <= 155
+               and s.ts >= '2026-03-14T09:00:00Z' and s.ts < '2026-03-14T09:37:00Z'"
+        ))
+        .await;
+    assert!(in_workout >= 72, "{in_workout}");
+    let sleep =
+        app.count(&format!("select count(*) from sleep_sessions where user_id = '{user}'")).await;
+    assert_eq!(sleep, 2);
+}
+
+#[tokio::test]
+async fn valid_items_are_stored_and_invalid_ones_reported() {
+    let app = TestApp::spawn().await;
+    let key = app.api_key().await;
+    let user = app.user(&key, json!({})).await;
+    let body = r#"{"provider":"google","sdkVersion":"0.11.1","syncTimestamp":"2026-03-14T18:46:45Z","data":{"records":[
+        {"id":"a","type":"HEART_RATE","startDate":"2026-03-14T18:40:00Z","endDate":"2026-03-14T18:40:00Z","zoneOffset":"Z","value":70,"unit":"bpm"},
+        {"id":"b","type":"HEART_RATE","startDate":"garbage","value":70,"unit":"bpm"},
+        {"id":"c","type":"NOT_A_TYPE","startDate":"2026-03-14T18:40:00Z","value":1,"unit":"x"},
+        {"id":"d","type":"WEIGHT","startDate":"2026-03-14T18:40:00Z","value":80,"unit":"stone-ish"},
+        {"id":"e","type":"STEP_COUNT","startDate":"2026-03-14T18:41:00Z","value":12,"unit":"count"}],
+      "sleep":[{"id":"s","stage":"dozing","startDate":"2026-03-14T01:00:00Z","endDate":"2026-03-14T02:00:00Z"}],
+      "workouts":[{"id":"w","type":"RUNNING","startDate":"2026-03-14T07:00:00Z","endDate":"2026-03-14T06:00:00Z"}]}}"#;
+    let task = app.sync_and_wait(&user, &key, body).await;
+    let rows = stored(&app, &user).await;
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    let runs = app.get(&format!("/api/v1/users/{user}/sync/runs"), &key).await;
+    let run = runs
+        .body
+        .as_array()
+        .and_then(|a| a.iter().find(|r| r["run_id"] == task.as_str()))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(run["status"], "partial");
+    assert_eq!(run["counts"]["dropped"], 5);
+    let dropped = &run["dropped"];
+    for reason in [
+        "record.invalid_date",
+        "record.unknown_type",
+        "record.unknown_unit",
+        "sleep.invalid_stage",
+        "workout.end_before_start",
+    ] {
+        assert_eq!(dropped[reason]["count"], 1, "{reason} in {dropped}");
+    }
+    assert_eq!(dropped["record.unknown_type"]["examples"], json!(["NOT_A_TYPE"]));
+    assert!(run["message"].as_str().unwrap_or_default().contains("5 item(s) dropped"));
+}
+
+#[tokio::test]
+async fn a_batch_sent_twice_is_stored_once() {
+    let app = TestApp::spawn().await;
+    let key = app.api_key().await;
+    let user = app.user(&key, json!({})).await;
+    let body = payload(&Spec::new(Platform::Ios, 300)).to_string();
+    app.sync_and_wait(&user, &key, &body).await;
+    let app = &app;
+    let count = |sql: String| async move { app.count(&sql).await };
+    let samples = count(format!("select count(*) from samples where user_id = '{user}'")).await;
+    let events = count(format!("select count(*) from outbox where user_id = '{user}'")).await;
+    let rollup_sum = count(format!(
+        "select sum(sample_count)::bigint from daily_rollups where user_id = '{user}'"
+    ))
+    .await;
+    assert_eq!(samples, rollup_sum, "rollups count every stored sample once");
+    assert!(events > 0);
+
+    let second = app.sync_and_wait(&user, &key, &body).await;
+    assert_eq!(
+        count(format!("select count(*) from samples where user_id = '{user}'")).await,
+        samples
+    );
+    assert_eq!(count(format!("select count(*) from workouts where user_id = '{user}'")).await, 1);
+    assert_eq!(
+        count(format!("select count(*) from sleep_sessions where user_id = '{user}'")).await,
+        2
+    );
+    assert_eq!(
+        count(format!("select count(*) from outbox where user_id = '{user}'")).await,
+        events,
+        "no second event"
+    );
+    assert_eq!(
+        count(format!(
+            "select sum(sample_count)::bigint from daily_rollups where user_id = '{user}'"
+        ))
+        .await,
+        rollup_sum
+    );
+    let runs = app.get(&format!("/api/v1/users/{user}/sync/runs"), &key).await;
+    let run = runs
+        .body
+        .as_array()
+        .and_then(|a| a.iter().find(|r| r["run_id"] == second.as_str()))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(run["counts"]["samples_inserted"], 0);
+    assert_eq!(run["counts"]["samples_unchanged"], samples);
+    assert_eq!(run["counts"]["workouts_duplicate"], 1);
+}
+
+#[tokio::test]
+async fn accept_path_errors() {
+    let app =
+        TestApp::spawn_with(crate::util::Mode::All, |s| s.sdk_max_body_bytes = 64 * 1024).await;
+    let key = app.api_key().await;
+    let user = app.user(&key, json!({})).await;
+    let other = app.user(&key, json!({})).await;
+    let token = |u: &str| {
+        let app = &app;
+        let key = key.clone();
+        let u = u.to_string();
+        async move {
+            app.post(&format!("/api/v1/users/{u}/token"), &key, json!({})).await.str("access_token")
+        }
+    };
+    let mine = Auth::Bearer(token(&user).await);
+    let body = ios_body();
+
+    // A user's own SDK token works; another user's is 403.
+    assert_eq!(app.sync(&user, &mine, &body).await.status, 202);
+    app.sync(&other, &mine, &body).await.assert_error(403, "Token does not match user_id");
+    // Old iOS SDKs send the token without "Bearer ".
+    let Auth::Bearer(raw) = &mine else { unreachable!() };
+    assert_eq!(
+        app.sync(&user, &Auth::Header("Authorization", raw.clone()), &body).await.status,
+        202
+    );
+    // The SDKs' own API-key header.
+    let Auth::Key(raw_key) = &key else { unreachable!() };
+    assert_eq!(
+        app.sync(&user, &Auth::Header("X-Open-Wearables-API-Key", raw_key.clone()), &body)
+            .await
+            .status,
+        202
+    );
+
+    app.sync(&user, &Auth::None, &body)
+        .await
+        .assert_error(401, "Authentication required: provide SDK token or API key");
+    app.sync(&user, &Auth::Bearer("expired.or.bad".into()), &body)
+        .await
+        .assert_error(401, "Could not validate credentials");
+
+    // Only an unsupported provider is a 400 about the payload.
+    app.sync(&user, &key, r#"{"provider":"fitbit","data":{}}"#)
+        .await
+        .assert_error(400, "Unsupported provider: fitbit. Supported: apple, samsung, google");
+    app.sync(&user, &key, r#"{"data":{}}"#)
+        .await
+        .assert_error(400, "Unsupported provider: (none). Supported: apple, samsung, google");
+    // Any case of a supported provider is fine; bad records are no 4xx.
+    let r = app.sync(&user, &key, r#"{"provider":"Samsung","sdkVersion":"1","syncTimestamp":"x","data":{"records":[{"type":"?"}]}}"#).await;
+    assert_eq!(r.status, 202, "{}", r.body);
+    assert_eq!(app.wait_batch(&r.str("task_id")).await, "done");
+    // A body that is no JSON at all fails in the worker, with a reason, not at the door.
+    let r = app.sync(&user, &key, r#"{"provider":"apple","data":{"records":[1,2,"#).await;
+    assert_eq!(r.status, 202, "{}", r.body);
+    assert_eq!(app.wait_batch(&r.str("task_id")).await, "failed");
+
+    // Over the limit: 413 with {detail}.
+    let big = format!(
+        r#"{{"provider":"apple","data":{{"records":[{}]}}}}"#,
+        vec!["{}"; 40_000].join(",")
+    );
+    let r = app.sync(&user, &key, &big).await;
+    assert_eq!(r.status, 413, "{}", r.body);
+    assert!(r.detail().contains("limit"), "{}", r.body);
+
+    let missing = uuid::Uuid::new_v4();
+    app.sync(&missing.to_string(), &key, &body)
+        .await
+        .assert_error(404, &format!("User with ID: {missing} not found."));
+    app.sync("not-a-uuid", &key, &body).await.assert_error(400, "Input should be a valid UUID");
+}
+
+#[tokio::test]
+async fn chunked_and_gzipped_bodies() {
+    let app = TestApp::spawn().await;
+    let key = app.api_key().await;
+    let user = app.user(&key, json!({})).await;
+    let body = payload(&Spec::new(Platform::HealthConnect, 20)).to_string();
+    let url = app.url(&format!("/api/v1/sdk/users/{user}/sync"));
+
+    // Android streams the body: chunked transfer encoding, no Content-Length.
+    let chunks: Vec<Result<Vec<u8>, std::io::Error>> =
+        body.as_bytes().chunks(1000).map(|c| Ok(c.to_vec())).collect();
+    let stream = futures::stream::iter(chunks);
+    let req = key
+        .apply(app.http.post(&url))
+        .header("content-type", "application/json")
+        .body(reqwest::Body::wrap_stream(stream));
+    let r = crate::util::Resp::read(req.send().await.expect("request")).await;
+    assert_eq!(r.status, 202, "{}", r.body);
+    assert_eq!(app.wait_batch(&r.str("task_id")).await, "done");
+
+    // A gzip-compressing fork of the iOS SDK.
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    std::io::Write::write_all(&mut gz, ios_body().as_bytes()).expect("gzip");
+    let req = key
+        .apply(app.http.post(&url))
+        .header("content-type", "application/json")
+        .header("content-encoding", "gzip")
+        .body(gz.finish().expect("gzip"));
+    let r = crate::util::Resp::read(req.send().await.expect("request")).await;
+    assert_eq!(r.status, 202, "{}", r.body);
+    assert_eq!(app.wait_batch(&r.str("task_id")).await, "done");
+    assert!(value_of(&stored(&app, &user).await, "body_fat_percentage").contains(&24.2));
+}
+
+fn sleep_body(items: &[(&str, &str, &str)], source: &str) -> String {
+    let items: Vec<Value> = items
+        .iter()
+        .enumerate()
+        .map(|(i, (stage, a, b))| {
+            json!({"id": format!("{stage}-{i}-{a}"), "parentId": null, "stage": stage, "startDate": a, "endDate": b,
+                   "zoneOffset": "+01:00", "source": serde_json::from_str::<Value>(source).unwrap_or_default(),
+                   "values": null, "metadata": null})
+        })
+        .collect();
+    json!({"provider": "apple", "sdkVersion": "0.13.0", "syncTimestamp": "2026-03-14T08:00:00Z",
+           "data": {"records": [], "workouts": [], "sleep": items}})
+    .to_string()
+}
+
+async fn sessions(app: &TestApp, user: &str) -> Vec<Value> {
+    let id: uuid::Uuid = user.parse().expect("uuid");
+    app.db()
+        .await
+        .query(
+            "select json_build_object('start', start_time, 'end', end_time, 'sleep', sleep_seconds, 'in_bed', in_bed_seconds,
+                    'deep', deep_minutes, 'rem', rem_minutes, 'light', light_minutes, 'awake', awake_minutes,
+                    'efficiency', efficiency_percent, 'nap', is_nap)
+             from sleep_sessions where user_id = $1 order by start_time",
+            &[&id],
+        )
+        .await
+        .expect("sessions")
+        .iter()
+        .map(|r| r.get(0))
+        .collect()
+}
+
+#[tokio::test]
+async fn sleep_sessions_are_assembled_and_merged() {
+    let app = TestApp::spawn().await;
+    let key = app.api_key().await;
+
+    // An old watch: `sleeping` and `in_bed` only.
+    let old = app.user(&key, json!({})).await;
+    let body = sleep_body(
+        &[
+            ("in_bed", "2026-03-13T21:30:00Z", "2026-03-14T06:00:00Z"),
+            ("sleeping", "2026-03-13T22:00:00Z", "2026-03-14T02:00:00Z"),
+            ("awake", "2026-03-14T02:00:00Z", "2026-03-14T02:20:00Z"),
+            ("sleeping", "2026-03-14T02:20:00Z", "2026-03-14T05:40:00Z"),
+        ],
+        IOS_SOURCE,
+    );
+    app.sync_and_wait(&old, &key, &body).await;
+    let s = sessions(&app, &old).await;
+    assert_eq!(s.len(), 1, "{s:?}");
+    assert_eq!(s[0]["sleep"], (4 * 60 + 200) * 60);
+    assert_eq!(s[0]["in_bed"], (8 * 60 + 30) * 60);
+    assert_eq!(s[0]["awake"], 20);
+    assert_eq!(s[0]["nap"], false);
+
+    // Detailed stages, and a night that arrives in two batches: one merged session.
+    let user = app.user(&key, json!({})).await;
+    let first = sleep_body(
+        &[
+            ("light", "2026-03-13T22:00:00Z", "2026-03-14T00:00:00Z"),
+            ("deep", "2026-03-14T00:00:00Z", "2026-03-14T01:00:00Z"),
+        ],
+        IOS_SOURCE,
+    );
+    let second = sleep_body(
+        &[
+            ("rem", "2026-03-14T01:30:00Z", "2026-03-14T03:00:00Z"),
+            ("awake", "2026-03-14T03:00:00Z", "2026-03-14T03:10:00Z"),
+            ("core", "2026-03-14T03:10:00Z", "2026-03-14T06:00:00Z"),
+        ],
+        IOS_SOURCE,
+    );
+    app.sync_and_wait(&user, &key, &first).await;
+    assert_eq!(sessions(&app, &user).await.len(), 1);
+    app.sync_and_wait(&user, &key, &second).await;
+    let s = sessions(&app, &user).await;
+    assert_eq!(s.len(), 1, "{s:?}");
+    assert_eq!(s[0]["light"], 120 + 170);
+    assert_eq!(s[0]["deep"], 60);
+    assert_eq!(s[0]["rem"], 90);
+    assert_eq!(s[0]["awake"], 10);
+    assert_eq!(s[0]["start"], "2026-03-13T22:00:00+00:00");
+    assert_eq!(s[0]["end"], "2026-03-14T06:00:00+00:00");
+    let events = app
+        .count(&format!(
+            "select count(*) from outbox where user_id = '{user}' and event_type = 'sleep.created'"
+        ))
+        .await;
+    assert_eq!(events, 2, "a new and a merged session");
+    // Sending the second part again changes nothing and announces nothing.
+    app.sync_and_wait(&user, &key, &second).await;
+    let again = app
+        .count(&format!(
+            "select count(*) from outbox where user_id = '{user}' and event_type = 'sleep.created'"
+        ))
+        .await;
+    assert_eq!(again, 2);
+
+    // An afternoon nap is marked.
+    let napper = app.user(&key, json!({})).await;
+    app.sync_and_wait(
+        &napper,
+        &key,
+        &sleep_body(&[("light", "2026-03-14T13:00:00Z", "2026-03-14T13:40:00Z")], IOS_SOURCE),
+    )
+    .await;
+    assert_eq!(sessions(&app, &napper).await[0]["nap"], true);
+}
