@@ -1,16 +1,17 @@
 //! The mobile SDK's sync payload: envelope, records, sleep stages and workouts, parsed with
-//! simd-json (in place, borrowing strings from the body) and normalised item by item. A bad
-//! item is counted with its reason and never fails the rest; a bad envelope fails the batch.
+//! simd-json's serde deserializer (in place, strings borrowed from the body, no document tree)
+//! into lenient wire types, then normalised item by item. A bad item is counted with its reason
+//! and never fails the rest; a bad envelope fails the batch.
 
 pub mod envelope;
 mod fields;
 mod records;
 mod sleep_items;
 mod sources;
+mod wire;
 mod workouts;
 
-use simd_json::BorrowedValue;
-use simd_json::prelude::*;
+use wire::{Envelope, List, Obj};
 
 use crate::batch::Normalised;
 
@@ -29,37 +30,41 @@ pub enum EnvelopeError {
     List(&'static str),
 }
 
-fn list<'v>(
-    data: Option<&'v BorrowedValue<'v>>,
-    key: &'static str,
-) -> Result<&'v [BorrowedValue<'v>], EnvelopeError> {
-    match data.and_then(|d| d.get(key)) {
-        None => Ok(&[]),
-        Some(v) if v.is_null() => Ok(&[]),
-        Some(v) => v.as_array().map(Vec::as_slice).ok_or(EnvelopeError::List(key)),
+fn check<T>(list: &List<T>, key: &'static str) -> Result<(), EnvelopeError> {
+    match list {
+        List::Other => Err(EnvelopeError::List(key)),
+        List::Items(_) => Ok(()),
     }
 }
 
 /// Parses and normalises one SDK sync body. The body is modified in place (simd-json).
 pub fn normalise(body: &mut [u8]) -> Result<Normalised, EnvelopeError> {
-    let doc = simd_json::to_borrowed_value(body).map_err(|e| EnvelopeError::Json(e.to_string()))?;
-    if !doc.is_object() {
-        return Err(EnvelopeError::NotAnObject);
+    // serde would also read a struct from an array: only an object is an envelope.
+    if body.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return Err(match simd_json::to_borrowed_value(body) {
+            Ok(_) => EnvelopeError::NotAnObject,
+            Err(e) => EnvelopeError::Json(e.to_string()),
+        });
     }
-    let provider_name = doc.get("provider").and_then(|p| p.as_str());
+    let doc: Envelope<'_> =
+        simd_json::serde::from_slice(body).map_err(|e| EnvelopeError::Json(e.to_string()))?;
+    let provider_name = doc.provider.str();
     let (provider, origin) = provider_name
         .and_then(envelope::sdk_provider)
         .ok_or_else(|| EnvelopeError::Provider(envelope::unsupported_message(provider_name)))?;
-    let data = match doc.get("data") {
-        None => None,
-        Some(d) if d.is_null() => None,
-        Some(d) if d.is_object() => Some(d),
-        Some(_) => return Err(EnvelopeError::Data),
+    let data = match &doc.data {
+        Obj::Value(d) => Some(d),
+        Obj::Null => None,
+        Obj::Other(_) => return Err(EnvelopeError::Data),
     };
-    let (records, sleep, workouts) =
-        (list(data, "records")?, list(data, "sleep")?, list(data, "workouts")?);
-
     let mut out = Normalised { provider: provider.slug, ..Default::default() };
+    let Some(data) = data else { return Ok(out) };
+    check(&data.records, "records")?;
+    check(&data.sleep, "sleep")?;
+    check(&data.workouts, "workouts")?;
+    let (records, sleep, workouts) =
+        (data.records.items(), data.sleep.items(), data.workouts.items());
+
     out.report.received("records", records.len() as u64);
     out.report.received("sleep", sleep.len() as u64);
     out.report.received("workouts", workouts.len() as u64);

@@ -2,41 +2,39 @@
 
 use schema::catalogue::identifiers;
 use schema::catalogue::units::{self, Origin, UnitError};
-use simd_json::BorrowedValue;
-use simd_json::prelude::*;
 
 use super::fields::{self, Field};
 use super::sources;
+use super::wire::{Obj, RecordIn};
 use crate::batch::{Normalised, Sample};
 
-pub fn record(item: &BorrowedValue<'_>, origin: Origin, out: &mut Normalised) {
-    if !item.is_object() {
-        return out.report.drop("record.not_an_object", fields::example(Some(item)));
-    }
-    let Some(kind) = fields::str_field(item, "type") else {
+pub fn record(item: &Obj<RecordIn<'_>>, origin: Origin, out: &mut Normalised) {
+    let r = match item {
+        Obj::Value(r) => r,
+        Obj::Null => return out.report.drop("record.not_an_object", Some("null".into())),
+        Obj::Other(what) => return out.report.drop("record.not_an_object", Some(what.clone())),
+    };
+    let Some(kind) = r.kind.str() else {
         return out.report.drop("record.missing_type", None);
     };
     let Some(series) = identifiers::series_for(kind) else {
         return out.report.drop("record.unknown_type", Some(kind.to_string()));
     };
     // A sample is stamped with its start; end dates add nothing for point and interval series.
-    let ts = match fields::timestamp(item, "startDate") {
+    let ts = match fields::timestamp(&r.start_date) {
         Field::Ok(t) => t,
         Field::Missing => {
             return out.report.drop("record.missing_start_date", Some(kind.to_string()));
         }
-        Field::Invalid => {
-            return out.report.drop("record.invalid_date", fields::example(item.get("startDate")));
-        }
+        Field::Invalid => return out.report.drop("record.invalid_date", r.start_date.example()),
     };
-    let Some(raw) = item.get("value").filter(|v| !v.is_null()) else {
+    if r.value.is_null() {
         return out.report.drop("record.missing_value", Some(kind.to_string()));
+    }
+    let Some(value) = r.value.number() else {
+        return out.report.drop("record.invalid_value", r.value.example());
     };
-    let Some(value) = fields::number(raw) else {
-        return out.report.drop("record.invalid_value", fields::example(Some(raw)));
-    };
-    let unit = item.get("unit").and_then(|u| u.as_str());
-    let value = match units::to_canonical(series, unit, value, origin) {
+    let value = match units::to_canonical(series, r.unit.str(), value, origin) {
         Ok(v) => v,
         Err(UnitError::Missing { .. }) => {
             return out.report.drop("record.missing_unit", Some(kind.to_string()));
@@ -45,14 +43,14 @@ pub fn record(item: &BorrowedValue<'_>, origin: Origin, out: &mut Normalised) {
             return out.report.drop("record.unknown_unit", Some(format!("{kind} in '{unit}'")));
         }
     };
-    let zone_offset = match fields::zone_offset(item) {
+    let zone_offset = match fields::zone_offset(&r.zone_offset) {
         Ok(z) => z,
         Err(_) => {
-            out.report.warn("record.invalid_zone_offset", fields::example(item.get("zoneOffset")));
+            out.report.warn("record.invalid_zone_offset", r.zone_offset.example());
             None
         }
     };
-    let source = sources::intern(&mut out.sources, out.provider, item.get("source"));
+    let source = sources::intern(&mut out.sources, out.provider, &r.source);
     out.note_offset(ts, zone_offset);
     out.samples.push(Sample {
         source,

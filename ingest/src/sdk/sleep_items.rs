@@ -2,11 +2,9 @@
 
 use std::collections::BTreeMap;
 
-use simd_json::BorrowedValue;
-use simd_json::prelude::*;
-
 use super::fields::{self, Field};
 use super::sources;
+use super::wire::{Obj, SleepIn};
 use crate::batch::{Normalised, SleepSession};
 use crate::sleep::{self, Interval, Stage};
 
@@ -19,43 +17,43 @@ pub struct StageItem {
     pub parent_id: Option<String>,
 }
 
-pub fn item(v: &BorrowedValue<'_>, out: &mut Normalised, items: &mut Vec<StageItem>) {
-    if !v.is_object() {
-        return out.report.drop("sleep.not_an_object", fields::example(Some(v)));
-    }
-    let Some(stage_raw) = fields::str_field(v, "stage") else {
+pub fn item(v: &Obj<SleepIn<'_>>, out: &mut Normalised, items: &mut Vec<StageItem>) {
+    let s = match v {
+        Obj::Value(s) => s,
+        Obj::Null => return out.report.drop("sleep.not_an_object", Some("null".into())),
+        Obj::Other(what) => return out.report.drop("sleep.not_an_object", Some(what.clone())),
+    };
+    let Some(stage_raw) = s.stage.str() else {
         return out.report.drop("sleep.missing_stage", None);
     };
     let Some(stage) = Stage::parse(stage_raw) else {
         return out.report.drop("sleep.invalid_stage", Some(stage_raw.to_string()));
     };
-    let (start, end) = match (fields::timestamp(v, "startDate"), fields::timestamp(v, "endDate")) {
-        (Field::Ok(s), Field::Ok(e)) => (s, e),
+    let (start, end) = match (fields::timestamp(&s.start_date), fields::timestamp(&s.end_date)) {
+        (Field::Ok(a), Field::Ok(b)) => (a, b),
         (Field::Missing, _) | (_, Field::Missing) => {
             return out.report.drop("sleep.missing_date", None);
         }
-        _ => {
-            return out.report.drop("sleep.invalid_date", fields::example(v.get("startDate")));
-        }
+        _ => return out.report.drop("sleep.invalid_date", s.start_date.example()),
     };
     if end < start {
-        return out.report.drop("sleep.end_before_start", fields::example(v.get("startDate")));
+        return out.report.drop("sleep.end_before_start", s.start_date.example());
     }
-    let zone_offset = match fields::zone_offset(v) {
+    let zone_offset = match fields::zone_offset(&s.zone_offset) {
         Ok(z) => z,
         Err(_) => {
-            out.report.warn("sleep.invalid_zone_offset", fields::example(v.get("zoneOffset")));
+            out.report.warn("sleep.invalid_zone_offset", s.zone_offset.example());
             None
         }
     };
     out.note_offset(end, zone_offset);
-    let source = sources::intern(&mut out.sources, out.provider, v.get("source"));
+    let source = sources::intern(&mut out.sources, out.provider, &s.source);
     items.push(StageItem {
         source,
         interval: Interval { start, end, stage },
         zone_offset,
-        id: fields::str_field(v, "id").map(str::to_string),
-        parent_id: fields::str_field(v, "parentId").map(str::to_string),
+        id: s.id.str().map(str::to_string),
+        parent_id: s.parent_id.str().map(str::to_string),
     });
 }
 
@@ -68,12 +66,8 @@ pub fn sessions(items: Vec<StageItem>, out: &mut Normalised) {
     for (source, items) in by_source {
         let intervals: Vec<Interval> = items.iter().map(|i| i.interval).collect();
         for session in sleep::split(intervals) {
-            let Some(first) = session.first() else {
-                continue;
-            };
-            let inside =
-                |i: &&StageItem| i.interval.start >= first.start && session.contains(&i.interval);
-            let members: Vec<&StageItem> = items.iter().filter(inside).collect();
+            let members: Vec<&StageItem> =
+                items.iter().filter(|i| session.contains(&i.interval)).collect();
             let zone_offset = members.iter().find_map(|i| i.zone_offset);
             // The client's session id (Health Connect and Samsung send stages under a parent),
             // else the first stage's id.

@@ -6,11 +6,10 @@ use schema::catalogue::units::{self, Origin};
 use schema::catalogue::workout_types;
 use schema::workouts::WorkoutRow;
 use serde_json::{Map, Value, json};
-use simd_json::BorrowedValue;
-use simd_json::prelude::*;
 
 use super::fields::{self, Field};
 use super::sources;
+use super::wire::{List, Obj, RoutePointIn, WorkoutIn};
 use crate::batch::{Normalised, Sample, Workout};
 
 /// A workout statistic's name → the series whose canonical unit it is measured in.
@@ -60,45 +59,44 @@ fn duration_seconds(value: f64, unit: Option<&str>) -> Option<f64> {
     })
 }
 
-pub fn workout(item: &BorrowedValue<'_>, origin: Origin, out: &mut Normalised) {
-    if !item.is_object() {
-        return out.report.drop("workout.not_an_object", fields::example(Some(item)));
-    }
-    let (start, end) =
-        match (fields::timestamp(item, "startDate"), fields::timestamp(item, "endDate")) {
-            (Field::Ok(s), Field::Ok(e)) => (s, e),
-            (Field::Missing, _) | (_, Field::Missing) => {
-                return out.report.drop("workout.missing_date", None);
-            }
-            _ => {
-                return out
-                    .report
-                    .drop("workout.invalid_date", fields::example(item.get("startDate")));
-            }
-        };
+pub fn workout(item: &Obj<WorkoutIn<'_>>, origin: Origin, out: &mut Normalised) {
+    let w = match item {
+        Obj::Value(w) => w,
+        Obj::Null => return out.report.drop("workout.not_an_object", Some("null".into())),
+        Obj::Other(what) => return out.report.drop("workout.not_an_object", Some(what.clone())),
+    };
+    let (start, end) = match (fields::timestamp(&w.start_date), fields::timestamp(&w.end_date)) {
+        (Field::Ok(s), Field::Ok(e)) => (s, e),
+        (Field::Missing, _) | (_, Field::Missing) => {
+            return out.report.drop("workout.missing_date", None);
+        }
+        _ => return out.report.drop("workout.invalid_date", w.start_date.example()),
+    };
     if end < start {
-        return out.report.drop("workout.end_before_start", fields::example(item.get("startDate")));
+        return out.report.drop("workout.end_before_start", w.start_date.example());
     }
-    let zone_offset = match fields::zone_offset(item) {
+    let zone_offset = match fields::zone_offset(&w.zone_offset) {
         Ok(z) => z,
         Err(_) => {
-            out.report.warn("workout.invalid_zone_offset", fields::example(item.get("zoneOffset")));
+            out.report.warn("workout.invalid_zone_offset", w.zone_offset.example());
             None
         }
     };
     out.note_offset(end, zone_offset);
-    let source = sources::intern(&mut out.sources, out.provider, item.get("source"));
+    let source = sources::intern(&mut out.sources, out.provider, &w.source);
 
     let mut stats: Map<String, Value> = Map::new();
     let mut duration = None;
-    for v in item.get("values").and_then(|v| v.as_array()).map(|a| a.as_slice()).unwrap_or(&[]) {
-        let (Some(name), Some(value)) =
-            (fields::str_field(v, "type"), v.get("value").and_then(fields::number))
-        else {
-            out.report.warn("workout.invalid_statistic", fields::example(Some(v)));
+    for v in w.values.items() {
+        let Some(v) = v.value() else {
+            out.report.warn("workout.invalid_statistic", None);
             continue;
         };
-        let unit = v.get("unit").and_then(|u| u.as_str());
+        let (Some(name), Some(value)) = (v.kind.str(), v.value.number()) else {
+            out.report.warn("workout.invalid_statistic", v.kind.example());
+            continue;
+        };
+        let unit = v.unit.str();
         if matches!(name, "duration" | "totalDuration") {
             match duration_seconds(value, unit) {
                 Some(s) => duration = Some(s),
@@ -138,19 +136,21 @@ pub fn workout(item: &BorrowedValue<'_>, origin: Origin, out: &mut Normalised) {
     let duration_seconds =
         duration.unwrap_or_else(|| (end - start).num_milliseconds() as f64 / 1000.0);
     // In-workout samples become series of the workout's source.
-    for s in item.get("samples").and_then(|v| v.as_array()).map(|a| a.as_slice()).unwrap_or(&[]) {
-        let series = fields::str_field(s, "type").and_then(sample_series);
-        let ts = match fields::timestamp(s, "timestamp") {
+    for s in w.samples.items() {
+        let Some(s) = s.value() else {
+            out.report.warn("workout.invalid_sample", None);
+            continue;
+        };
+        let series = s.kind.str().and_then(sample_series);
+        let ts = match fields::timestamp(&s.timestamp) {
             Field::Ok(t) => Some(t),
             _ => None,
         };
-        let value = s.get("value").and_then(fields::number);
-        let (Some(series), Some(ts), Some(value)) = (series, ts, value) else {
-            out.report.warn("workout.invalid_sample", fields::example(Some(s)));
+        let (Some(series), Some(ts), Some(value)) = (series, ts, s.value.number()) else {
+            out.report.warn("workout.invalid_sample", s.kind.example());
             continue;
         };
-        let unit = s.get("unit").and_then(|u| u.as_str());
-        match units::to_canonical(series, unit, value, origin) {
+        match units::to_canonical(series, s.unit.str(), value, origin) {
             Ok(value) => out.samples.push(Sample {
                 source,
                 series_type_id: series.id,
@@ -159,7 +159,7 @@ pub fn workout(item: &BorrowedValue<'_>, origin: Origin, out: &mut Normalised) {
                 zone_offset,
                 is_daily_total: series.is_additive().then_some(false),
             }),
-            Err(_) => out.report.warn("workout.invalid_sample", fields::example(Some(s))),
+            Err(_) => out.report.warn("workout.invalid_sample", s.kind.example()),
         }
     }
     // VO2 max measured in a workout is a reading of its own.
@@ -173,12 +173,11 @@ pub fn workout(item: &BorrowedValue<'_>, origin: Origin, out: &mut Normalised) {
             is_daily_total: None,
         });
     }
-    let route = route(item.get("route"));
 
     let row = WorkoutRow {
         data_source_id: uuid::Uuid::nil(),
-        external_id: fields::str_field(item, "id").map(str::to_string),
-        kind: workout_types::unified(fields::str_field(item, "type")).map(str::to_string),
+        external_id: w.id.str().map(str::to_string),
+        kind: workout_types::unified(w.kind.str()).map(str::to_string),
         start_time: start,
         end_time: end,
         zone_offset,
@@ -194,34 +193,29 @@ pub fn workout(item: &BorrowedValue<'_>, origin: Origin, out: &mut Normalised) {
         elevation_gain_meters: first(&["elevationAscended", "altitudeGain"]),
         max_altitude_meters: stat("maxAltitude"),
         min_altitude_meters: stat("minAltitude"),
-        notes: fields::str_field(item, "notes").map(str::to_string),
+        notes: w.notes.str().map(str::to_string),
         statistics: Value::Object(stats),
-        route,
+        route: route(&w.route),
     };
     out.workouts.push(Workout { source, row });
 }
 
 /// Route points with a readable position, as `[{timestamp, latitude, longitude, altitude_m,
 /// horizontal_accuracy_m}]`; `None` when there are none.
-fn route(v: Option<&BorrowedValue<'_>>) -> Option<Value> {
-    let points: Vec<Value> = v?
-        .as_array()?
+fn route(points: &List<Obj<RoutePointIn<'_>>>) -> Option<Value> {
+    let points: Vec<Value> = points
+        .items()
         .iter()
         .filter_map(|p| {
-            let lat = p
-                .get("latitude")
-                .and_then(fields::number)
-                .filter(|l| (-90.0..=90.0).contains(l))?;
-            let lon = p
-                .get("longitude")
-                .and_then(fields::number)
-                .filter(|l| (-180.0..=180.0).contains(l))?;
+            let p = p.value()?;
+            let lat = p.latitude.number().filter(|l| (-90.0..=90.0).contains(l))?;
+            let lon = p.longitude.number().filter(|l| (-180.0..=180.0).contains(l))?;
             Some(json!({
-                "timestamp": fields::str_field(p, "timestamp"),
+                "timestamp": p.timestamp.str(),
                 "latitude": lat,
                 "longitude": lon,
-                "altitude_m": p.get("altitudeM").and_then(fields::number),
-                "horizontal_accuracy_m": p.get("horizontalAccuracyM").and_then(fields::number),
+                "altitude_m": p.altitude_m.number(),
+                "horizontal_accuracy_m": p.horizontal_accuracy_m.number(),
             }))
         })
         .collect();
