@@ -151,7 +151,10 @@ fn sleep(p: Platform, night: DateTime<Utc>, src: &Value) -> Vec<Value> {
         .map(|(i, (stage, a, b))| {
             let (id, parent) = match p {
                 Platform::Ios => (format!("SLEEP-{i}"), Value::Null),
-                _ => (format!("night-1-s{i}"), json!("night-1")),
+                _ => {
+                    let night_id = format!("night-{}", night.format("%Y%m%d"));
+                    (format!("{night_id}-s{i}"), json!(night_id))
+                }
             };
             json!({"id": id, "parentId": parent, "stage": stage,
                 "startDate": ts(night + Duration::minutes(*a)), "endDate": ts(night + Duration::minutes(*b)),

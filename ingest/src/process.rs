@@ -27,6 +27,17 @@ pub enum Processed {
     Missing,
 }
 
+impl ProcessError {
+    /// Whether a later attempt can succeed (see `schema::Error::is_retriable`).
+    pub fn is_retriable(&self) -> bool {
+        match self {
+            ProcessError::Db(e) => e.is_retriable(),
+            ProcessError::Body(_) => false,
+            ProcessError::Join(_) => true,
+        }
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum ProcessError {
     #[error(transparent)]

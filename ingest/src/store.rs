@@ -147,9 +147,18 @@ async fn save_sleep(
         stages: sleep::to_json(&sum.cleaned),
         raw_stages: sleep::to_json(&raw),
     };
-    let replace = near.first().map(|n| n.id);
-    let others: Vec<Uuid> = near.iter().skip(1).map(|n| n.id).collect();
-    sleep_sessions::delete(tx, &others).await?;
+    // The client's id names one session: a stored session with it that is not near (an edited
+    // or moved night) is replaced, not merged.
+    let same_id = match &row.external_id {
+        Some(ext) => sleep_sessions::by_external_id(tx, t.user_id, source_id, ext).await?,
+        None => None,
+    };
+    let mut replaced: Vec<Uuid> = near.iter().map(|n| n.id).collect();
+    if let Some(id) = same_id.filter(|id| !replaced.contains(id)) {
+        replaced.push(id);
+    }
+    let replace = replaced.first().copied();
+    sleep_sessions::delete(tx, replaced.get(1..).unwrap_or_default()).await?;
     let id = sleep_sessions::save(tx, t.user_id, t.batch_id, replace, &row).await?;
     if t.events {
         let data = events::sleep_created(id, t.user_id, &row, &n.sources.list[s.source]);

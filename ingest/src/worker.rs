@@ -177,24 +177,27 @@ async fn handle(db: &Db, queue: &JobQueue, config: &WorkerConfig, job: Job) {
         // Busy: the worker holding it acknowledges its own entry; if it dies, the sweeper
         // re-announces the batch (it is still queued in PostgreSQL).
         Ok(Processed::AlreadyDone | Processed::Busy | Processed::Missing) => true,
-        Err(e) => give_up_after(db, queue, config, batch_id, &e.to_string()).await,
+        Err(e) => give_up_after(db, queue, config, batch_id, &e.to_string(), e.is_retriable()).await,
     };
     if ack && let Err(e) = queue.ack(&job.entry).await {
         tracing::warn!(error = %e, entry = %job.entry, "acknowledging failed; the job will be seen again");
     }
 }
 
-/// Counts a failed attempt; after `max_attempts` marks the batch failed (and says to ack).
+/// Counts a failed attempt. A batch whose failure cannot go away by retrying, or that failed
+/// `max_attempts` times, is marked failed (and the job acknowledged); it can be replayed with
+/// `wearhouse reprocess` once the cause is fixed.
 async fn give_up_after(
     db: &Db,
     queue: &JobQueue,
     config: &WorkerConfig,
     batch_id: uuid::Uuid,
     error: &str,
+    retriable: bool,
 ) -> bool {
-    tracing::warn!(%batch_id, error, "processing a batch failed");
+    tracing::warn!(%batch_id, error, retriable, "processing a batch failed");
     let attempts = schema::sdk_batches::count_attempt(db, batch_id, error).await.unwrap_or(0);
-    if attempts < config.max_attempts {
+    if retriable && attempts < config.max_attempts {
         return false;
     }
     let outcome = async {

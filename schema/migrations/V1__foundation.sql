@@ -120,7 +120,9 @@ create table samples (
     is_daily_total boolean,
     batch_id       uuid
 );
-select create_hypertable('samples', by_range('ts', interval '7 days'));
+-- No default time index: every read and the dedup key lead with the user, so the unique index
+-- below serves them, and one index per row keeps ingest fast.
+select create_hypertable('samples', by_range('ts', interval '7 days'), create_default_indexes => false);
 -- The dedup key: a re-sent sample (same user, series, source and instant) is stored once.
 -- Column order serves the common read (one user, some series, a time range).
 create unique index samples_dedup_key on samples (user_id, series_type_id, ts, data_source_id);

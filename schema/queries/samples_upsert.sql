@@ -1,19 +1,13 @@
--- Moves one batch's staged samples (samples_in) into the hypertable, in one statement:
--- deduplicates within the batch (the last occurrence wins), inserts new samples, updates those
+-- Moves one batch's staged samples (samples_in, already free of duplicate keys) into the
+-- hypertable, in one statement: inserts new samples, updates those
 -- whose value changed, adds the inserted rows to the per-local-day rollups, notes the days an
 -- update touched (for an exact recount), and writes one outbox event per series type.
 -- $1 user id, $2 batch id, $3 provider, $4 whether to write events.
-with incoming as (
-    select distinct on (series_type_id, ts, data_source_id)
-           series_type_id, data_source_id, ts, value, zone_offset, is_daily_total
-    from samples_in
-    order by series_type_id, ts, data_source_id, seq desc
-),
-up as (
+with up as (
     insert into samples as s
         (user_id, series_type_id, data_source_id, ts, value, zone_offset, is_daily_total, batch_id)
     select $1, series_type_id, data_source_id, ts, value, zone_offset, is_daily_total, $2
-    from incoming
+    from samples_in
     on conflict (user_id, series_type_id, ts, data_source_id) do update
         set value = excluded.value,
             zone_offset = excluded.zone_offset,
@@ -66,8 +60,7 @@ events as (
     group by st.event, st.slug
     returning 1
 )
-select (select count(*) from incoming) as distinct_in,
-       count(*) filter (where inserted) as inserted,
+select count(*) filter (where inserted) as inserted,
        count(*) filter (where not inserted) as updated,
        (select count(*) from rolled) as rollup_rows,
        (select count(*) from touched) as touched_days,

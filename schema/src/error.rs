@@ -5,7 +5,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// Errors of the data layer.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    #[error("database error: {0}")]
+    #[error("database error: {}", describe(.0))]
     Db(#[from] tokio_postgres::Error),
     #[error("could not get a database connection: {0}")]
     Pool(#[from] deadpool_postgres::PoolError),
@@ -31,6 +31,31 @@ pub enum Error {
     Conflict(Conflict),
 }
 
+impl Error {
+    /// Whether trying again later can succeed: lost connections, an unavailable or restarting
+    /// server, deadlocks and serialization failures. A constraint violation or bad data will
+    /// fail the same way every time.
+    pub fn is_retriable(&self) -> bool {
+        match self {
+            Error::Pool(_) | Error::PoolBuild(_) => true,
+            Error::Db(e) => match e.code() {
+                // No SQLSTATE: the connection itself failed.
+                None => true,
+                Some(code) => {
+                    let c = code.code();
+                    c.starts_with("08") // connection exception
+                        || c.starts_with("53") // insufficient resources
+                        || c.starts_with("57") // operator intervention (shutdown, cancel)
+                        || c == "40001" // serialization failure
+                        || c == "40P01" // deadlock
+                        || c.starts_with("58") // system error (I/O)
+                }
+            },
+            _ => false,
+        }
+    }
+}
+
 /// What a unique-constraint violation was about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Conflict {
@@ -44,6 +69,17 @@ impl fmt::Display for Conflict {
             Conflict::UserExternalId => "a user with this external_user_id",
             Conflict::DeveloperEmail => "a developer with this email",
         })
+    }
+}
+
+/// A database error with the server's message (tokio-postgres' own Display says "db error").
+fn describe(err: &tokio_postgres::Error) -> String {
+    match err.as_db_error() {
+        Some(db) => match db.detail() {
+            Some(detail) => format!("{}: {} ({detail})", db.code().code(), db.message()),
+            None => format!("{}: {}", db.code().code(), db.message()),
+        },
+        None => err.to_string(),
     }
 }
 

@@ -71,6 +71,23 @@ pub async fn near(
         .collect()
 }
 
+/// The source's session with this client id, if stored.
+pub async fn by_external_id(
+    client: &impl GenericClient,
+    user_id: Uuid,
+    data_source_id: Uuid,
+    external_id: &str,
+) -> Result<Option<Uuid>> {
+    let row = client
+        .query_opt(
+            "select id from sleep_sessions
+             where user_id = $1 and data_source_id = $2 and external_id = $3",
+            &[&user_id, &data_source_id, &external_id],
+        )
+        .await?;
+    row.map(|r| r.try_get(0)).transpose().map_err(Into::into)
+}
+
 /// Stores a session: replaces the session `replace` when given (a merge), else inserts.
 /// Returns the session's id.
 pub async fn save(
