@@ -27,7 +27,8 @@ struct Args {
 }
 
 fn args() -> Args {
-    let mut a = Args { samples: 10_000_000, records: 10_000, users: 100, concurrency: 2, resend: false };
+    let mut a =
+        Args { samples: 10_000_000, records: 10_000, users: 100, concurrency: 2, resend: false };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         let mut num = || it.next().and_then(|v| v.parse().ok()).unwrap_or(0);
@@ -49,7 +50,8 @@ fn admin_url() -> String {
 }
 
 async fn admin(sql: &str) {
-    let (client, conn) = tokio_postgres::connect(&admin_url(), tokio_postgres::NoTls).await.expect("connect");
+    let (client, conn) =
+        tokio_postgres::connect(&admin_url(), tokio_postgres::NoTls).await.expect("connect");
     tokio::spawn(conn);
     client.batch_execute(sql).await.expect(sql);
 }
@@ -57,7 +59,8 @@ async fn admin(sql: &str) {
 async fn drain(db: &schema::Db, queue: &JobQueue, ids: &[Uuid], concurrency: usize) -> Duration {
     let shutdown = CancellationToken::new();
     let config = WorkerConfig { concurrency, events: true, ..Default::default() };
-    let worker = tokio::spawn(ingest::worker::run(db.clone(), queue.clone(), config, shutdown.clone()));
+    let worker =
+        tokio::spawn(ingest::worker::run(db.clone(), queue.clone(), config, shutdown.clone()));
     let started = Instant::now();
     for chunk in ids.chunks(500) {
         queue.announce(chunk).await.expect("announce");
@@ -144,7 +147,8 @@ async fn main() {
     if a.resend {
         c.execute("update sdk_batches set status = 'queued'", &[]).await.expect("requeue");
         let elapsed = drain(&db, &queue, &ids, a.concurrency).await;
-        let after: i64 = c.query_one("select count(*) from samples", &[]).await.expect("count").get(0);
+        let after: i64 =
+            c.query_one("select count(*) from samples", &[]).await.expect("count").get(0);
         let secs = elapsed.as_secs_f64();
         println!(
             "resend (all duplicates): {} samples checked in {secs:.1} s: {:.0} samples/s; samples now {after}",

@@ -177,7 +177,9 @@ async fn handle(db: &Db, queue: &JobQueue, config: &WorkerConfig, job: Job) {
         // Busy: the worker holding it acknowledges its own entry; if it dies, the sweeper
         // re-announces the batch (it is still queued in PostgreSQL).
         Ok(Processed::AlreadyDone | Processed::Busy | Processed::Missing) => true,
-        Err(e) => give_up_after(db, queue, config, batch_id, &e.to_string(), e.is_retriable()).await,
+        Err(e) => {
+            give_up_after(db, queue, config, batch_id, &e.to_string(), e.is_retriable()).await
+        }
     };
     if ack && let Err(e) = queue.ack(&job.entry).await {
         tracing::warn!(error = %e, entry = %job.entry, "acknowledging failed; the job will be seen again");

@@ -138,7 +138,8 @@ mod tests {
     #[test]
     fn the_last_duplicate_wins() {
         let rows = [row(1, 10, 1.0), row(2, 5, 2.0), row(1, 10, 3.0), row(1, 5, 4.0)];
-        let out: Vec<(i16, f64)> = dedup(&rows).iter().map(|r| (r.series_type_id, r.value)).collect();
+        let out: Vec<(i16, f64)> =
+            dedup(&rows).iter().map(|r| (r.series_type_id, r.value)).collect();
         assert_eq!(out, vec![(1, 4.0), (1, 3.0), (2, 2.0)]);
     }
 }

@@ -459,3 +459,23 @@ async fn sleep_sessions_are_assembled_and_merged() {
     .await;
     assert_eq!(sessions(&app, &napper).await[0]["nap"], true);
 }
+
+#[tokio::test]
+async fn a_session_id_sent_again_for_another_night_replaces_that_session() {
+    let app = TestApp::spawn().await;
+    let key = app.api_key().await;
+    let user = app.user(&key, json!({})).await;
+    let night = |start: &str, end: &str| {
+        json!({"provider": "google", "sdkVersion": "0.11.1", "syncTimestamp": "2026-03-20T08:00:00Z",
+            "data": {"records": [], "workouts": [], "sleep": [
+                {"id": "s-1", "parentId": "session-A", "stage": "light", "startDate": start, "endDate": end,
+                 "zoneOffset": "+01:00", "source": {"appId": "com.sleep.app", "deviceModel": "Pixel 8"}}]}})
+        .to_string()
+    };
+    app.sync_and_wait(&user, &key, &night("2026-03-13T22:00:00Z", "2026-03-14T06:00:00Z")).await;
+    // The client edited the session (same id, another time): the batch succeeds, one session.
+    app.sync_and_wait(&user, &key, &night("2026-03-18T23:00:00Z", "2026-03-19T06:00:00Z")).await;
+    let s = sessions(&app, &user).await;
+    assert_eq!(s.len(), 1, "{s:?}");
+    assert_eq!(s[0]["start"], "2026-03-18T23:00:00+00:00");
+}

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Load test of the SDK accept path: wrk posts 100-record payloads to `wearhouse serve` for
+# DURATION seconds with CONNECTIONS connections; then a worker drains the queue and the script
+# checks that every accepted batch was stored.
+#
+#   benches/load/accept.sh            # defaults: 30 s, 32 connections, 100 records a request
+#   DURATION=60 CONNECTIONS=64 RECORDS=100 benches/load/accept.sh
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+DURATION=${DURATION:-30}
+CONNECTIONS=${CONNECTIONS:-32}
+RECORDS=${RECORDS:-100}
+USERS_N=${USERS_N:-200}
+PORT=${PORT:-8089}
+DB=wearhouse_load
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/wearhouse/target}
+PG="postgres://postgres:postgres@127.0.0.1:5432"
+work=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
+
+./scripts/stack.sh
+command -v wrk >/dev/null || { sudo=""; [ "$(id -u)" -eq 0 ] || sudo=sudo; $sudo apt-get install -y -qq wrk >/dev/null; }
+cargo build --release --quiet --bin wearhouse --example sdk_payload
+bin=$CARGO_TARGET_DIR/release/wearhouse
+psql -q "$PG/postgres" -c "drop database if exists $DB with (force)" -c "create database $DB"
+export DATABASE_URL="$PG/$DB" REDIS_KEY_PREFIX="wearhouse_load_$$" ADMIN_EMAIL=load@example.com \
+  ADMIN_PASSWORD=load-test-password RUST_LOG=warn DATABASE_POOL_SIZE=${POOL:-32}
+
+"$bin" serve --bind "127.0.0.1:$PORT" &
+server=$!
+for _ in $(seq 1 100); do curl -sf "127.0.0.1:$PORT/health" >/dev/null && break; sleep 0.1; done
+token=$(curl -sf -d "username=$ADMIN_EMAIL" -d "password=$ADMIN_PASSWORD" "127.0.0.1:$PORT/api/v1/auth/login" \
+  | python3 -c 'import json,sys; print(json.load(sys.stdin)["access_token"])')
+KEY=$(curl -sf -H "Authorization: Bearer $token" -H 'content-type: application/json' -d '{"name":"load"}' \
+  "127.0.0.1:$PORT/api/v1/developer/api-keys" | python3 -c 'import json,sys; print(json.load(sys.stdin)["key"])')
+for _ in $(seq 1 "$USERS_N"); do
+  curl -sf -H "X-Service-API-Key: $KEY" -H 'content-type: application/json' -d '{}' "127.0.0.1:$PORT/api/v1/users" \
+    | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])'
+done >"$work/users"
+"$CARGO_TARGET_DIR/release/examples/sdk_payload" --records "$RECORDS" --no-sleep --no-workout >"$work/body.json"
+echo "payload: $RECORDS records, $(wc -c <"$work/body.json") bytes; $USERS_N users; $CONNECTIONS connections; ${DURATION}s"
+
+USERS="$work/users" BODY="$work/body.json" KEY="$KEY" \
+  wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" --latency -s benches/load/post.lua "http://127.0.0.1:$PORT" | tee "$work/wrk.txt"
+kill "$server"; wait "$server" 2>/dev/null || true
+
+accepted=$(psql -qAt "$PG/$DB" -c "select count(*) from sdk_batches")
+echo "accepted batches: $accepted; draining with a worker…"
+start=$(date +%s)
+"$bin" worker &
+worker=$!
+while [ "$(psql -qAt "$PG/$DB" -c "select count(*) from sdk_batches where status = 'queued'")" != 0 ]; do sleep 1; done
+kill "$worker"; wait "$worker" 2>/dev/null || true
+done_n=$(psql -qAt "$PG/$DB" -c "select count(*) from sdk_batches where status = 'done'")
+samples=$(psql -qAt "$PG/$DB" -c "select count(*) from samples")
+echo "drained in $(( $(date +%s) - start ))s: $done_n of $accepted batches done, $samples samples stored"
+[ "$done_n" = "$accepted" ] || { echo "some accepted batches were not stored" >&2; exit 1; }
+psql -q "$PG/postgres" -c "drop database if exists $DB with (force)"
