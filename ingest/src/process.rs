@@ -5,7 +5,7 @@
 
 use chrono::Utc;
 use schema::Db;
-use schema::sync_runs::{self, Finish, SyncRun};
+use schema::sync_runs::{Finish, SyncRun};
 use serde_json::json;
 use uuid::Uuid;
 
@@ -69,22 +69,14 @@ pub async fn process_sdk_batch(
     opts: Options,
 ) -> Result<Processed, ProcessError> {
     let started_at = Utc::now();
-    let Some(batch) = schema::sdk_batches::get(db, batch_id).await? else {
-        return Ok(Processed::Missing);
+    let mut client = db.client().await?;
+    let tx = client.transaction().await.map_err(schema::Error::from)?;
+    let Some(batch) = schema::sdk_batches::lock(&tx, batch_id).await? else {
+        // Gone, or another worker holds it.
+        return Ok(Processed::Busy);
     };
     if batch.status != "queued" && !opts.force {
         return Ok(Processed::AlreadyDone);
-    }
-    let body = batch.body;
-    let parsed =
-        tokio::task::spawn_blocking(move || decode(&body)).await?.map_err(ProcessError::Body)?;
-
-    let mut client = db.client().await?;
-    let tx = client.transaction().await.map_err(schema::Error::from)?;
-    match schema::sdk_batches::lock(&tx, batch_id).await? {
-        None => return Ok(Processed::Busy),
-        Some(status) if status != "queued" && !opts.force => return Ok(Processed::AlreadyDone),
-        Some(_) => {}
     }
     // One writer per user at a time: rollups and sleep merges stay consistent.
     let Some(user) = tx
@@ -98,12 +90,19 @@ pub async fn process_sdk_batch(
         return Ok(Processed::Missing);
     };
     let last_offset: Option<i16> = user.try_get(0).map_err(schema::Error::from)?;
+    // Small bodies are decoded right here; large ones off the async threads.
+    let parsed = if batch.body.len() < 64 * 1024 {
+        decode(&batch.body)
+    } else {
+        let body = batch.body.clone();
+        tokio::task::spawn_blocking(move || decode(&body)).await?
+    }
+    .map_err(ProcessError::Body)?;
 
     let n = match parsed {
         Ok(n) => n,
         Err(e) => {
             let reason = e.to_string();
-            schema::sdk_batches::set_status(&tx, batch_id, "failed", Some(&reason)).await?;
             let finish = Finish {
                 status: "failed",
                 message: &format!("{} batch failed", batch.provider),
@@ -113,29 +112,20 @@ pub async fn process_sdk_batch(
                 started_at,
             };
             let run =
-                sync_runs::finish(&tx, batch_id, batch.user_id, &batch.provider, "sdk", &finish)
-                    .await?;
+                schema::sdk_batches::complete(&tx, &batch, &batch.provider, None, &finish).await?;
             tx.commit().await.map_err(schema::Error::from)?;
             return Ok(Processed::Failed(run));
         }
     };
 
+    let latest_offset = n.latest_offset.map(|(_, o)| o);
     let target = Target {
         user_id: batch.user_id,
         batch_id,
-        default_offset: n.latest_offset.map(|(_, o)| o).or(last_offset),
+        default_offset: latest_offset.or(last_offset),
         events: opts.events,
     };
     let written = store::write(&tx, target, &n).await?;
-    tx.execute(
-        "update users set last_synced_at = now(), last_synced_provider = $2,
-             last_zone_offset = coalesce($3, last_zone_offset)
-         where id = $1",
-        &[&batch.user_id, &n.provider, &n.latest_offset.map(|(_, o)| o)],
-    )
-    .await
-    .map_err(schema::Error::from)?;
-    schema::sdk_batches::set_status(&tx, batch_id, "done", None).await?;
     let dropped = n.report.dropped_count();
     let message = if dropped == 0 {
         format!("{} batch saved", n.provider)
@@ -150,7 +140,8 @@ pub async fn process_sdk_batch(
         error: None,
         started_at,
     };
-    let run = sync_runs::finish(&tx, batch_id, batch.user_id, n.provider, "sdk", &finish).await?;
+    let run =
+        schema::sdk_batches::complete(&tx, &batch, n.provider, latest_offset, &finish).await?;
     tx.commit().await.map_err(schema::Error::from)?;
     record_metrics(&n, &written);
     Ok(Processed::Done(run))

@@ -38,13 +38,8 @@ pub async fn write(
     t: Target,
     n: &Normalised,
 ) -> Result<Written, schema::Error> {
-    let connection = schema::connections::ensure_push(tx, t.user_id, n.provider).await?;
-    let mut source_ids = Vec::with_capacity(n.sources.list.len());
-    for s in &n.sources.list {
-        let mut s = s.clone();
-        s.user_connection_id = Some(connection);
-        source_ids.push(schema::data_sources::upsert(tx, t.user_id, &s).await?.id);
-    }
+    let source_ids =
+        schema::data_sources::upsert_pushed(tx, t.user_id, n.provider, &n.sources.list).await?;
     let sid = |i: usize| source_ids.get(i).copied().unwrap_or_default();
 
     let rows: Vec<SampleRow> = n

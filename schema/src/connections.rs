@@ -50,24 +50,3 @@ pub async fn list_for_user(db: &Db, user_id: Uuid) -> Result<Vec<Connection>> {
         .map(from_row)
         .collect()
 }
-
-/// Makes sure a tokenless connection exists and is active for a push-only provider (the SDK
-/// and export imports have no OAuth step). Returns the connection id.
-pub async fn ensure_push(
-    client: &impl GenericClient,
-    user_id: Uuid,
-    provider: &str,
-) -> Result<Uuid> {
-    let row = client
-        .query_one(
-            "insert into connections (id, user_id, provider, status) values ($1, $2, $3, 'active')
-             on conflict (user_id, provider) do update
-                 set status = 'active',
-                     updated_at = case when connections.status = 'active'
-                                       then connections.updated_at else now() end
-             returning id",
-            &[&Uuid::now_v7(), &user_id, &provider],
-        )
-        .await?;
-    Ok(row.try_get(0)?)
-}

@@ -62,37 +62,57 @@ pub async fn list_for_user(db: &Db, user_id: Uuid) -> Result<Vec<DataSource>> {
     client.query(&sql, &[&user_id]).await?.iter().map(from_row).collect()
 }
 
-/// The source with this identity, created when first seen.
-pub async fn upsert(
+/// The identity the table derives (`device_model|source`), as the unique key sees it.
+fn identity(s: &NewDataSource) -> String {
+    format!("{}|{}", s.device_model.as_deref().unwrap_or(""), s.source.as_deref().unwrap_or(""))
+}
+
+/// Makes sure the user has an active push connection to `provider` and stores every source
+/// (created when first seen, linked to that connection), in one statement. Returns the
+/// sources' ids in the order given.
+pub async fn upsert_pushed(
     client: &impl GenericClient,
     user_id: Uuid,
-    new: &NewDataSource,
-) -> Result<DataSource> {
-    let sql = format!(
-        "insert into data_sources (id, user_id, provider, user_connection_id, device_model,
-             device_manufacturer, software_version, source, device_type, original_source_name)
-         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-         on conflict (user_id, provider, identity) do update
-             set software_version = coalesce(excluded.software_version, data_sources.software_version),
-                 device_type = coalesce(data_sources.device_type, excluded.device_type)
-         returning {COLUMNS}"
-    );
-    let row = client
-        .query_one(
-            &sql,
+    provider: &str,
+    sources: &[NewDataSource],
+) -> Result<Vec<Uuid>> {
+    let col = |f: fn(&NewDataSource) -> Option<&str>| -> Vec<Option<&str>> {
+        sources.iter().map(f).collect()
+    };
+    let rows = client
+        .query(
+            "with c as (
+                 insert into connections (id, user_id, provider, status) values ($1, $2, $3, 'active')
+                 on conflict (user_id, provider) do update
+                     set status = 'active',
+                         updated_at = case when connections.status = 'active'
+                                           then connections.updated_at else now() end
+                 returning id)
+             insert into data_sources (id, user_id, provider, user_connection_id, device_model,
+                 device_manufacturer, software_version, source, device_type, original_source_name)
+             select gen_random_uuid(), $2, $3, c.id, s.*
+             from c, unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[]) as s
+             on conflict (user_id, provider, identity) do update
+                 set software_version = coalesce(excluded.software_version, data_sources.software_version),
+                     device_type = coalesce(data_sources.device_type, excluded.device_type),
+                     user_connection_id = coalesce(data_sources.user_connection_id, excluded.user_connection_id)
+             returning id, identity",
             &[
                 &Uuid::now_v7(),
                 &user_id,
-                &new.provider,
-                &new.user_connection_id,
-                &new.device_model,
-                &new.device_manufacturer,
-                &new.software_version,
-                &new.source,
-                &new.device_type,
-                &new.original_source_name,
+                &provider,
+                &col(|s| s.device_model.as_deref()),
+                &col(|s| s.device_manufacturer.as_deref()),
+                &col(|s| s.software_version.as_deref()),
+                &col(|s| s.source.as_deref()),
+                &col(|s| s.device_type.as_deref()),
+                &col(|s| s.original_source_name.as_deref()),
             ],
         )
         .await?;
-    from_row(&row)
+    let mut by_identity = std::collections::HashMap::with_capacity(rows.len());
+    for r in &rows {
+        by_identity.insert(r.try_get::<_, String>(1)?, r.try_get::<_, Uuid>(0)?);
+    }
+    Ok(sources.iter().map(|s| by_identity.get(&identity(s)).copied().unwrap_or_default()).collect())
 }

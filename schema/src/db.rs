@@ -4,7 +4,7 @@
 //! every start-up. Two processes starting at once are serialised by a PostgreSQL advisory lock,
 //! so each migration is applied exactly once.
 
-use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod};
+use deadpool_postgres::{Hook, HookError, Manager, ManagerConfig, Object, Pool, RecyclingMethod};
 use sha2::{Digest, Sha256};
 use tokio_postgres::NoTls;
 
@@ -42,7 +42,16 @@ impl Db {
             NoTls,
             ManagerConfig { recycling_method: RecyclingMethod::Fast },
         );
-        let pool = Pool::builder(manager).max_size(max_size).build()?;
+        // Every connection gets the per-session staging tables of the ingest path once, so
+        // that writing a batch costs no round trip to create them.
+        let pool = Pool::builder(manager)
+            .max_size(max_size)
+            .post_create(Hook::async_fn(|client, _| {
+                Box::pin(async move {
+                    client.batch_execute(crate::samples::STAGING).await.map_err(HookError::Backend)
+                })
+            }))
+            .build()?;
         let client = pool.get().await?;
         let license: Option<String> = client
             .query_one("select current_setting('timescaledb.license', true)", &[])

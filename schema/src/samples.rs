@@ -36,7 +36,8 @@ pub struct Stored {
     pub events: i64,
 }
 
-const STAGING: &str = "
+/// The per-session staging tables, created on every new pooled connection (`Db::connect`).
+pub(crate) const STAGING: &str = "
     create temp table if not exists samples_in (
         series_type_id smallint, data_source_id uuid, ts timestamptz, value double precision,
         zone_offset smallint, is_daily_total boolean
@@ -89,7 +90,6 @@ pub async fn store(
         return Ok(Stored::default());
     }
     let rows = dedup(rows);
-    tx.batch_execute(STAGING).await?;
     let sink = tx.copy_in(COPY).await?;
     let writer = BinaryCopyInWriter::new(sink, COPY_TYPES);
     pin_mut!(writer);

@@ -75,12 +75,58 @@ pub async fn get(db: &Db, id: Uuid) -> Result<Option<Batch>> {
     client.query_opt(&sql, &[&id]).await?.as_ref().map(from_row).transpose()
 }
 
-/// Locks a batch for processing inside `tx`. `None` when it is gone or another worker holds it.
-pub async fn lock(tx: &Transaction<'_>, id: Uuid) -> Result<Option<String>> {
+/// Locks a batch for processing inside `tx` and reads it. `None` when it is gone or another
+/// worker holds it.
+pub async fn lock(tx: &Transaction<'_>, id: Uuid) -> Result<Option<Batch>> {
+    let sql = format!("select {COLUMNS} from sdk_batches where id = $1 for update skip locked");
+    tx.query_opt(&sql, &[&id]).await?.as_ref().map(from_row).transpose()
+}
+
+/// Records a processed batch in one statement: its status, its sync run, and on the user the
+/// last sync (and zone offset, when the batch told one). Returns the run.
+pub async fn complete(
+    tx: &Transaction<'_>,
+    batch: &Batch,
+    provider: &str,
+    zone_offset: Option<i16>,
+    finish: &crate::sync_runs::Finish<'_>,
+) -> Result<crate::sync_runs::SyncRun> {
+    let done = finish.status != "failed";
     let row = tx
-        .query_opt("select status from sdk_batches where id = $1 for update skip locked", &[&id])
+        .query_one(
+            "with u as (
+                 update users set last_synced_at = now(), last_synced_provider = $3,
+                     last_zone_offset = coalesce($4, last_zone_offset)
+                 where id = $2 and $5),
+             b as (
+                 update sdk_batches set status = case when $5 then 'done' else 'failed' end,
+                     error = $10, processed_at = now(), attempts = attempts + 1
+                 where id = $1)
+             insert into sync_runs (id, user_id, provider, source, status, stage, message, counts,
+                                    dropped, error, started_at, ended_at, updated_at)
+             values ($1, $2, $3, 'sdk', $6, 'completed', $7, $8, $9, $10, $11, now(), now())
+             on conflict (id) do update set provider = excluded.provider, status = excluded.status,
+                 stage = excluded.stage, message = excluded.message, counts = excluded.counts,
+                 dropped = excluded.dropped, error = excluded.error,
+                 started_at = excluded.started_at, ended_at = excluded.ended_at,
+                 updated_at = excluded.updated_at
+             returning *",
+            &[
+                &batch.id,
+                &batch.user_id,
+                &provider,
+                &zone_offset,
+                &done,
+                &finish.status,
+                &finish.message,
+                finish.counts,
+                finish.dropped,
+                &finish.error,
+                &finish.started_at,
+            ],
+        )
         .await?;
-    row.map(|r| r.try_get(0)).transpose().map_err(Into::into)
+    crate::sync_runs::from_row(&row)
 }
 
 pub async fn set_status(

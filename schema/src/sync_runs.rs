@@ -28,7 +28,7 @@ pub struct SyncRun {
     pub updated_at: DateTime<Utc>,
 }
 
-fn from_row(row: &tokio_postgres::Row) -> Result<SyncRun> {
+pub(crate) fn from_row(row: &tokio_postgres::Row) -> Result<SyncRun> {
     Ok(SyncRun {
         id: row.try_get("id")?,
         user_id: row.try_get("user_id")?,
@@ -112,14 +112,4 @@ pub async fn recent_for_user(
         .iter()
         .map(from_row)
         .collect()
-}
-
-pub async fn get(db: &Db, id: Uuid) -> Result<Option<SyncRun>> {
-    let client = db.client().await?;
-    client
-        .query_opt("select * from sync_runs where id = $1", &[&id])
-        .await?
-        .as_ref()
-        .map(from_row)
-        .transpose()
 }
