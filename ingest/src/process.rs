@@ -27,6 +27,12 @@ pub enum Processed {
     Missing,
 }
 
+impl From<deadpool_postgres::tokio_postgres::Error> for ProcessError {
+    fn from(e: deadpool_postgres::tokio_postgres::Error) -> Self {
+        ProcessError::Db(e.into())
+    }
+}
+
 impl ProcessError {
     /// Whether a later attempt can succeed (see `schema::Error::is_retriable`).
     pub fn is_retriable(&self) -> bool {
@@ -70,7 +76,7 @@ pub async fn process_sdk_batch(
 ) -> Result<Processed, ProcessError> {
     let started_at = Utc::now();
     let mut client = db.client().await?;
-    let tx = client.transaction().await.map_err(schema::Error::from)?;
+    let tx = client.transaction().await?;
     let Some(batch) = schema::sdk_batches::lock(&tx, batch_id).await? else {
         // Gone, or another worker holds it.
         return Ok(Processed::Busy);
@@ -81,15 +87,17 @@ pub async fn process_sdk_batch(
     // One writer per user at a time: rollups and sleep merges stay consistent.
     let Some(user) = tx
         .query_opt(
-            "select last_zone_offset from users where id = $1 for no key update",
+            &tx.prepare_cached(
+                "select last_zone_offset from users where id = $1 for no key update",
+            )
+            .await?,
             &[&batch.user_id],
         )
-        .await
-        .map_err(schema::Error::from)?
+        .await?
     else {
         return Ok(Processed::Missing);
     };
-    let last_offset: Option<i16> = user.try_get(0).map_err(schema::Error::from)?;
+    let last_offset: Option<i16> = user.try_get(0)?;
     // Small bodies are decoded right here; large ones off the async threads.
     let parsed = if batch.body.len() < 64 * 1024 {
         decode(&batch.body)
@@ -113,7 +121,7 @@ pub async fn process_sdk_batch(
             };
             let run =
                 schema::sdk_batches::complete(&tx, &batch, &batch.provider, None, &finish).await?;
-            tx.commit().await.map_err(schema::Error::from)?;
+            tx.commit().await?;
             return Ok(Processed::Failed(run));
         }
     };
@@ -142,7 +150,7 @@ pub async fn process_sdk_batch(
     };
     let run =
         schema::sdk_batches::complete(&tx, &batch, n.provider, latest_offset, &finish).await?;
-    tx.commit().await.map_err(schema::Error::from)?;
+    tx.commit().await?;
     record_metrics(&n, &written);
     Ok(Processed::Done(run))
 }

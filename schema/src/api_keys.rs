@@ -63,7 +63,8 @@ async fn insert_on(
 pub async fn find_active(db: &Db, key: &str) -> Result<Option<ApiKey>> {
     let client = db.client().await?;
     let sql = format!("select {COLUMNS} from api_keys where key_hash = $1 and revoked_at is null");
-    client.query_opt(&sql, &[&secret_hash(key)]).await?.as_ref().map(from_row).transpose()
+    let stmt = client.prepare_cached(&sql).await?;
+    client.query_opt(&stmt, &[&secret_hash(key)]).await?.as_ref().map(from_row).transpose()
 }
 
 /// Active keys, newest first.

@@ -79,9 +79,7 @@ pub async fn upsert_pushed(
     let col = |f: fn(&NewDataSource) -> Option<&str>| -> Vec<Option<&str>> {
         sources.iter().map(f).collect()
     };
-    let rows = client
-        .query(
-            "with c as (
+    let rows = client.query(&client.prepare_cached("with c as (
                  insert into connections (id, user_id, provider, status) values ($1, $2, $3, 'active')
                  on conflict (user_id, provider) do update
                      set status = 'active',
@@ -96,7 +94,7 @@ pub async fn upsert_pushed(
                  set software_version = coalesce(excluded.software_version, data_sources.software_version),
                      device_type = coalesce(data_sources.device_type, excluded.device_type),
                      user_connection_id = coalesce(data_sources.user_connection_id, excluded.user_connection_id)
-             returning id, identity",
+             returning id, identity").await?,
             &[
                 &Uuid::now_v7(),
                 &user_id,

@@ -33,7 +33,7 @@ fn from_row(row: &Row) -> Result<Developer> {
 pub async fn get(db: &Db, id: Uuid) -> Result<Option<Developer>> {
     let client = db.client().await?;
     client
-        .query_opt("select * from developers where id = $1", &[&id])
+        .query_opt(&client.prepare_cached("select * from developers where id = $1").await?, &[&id])
         .await?
         .as_ref()
         .map(from_row)

@@ -16,7 +16,11 @@ pub async fn insert(
 ) -> Result<()> {
     client
         .execute(
-            "insert into outbox (event_type, user_id, payload) values ($1, $2, $3)",
+            &client
+                .prepare_cached(
+                    "insert into outbox (event_type, user_id, payload) values ($1, $2, $3)",
+                )
+                .await?,
             &[&event_type, &user_id, payload],
         )
         .await?;

@@ -108,7 +108,8 @@ pub async fn store(
     }
     writer.finish().await?;
 
-    let row = tx.query_one(UPSERT, &[&user_id, &batch_id, &provider, &events]).await?;
+    let upsert = tx.prepare_cached(UPSERT).await?;
+    let row = tx.query_one(&upsert, &[&user_id, &batch_id, &provider, &events]).await?;
     let distinct = rows.len() as i64;
     let inserted: i64 = row.try_get("inserted")?;
     let updated: i64 = row.try_get("updated")?;

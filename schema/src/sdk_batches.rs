@@ -79,7 +79,8 @@ pub async fn get(db: &Db, id: Uuid) -> Result<Option<Batch>> {
 /// worker holds it.
 pub async fn lock(tx: &Transaction<'_>, id: Uuid) -> Result<Option<Batch>> {
     let sql = format!("select {COLUMNS} from sdk_batches where id = $1 for update skip locked");
-    tx.query_opt(&sql, &[&id]).await?.as_ref().map(from_row).transpose()
+    let stmt = tx.prepare_cached(&sql).await?;
+    tx.query_opt(&stmt, &[&id]).await?.as_ref().map(from_row).transpose()
 }
 
 /// Records a processed batch in one statement: its status, its sync run, and on the user the
@@ -94,7 +95,8 @@ pub async fn complete(
     let done = finish.status != "failed";
     let row = tx
         .query_one(
-            "with u as (
+            &tx.prepare_cached(
+                "with u as (
                  update users set last_synced_at = now(), last_synced_provider = $3,
                      last_zone_offset = coalesce($4, last_zone_offset)
                  where id = $2 and $5),
@@ -111,6 +113,8 @@ pub async fn complete(
                  started_at = excluded.started_at, ended_at = excluded.ended_at,
                  updated_at = excluded.updated_at
              returning *",
+            )
+            .await?,
             &[
                 &batch.id,
                 &batch.user_id,

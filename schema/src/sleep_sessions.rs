@@ -49,11 +49,9 @@ pub async fn near(
     from: DateTime<Utc>,
     to: DateTime<Utc>,
 ) -> Result<Vec<StoredSleep>> {
-    let rows = client
-        .query(
-            "select id, external_id, start_time, end_time, zone_offset, raw_stages from sleep_sessions
+    let rows = client.query(&client.prepare_cached("select id, external_id, start_time, end_time, zone_offset, raw_stages from sleep_sessions
              where user_id = $1 and data_source_id = $2 and start_time < $4 and end_time > $3
-             order by start_time",
+             order by start_time").await?,
             &[&user_id, &data_source_id, &from, &to],
         )
         .await?;
@@ -80,8 +78,12 @@ pub async fn by_external_id(
 ) -> Result<Option<Uuid>> {
     let row = client
         .query_opt(
-            "select id from sleep_sessions
+            &client
+                .prepare_cached(
+                    "select id from sleep_sessions
              where user_id = $1 and data_source_id = $2 and external_id = $3",
+                )
+                .await?,
             &[&user_id, &data_source_id, &external_id],
         )
         .await?;
@@ -98,9 +100,7 @@ pub async fn save(
     s: &SleepRow,
 ) -> Result<Uuid> {
     let id = replace.unwrap_or_else(Uuid::now_v7);
-    client
-        .execute(
-            "insert into sleep_sessions (id, user_id, data_source_id, external_id, start_time,
+    client.execute(&client.prepare_cached("insert into sleep_sessions (id, user_id, data_source_id, external_id, start_time,
                  end_time, zone_offset, duration_seconds, sleep_seconds, in_bed_seconds,
                  deep_minutes, rem_minutes, light_minutes, awake_minutes, efficiency_percent,
                  is_nap, stages, raw_stages, batch_id)
@@ -113,7 +113,7 @@ pub async fn save(
                  light_minutes = excluded.light_minutes, awake_minutes = excluded.awake_minutes,
                  efficiency_percent = excluded.efficiency_percent, is_nap = excluded.is_nap,
                  stages = excluded.stages, raw_stages = excluded.raw_stages,
-                 batch_id = excluded.batch_id",
+                 batch_id = excluded.batch_id").await?,
             &[
                 &id,
                 &user_id,

@@ -137,7 +137,8 @@ pub async fn get(db: &Db, id: Uuid) -> Result<Option<User>> {
 
 pub async fn exists(db: &Db, id: Uuid) -> Result<bool> {
     let client = db.client().await?;
-    let row = client.query_one("select exists (select 1 from users where id = $1)", &[&id]).await?;
+    let stmt = client.prepare_cached("select exists (select 1 from users where id = $1)").await?;
+    let row = client.query_one(&stmt, &[&id]).await?;
     Ok(row.try_get(0)?)
 }
 

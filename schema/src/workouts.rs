@@ -42,9 +42,7 @@ pub async fn insert_new(
     batch_id: Uuid,
     w: &WorkoutRow,
 ) -> Result<Option<Uuid>> {
-    let row = client
-        .query_opt(
-            "insert into workouts (id, user_id, data_source_id, external_id, type, start_time,
+    let row = client.query_opt(&client.prepare_cached("insert into workouts (id, user_id, data_source_id, external_id, type, start_time,
                  end_time, zone_offset, duration_seconds, calories_kcal, distance_meters, steps,
                  avg_heart_rate_bpm, max_heart_rate_bpm, min_heart_rate_bpm, avg_speed_m_per_s,
                  max_speed_m_per_s, elevation_gain_meters, max_altitude_meters,
@@ -52,7 +50,7 @@ pub async fn insert_new(
              values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,
                      $18, $19, $20, $21, $22, $23, $24)
              on conflict do nothing
-             returning id",
+             returning id").await?,
             &[
                 &Uuid::now_v7(),
                 &user_id,
