@@ -2,6 +2,9 @@
 -- hypertable, in one statement: inserts new samples, updates those
 -- whose value changed, adds the inserted rows to the per-local-day rollups, notes the days an
 -- update touched (for an exact recount), and writes one outbox event per series type.
+-- The event names its samples rather than copying them (copying costs a third of the ingest
+-- rate): those of this user and series between start_time and end_time whose batch_id is this
+-- batch. A sample changed again by a later batch is announced by that batch's event.
 -- $1 user id, $2 batch id, $3 provider, $4 whether to write events.
 with up as (
     insert into samples as s
