@@ -54,8 +54,9 @@ pub struct Settings {
     #[arg(long, env = "SDK_MAX_BODY_BYTES", global = true, default_value_t = 50 * 1024 * 1024)]
     pub sdk_max_body_bytes: usize,
 
-    /// Batches one worker process handles at once.
-    #[arg(long, env = "WORKER_CONCURRENCY", global = true, default_value_t = 2)]
+    /// Batches one worker process handles at once (each waits on its commit, so more than the
+    /// cores helps with small batches).
+    #[arg(long, env = "WORKER_CONCURRENCY", global = true, default_value_t = 4)]
     pub worker_concurrency: usize,
 
     /// A job left pending this long by a worker that died is taken over by another.

@@ -31,7 +31,7 @@ pub struct WorkerConfig {
 impl Default for WorkerConfig {
     fn default() -> Self {
         WorkerConfig {
-            concurrency: 2,
+            concurrency: 4,
             claim_idle: Duration::from_secs(60),
             sweep_every: Duration::from_secs(30),
             sweep_grace: Duration::from_secs(60),

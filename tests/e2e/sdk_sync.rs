@@ -479,3 +479,48 @@ async fn a_session_id_sent_again_for_another_night_replaces_that_session() {
     assert_eq!(s.len(), 1, "{s:?}");
     assert_eq!(s[0]["start"], "2026-03-18T23:00:00+00:00");
 }
+
+#[tokio::test]
+async fn android_units_are_converted_by_client() {
+    let app = TestApp::spawn().await;
+    let key = app.api_key().await;
+    let user = app.user(&key, json!({})).await;
+    let rec = |provider: &str, kind: &str, value: f64, unit: &str| {
+        json!({"provider": provider, "sdkVersion": "0.11.1", "syncTimestamp": "2026-03-14T18:46:45Z",
+            "data": {"records": [{"id": format!("{provider}-{kind}"), "type": kind, "startDate": "2026-03-14T08:00:00Z",
+                "endDate": "2026-03-14T08:00:00Z", "zoneOffset": "Z", "value": value, "unit": unit, "parentId": null,
+                "metadata": null, "source": {"appId": format!("app.{provider}"), "deviceModel": format!("{provider}-phone")}}],
+                "workouts": [], "sleep": []}})
+        .to_string()
+    };
+    for body in [
+        rec("google", "BLOOD_GLUCOSE", 6.333333333333333, "mmol/L"),
+        rec("google", "HEART_RATE_VARIABILITY", 42.0, "ms"),
+        rec("google", "HEIGHT", 1.69, "m"),
+        rec("samsung", "BODY_FAT", 24.200000762939453, "%"),
+        rec("samsung", "WEIGHT", 86.30000305175781, "kg"),
+        rec("samsung", "BLOOD_GLUCOSE", 6.33, "mmol/L"),
+    ] {
+        app.sync_and_wait(&user, &key, &body).await;
+    }
+    let rows = stored(&app, &user).await;
+    let within = |slug: &str, want: f64, tol: f64| {
+        let got = value_of(&rows, slug);
+        assert!(
+            !got.is_empty() && got.iter().all(|v| (v - want).abs() <= tol),
+            "{slug}: {got:?} vs {want}"
+        );
+    };
+    within("blood_glucose", 114.0, 0.2);
+    within("heart_rate_variability_rmssd", 42.0, 1e-9);
+    within("height", 169.0, 1e-9);
+    within("body_fat_percentage", 24.2, 1e-5);
+    within("weight", 86.3, 1e-5);
+    assert!(value_of(&rows, "heart_rate_variability_sdnn").is_empty());
+    let providers = app.get(&format!("/api/v1/users/{user}/data-sources"), &key).await;
+    let names: Vec<&str> = providers.body["items"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|i| i["provider"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(names, vec!["google", "samsung"]);
+}
