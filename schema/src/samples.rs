@@ -52,8 +52,6 @@ const COPY_TYPES: &[Type] =
     &[Type::INT2, Type::UUID, Type::TIMESTAMPTZ, Type::FLOAT8, Type::INT2, Type::BOOL];
 
 const UPSERT: &str = include_str!("../queries/samples_upsert.sql");
-const CLEAR: &str = include_str!("../queries/rollups_clear.sql");
-const RECOUNT: &str = include_str!("../queries/rollups_recount.sql");
 
 /// The rows with one per dedup key (series, time, source), the last one sent winning, in key
 /// order (which also suits the index they go into).
@@ -115,8 +113,7 @@ pub async fn store(
     let updated: i64 = row.try_get("updated")?;
     let events: i64 = row.try_get("events")?;
     if updated > 0 {
-        tx.execute(CLEAR, &[&user_id]).await?;
-        tx.execute(RECOUNT, &[&user_id]).await?;
+        crate::rollups::recount_touched(tx, user_id).await?;
     }
     Ok(Stored { distinct, inserted, updated, unchanged: distinct - inserted - updated, events })
 }

@@ -9,11 +9,7 @@ use super::wire::{Obj, RecordIn};
 use crate::batch::{Normalised, Sample};
 
 pub fn record(item: &Obj<RecordIn<'_>>, origin: Origin, out: &mut Normalised) {
-    let r = match item {
-        Obj::Value(r) => r,
-        Obj::Null => return out.report.drop("record.not_an_object", Some("null".into())),
-        Obj::Other(what) => return out.report.drop("record.not_an_object", Some(what.clone())),
-    };
+    let Some(r) = fields::object(item, &fields::RECORD, &mut out.report) else { return };
     let Some(kind) = r.kind.str() else {
         return out.report.drop("record.missing_type", None);
     };
@@ -26,7 +22,9 @@ pub fn record(item: &Obj<RecordIn<'_>>, origin: Origin, out: &mut Normalised) {
         Field::Missing => {
             return out.report.drop("record.missing_start_date", Some(kind.to_string()));
         }
-        Field::Invalid => return out.report.drop("record.invalid_date", r.start_date.example()),
+        Field::Invalid => {
+            return out.report.drop(fields::RECORD.invalid_date, r.start_date.example());
+        }
     };
     if r.value.is_null() {
         return out.report.drop("record.missing_value", Some(kind.to_string()));
@@ -43,13 +41,7 @@ pub fn record(item: &Obj<RecordIn<'_>>, origin: Origin, out: &mut Normalised) {
             return out.report.drop("record.unknown_unit", Some(format!("{kind} in '{unit}'")));
         }
     };
-    let zone_offset = match fields::zone_offset(&r.zone_offset) {
-        Ok(z) => z,
-        Err(_) => {
-            out.report.warn("record.invalid_zone_offset", r.zone_offset.example());
-            None
-        }
-    };
+    let zone_offset = fields::offset(&r.zone_offset, &fields::RECORD, &mut out.report);
     let source = sources::intern(&mut out.sources, out.provider, &r.source);
     out.note_offset(ts, zone_offset);
     out.samples.push(Sample {

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use super::fields::{self, Field};
+use super::fields;
 use super::sources;
 use super::wire::{Obj, SleepIn};
 use crate::batch::{Normalised, SleepSession};
@@ -18,34 +18,19 @@ pub struct StageItem {
 }
 
 pub fn item(v: &Obj<SleepIn<'_>>, out: &mut Normalised, items: &mut Vec<StageItem>) {
-    let s = match v {
-        Obj::Value(s) => s,
-        Obj::Null => return out.report.drop("sleep.not_an_object", Some("null".into())),
-        Obj::Other(what) => return out.report.drop("sleep.not_an_object", Some(what.clone())),
-    };
+    let Some(s) = fields::object(v, &fields::SLEEP, &mut out.report) else { return };
     let Some(stage_raw) = s.stage.str() else {
         return out.report.drop("sleep.missing_stage", None);
     };
     let Some(stage) = Stage::parse(stage_raw) else {
         return out.report.drop("sleep.invalid_stage", Some(stage_raw.to_string()));
     };
-    let (start, end) = match (fields::timestamp(&s.start_date), fields::timestamp(&s.end_date)) {
-        (Field::Ok(a), Field::Ok(b)) => (a, b),
-        (Field::Missing, _) | (_, Field::Missing) => {
-            return out.report.drop("sleep.missing_date", None);
-        }
-        _ => return out.report.drop("sleep.invalid_date", s.start_date.example()),
+    let Some((start, end)) =
+        fields::span(&s.start_date, &s.end_date, &fields::SLEEP, &mut out.report)
+    else {
+        return;
     };
-    if end < start {
-        return out.report.drop("sleep.end_before_start", s.start_date.example());
-    }
-    let zone_offset = match fields::zone_offset(&s.zone_offset) {
-        Ok(z) => z,
-        Err(_) => {
-            out.report.warn("sleep.invalid_zone_offset", s.zone_offset.example());
-            None
-        }
-    };
+    let zone_offset = fields::offset(&s.zone_offset, &fields::SLEEP, &mut out.report);
     out.note_offset(end, zone_offset);
     let source = sources::intern(&mut out.sources, out.provider, &s.source);
     items.push(StageItem {

@@ -60,28 +60,13 @@ fn duration_seconds(value: f64, unit: Option<&str>) -> Option<f64> {
 }
 
 pub fn workout(item: &Obj<WorkoutIn<'_>>, origin: Origin, out: &mut Normalised) {
-    let w = match item {
-        Obj::Value(w) => w,
-        Obj::Null => return out.report.drop("workout.not_an_object", Some("null".into())),
-        Obj::Other(what) => return out.report.drop("workout.not_an_object", Some(what.clone())),
+    let Some(w) = fields::object(item, &fields::WORKOUT, &mut out.report) else { return };
+    let Some((start, end)) =
+        fields::span(&w.start_date, &w.end_date, &fields::WORKOUT, &mut out.report)
+    else {
+        return;
     };
-    let (start, end) = match (fields::timestamp(&w.start_date), fields::timestamp(&w.end_date)) {
-        (Field::Ok(s), Field::Ok(e)) => (s, e),
-        (Field::Missing, _) | (_, Field::Missing) => {
-            return out.report.drop("workout.missing_date", None);
-        }
-        _ => return out.report.drop("workout.invalid_date", w.start_date.example()),
-    };
-    if end < start {
-        return out.report.drop("workout.end_before_start", w.start_date.example());
-    }
-    let zone_offset = match fields::zone_offset(&w.zone_offset) {
-        Ok(z) => z,
-        Err(_) => {
-            out.report.warn("workout.invalid_zone_offset", w.zone_offset.example());
-            None
-        }
-    };
+    let zone_offset = fields::offset(&w.zone_offset, &fields::WORKOUT, &mut out.report);
     out.note_offset(end, zone_offset);
     let source = sources::intern(&mut out.sources, out.provider, &w.source);
 
