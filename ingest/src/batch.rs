@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
+use schema::catalogue::series_types::SeriesType;
 use schema::data_sources::NewDataSource;
 use schema::workouts::WorkoutRow;
 
@@ -19,6 +20,27 @@ pub struct Sample {
     /// Minutes east of UTC, as the client sent it.
     pub zone_offset: Option<i16>,
     pub is_daily_total: Option<bool>,
+}
+
+impl Sample {
+    /// An intraday sample: additive series mark it `is_daily_total = false`, levels leave it
+    /// null (pre-aggregated daily totals come only from providers' daily endpoints).
+    pub fn new(
+        source: usize,
+        series: &SeriesType,
+        ts: DateTime<Utc>,
+        value: f64,
+        zone_offset: Option<i16>,
+    ) -> Sample {
+        Sample {
+            source,
+            series_type_id: series.id,
+            ts,
+            value,
+            zone_offset,
+            is_daily_total: series.is_additive().then_some(false),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]

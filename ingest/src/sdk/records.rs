@@ -44,12 +44,5 @@ pub fn record(item: &Obj<RecordIn<'_>>, origin: Origin, out: &mut Normalised) {
     let zone_offset = fields::offset(&r.zone_offset, &fields::RECORD, &mut out.report);
     let source = sources::intern(&mut out.sources, out.provider, &r.source);
     out.note_offset(ts, zone_offset);
-    out.samples.push(Sample {
-        source,
-        series_type_id: series.id,
-        ts,
-        value,
-        zone_offset,
-        is_daily_total: series.is_additive().then_some(false),
-    });
+    out.samples.push(Sample::new(source, series, ts, value, zone_offset));
 }

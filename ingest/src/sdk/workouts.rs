@@ -136,27 +136,13 @@ pub fn workout(item: &Obj<WorkoutIn<'_>>, origin: Origin, out: &mut Normalised) 
             continue;
         };
         match units::to_canonical(series, s.unit.str(), value, origin) {
-            Ok(value) => out.samples.push(Sample {
-                source,
-                series_type_id: series.id,
-                ts,
-                value,
-                zone_offset,
-                is_daily_total: series.is_additive().then_some(false),
-            }),
+            Ok(value) => out.samples.push(Sample::new(source, series, ts, value, zone_offset)),
             Err(_) => out.report.warn("workout.invalid_sample", s.kind.example()),
         }
     }
     // VO2 max measured in a workout is a reading of its own.
     if let (Some(v), Some(series)) = (stat("vo2Max"), series_types::by_slug("vo2_max")) {
-        out.samples.push(Sample {
-            source,
-            series_type_id: series.id,
-            ts: end,
-            value: v,
-            zone_offset,
-            is_daily_total: None,
-        });
+        out.samples.push(Sample::new(source, series, end, v, zone_offset));
     }
 
     let row = WorkoutRow {
