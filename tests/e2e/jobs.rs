@@ -273,3 +273,37 @@ async fn reprocess_re_derives_data_from_stored_batches() {
         .expect("run");
     assert!(!out.status.success());
 }
+
+#[tokio::test]
+async fn batches_past_retention_are_deleted() {
+    let app = TestApp::spawn().await;
+    let key = app.api_key().await;
+    let user = app.user(&key, json!({})).await;
+    let old = app.sync_and_wait(&user, &key, &payload(&spec(5, 0)).to_string()).await;
+    let recent = app.sync_and_wait(&user, &key, &payload(&spec(5, 1)).to_string()).await;
+    let db = app.db().await;
+    db.execute(
+        "update sdk_batches set received_at = now() - interval '31 days' where id = $1::text::uuid",
+        &[&old],
+    )
+    .await
+    .expect("age the batch");
+    // The sweeper (every second in tests) deletes it; its data stays.
+    let mut gone = false;
+    for _ in 0..100 {
+        if app.count(&format!("select count(*) from sdk_batches where id = '{old}'")).await == 0 {
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(gone, "the expired batch was not deleted");
+    assert_eq!(
+        app.count(&format!("select count(*) from sdk_batches where id = '{recent}'")).await,
+        1
+    );
+    assert_eq!(
+        app.count(&format!("select count(*) from samples where user_id = '{user}'")).await,
+        10
+    );
+}
