@@ -103,6 +103,36 @@ pub struct Normalised {
 }
 
 impl Normalised {
+    /// Moves another batch of the same provider into this one, re-indexing its sources.
+    pub fn absorb(&mut self, other: Normalised) {
+        let map: Vec<usize> = other
+            .sources
+            .list
+            .into_iter()
+            .map(|s| {
+                let (model, source) = (s.device_model.clone(), s.source.clone());
+                self.sources.intern(model.as_deref(), source.as_deref(), || s)
+            })
+            .collect();
+        let at = |i: usize| map.get(i).copied().unwrap_or_default();
+        self.samples.extend(other.samples.into_iter().map(|mut s| {
+            s.source = at(s.source);
+            s
+        }));
+        self.workouts.extend(other.workouts.into_iter().map(|mut w| {
+            w.source = at(w.source);
+            w
+        }));
+        self.sleep.extend(other.sleep.into_iter().map(|mut s| {
+            s.source = at(s.source);
+            s
+        }));
+        self.report.merge(other.report);
+        if let Some((t, o)) = other.latest_offset {
+            self.note_offset(t, Some(o));
+        }
+    }
+
     pub fn note_offset(&mut self, at: DateTime<Utc>, offset: Option<i16>) {
         if let Some(o) = offset
             && self.latest_offset.is_none_or(|(t, _)| at >= t)

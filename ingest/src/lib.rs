@@ -5,6 +5,7 @@
 
 pub mod batch;
 pub mod events;
+pub mod export;
 pub mod jobs;
 pub mod payloads;
 pub mod process;

@@ -51,6 +51,26 @@ impl Report {
         self.warnings.entry(reason).or_default().add(example);
     }
 
+    /// Adds another report's counts to this one.
+    pub fn merge(&mut self, other: Report) {
+        for (kind, n) in other.received {
+            *self.received.entry(kind).or_default() += n;
+        }
+        for (into, from) in
+            [(&mut self.dropped, other.dropped), (&mut self.warnings, other.warnings)]
+        {
+            for (reason, tally) in from {
+                let t = into.entry(reason).or_default();
+                t.count += tally.count;
+                for e in tally.examples {
+                    if t.examples.len() < EXAMPLES && !t.examples.contains(&e) {
+                        t.examples.push(e);
+                    }
+                }
+            }
+        }
+    }
+
     pub fn dropped_count(&self) -> u64 {
         self.dropped.values().map(|t| t.count).sum()
     }

@@ -10,8 +10,12 @@
 //!   least sleep + awake; efficiency is sleep / time in bed.
 //! - A short daytime session is a nap.
 
+use std::collections::BTreeMap;
+
 use chrono::{DateTime, Duration, Timelike, Utc};
 use serde_json::{Value, json};
+
+use crate::batch::{Normalised, SleepSession};
 
 /// Sessions further apart than this are separate.
 pub const GAP: Duration = Duration::minutes(120);
@@ -241,6 +245,38 @@ pub fn from_json(v: &Value) -> Vec<Interval> {
             Some(Interval { start, end, stage })
         })
         .collect()
+}
+
+/// One accepted stage item, kept until the batch's items are grouped into sessions.
+pub struct StageItem {
+    pub source: usize,
+    pub interval: Interval,
+    pub zone_offset: Option<i16>,
+    pub id: Option<String>,
+    pub parent_id: Option<String>,
+}
+
+/// Groups the batch's stage items by source and splits each source's items into sessions.
+pub fn sessions(items: Vec<StageItem>, out: &mut Normalised) {
+    let mut by_source: BTreeMap<usize, Vec<StageItem>> = BTreeMap::new();
+    for it in items {
+        by_source.entry(it.source).or_default().push(it);
+    }
+    for (source, items) in by_source {
+        let intervals: Vec<Interval> = items.iter().map(|i| i.interval).collect();
+        for session in split(intervals) {
+            let members: Vec<&StageItem> =
+                items.iter().filter(|i| session.contains(&i.interval)).collect();
+            let zone_offset = members.iter().find_map(|i| i.zone_offset);
+            // The client's session id (Health Connect and Samsung send stages under a parent),
+            // else the first stage's id.
+            let external_id = members
+                .iter()
+                .find_map(|i| i.parent_id.clone())
+                .or_else(|| members.iter().find_map(|i| i.id.clone()));
+            out.sleep.push(SleepSession { source, intervals: session, zone_offset, external_id });
+        }
+    }
 }
 
 #[cfg(test)]

@@ -24,6 +24,28 @@ pub fn parse_timestamp(s: &str) -> Option<DateTime<Utc>> {
     None
 }
 
+/// An Apple Health export timestamp, `2024-01-01 08:00:00 +0100`: the instant and its offset
+/// in minutes. A fast path for exactly that layout; anything else goes through `parse_timestamp`.
+pub fn parse_export_timestamp(s: &[u8]) -> Option<(DateTime<Utc>, Option<i16>)> {
+    if s.len() == 25 && s[10] == b' ' && s[19] == b' ' && (s[20] == b'+' || s[20] == b'-') {
+        let mut utc_like = [0u8; 20];
+        utc_like[..10].copy_from_slice(&s[..10]);
+        utc_like[10] = b'T';
+        utc_like[11..19].copy_from_slice(&s[11..19]);
+        utc_like[19] = b'Z';
+        let local = fast_utc(&utc_like)?;
+        let (h, m) = (digits(&s[21..23])?, digits(&s[23..25])?);
+        let minutes = i64::from(h * 60 + m);
+        let minutes = if s[20] == b'-' { -minutes } else { minutes };
+        if minutes.abs() > 18 * 60 {
+            return None;
+        }
+        return Some((local - chrono::Duration::minutes(minutes), Some(minutes as i16)));
+    }
+    let text = std::str::from_utf8(s).ok()?;
+    parse_timestamp(text).map(|t| (t, offset_of_timestamp(text)))
+}
+
 /// The offset of a timestamp string, in minutes, when it carries one other than `Z`.
 pub fn offset_of_timestamp(s: &str) -> Option<i16> {
     let b = s.as_bytes();
@@ -158,6 +180,24 @@ mod tests {
         assert_eq!(offset_of_timestamp("2024-01-01 08:00:00 +0100"), Some(60));
         assert_eq!(offset_of_timestamp("2026-03-14T19:46:45-03:30"), Some(-210));
         assert_eq!(offset_of_timestamp("2026-03-14T18:46:45Z"), None);
+    }
+
+    #[test]
+    fn export_timestamps() {
+        assert_eq!(
+            parse_export_timestamp(b"2024-01-01 08:00:00 +0100"),
+            Some((utc("2024-01-01T07:00:00Z"), Some(60)))
+        );
+        assert_eq!(
+            parse_export_timestamp(b"2024-06-30 23:30:00 -0430"),
+            Some((utc("2024-07-01T04:00:00Z"), Some(-270)))
+        );
+        assert_eq!(
+            parse_export_timestamp(b"2024-01-01T08:00:00Z"),
+            Some((utc("2024-01-01T08:00:00Z"), None))
+        );
+        assert_eq!(parse_export_timestamp(b"2024-02-30 08:00:00 +0100"), None);
+        assert_eq!(parse_export_timestamp(b"garbage"), None);
     }
 
     #[test]

@@ -79,7 +79,7 @@ pub fn normalise(body: &mut [u8]) -> Result<Normalised, EnvelopeError> {
     for s in sleep {
         sleep_items::item(s, &mut out, &mut stages);
     }
-    sleep_items::sessions(stages, &mut out);
+    crate::sleep::sessions(stages, &mut out);
     Ok(out)
 }
 

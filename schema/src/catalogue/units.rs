@@ -8,6 +8,9 @@
 //!
 //! A unit we do not know is an error for the caller to report, not a value to store.
 
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
 use super::series_types::SeriesType;
 
 /// Which client put a value on the wire.
@@ -144,14 +147,17 @@ const AFFINE: &[(&str, &str, f64, f64)] = &[
 /// Canonical units that are plain numbers: a missing unit means the number itself.
 const DIMENSIONLESS: &[&str] = &["count", "score"];
 
+/// Both tables by `(canonical, wire)`: every record goes through here.
+static TABLE: LazyLock<HashMap<(&'static str, &'static str), Conv>> = LazyLock::new(|| {
+    let factors = CONVERSIONS.iter().map(|(c, u, f)| ((*c, *u), Conv::Factor(*f)));
+    let affine =
+        AFFINE.iter().map(|(c, u, o, f)| ((*c, *u), Conv::Affine { offset: *o, factor: *f }));
+    factors.chain(affine).collect()
+});
+
 fn conversion(canonical: &str, unit: &str) -> Option<Conv> {
-    if let Some((_, _, f)) = CONVERSIONS.iter().find(|(c, u, _)| *c == canonical && *u == unit) {
-        return Some(Conv::Factor(*f));
-    }
-    if let Some((_, _, offset, factor)) =
-        AFFINE.iter().find(|(c, u, _, _)| *c == canonical && *u == unit)
-    {
-        return Some(Conv::Affine { offset: *offset, factor: *factor });
+    if let Some(conv) = TABLE.get(&(canonical, unit)) {
+        return Some(*conv);
     }
     // HealthKit exports write glucose as `mmol<180.15588000005408>/L`: the molar mass is inline.
     if canonical == "mg_dl"

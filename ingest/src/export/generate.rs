@@ -1,0 +1,360 @@
+//! A generator of realistic Apple Health exports, as an iPhone + Apple Watch write them:
+//! records grouped by type (heart rate every five minutes, active energy every two, basal
+//! energy, steps and distance from both devices, flights, stand and exercise minutes, SpO2 as
+//! fractions, respiratory rate, HRV with its beat list, resting and walking heart rate,
+//! weight), a night of sleep stages from the watch with the phone's in-bed interval, menstrual
+//! flow, category records wearhouse does not use, then workouts with statistics, events,
+//! metadata and route references, and one activity summary a day. Deterministic for a seed;
+//! about 1.3 MB a day. Used by the tests and the benchmarks
+//! (`cargo run --release --example gen_export -- --days 730 > export.xml`).
+
+use std::io::{self, Write};
+
+use chrono::{Duration, NaiveDate, NaiveDateTime};
+
+#[derive(Debug, Clone)]
+pub struct ExportSpec {
+    pub days: u32,
+    pub start: NaiveDate,
+    /// Minutes east of UTC of every timestamp.
+    pub offset_minutes: i32,
+    pub seed: u64,
+}
+
+impl ExportSpec {
+    pub fn new(days: u32) -> ExportSpec {
+        ExportSpec {
+            days,
+            start: NaiveDate::from_ymd_opt(2024, 1, 1).unwrap_or_default(),
+            offset_minutes: 60,
+            seed: 7,
+        }
+    }
+}
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> f64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as f64 / (1u64 << 53) as f64
+    }
+    fn range(&mut self, lo: f64, hi: f64) -> f64 {
+        lo + (hi - lo) * self.next()
+    }
+}
+
+const WATCH: &str = "&lt;&lt;HKDevice: 0x283c1a490&gt;, name:Apple Watch, manufacturer:Apple Inc., model:Watch, hardware:Watch6,2, software:10.3&gt;";
+const PHONE: &str = "&lt;&lt;HKDevice: 0x283c1b2d0&gt;, name:iPhone, manufacturer:Apple Inc., model:iPhone, hardware:iPhone15,2, software:17.3&gt;";
+const WATCH_NAME: &str = "Ada’s Apple Watch";
+const PHONE_NAME: &str = "Ada’s iPhone";
+
+struct Out<'w, W: Write> {
+    w: &'w mut W,
+    offset: String,
+    records: u64,
+}
+
+impl<W: Write> Out<'_, W> {
+    fn ts(&self, t: NaiveDateTime) -> String {
+        format!("{} {}", t.format("%Y-%m-%d %H:%M:%S"), self.offset)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn record(
+        &mut self,
+        kind: &str,
+        source: &str,
+        device: &str,
+        unit: Option<&str>,
+        value: &str,
+        start: NaiveDateTime,
+        end: NaiveDateTime,
+    ) -> io::Result<()> {
+        self.records += 1;
+        let unit = unit.map(|u| format!(" unit=\"{u}\"")).unwrap_or_default();
+        writeln!(
+            self.w,
+            r#" <Record type="{kind}" sourceName="{source}" sourceVersion="10.3" device="{device}"{unit} creationDate="{c}" startDate="{s}" endDate="{e}" value="{value}"/>"#,
+            c = self.ts(end),
+            s = self.ts(start),
+            e = self.ts(end),
+        )
+    }
+}
+
+/// Writes an export per `spec`; returns the number of `Record` elements.
+pub fn write_export<W: Write>(w: &mut W, spec: &ExportSpec) -> io::Result<u64> {
+    let sign = if spec.offset_minutes < 0 { '-' } else { '+' };
+    let m = spec.offset_minutes.unsigned_abs();
+    let mut o = Out { w, offset: format!("{sign}{:02}{:02}", m / 60, m % 60), records: 0 };
+    writeln!(o.w, r#"<?xml version="1.0" encoding="UTF-8"?>"#)?;
+    writeln!(
+        o.w,
+        "<!DOCTYPE HealthData [\n<!ELEMENT HealthData (ExportDate,Me,(Record|Correlation|Workout|ActivitySummary|ClinicalRecord)*)>\n<!ATTLIST HealthData locale CDATA #REQUIRED>\n]>"
+    )?;
+    writeln!(o.w, r#"<HealthData locale="en_US">"#)?;
+    writeln!(o.w, r#" <ExportDate value="2026-03-14 18:46:45 +0100"/>"#)?;
+    writeln!(
+        o.w,
+        r#" <Me HKCharacteristicTypeIdentifierDateOfBirth="1990-05-01" HKCharacteristicTypeIdentifierBiologicalSex="HKBiologicalSexFemale"/>"#
+    )?;
+    let mut rng = Rng(spec.seed.max(1));
+    let day =
+        |d: u32| spec.start.and_hms_opt(0, 0, 0).unwrap_or_default() + Duration::days(i64::from(d));
+    let hk = |s: &str| format!("HKQuantityTypeIdentifier{s}");
+
+    // Interval series from the watch: (type, step minutes, unit, low, high).
+    let watch_series: [(&str, i64, &str, f64, f64); 3] = [
+        ("HeartRate", 5, "count/min", 52.0, 150.0),
+        ("ActiveEnergyBurned", 2, "Cal", 0.1, 9.0),
+        ("BasalEnergyBurned", 15, "Cal", 14.0, 18.0),
+    ];
+    for (kind, step, unit, lo, hi) in watch_series {
+        for d in 0..spec.days {
+            let mut t = day(d);
+            let end_of_day = t + Duration::days(1);
+            while t < end_of_day {
+                let v = format!("{:.1}", rng.range(lo, hi));
+                let end = if kind == "HeartRate" { t } else { t + Duration::minutes(step) };
+                o.record(&hk(kind), WATCH_NAME, WATCH, Some(unit), &v, t, end)?;
+                t += Duration::minutes(step);
+            }
+        }
+    }
+    // Steps and distance from both devices during the day; distance in km, as exports have it.
+    for (kind, unit, lo, hi) in
+        [("StepCount", "count", 10.0, 900.0), ("DistanceWalkingRunning", "km", 0.01, 0.6)]
+    {
+        for (name, dev) in [(PHONE_NAME, PHONE), (WATCH_NAME, WATCH)] {
+            for d in 0..spec.days {
+                let mut t = day(d) + Duration::hours(7);
+                while t < day(d) + Duration::hours(22) {
+                    let v = if unit == "count" {
+                        format!("{:.0}", rng.range(lo, hi))
+                    } else {
+                        format!("{:.3}", rng.range(lo, hi))
+                    };
+                    o.record(&hk(kind), name, dev, Some(unit), &v, t, t + Duration::minutes(9))?;
+                    t += Duration::minutes(9 + (rng.next() * 4.0) as i64);
+                }
+            }
+        }
+    }
+    // Sparse series: (type, per day, unit, low, high, fraction digits).
+    let sparse: [(&str, u32, &str, f64, f64); 7] = [
+        ("FlightsClimbed", 10, "count", 1.0, 4.0),
+        ("AppleStandTime", 12, "min", 1.0, 5.0),
+        ("AppleExerciseTime", 30, "min", 1.0, 1.0),
+        ("OxygenSaturation", 12, "%", 0.93, 1.0),
+        ("RespiratoryRate", 24, "count/min", 11.0, 19.0),
+        ("RestingHeartRate", 1, "count/min", 50.0, 62.0),
+        ("WalkingHeartRateAverage", 1, "count/min", 85.0, 110.0),
+    ];
+    for (kind, per_day, unit, lo, hi) in sparse {
+        for d in 0..spec.days {
+            for i in 0..per_day {
+                let t = day(d) + Duration::minutes(i64::from(i) * (1440 / i64::from(per_day)) + 7);
+                let v = if unit == "%" {
+                    format!("{:.2}", rng.range(lo, hi))
+                } else {
+                    format!("{:.0}", rng.range(lo, hi))
+                };
+                o.record(
+                    &hk(kind),
+                    WATCH_NAME,
+                    WATCH,
+                    Some(unit),
+                    &v,
+                    t,
+                    t + Duration::minutes(1),
+                )?;
+            }
+        }
+    }
+    // HRV, with the beat-to-beat list the watch attaches.
+    for d in 0..spec.days {
+        for i in 0..5 {
+            o.records += 1;
+            let t = day(d) + Duration::hours(1 + i * 4);
+            writeln!(
+                o.w,
+                r#" <Record type="{k}" sourceName="{WATCH_NAME}" sourceVersion="10.3" device="{WATCH}" unit="ms" creationDate="{s}" startDate="{s}" endDate="{e}" value="{v:.1}">"#,
+                k = hk("HeartRateVariabilitySDNN"),
+                s = o.ts(t),
+                e = o.ts(t + Duration::minutes(1)),
+                v = rng.range(20.0, 80.0)
+            )?;
+            writeln!(o.w, "  <HeartRateVariabilityMetadataList>")?;
+            for b in 0..4 {
+                writeln!(
+                    o.w,
+                    r#"   <InstantaneousBeatsPerMinute bpm="{}" time="1:0{b}:00.{b}0 AM"/>"#,
+                    60 + b
+                )?;
+            }
+            writeln!(o.w, "  </HeartRateVariabilityMetadataList>\n </Record>")?;
+        }
+    }
+    for d in (0..spec.days).step_by(7) {
+        let t = day(d) + Duration::hours(7);
+        o.record(
+            &hk("BodyMass"),
+            "Withings",
+            "",
+            Some("kg"),
+            &format!("{:.1}", rng.range(80.0, 82.0)),
+            t,
+            t,
+        )?;
+    }
+    // Sleep: the phone's in-bed interval and the watch's stages.
+    for d in 0..spec.days {
+        let night = day(d) + Duration::minutes(23 * 60 + 10);
+        o.record(
+            "HKCategoryTypeIdentifierSleepAnalysis",
+            PHONE_NAME,
+            PHONE,
+            None,
+            "HKCategoryValueSleepAnalysisInBed",
+            night - Duration::minutes(20),
+            night + Duration::minutes(470),
+        )?;
+        let mut t = night;
+        for (i, stage) in [
+            "AsleepCore",
+            "AsleepDeep",
+            "AsleepCore",
+            "AsleepREM",
+            "Awake",
+            "AsleepCore",
+            "AsleepDeep",
+            "AsleepCore",
+            "AsleepREM",
+            "AsleepCore",
+        ]
+        .iter()
+        .enumerate()
+        {
+            let len =
+                Duration::minutes(if *stage == "Awake" { 4 } else { 30 + (i as i64 * 7) % 25 });
+            o.record(
+                "HKCategoryTypeIdentifierSleepAnalysis",
+                WATCH_NAME,
+                WATCH,
+                None,
+                &format!("HKCategoryValueSleepAnalysis{stage}"),
+                t,
+                t + len,
+            )?;
+            t += len;
+        }
+    }
+    // Menstrual flow, every 28 days, the first day marked as the cycle's start.
+    for d in (3..spec.days).step_by(28) {
+        for (i, flow) in ["Medium", "Heavy", "Medium", "Light", "Light"].iter().enumerate() {
+            if d + i as u32 >= spec.days {
+                break;
+            }
+            o.records += 1;
+            let t = day(d + i as u32) + Duration::hours(8);
+            writeln!(
+                o.w,
+                r#" <Record type="HKCategoryTypeIdentifierMenstrualFlow" sourceName="{PHONE_NAME}" sourceVersion="17.3" creationDate="{s}" startDate="{s}" endDate="{s}" value="HKCategoryValueMenstrualFlow{flow}">"#,
+                s = o.ts(t)
+            )?;
+            writeln!(
+                o.w,
+                r#"  <MetadataEntry key="HKMenstrualCycleStart" value="{}"/>"#,
+                u8::from(i == 0)
+            )?;
+            writeln!(o.w, " </Record>")?;
+        }
+    }
+    // Category records wearhouse does not store (reported as dropped).
+    for d in 0..spec.days {
+        for h in 8..20 {
+            let t = day(d) + Duration::hours(h);
+            o.record(
+                "HKCategoryTypeIdentifierAppleStandHour",
+                WATCH_NAME,
+                WATCH,
+                None,
+                "HKCategoryValueAppleStandHourStood",
+                t,
+                t + Duration::hours(1),
+            )?;
+        }
+    }
+    // Workouts every other day.
+    for d in (0..spec.days).step_by(2) {
+        let start = day(d) + Duration::hours(18);
+        let minutes = 30 + (d % 4) * 10;
+        let end = start + Duration::minutes(i64::from(minutes));
+        let km = f64::from(minutes) / 5.5;
+        writeln!(
+            o.w,
+            r#" <Workout workoutActivityType="HKWorkoutActivityTypeRunning" duration="{minutes}" durationUnit="min" sourceName="{WATCH_NAME}" sourceVersion="10.3" device="{WATCH}" creationDate="{e}" startDate="{s}" endDate="{e}">"#,
+            s = o.ts(start),
+            e = o.ts(end)
+        )?;
+        writeln!(o.w, r#"  <MetadataEntry key="HKIndoorWorkout" value="0"/>"#)?;
+        writeln!(o.w, r#"  <MetadataEntry key="HKElevationAscended" value="4123 cm"/>"#)?;
+        writeln!(o.w, r#"  <MetadataEntry key="HKWeatherTemperature" value="68 degF"/>"#)?;
+        writeln!(o.w, r#"  <MetadataEntry key="HKTimeZone" value="Europe/Warsaw"/>"#)?;
+        writeln!(
+            o.w,
+            r#"  <WorkoutEvent type="HKWorkoutEventTypePause" date="{}"/>"#,
+            o.ts(start + Duration::minutes(10))
+        )?;
+        writeln!(
+            o.w,
+            r#"  <WorkoutEvent type="HKWorkoutEventTypeResume" date="{}"/>"#,
+            o.ts(start + Duration::minutes(11))
+        )?;
+        for (k, attrs) in [
+            ("ActiveEnergyBurned", format!(r#"sum="{:.1}" unit="Cal""#, f64::from(minutes) * 11.0)),
+            ("BasalEnergyBurned", format!(r#"sum="{:.1}" unit="Cal""#, f64::from(minutes) * 1.1)),
+            ("DistanceWalkingRunning", format!(r#"sum="{km:.3}" unit="km""#)),
+            ("StepCount", format!(r#"sum="{}" unit="count""#, minutes * 165)),
+            (
+                "HeartRate",
+                r#"average="151.2" minimum="98" maximum="178" unit="count/min""#.to_string(),
+            ),
+        ] {
+            writeln!(
+                o.w,
+                r#"  <WorkoutStatistics type="{}" startDate="{}" endDate="{}" {attrs}/>"#,
+                hk(k),
+                o.ts(start),
+                o.ts(end)
+            )?;
+        }
+        writeln!(
+            o.w,
+            r#"  <WorkoutRoute sourceName="{WATCH_NAME}" sourceVersion="10.3" creationDate="{e}" startDate="{s}" endDate="{e}">"#,
+            s = o.ts(start),
+            e = o.ts(end)
+        )?;
+        writeln!(o.w, r#"   <MetadataEntry key="HKMetadataKeySyncVersion" value="2"/>"#)?;
+        writeln!(
+            o.w,
+            r#"   <FileReference path="/workout-routes/route_{}.gpx"/>"#,
+            start.format("%Y-%m-%d_%H.%M")
+        )?;
+        writeln!(o.w, "  </WorkoutRoute>\n </Workout>")?;
+    }
+    for d in 0..spec.days {
+        writeln!(
+            o.w,
+            r#" <ActivitySummary dateComponents="{}" activeEnergyBurned="{:.1}" activeEnergyBurnedGoal="500" activeEnergyBurnedUnit="Cal" appleMoveTime="0" appleMoveTimeGoal="0" appleExerciseTime="{}" appleExerciseTimeGoal="30" appleStandHours="12" appleStandHoursGoal="12"/>"#,
+            day(d).format("%Y-%m-%d"),
+            rng.range(300.0, 900.0),
+            20 + d % 30
+        )?;
+    }
+    writeln!(o.w, "</HealthData>")?;
+    Ok(o.records)
+}

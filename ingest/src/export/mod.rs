@@ -1,0 +1,24 @@
+//! Apple Health exports (`export.xml`, or `export.zip` holding it): streamed with quick-xml,
+//! cut into chunks of raw tags, normalised in parallel, written chunk by chunk through the same
+//! storage path as the SDK (dedup, rollups, sessions, events).
+//!
+//! Unlike the reference system, values are converted by their `unit` attribute, zone offsets
+//! are kept from the timestamps, workouts keep their statistics, metadata and route references,
+//! `ActivitySummary` days become daily totals, and menstrual flow records become cycles.
+
+mod attrs;
+mod device;
+pub mod generate;
+mod menstrual;
+mod normalise;
+mod reader;
+mod records;
+mod workouts;
+
+pub use menstrual::{Cycle, cycles};
+pub use normalise::{ExportBatch, normalise};
+pub use reader::{ExportError, ExportReader, RawChunk};
+pub use records::MenstrualItem;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,121 @@
+//! Parsing and normalising generated exports.
+
+use schema::catalogue::series_types::by_slug;
+
+use super::generate::{ExportSpec, write_export};
+use super::*;
+use crate::batch::Normalised;
+
+fn export(days: u32) -> Vec<u8> {
+    let mut out = Vec::new();
+    write_export(&mut out, &ExportSpec::new(days)).unwrap_or_default();
+    out
+}
+
+/// Every chunk of an export, normalised and merged.
+fn read_all(bytes: &[u8]) -> Result<(Normalised, Vec<MenstrualItem>, usize), ExportError> {
+    let mut all = Normalised { provider: "phonehealth", ..Default::default() };
+    let mut menstrual = Vec::new();
+    let mut chunks = 0;
+    for chunk in ExportReader::new(bytes) {
+        let batch = normalise(&chunk?);
+        chunks += 1;
+        menstrual.extend(batch.menstrual);
+        all.absorb(batch.normalised);
+    }
+    Ok((all, menstrual, chunks))
+}
+
+fn values(n: &Normalised, slug: &str) -> Vec<f64> {
+    let id = by_slug(slug).map(|t| t.id);
+    n.samples.iter().filter(|s| Some(s.series_type_id) == id).map(|s| s.value).collect()
+}
+
+#[test]
+fn a_generated_export_normalises() {
+    let bytes = export(3);
+    let (n, menstrual, chunks) = read_all(&bytes).unwrap_or_else(|e| panic!("{e}"));
+    assert!(chunks >= 1);
+    // Heart rate every five minutes from the watch, with the export's offset.
+    let hr = values(&n, "heart_rate");
+    assert_eq!(hr.len(), 3 * 288);
+    assert!(n.samples.iter().all(|s| s.zone_offset == Some(60)));
+    // SpO2 fractions become percentages; kilometres become metres; `Cal` is kcal.
+    assert!(values(&n, "oxygen_saturation").iter().all(|v| (93.0..=100.0).contains(v)));
+    assert!(values(&n, "distance_walking_running").iter().all(|v| (10.0..=600.0).contains(v)));
+    assert!(!values(&n, "energy").is_empty());
+    // Two sources of steps: phone and watch, by hardware model.
+    let models: Vec<Option<&str>> =
+        n.sources.list.iter().map(|s| s.device_model.as_deref()).collect();
+    assert!(
+        models.contains(&Some("Watch6,2")) && models.contains(&Some("iPhone15,2")),
+        "{models:?}"
+    );
+    // Workouts on days 0 and 2, with statistics and metadata.
+    assert_eq!(n.workouts.len(), 2);
+    let w = &n.workouts[0].row;
+    assert_eq!(w.kind.as_deref(), Some("running"));
+    assert_eq!(w.duration_seconds, 30 * 60);
+    assert_eq!(w.calories_kcal, Some(330.0));
+    assert_eq!(w.distance_meters, Some(5455.0), "5.455 km");
+    assert_eq!(w.avg_heart_rate_bpm, Some(151.2));
+    assert!(w.elevation_gain_meters.is_some_and(|e| (e - 41.23).abs() < 1e-9));
+    assert_eq!(w.statistics["events"]["Pause"], 1);
+    assert!(w.route.is_some());
+    // Activity summaries are daily totals.
+    let totals: Vec<_> = n.samples.iter().filter(|s| s.is_daily_total == Some(true)).collect();
+    assert_eq!(totals.len(), 3 * 3, "energy, exercise and move time a day");
+    // Sleep: a watch session and a phone in-bed session per night.
+    assert_eq!(n.sleep.len(), 6);
+    // Menstrual flow on day 3 only falls outside three days.
+    assert!(menstrual.is_empty());
+    // Stand hours are not stored, and say so.
+    assert_eq!(n.report.dropped["record.unknown_type"].count, 3 * 12);
+    assert_eq!(
+        n.report.dropped["record.unknown_type"].examples,
+        vec!["HKCategoryTypeIdentifierAppleStandHour"]
+    );
+}
+
+#[test]
+fn menstrual_flow_becomes_cycles() {
+    let (_, menstrual, _) = read_all(&export(62)).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(menstrual.len(), 5 + 5 + 3, "days 3, 31 and 59 start a period");
+    assert_eq!(menstrual.iter().filter(|m| m.cycle_start).count(), 3);
+    let c = cycles(menstrual);
+    assert_eq!(c.len(), 3);
+    assert_eq!(c[0].cycle_length, Some(28));
+    assert_eq!(c[0].period_length, 5);
+    assert_eq!(c[2].end, None);
+}
+
+#[test]
+fn malformed_and_truncated_files_fail_with_a_position() {
+    let bytes = export(1);
+    let cut = bytes.len() / 2;
+    let err = read_all(&bytes[..cut]).err();
+    assert!(
+        matches!(err, Some(ExportError::Truncated { .. }) | Some(ExportError::Xml { .. })),
+        "{err:?}"
+    );
+    let cut_between = bytes.len() - "</HealthData>\n".len();
+    assert!(matches!(read_all(&bytes[..cut_between]).err(), Some(ExportError::Truncated { .. })));
+
+    let mut broken = bytes.clone();
+    let at = broken
+        .windows(9)
+        .enumerate()
+        .filter(|(_, w)| *w == b"\n <Record")
+        .nth(100)
+        .map(|(i, _)| i + 1)
+        .unwrap_or(0);
+    broken.splice(at..at, b"</Oops>".iter().copied());
+    match read_all(&broken).err() {
+        Some(ExportError::Xml { offset, reason }) => {
+            assert!((offset as usize) >= at && (offset as usize) < at + 16, "{offset} vs {at}");
+            assert!(!reason.is_empty());
+        }
+        other => panic!("expected an XML error, got {other:?}"),
+    }
+    assert!(matches!(read_all(b"<NotHealth/>").err(), Some(ExportError::NotAnExport)));
+}
