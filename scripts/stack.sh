@@ -2,7 +2,9 @@
 # Brings up everything wearhouse needs on this machine, idempotently:
 #   PostgreSQL (>= 15) running, with the TimescaleDB extension (Apache edition, built from
 #   Debian trixie's source package when missing) preloaded; Redis running; the service's
-#   database created.
+#   database created; an S3 server (Garage, built once from crates.io and cached outside the
+#   clone) running with a bucket, CORS and an access key, whose settings are written to
+#   $WEARHOUSE_CACHE_DIR/s3.env (default ~/.cache/wearhouse/s3.env) for run.sh and the tests.
 # Safe to run again and again: every step checks first and does nothing when already done.
 # Used by scripts/run.sh, scripts/test.sh and .ci/run.
 set -euo pipefail
@@ -129,6 +131,84 @@ ensure_redis() {
   fi
 }
 
+# ---------------------------------------------------------------- S3 (Garage)
+GARAGE_DIR="$CACHE_DIR/garage"
+GARAGE="$GARAGE_DIR/bin/garage"
+GARAGE_CONF="$GARAGE_DIR/garage.toml"
+S3_BUCKET="${WEARHOUSE_S3_BUCKET:-wearhouse-uploads}"
+S3_ENV="$CACHE_DIR/s3.env"
+
+garage() { "$GARAGE" -c "$GARAGE_CONF" "$@"; }
+
+build_garage() {
+  log "building Garage (S3 server) from crates.io once; this takes 10-30 minutes"
+  apt_install libsodium-dev libzstd-dev pkg-config
+  cargo install --quiet --root "$GARAGE_DIR" garage --locked --no-default-features --features lmdb,system-libs
+}
+
+ensure_garage() {
+  [ -x "$GARAGE" ] || build_garage
+  mkdir -p "$GARAGE_DIR/meta" "$GARAGE_DIR/data"
+  if [ ! -f "$GARAGE_CONF" ]; then
+    cat >"$GARAGE_CONF" <<CONF
+metadata_dir = "$GARAGE_DIR/meta"
+data_dir = "$GARAGE_DIR/data"
+db_engine = "lmdb"
+replication_factor = 1
+rpc_bind_addr = "127.0.0.1:3901"
+rpc_public_addr = "127.0.0.1:3901"
+rpc_secret = "$(openssl rand -hex 32)"
+
+[s3_api]
+s3_region = "garage"
+api_bind_addr = "127.0.0.1:3900"
+root_domain = ".s3.garage.localhost"
+
+[admin]
+api_bind_addr = "127.0.0.1:3903"
+admin_token = "$(openssl rand -hex 24)"
+CONF
+  fi
+  if ! garage status >/dev/null 2>&1; then
+    log "starting Garage"
+    nohup "$GARAGE" -c "$GARAGE_CONF" server >>"$GARAGE_DIR/garage.log" 2>&1 &
+    for _ in $(seq 1 100); do garage status >/dev/null 2>&1 && break; sleep 0.2; done
+    garage status >/dev/null 2>&1 || die "Garage did not come up (see $GARAGE_DIR/garage.log)"
+  fi
+  local layout; layout=$(garage layout show 2>/dev/null || true)
+  if [[ "$layout" == *"No nodes currently have a role"* ]]; then
+    local node; node=$(garage node id -q | cut -d@ -f1)
+    garage layout assign -z dc1 -c 10G "$node" >/dev/null
+    garage layout apply --version 1 >/dev/null
+  fi
+  for _ in $(seq 1 50); do garage bucket list >/dev/null 2>&1 && break; sleep 0.2; done
+  garage bucket info "$S3_BUCKET" >/dev/null 2>&1 || garage bucket create "$S3_BUCKET" >/dev/null
+  if [ ! -f "$S3_ENV" ] || ! grep -q "^S3_ACCESS_KEY_ID=GK" "$S3_ENV" \
+     || ! garage key info "$(sed -n 's/^S3_ACCESS_KEY_ID=//p' "$S3_ENV")" >/dev/null 2>&1; then
+    local out id secret
+    out=$(garage key create "wearhouse-$(date +%s)")
+    id=$(printf '%s\n' "$out" | sed -n 's/^Key ID: *//p')
+    secret=$(printf '%s\n' "$out" | sed -n 's/^Secret key: *//p')
+    [ -n "$id" ] && [ -n "$secret" ] || die "could not read the new Garage key: $out"
+    garage bucket allow --read --write --owner "$S3_BUCKET" --key "$id" >/dev/null
+    cat >"$S3_ENV" <<ENV
+S3_ENDPOINT=http://127.0.0.1:3900
+S3_REGION=garage
+S3_BUCKET=$S3_BUCKET
+S3_ACCESS_KEY_ID=$id
+S3_SECRET_ACCESS_KEY=$secret
+S3_FORCE_PATH_STYLE=true
+ENV
+  fi
+  ensure_cors
+}
+
+# Browsers upload parts straight to the bucket: allow PUT/POST and let them read the ETag
+# (Garage's CLI has no CORS command; this is the S3 API call, signed by a small script).
+ensure_cors() {
+  ( set -a; . "$S3_ENV"; set +a; python3 "$(dirname "$0")/s3_put_cors.py" ) || die "could not set the bucket's CORS rules"
+}
+
 main() {
   command -v pg_isready >/dev/null || apt_install postgresql-client
   ensure_postgres
@@ -136,7 +216,8 @@ main() {
   ensure_timescaledb
   ensure_database
   ensure_redis
-  log "ready: PostgreSQL $PGV with TimescaleDB on $PG_HOST:$PG_PORT (database $DB_NAME), Redis on 127.0.0.1:6379"
+  ensure_garage
+  log "ready: PostgreSQL $PGV with TimescaleDB on $PG_HOST:$PG_PORT (database $DB_NAME), Redis on 127.0.0.1:6379, S3 (Garage) on 127.0.0.1:3900 (settings in $S3_ENV)"
 }
 
 main "$@"
