@@ -3,4 +3,5 @@
 
 pub mod app;
 pub mod config;
+pub mod import;
 pub mod reprocess;

@@ -28,6 +28,14 @@ enum Command {
     All,
     /// Apply database migrations and exit.
     Migrate,
+    /// Import an Apple Health export (export.xml or export.zip) from disk.
+    Import {
+        /// The user's id.
+        #[arg(long)]
+        user: uuid::Uuid,
+        /// The export file.
+        file: std::path::PathBuf,
+    },
     /// Re-derive a user's data from the SDK batches they sent (after a mapping or unit fix).
     Reprocess {
         /// The user's id.
@@ -52,6 +60,9 @@ async fn main() -> anyhow::Result<()> {
     tokio::spawn(stop_on_signal(shutdown.clone()));
     match cli.command {
         Some(Command::Migrate) => app::migrate(&settings).await,
+        Some(Command::Import { user, file }) => {
+            wearhouse::import::run(&settings, user, &file).await
+        }
         Some(Command::Reprocess { user, since }) => {
             wearhouse::reprocess::run(&settings, user, since).await
         }

@@ -56,3 +56,24 @@ pub fn sleep_created(id: Uuid, user_id: Uuid, s: &SleepRow, src: &NewDataSource)
         "is_nap": s.is_nap,
     })
 }
+
+pub fn menstrual_cycle_created(
+    id: Uuid,
+    user_id: Uuid,
+    c: &schema::menstrual_cycles::CycleRow,
+    src: &NewDataSource,
+) -> Value {
+    json!({
+        "id": id,
+        "user_id": user_id,
+        "start_time": zone::local_time(c.start_time, c.zone_offset),
+        "end_time": c.end_time.map(|e| zone::local_time(e, c.zone_offset)),
+        "zone_offset": offset(c.zone_offset),
+        "source": source(src),
+        "current_phase_type": null,
+        "day_in_cycle": null,
+        "cycle_length": c.cycle_length,
+        "is_predicted_cycle": false,
+        "pregnancy_snapshot": null,
+    })
+}

@@ -6,6 +6,7 @@
 pub mod batch;
 pub mod events;
 pub mod export;
+pub mod import;
 pub mod jobs;
 pub mod payloads;
 pub mod process;
@@ -13,6 +14,7 @@ pub mod report;
 pub mod reprocess;
 pub mod sdk;
 pub mod sleep;
+pub mod storage;
 pub mod store;
 pub mod time;
 pub mod worker;

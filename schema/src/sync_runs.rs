@@ -94,6 +94,31 @@ pub async fn finish(
     from_row(&row)
 }
 
+/// Marks a run in progress, with what it has done so far.
+pub async fn progress(
+    client: &impl GenericClient,
+    id: Uuid,
+    user_id: Uuid,
+    provider: &str,
+    source: &str,
+    message: &str,
+    counts: &Value,
+) -> Result<()> {
+    client
+        .execute(
+            "insert into sync_runs (id, user_id, provider, source, status, stage, message, counts,
+                                    started_at, updated_at)
+             values ($1, $2, $3, $4, 'in_progress', 'processing', $5, $6, now(), now())
+             on conflict (id) do update set status = 'in_progress', stage = 'processing',
+                 message = excluded.message, counts = excluded.counts,
+                 started_at = coalesce(sync_runs.started_at, excluded.started_at),
+                 updated_at = now()",
+            &[&id, &user_id, &provider, &source, &message, counts],
+        )
+        .await?;
+    Ok(())
+}
+
 /// A user's runs updated within `hours`, newest first.
 pub async fn recent_for_user(
     db: &Db,

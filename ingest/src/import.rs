@@ -1,0 +1,378 @@
+//! Running an export import: a blocking thread reads the file (unzipping `export.zip` on the
+//! fly), cuts it into chunks and normalises each (rayon); the async side writes each chunk in
+//! its own transaction through the SDK pipeline's storage path, then turns the menstrual
+//! records into cycles. Memory stays flat: at most a few chunks are alive at once.
+//!
+//! A failed import keeps the chunks it committed before the failure (its sync run says how
+//! many samples that was); importing the same file again completes it, storing nothing twice.
+
+use std::io::{BufRead, BufReader, Read};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use chrono::Utc;
+use schema::Db;
+use schema::menstrual_cycles::CycleRow;
+use schema::sync_runs::{Finish, SyncRun};
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+use crate::export::{self, ExportBatch, ExportError, MenstrualItem};
+use crate::report::Report;
+use crate::store::{self, Target, Written};
+
+const PROVIDER: &str = "phonehealth";
+const SOURCE: &str = "xml_import";
+
+/// Whom to import for, and how.
+#[derive(Debug, Clone, Copy)]
+pub struct ImportTarget {
+    pub user_id: Uuid,
+    /// The task id: names the sync run and tags every stored row.
+    pub run_id: Uuid,
+    /// Write outbox events.
+    pub events: bool,
+}
+
+/// How far an import has come.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Progress {
+    /// Bytes of the file read (compressed bytes for a zip).
+    pub bytes: u64,
+    pub records: u64,
+    pub samples: u64,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    #[error(transparent)]
+    Export(#[from] ExportError),
+    #[error(transparent)]
+    Db(#[from] schema::Error),
+    #[error("the reader stopped: {0}")]
+    Join(#[from] tokio::task::JoinError),
+    #[error("the user was deleted during the import")]
+    UserGone,
+}
+
+impl ImportError {
+    /// Whether running the import again later can succeed.
+    pub fn is_retriable(&self) -> bool {
+        match self {
+            ImportError::Db(e) => e.is_retriable(),
+            ImportError::Export(ExportError::Io(_)) | ImportError::Join(_) => true,
+            ImportError::Export(_) | ImportError::UserGone => false,
+        }
+    }
+}
+
+impl From<deadpool_postgres::tokio_postgres::Error> for ImportError {
+    fn from(e: deadpool_postgres::tokio_postgres::Error) -> Self {
+        ImportError::Db(e.into())
+    }
+}
+
+/// What an import did (also when it failed part way).
+#[derive(Debug, Default)]
+pub struct Imported {
+    pub report: Report,
+    pub written: Written,
+    pub cycles_saved: u64,
+    pub progress: Progress,
+    pub chunks: u64,
+    pub error: Option<ImportError>,
+    /// The run as recorded at the end.
+    pub run: Option<SyncRun>,
+}
+
+impl Imported {
+    fn counts(&self) -> Value {
+        json!({
+            "received": self.report.received,
+            "dropped": self.report.dropped_count(),
+            "bytes": self.progress.bytes,
+            "chunks": self.chunks,
+            "samples_inserted": self.written.samples.inserted,
+            "samples_updated": self.written.samples.updated,
+            "samples_unchanged": self.written.samples.unchanged,
+            "workouts_saved": self.written.workouts_saved,
+            "workouts_duplicate": self.written.workouts_duplicate,
+            "sleep_sessions_saved": self.written.sleep_saved,
+            "sleep_sessions_unchanged": self.written.sleep_unchanged,
+            "menstrual_cycles_saved": self.cycles_saved,
+        })
+    }
+}
+
+/// Counts the bytes read through it.
+struct Counting<R> {
+    inner: R,
+    count: Arc<AtomicU64>,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.count.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+type Sender = tokio::sync::mpsc::Sender<Result<ExportBatch, ExportError>>;
+
+/// Reads an export (or a zip holding one) and sends its normalised chunks.
+fn read_export(input: Box<dyn Read + Send>, count: Arc<AtomicU64>, tx: &Sender) {
+    let mut buffered = BufReader::with_capacity(1 << 20, Counting { inner: input, count });
+    let is_zip = match buffered.fill_buf() {
+        Ok(head) => head.starts_with(b"PK\x03\x04"),
+        Err(e) => {
+            let _ = tx.blocking_send(Err(ExportError::Io(e.to_string())));
+            return;
+        }
+    };
+    if !is_zip {
+        return feed(buffered, tx);
+    }
+    loop {
+        match zip::read::read_zipfile_from_stream(&mut buffered) {
+            Ok(Some(file)) => {
+                let name = file.name().to_string();
+                // `export_cda.xml` sits beside `export.xml`; only the latter is the export.
+                if name == "export.xml" || name.ends_with("/export.xml") {
+                    return feed(BufReader::with_capacity(1 << 20, file), tx);
+                }
+            }
+            Ok(None) => {
+                let _ =
+                    tx.blocking_send(Err(ExportError::Io("the zip holds no export.xml".into())));
+                return;
+            }
+            Err(e) => {
+                let _ = tx.blocking_send(Err(ExportError::Io(format!("reading the zip: {e}"))));
+                return;
+            }
+        }
+    }
+}
+
+fn feed(reader: impl BufRead, tx: &Sender) {
+    for chunk in export::ExportReader::new(reader) {
+        let msg = chunk.map(|c| export::normalise(&c));
+        let failed = msg.is_err();
+        if tx.blocking_send(msg).is_err() || failed {
+            return;
+        }
+    }
+}
+
+/// Imports an export for one user. `on_progress` is called after each chunk; `heartbeat` too
+/// (the worker uses it to show that the import is alive). Records the sync run: in progress
+/// while it runs, then its outcome.
+pub async fn run_import(
+    db: &Db,
+    t: ImportTarget,
+    input: Box<dyn Read + Send>,
+    mut on_progress: impl FnMut(&Progress) + Send,
+) -> Imported {
+    let started_at = Utc::now();
+    let mut out = Imported::default();
+    let count = Arc::new(AtomicU64::new(0));
+    let (tx, mut rx) = tokio::sync::mpsc::channel(2);
+    let reader = {
+        let count = count.clone();
+        tokio::task::spawn_blocking(move || read_export(input, count, &tx))
+    };
+    let mut menstrual: Vec<MenstrualItem> = Vec::new();
+    let mut last_report = Instant::now();
+    if let Ok(c) = db.client().await {
+        let _ = schema::sync_runs::progress(
+            &c,
+            t.run_id,
+            t.user_id,
+            PROVIDER,
+            SOURCE,
+            "Import started",
+            &json!({}),
+        )
+        .await;
+    }
+    while let Some(msg) = rx.recv().await {
+        match msg {
+            Ok(batch) => {
+                out.progress.records +=
+                    batch.normalised.report.received.get("records").copied().unwrap_or(0);
+                match write_chunk(db, t, &batch).await {
+                    Ok(w) => add(&mut out.written, &w),
+                    Err(e) => {
+                        out.error = Some(e);
+                        break;
+                    }
+                }
+                out.chunks += 1;
+                menstrual.extend(batch.menstrual);
+                out.report.merge(batch.normalised.report);
+                out.progress.bytes = count.load(Ordering::Relaxed);
+                out.progress.samples =
+                    (out.written.samples.inserted + out.written.samples.updated) as u64;
+                on_progress(&out.progress);
+                if last_report.elapsed() > Duration::from_secs(2) {
+                    last_report = Instant::now();
+                    let message = format!("Imported {} MB", out.progress.bytes / 1_000_000);
+                    if let Ok(c) = db.client().await {
+                        let _ = schema::sync_runs::progress(
+                            &c,
+                            t.run_id,
+                            t.user_id,
+                            PROVIDER,
+                            SOURCE,
+                            &message,
+                            &out.counts(),
+                        )
+                        .await;
+                    }
+                }
+            }
+            Err(e) => {
+                out.error = Some(e.into());
+                break;
+            }
+        }
+    }
+    drop(rx);
+    if let Err(e) = reader.await
+        && out.error.is_none()
+    {
+        out.error = Some(e.into());
+    }
+    out.progress.bytes = count.load(Ordering::Relaxed);
+    if out.error.is_none() {
+        match write_cycles(db, t, menstrual).await {
+            Ok(n) => out.cycles_saved = n,
+            Err(e) => out.error = Some(e),
+        }
+    }
+    out.run = finish(db, t, &out, started_at).await.ok();
+    out
+}
+
+fn add(total: &mut Written, w: &Written) {
+    total.samples.distinct += w.samples.distinct;
+    total.samples.inserted += w.samples.inserted;
+    total.samples.updated += w.samples.updated;
+    total.samples.unchanged += w.samples.unchanged;
+    total.samples.events += w.samples.events;
+    total.workouts_saved += w.workouts_saved;
+    total.workouts_duplicate += w.workouts_duplicate;
+    total.sleep_saved += w.sleep_saved;
+    total.sleep_unchanged += w.sleep_unchanged;
+}
+
+/// Writes one chunk in its own transaction, holding the user's row like an SDK batch does.
+async fn write_chunk(
+    db: &Db,
+    t: ImportTarget,
+    batch: &ExportBatch,
+) -> Result<Written, ImportError> {
+    let mut client = db.client().await?;
+    let tx = client.transaction().await?;
+    let Some(user) = tx
+        .query_opt(
+            &tx.prepare_cached(
+                "select last_zone_offset from users where id = $1 for no key update",
+            )
+            .await?,
+            &[&t.user_id],
+        )
+        .await?
+    else {
+        return Err(ImportError::UserGone);
+    };
+    let last: Option<i16> = user.try_get(0)?;
+    let n = &batch.normalised;
+    let target = Target {
+        user_id: t.user_id,
+        batch_id: t.run_id,
+        default_offset: n.latest_offset.map(|(_, o)| o).or(last),
+        events: t.events,
+    };
+    let written = store::write(&tx, target, n).await?;
+    tx.execute(
+        &tx.prepare_cached(
+            "update users set last_synced_at = now(), last_synced_provider = $2,
+                 last_zone_offset = coalesce($3, last_zone_offset)
+             where id = $1",
+        )
+        .await?,
+        &[&t.user_id, &PROVIDER, &n.latest_offset.map(|(_, o)| o)],
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(written)
+}
+
+/// Turns the export's menstrual records into cycles and stores them.
+async fn write_cycles(
+    db: &Db,
+    t: ImportTarget,
+    items: Vec<MenstrualItem>,
+) -> Result<u64, ImportError> {
+    let cycles = export::cycles(items);
+    if cycles.is_empty() {
+        return Ok(0);
+    }
+    let mut client = db.client().await?;
+    let tx = client.transaction().await?;
+    let sources: Vec<_> = cycles.iter().map(|c| c.source.clone()).collect();
+    let ids = schema::data_sources::upsert_pushed(&tx, t.user_id, PROVIDER, &sources).await?;
+    let mut saved = 0;
+    for (c, source_id) in cycles.iter().zip(ids) {
+        let row = CycleRow {
+            data_source_id: source_id,
+            start_time: c.start,
+            end_time: c.end,
+            zone_offset: c.zone_offset,
+            cycle_length: c.cycle_length,
+            period_length: Some(c.period_length),
+            details: c.details.clone(),
+        };
+        let (id, new) = schema::menstrual_cycles::upsert(&tx, t.user_id, t.run_id, &row).await?;
+        if new {
+            saved += 1;
+            if t.events {
+                let data = crate::events::menstrual_cycle_created(id, t.user_id, &row, &c.source);
+                schema::outbox::insert(&tx, "menstrual_cycle.created", t.user_id, &data).await?;
+            }
+        }
+    }
+    tx.commit().await?;
+    Ok(saved)
+}
+
+/// Records the run's outcome: `success`, `partial` (items dropped) or `failed`.
+async fn finish(
+    db: &Db,
+    t: ImportTarget,
+    out: &Imported,
+    started_at: chrono::DateTime<Utc>,
+) -> Result<SyncRun, schema::Error> {
+    let dropped = out.report.dropped_count();
+    let error = out.error.as_ref().map(|e| e.to_string());
+    let (status, message) = match (&error, dropped) {
+        (Some(_), _) => {
+            ("failed", format!("Apple Health import failed after {} chunk(s)", out.chunks))
+        }
+        (None, 0) => ("success", "Apple Health import completed".to_string()),
+        (None, n) => ("partial", format!("Apple Health import completed ({n} item(s) dropped)")),
+    };
+    let client = db.client().await?;
+    let finish = Finish {
+        status,
+        message: &message,
+        counts: &out.counts(),
+        dropped: &out.report.dropped_json(),
+        error: error.as_deref(),
+        started_at,
+    };
+    schema::sync_runs::finish(&client, t.run_id, t.user_id, PROVIDER, SOURCE, &finish).await
+}
