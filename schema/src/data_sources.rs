@@ -76,8 +76,11 @@ pub async fn upsert_pushed(
     provider: &str,
     sources: &[NewDataSource],
 ) -> Result<Vec<Uuid>> {
+    // One row per identity: a statement may not upsert the same row twice.
+    let mut seen = std::collections::HashSet::new();
+    let unique: Vec<&NewDataSource> = sources.iter().filter(|s| seen.insert(identity(s))).collect();
     let col = |f: fn(&NewDataSource) -> Option<&str>| -> Vec<Option<&str>> {
-        sources.iter().map(f).collect()
+        unique.iter().map(|s| f(s)).collect()
     };
     let rows = client.query(&client.prepare_cached("with c as (
                  insert into connections (id, user_id, provider, status) values ($1, $2, $3, 'active')
@@ -113,4 +116,20 @@ pub async fn upsert_pushed(
         by_identity.insert(r.try_get::<_, String>(1)?, r.try_get::<_, Uuid>(0)?);
     }
     Ok(sources.iter().map(|s| by_identity.get(&identity(s)).copied().unwrap_or_default()).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identity_matches_the_generated_column() {
+        let s = NewDataSource {
+            device_model: Some("Watch6,2".into()),
+            source: Some("Watch".into()),
+            ..Default::default()
+        };
+        assert_eq!(identity(&s), "Watch6,2|Watch");
+        assert_eq!(identity(&NewDataSource::default()), "|");
+    }
 }
