@@ -7,5 +7,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v cargo >/dev/null || { echo "cargo not found: install Rust with rustup (https://rustup.rs)" >&2; exit 1; }
 ./scripts/stack.sh
+# The local S3 server's settings (an explicit environment wins).
+s3_env="${WEARHOUSE_CACHE_DIR:-$HOME/.cache/wearhouse}/s3.env"
+if [ -f "$s3_env" ]; then
+  while IFS='=' read -r k v; do [ -n "$k" ] && [ -z "${!k:-}" ] && export "$k=$v"; done <"$s3_env"
+fi
 [ $# -gt 0 ] || set -- all
 exec cargo run --release --locked --quiet -- "$@"

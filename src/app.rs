@@ -96,8 +96,9 @@ async fn run_api(
     listener: TcpListener,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
-    let state =
-        api::build_state(db, redis, queue, settings.api()).await.context("starting the API")?;
+    let state = api::build_state(db, redis, queue, settings.s3.storage(), settings.api())
+        .await
+        .context("starting the API")?;
     api::serve(listener, state, shutdown).await.context("serving the API")
 }
 

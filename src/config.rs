@@ -79,9 +79,66 @@ pub struct Settings {
     #[arg(long, env = "METRICS_BIND", global = true)]
     pub metrics_bind: Option<SocketAddr>,
 
+    #[command(flatten)]
+    pub s3: S3Settings,
+
     /// Log format: `text` or `json`. Levels come from RUST_LOG (default `info`).
     #[arg(long, env = "LOG_FORMAT", global = true, default_value = "text")]
     pub log_format: LogFormat,
+}
+
+/// Object storage for Apple Health exports. Storage is configured when the bucket and both
+/// keys are set; otherwise the upload endpoints answer 503.
+#[derive(Debug, Clone, Args)]
+pub struct S3Settings {
+    /// The S3 API the service calls; unset: AWS.
+    #[arg(long, env = "S3_ENDPOINT", global = true)]
+    pub s3_endpoint: Option<String>,
+    /// The endpoint put in presigned URLs, when clients reach the store at another address.
+    #[arg(long, env = "S3_PUBLIC_ENDPOINT", global = true)]
+    pub s3_public_endpoint: Option<String>,
+    #[arg(long, env = "S3_REGION", global = true, default_value = "us-east-1")]
+    pub s3_region: String,
+    #[arg(long, env = "S3_BUCKET", global = true)]
+    pub s3_bucket: Option<String>,
+    #[arg(long, env = "S3_ACCESS_KEY_ID", global = true)]
+    pub s3_access_key_id: Option<String>,
+    #[arg(long, env = "S3_SECRET_ACCESS_KEY", global = true, hide_env_values = true)]
+    pub s3_secret_access_key: Option<String>,
+    /// Path-style URLs (`host/bucket/key`), as Garage and MinIO need.
+    #[arg(long, env = "S3_FORCE_PATH_STYLE", global = true, default_value_t = false, action = clap::ArgAction::Set)]
+    pub s3_force_path_style: bool,
+    /// Which event starts processing an upload: `client` (the multipart complete call) or
+    /// `bucket_event` (the bucket's object-created notification).
+    #[arg(long, env = "UPLOAD_COMPLETION_MODE", global = true, default_value = "client")]
+    pub upload_completion_mode: CompletionMode,
+    /// Part size clients are told to use for multipart uploads.
+    #[arg(long, env = "MULTIPART_PART_SIZE", global = true, default_value_t = 100 * 1024 * 1024)]
+    pub multipart_part_size: u64,
+    /// Shared secret of the bucket-event endpoint; unset: the endpoint is off.
+    #[arg(long, env = "BUCKET_EVENTS_SECRET", global = true, hide_env_values = true)]
+    pub bucket_events_secret: Option<String>,
+    /// Largest export accepted by the direct (non-S3-presigned) upload.
+    #[arg(long, env = "DIRECT_UPLOAD_MAX_BYTES", global = true, default_value_t = 64 * 1024 * 1024)]
+    pub direct_upload_max_bytes: usize,
+}
+
+pub use api::CompletionMode;
+
+impl S3Settings {
+    pub fn storage(&self) -> Option<ingest::storage::Storage> {
+        let nonempty = |v: &Option<String>| v.clone().filter(|s| !s.is_empty());
+        let config = ingest::storage::StorageConfig {
+            endpoint: nonempty(&self.s3_endpoint),
+            public_endpoint: nonempty(&self.s3_public_endpoint),
+            region: self.s3_region.clone(),
+            bucket: nonempty(&self.s3_bucket)?,
+            access_key_id: nonempty(&self.s3_access_key_id)?,
+            secret_access_key: nonempty(&self.s3_secret_access_key)?,
+            force_path_style: self.s3_force_path_style,
+        };
+        Some(ingest::storage::Storage::new(config))
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -98,6 +155,11 @@ impl Settings {
             admin_email: self.admin_email.clone(),
             admin_password: self.admin_password.clone().filter(|p| !p.is_empty()),
             sdk_max_body_bytes: self.sdk_max_body_bytes,
+            completion_mode: self.s3.upload_completion_mode,
+            part_size: self.s3.multipart_part_size,
+            bucket_events_secret: self.s3.bucket_events_secret.clone().filter(|s| !s.is_empty()),
+            direct_upload_max_bytes: self.s3.direct_upload_max_bytes,
+            events: self.outgoing_webhooks_enabled,
         }
     }
 
@@ -111,6 +173,7 @@ impl Settings {
             retention_days: self.batch_retention_days,
             events: self.outgoing_webhooks_enabled,
             max_attempts: 5,
+            storage: self.s3.storage(),
         }
     }
 }

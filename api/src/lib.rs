@@ -32,6 +32,25 @@ pub struct ApiConfig {
     pub admin_password: Option<String>,
     /// Largest SDK sync body accepted (after decompression).
     pub sdk_max_body_bytes: usize,
+    /// What starts processing an upload.
+    pub completion_mode: CompletionMode,
+    /// Part size handed to multipart uploads.
+    pub part_size: u64,
+    /// Shared secret of the bucket-event endpoint; `None`: off.
+    pub bucket_events_secret: Option<String>,
+    pub direct_upload_max_bytes: usize,
+    /// Whether webhook events are written (for imports the API queues itself).
+    pub events: bool,
+}
+
+/// Which event dispatches the processing of an uploaded export. Only the configured one does,
+/// so a file is never processed twice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CompletionMode {
+    /// `multipart/complete` queues the import.
+    Client,
+    /// The bucket's object-created notification queues it.
+    BucketEvent,
 }
 
 /// What every handler can reach: cheap, cloneable handles.
@@ -40,6 +59,8 @@ pub struct AppState {
     pub db: schema::Db,
     pub redis: redis::aio::ConnectionManager,
     pub queue: ingest::jobs::JobQueue,
+    /// Object storage for exports; `None` when not configured.
+    pub storage: Option<ingest::storage::Storage>,
     pub tokens: Arc<TokenKeys>,
     pub config: Arc<ApiConfig>,
 }
@@ -61,6 +82,7 @@ pub async fn build_state(
     db: schema::Db,
     redis: redis::aio::ConnectionManager,
     queue: ingest::jobs::JobQueue,
+    storage: Option<ingest::storage::Storage>,
     config: ApiConfig,
 ) -> Result<AppState, StartError> {
     let secret = match &config.secret_key {
@@ -78,7 +100,7 @@ pub async fn build_state(
     ensure_admin(&db, &config).await?;
     let tokens = Arc::new(TokenKeys::new(secret.as_bytes(), config.access_token_minutes * 60));
     routes::metrics::recorder();
-    Ok(AppState { db, redis, queue, tokens, config: Arc::new(config) })
+    Ok(AppState { db, redis, queue, storage, tokens, config: Arc::new(config) })
 }
 
 async fn ensure_admin(db: &schema::Db, config: &ApiConfig) -> Result<(), StartError> {
@@ -110,7 +132,7 @@ async fn ensure_admin(db: &schema::Db, config: &ApiConfig) -> Result<(), StartEr
 
 /// The whole HTTP application.
 pub fn router(state: AppState) -> Router {
-    let (api, doc) = openapi::router().split_for_parts();
+    let (api, doc) = openapi::router(state.config.direct_upload_max_bytes).split_for_parts();
     api.merge(openapi::docs(doc))
         .merge(routes::static_files::router())
         .layer(TraceLayer::new_for_http())

@@ -31,6 +31,7 @@ use crate::routes;
         (name = "webhooks", description = "Outgoing webhooks"),
         (name = "sdk", description = "Mobile SDK sync"),
         (name = "sync", description = "Sync runs and their live status"),
+        (name = "import", description = "Apple Health export uploads"),
         (name = "health", description = "Service health and metrics"),
     )
 )]
@@ -56,7 +57,7 @@ impl Modify for SecuritySchemes {
 }
 
 /// Every documented route: `/api/v1/...` plus `/health`.
-pub fn router() -> OpenApiRouter<AppState> {
+pub fn router(direct_upload_max_bytes: usize) -> OpenApiRouter<AppState> {
     let v1 = OpenApiRouter::new()
         .merge(routes::auth::router())
         .merge(routes::api_keys::router())
@@ -67,7 +68,9 @@ pub fn router() -> OpenApiRouter<AppState> {
         .merge(routes::providers::router())
         .merge(routes::event_types::router())
         .merge(routes::sdk_sync::router())
-        .merge(routes::sync_status::router());
+        .merge(routes::sync_status::router())
+        .merge(routes::xml_import::router(direct_upload_max_bytes))
+        .merge(routes::bucket_events::router());
     OpenApiRouter::with_openapi(ApiDoc::openapi())
         .nest("/api/v1", v1)
         .merge(routes::health::router())

@@ -20,6 +20,25 @@ pub fn expected_list(allowed: &[&str]) -> String {
     }
 }
 
+/// The error for an integer outside `[min, max]`, if it is.
+fn out_of_range(
+    loc: Vec<Value>,
+    value: i64,
+    min: i64,
+    max: i64,
+    input: Value,
+) -> Option<FieldError> {
+    if value < min {
+        let msg = format!("Input should be greater than or equal to {min}");
+        Some(FieldError::new(loc, "greater_than_equal", msg, input).with_ctx(json!({ "ge": min })))
+    } else if value > max {
+        let msg = format!("Input should be less than or equal to {max}");
+        Some(FieldError::new(loc, "less_than_equal", msg, input).with_ctx(json!({ "le": max })))
+    } else {
+        None
+    }
+}
+
 pub fn missing(loc: Vec<Value>) -> FieldError {
     FieldError::new(loc, "missing", "Field required", Value::Null)
 }
@@ -65,6 +84,13 @@ impl Checks {
                 )
                 .with_ctx(json!({ "max_length": max })),
             );
+        }
+    }
+
+    /// An integer body field within `[min, max]`.
+    pub fn range(&mut self, loc: Vec<Value>, value: i64, min: i64, max: i64) {
+        if let Some(e) = out_of_range(loc, value, min, max, json!(value)) {
+            self.push(e);
         }
     }
 
@@ -162,23 +188,7 @@ impl Params {
             self.errors.push(e);
             return default;
         };
-        if value < min {
-            let e = FieldError::new(
-                Self::loc(name),
-                "greater_than_equal",
-                format!("Input should be greater than or equal to {min}"),
-                json!(raw),
-            )
-            .with_ctx(json!({ "ge": min }));
-            self.errors.push(e);
-        } else if value > max {
-            let e = FieldError::new(
-                Self::loc(name),
-                "less_than_equal",
-                format!("Input should be less than or equal to {max}"),
-                json!(raw),
-            )
-            .with_ctx(json!({ "le": max }));
+        if let Some(e) = out_of_range(Self::loc(name), value, min, max, json!(raw)) {
             self.errors.push(e);
         }
         value

@@ -1,6 +1,7 @@
 //! The job queue: a Redis stream of announcements over durable jobs in PostgreSQL.
 //!
-//! - Stream `<prefix>:jobs`, entries `{batch: <uuid>}`, trimmed approximately to a million.
+//! - Stream `<prefix>:jobs`, entries `{batch: <uuid>}` (an SDK batch) or `{import: <uuid>}`
+//!   (an export import), trimmed approximately to a million.
 //! - Consumer group `workers`; each worker loop reads with its own consumer name and its own
 //!   connection (XREADGROUP BLOCK would stall a shared one).
 //! - An entry is acknowledged only after the batch's transaction committed (or the batch was
@@ -26,14 +27,26 @@ const MAX_LEN: usize = 1_000_000;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Job {
     pub entry: String,
-    /// `None` for an entry we cannot read (acknowledged and skipped).
-    pub batch_id: Option<Uuid>,
+    pub kind: JobKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobKind {
+    SdkBatch(Uuid),
+    Import(Uuid),
+    /// An entry we cannot read (acknowledged and skipped).
+    Unknown,
 }
 
 impl Job {
     fn from_stream(id: &StreamId) -> Job {
-        let batch_id = id.get::<String>("batch").and_then(|s| Uuid::parse_str(&s).ok());
-        Job { entry: id.id.clone(), batch_id }
+        let uuid = |field: &str| id.get::<String>(field).and_then(|s| Uuid::parse_str(&s).ok());
+        let kind = match (uuid("batch"), uuid("import")) {
+            (Some(b), _) => JobKind::SdkBatch(b),
+            (None, Some(i)) => JobKind::Import(i),
+            _ => JobKind::Unknown,
+        };
+        Job { entry: id.id.clone(), kind }
     }
 }
 
@@ -63,18 +76,35 @@ impl JobQueue {
         &self.client
     }
 
-    /// Announces stored batches to the workers.
+    /// Announces stored SDK batches to the workers.
     pub async fn announce(&self, batch_ids: &[Uuid]) -> redis::RedisResult<()> {
-        if batch_ids.is_empty() {
+        self.announce_as("batch", batch_ids).await
+    }
+
+    /// Announces queued imports to the workers.
+    pub async fn announce_imports(&self, import_ids: &[Uuid]) -> redis::RedisResult<()> {
+        self.announce_as("import", import_ids).await
+    }
+
+    /// Whether Redis answers (within two seconds).
+    pub async fn ping(&self) -> bool {
+        let mut conn = self.conn.clone();
+        let cmd = redis::cmd("PING");
+        let ping = cmd.query_async::<String>(&mut conn);
+        matches!(tokio::time::timeout(Duration::from_secs(2), ping).await, Ok(Ok(_)))
+    }
+
+    async fn announce_as(&self, field: &str, ids: &[Uuid]) -> redis::RedisResult<()> {
+        if ids.is_empty() {
             return Ok(());
         }
         let mut pipe = redis::pipe();
-        for id in batch_ids {
+        for id in ids {
             pipe.xadd_maxlen(
                 &self.stream,
                 redis::streams::StreamMaxlen::Approx(MAX_LEN),
                 "*",
-                &[("batch", id.to_string())],
+                &[(field, id.to_string())],
             )
             .ignore();
         }

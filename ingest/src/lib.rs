@@ -7,6 +7,7 @@ pub mod batch;
 pub mod events;
 pub mod export;
 pub mod import;
+pub mod import_job;
 pub mod jobs;
 pub mod payloads;
 pub mod process;

@@ -65,6 +65,15 @@ pub struct PresignedPost {
     pub fields: Vec<(String, String)>,
 }
 
+impl std::fmt::Debug for Storage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Storage")
+            .field("bucket", &self.config.bucket)
+            .field("endpoint", &self.config.endpoint)
+            .finish()
+    }
+}
+
 #[derive(Clone)]
 pub struct Storage {
     client: aws_sdk_s3::Client,

@@ -8,8 +8,9 @@ use std::time::Duration;
 use schema::Db;
 use tokio_util::sync::CancellationToken;
 
-use crate::jobs::{Job, JobQueue};
+use crate::jobs::{Job, JobKind, JobQueue};
 use crate::process::{self, Options, Processed};
+use crate::storage::Storage;
 
 #[derive(Debug, Clone)]
 pub struct WorkerConfig {
@@ -26,6 +27,8 @@ pub struct WorkerConfig {
     pub events: bool,
     /// Attempts before a batch that keeps failing is marked failed.
     pub max_attempts: i32,
+    /// Where uploaded exports are read from; `None`: this worker takes no import jobs.
+    pub storage: Option<Storage>,
 }
 
 impl Default for WorkerConfig {
@@ -38,6 +41,7 @@ impl Default for WorkerConfig {
             retention_days: 30,
             events: false,
             max_attempts: 5,
+            storage: None,
         }
     }
 }
@@ -152,6 +156,17 @@ async fn sweep(db: Db, queue: JobQueue, config: WorkerConfig, shutdown: Cancella
             Ok(_) => {}
             Err(e) => tracing::warn!(error = %e, "sweeping queued batches failed"),
         }
+        let stale = crate::import_job::STALE_AFTER;
+        match schema::imports::take_unannounced(&db, config.sweep_grace, stale, 100).await {
+            Ok(ids) if !ids.is_empty() => {
+                tracing::info!(imports = ids.len(), "re-announcing waiting imports");
+                if let Err(e) = queue.announce_imports(&ids).await {
+                    tracing::warn!(error = %e, "re-announcing imports failed; the next sweep retries");
+                }
+            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!(error = %e, "sweeping imports failed"),
+        }
         match schema::sdk_batches::delete_expired(&db, config.retention_days, 1000).await {
             Ok(n) if n > 0 => tracing::info!(batches = n, "deleted batches past retention"),
             Ok(_) => {}
@@ -162,9 +177,20 @@ async fn sweep(db: Db, queue: JobQueue, config: WorkerConfig, shutdown: Cancella
 
 /// Processes one job and acknowledges it unless it should be retried.
 async fn handle(db: &Db, queue: &JobQueue, config: &WorkerConfig, job: Job) {
-    let Some(batch_id) = job.batch_id else {
-        let _ = queue.ack(&job.entry).await;
-        return;
+    let batch_id = match job.kind {
+        JobKind::SdkBatch(id) => id,
+        JobKind::Import(id) => {
+            if crate::import_job::handle(db, queue, config.storage.as_ref(), config.events, id)
+                .await
+            {
+                let _ = queue.ack(&job.entry).await;
+            }
+            return;
+        }
+        JobKind::Unknown => {
+            let _ = queue.ack(&job.entry).await;
+            return;
+        }
     };
     let opts = Options { events: config.events, force: false };
     let ack = match process::process_sdk_batch(db, batch_id, opts).await {

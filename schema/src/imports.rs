@@ -68,6 +68,30 @@ pub async fn queue(db: &Db, n: &NewImport<'_>) -> Result<Option<Uuid>> {
     Ok(row.map(|_| id))
 }
 
+/// The import of this object, if it was queued.
+pub async fn find(db: &Db, bucket: &str, key: &str, etag: &str) -> Result<Option<Uuid>> {
+    let client = db.client().await?;
+    let row = client
+        .query_opt(
+            "select id from imports where bucket = $1 and object_key = $2 and etag = $3",
+            &[&bucket, &key, &etag],
+        )
+        .await?;
+    row.map(|r| r.try_get(0)).transpose().map_err(Into::into)
+}
+
+/// The latest import of this key, whatever its ETag.
+pub async fn find_by_key(db: &Db, bucket: &str, key: &str) -> Result<Option<Uuid>> {
+    let client = db.client().await?;
+    let row = client
+        .query_opt(
+            "select id from imports where bucket = $1 and object_key = $2 order by created_at desc limit 1",
+            &[&bucket, &key],
+        )
+        .await?;
+    row.map(|r| r.try_get(0)).transpose().map_err(Into::into)
+}
+
 /// Takes an import for processing: a queued one, or one whose worker stopped sending
 /// heartbeats. `None` when it is done, failed, gone, or alive in another worker.
 pub async fn claim(db: &Db, id: Uuid, stale_after: std::time::Duration) -> Result<Option<Import>> {

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tokio_postgres::NoTls;
 use tokio_util::sync::CancellationToken;
-use wearhouse::config::{LogFormat, Settings};
+use wearhouse::config::{CompletionMode, LogFormat, S3Settings, Settings};
 
 pub const ADMIN_EMAIL: &str = "admin@example.com";
 pub const ADMIN_PASSWORD: &str = "admin-password-for-tests";
@@ -121,6 +121,33 @@ pub fn drop_database(name: &str) {
     .join();
 }
 
+/// The S3 server of the local stack, from the settings `scripts/stack.sh` writes
+/// (`TEST_S3_ENV`, default `~/.cache/wearhouse/s3.env`).
+pub fn s3_settings() -> S3Settings {
+    let path = std::env::var("TEST_S3_ENV").unwrap_or_else(|_| {
+        format!("{}/.cache/wearhouse/s3.env", std::env::var("HOME").unwrap_or_default())
+    });
+    let text = std::fs::read_to_string(&path).unwrap_or_default();
+    let get = |k: &str| {
+        text.lines().find_map(|l| l.strip_prefix(&format!("{k}="))).map(|v| v.trim().to_string())
+    };
+    S3Settings {
+        s3_endpoint: get("S3_ENDPOINT"),
+        s3_public_endpoint: None,
+        s3_region: get("S3_REGION").unwrap_or_else(|| "us-east-1".into()),
+        s3_bucket: get("S3_BUCKET"),
+        s3_access_key_id: get("S3_ACCESS_KEY_ID"),
+        s3_secret_access_key: get("S3_SECRET_ACCESS_KEY"),
+        s3_force_path_style: get("S3_FORCE_PATH_STYLE").is_some_and(|v| v == "true"),
+        upload_completion_mode: CompletionMode::Client,
+        multipart_part_size: 5 * 1024 * 1024,
+        bucket_events_secret: Some(BUCKET_EVENTS_SECRET.to_string()),
+        direct_upload_max_bytes: 8 * 1024 * 1024,
+    }
+}
+
+pub const BUCKET_EVENTS_SECRET: &str = "bucket-events-secret-for-tests";
+
 pub fn settings(database: &str) -> Settings {
     Settings {
         database_url: database_url(database),
@@ -140,6 +167,7 @@ pub fn settings(database: &str) -> Settings {
         batch_retention_days: 30,
         outgoing_webhooks_enabled: true,
         metrics_bind: None,
+        s3: s3_settings(),
         log_format: LogFormat::Text,
     }
 }
@@ -206,6 +234,18 @@ impl TestApp {
             .env("WORKER_CLAIM_IDLE_SECONDS", s.worker_claim_idle_seconds.to_string())
             .env("WORKER_SWEEP_INTERVAL_SECONDS", s.worker_sweep_interval_seconds.to_string())
             .env("OUTGOING_WEBHOOKS_ENABLED", s.outgoing_webhooks_enabled.to_string())
+            .envs(
+                [
+                    ("S3_ENDPOINT", s.s3.s3_endpoint.clone()),
+                    ("S3_REGION", Some(s.s3.s3_region.clone())),
+                    ("S3_BUCKET", s.s3.s3_bucket.clone()),
+                    ("S3_ACCESS_KEY_ID", s.s3.s3_access_key_id.clone()),
+                    ("S3_SECRET_ACCESS_KEY", s.s3.s3_secret_access_key.clone()),
+                    ("S3_FORCE_PATH_STYLE", Some(s.s3.s3_force_path_style.to_string())),
+                ]
+                .into_iter()
+                .filter_map(|(k, v)| v.map(|v| (k, v))),
+            )
             .env("RUST_LOG", "warn")
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())

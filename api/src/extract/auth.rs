@@ -171,6 +171,28 @@ impl FromRequestParts<AppState> for SdkAuth {
     }
 }
 
+/// The export import routes: what the SDK routes accept (a developer token, the user's SDK
+/// token, an API key), with every credential problem answered as the contract's
+/// `401 Could not validate credentials`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ImportAuth(pub SdkAuth);
+
+impl FromRequestParts<AppState> for ImportAuth {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> ApiResult<Self> {
+        match SdkAuth::from_request_parts(parts, state).await {
+            Ok(auth) => Ok(ImportAuth(auth)),
+            Err(ApiError::Client { status, .. })
+                if status == axum::http::StatusCode::UNAUTHORIZED =>
+            {
+                Err(ApiError::bearer_unauthorized(BAD_CREDENTIALS))
+            }
+            Err(e) => Err(e),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

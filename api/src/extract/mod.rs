@@ -6,7 +6,7 @@ mod auth;
 mod json;
 mod query;
 
-pub use auth::{ApiAuth, DeveloperAuth, Principal, SdkAuth};
+pub use auth::{ApiAuth, DeveloperAuth, ImportAuth, Principal, SdkAuth};
 pub use json::{ApiJson, double_option};
 pub use query::Query;
 

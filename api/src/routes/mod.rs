@@ -2,6 +2,7 @@
 
 pub mod api_keys;
 pub mod auth;
+pub mod bucket_events;
 pub mod connections;
 pub mod data_sources;
 pub mod event_types;
@@ -13,6 +14,7 @@ pub mod sdk_tokens;
 pub mod static_files;
 pub mod sync_status;
 pub mod users;
+pub mod xml_import;
 
 use uuid::Uuid;
 

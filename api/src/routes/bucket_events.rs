@@ -1,0 +1,95 @@
+//! `POST /api/v1/internal/storage/events`: the bucket's object-created notifications (the S3
+//! event-notification JSON that AWS and MinIO send), authenticated by a shared secret
+//! (`Authorization: Bearer <secret>` or `X-Bucket-Events-Secret`). In completion mode
+//! `bucket_event` each new upload is queued for import, once per object; in mode `client`
+//! notifications are acknowledged and ignored.
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, header};
+use serde::Serialize;
+use serde_json::Value;
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+use uuid::Uuid;
+
+use crate::error::{ApiError, ApiResult, ErrorBody};
+use crate::extract::ApiJson;
+use crate::{AppState, CompletionMode};
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(events))
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct EventsOut {
+    /// Imports queued now.
+    pub queued: Vec<Uuid>,
+    /// Records ignored: other events, other buckets, keys outside users' upload areas,
+    /// objects already queued, or completion mode `client`.
+    pub ignored: usize,
+}
+
+fn secret_of(headers: &HeaderMap) -> Option<&str> {
+    let bearer = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| v.trim().strip_prefix("Bearer ").unwrap_or(v.trim()));
+    headers.get("x-bucket-events-secret").and_then(|v| v.to_str().ok()).or(bearer)
+}
+
+/// Constant-time comparison, so the secret cannot be guessed byte by byte from timings.
+fn same(a: &str, b: &str) -> bool {
+    a.len() == b.len() && a.bytes().zip(b.bytes()).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+#[utoipa::path(post, path = "/internal/storage/events", tag = "import",
+    request_body(content = Object, description = "S3 event notification: {Records: [{eventName, s3: {bucket, object}}]}"),
+    responses((status = 200, body = EventsOut), (status = 401, body = ErrorBody), (status = 503, body = ErrorBody)))]
+async fn events(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    ApiJson(event): ApiJson<Value>,
+) -> ApiResult<Json<EventsOut>> {
+    let Some(secret) = state.config.bucket_events_secret.as_deref() else {
+        return Err(ApiError::client(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "Bucket events are not configured",
+        ));
+    };
+    if !secret_of(&headers).is_some_and(|given| same(given, secret)) {
+        return Err(ApiError::bearer_unauthorized("Could not validate credentials"));
+    }
+    let Some(storage) = state.storage.as_ref() else {
+        return Err(ApiError::client(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "Object storage is not configured",
+        ));
+    };
+    let total = event.get("Records").and_then(Value::as_array).map_or(0, Vec::len);
+    if state.config.completion_mode != CompletionMode::BucketEvent {
+        return Ok(Json(EventsOut { queued: Vec::new(), ignored: total }));
+    }
+    let mut queued = Vec::new();
+    for (key, etag, size, user) in super::xml_import::created_objects(&event, storage.bucket()) {
+        if !schema::users::exists(&state.db, user).await? {
+            continue;
+        }
+        let new = schema::imports::NewImport {
+            user_id: user,
+            bucket: storage.bucket(),
+            key: &key,
+            etag: ingest::storage::bare_etag(&etag),
+            size,
+            origin: "bucket_event",
+        };
+        if let Some(id) = schema::imports::queue(&state.db, &new).await? {
+            queued.push(id);
+        }
+    }
+    if let Err(e) = state.queue.announce_imports(&queued).await {
+        tracing::warn!(error = %e, "could not announce imports; the sweeper will");
+    }
+    Ok(Json(EventsOut { ignored: total - queued.len(), queued }))
+}
