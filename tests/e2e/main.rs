@@ -6,6 +6,7 @@ mod api_keys;
 mod auth;
 mod binary;
 mod catalogues;
+mod import;
 mod jobs;
 mod sdk_sync;
 mod sdk_tokens;

@@ -1,0 +1,541 @@
+//! Apple Health export uploads against the real S3 server (Garage): presigned POST forms,
+//! multipart uploads through presigned PUTs, direct uploads, bucket events, the CLI.
+
+use std::io::Write;
+use std::time::Duration;
+
+use ingest::export::generate::{ExportSpec, write_export};
+use reqwest::multipart::{Form, Part};
+use serde_json::{Value, json};
+
+use crate::util::{Auth, BUCKET_EVENTS_SECRET, Mode, TestApp};
+
+fn export(days: u32) -> Vec<u8> {
+    let mut out = Vec::new();
+    write_export(&mut out, &ExportSpec::new(days)).expect("generate");
+    out
+}
+
+fn zipped(xml: &[u8]) -> Vec<u8> {
+    let mut z = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let opts = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated);
+    z.start_file("apple_health_export/export_cda.xml", opts).expect("zip");
+    z.write_all(b"<ClinicalDocument/>").expect("zip");
+    z.start_file("apple_health_export/export.xml", opts).expect("zip");
+    z.write_all(xml).expect("zip");
+    z.finish().expect("zip").into_inner()
+}
+
+fn base(user: &str) -> String {
+    format!("/api/v1/users/{user}/import/phonehealth/xml/storage")
+}
+
+/// Waits for an import to end; returns its status and its sync run.
+async fn wait_import(app: &TestApp, key: &Auth, user: &str, task: &str) -> (String, Value) {
+    for _ in 0..600 {
+        let status = app
+            .db()
+            .await
+            .query_opt("select status from imports where id = $1::text::uuid", &[&task])
+            .await
+            .expect("query");
+        if let Some(s) = status.map(|r| r.get::<_, String>(0))
+            && (s == "done" || s == "failed")
+        {
+            let runs = app.get(&format!("/api/v1/users/{user}/sync/runs"), key).await;
+            let run = runs
+                .body
+                .as_array()
+                .and_then(|a| a.iter().find(|r| r["run_id"] == task))
+                .cloned()
+                .unwrap_or_default();
+            return (s, run);
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("import {task} did not finish");
+}
+
+async fn samples(app: &TestApp, user: &str) -> i64 {
+    app.count(&format!("select count(*) from samples where user_id = '{user}'")).await
+}
+
+async fn bucket_event(app: &TestApp, key: &str, etag: &str, secret: &str) -> crate::util::Resp {
+    let event = json!({"Records": [{"eventName": "s3:ObjectCreated:Put", "s3": {
+        "bucket": {"name": app.settings.s3.s3_bucket}, "object": {"key": key, "size": 1, "eTag": etag}}}]});
+    app.post("/api/v1/internal/storage/events", &Auth::Bearer(secret.into()), event).await
+}
+
+#[tokio::test]
+async fn presigned_post_form_then_bucket_event_imports_once() {
+    let app = TestApp::spawn_with(Mode::All, |s| {
+        s.s3.upload_completion_mode = wearhouse::config::CompletionMode::BucketEvent
+    })
+    .await;
+    let key = app.api_key().await;
+    let user = app.user(&key, json!({})).await;
+
+    let r = app.post(&base(&user), &key, json!({"filename": "export.xml", "expiration_seconds": 120, "max_file_size": 10_000_000})).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["expires_in"], 120);
+    assert_eq!(r.body["max_file_size"], 10_000_000);
+    assert_eq!(r.body["bucket"], app.settings.s3.s3_bucket.clone().unwrap_or_default());
+    let file_key = r.str("file_key");
+    assert!(file_key.starts_with(&format!("{user}/raw/")));
+
+    // A plain HTTP client posts the form: every field, then the file.
+    let mut form = Form::new();
+    for (k, v) in r.body["form_fields"].as_object().expect("fields") {
+        form = form.text(k.clone(), v.as_str().unwrap_or_default().to_string());
+    }
+    form = form.part("file", Part::bytes(export(2)).file_name("export.xml"));
+    let upload = reqwest::Client::new()
+        .post(r.str("upload_url"))
+        .multipart(form)
+        .send()
+        .await
+        .expect("upload");
+    assert!(
+        upload.status().is_success(),
+        "{} {}",
+        upload.status(),
+        upload.text().await.unwrap_or_default()
+    );
+    let etag =
+        upload.headers().get("etag").and_then(|v| v.to_str().ok()).unwrap_or_default().to_string();
+    assert!(!etag.is_empty());
+
+    // The bucket reports the object: imported once, however often the event arrives.
+    let ev = bucket_event(&app, &file_key, &etag, BUCKET_EVENTS_SECRET).await;
+    assert_eq!(ev.status, 200, "{}", ev.body);
+    let task = ev.body["queued"][0].as_str().expect("queued").to_string();
+    let again = bucket_event(&app, &file_key, &etag, BUCKET_EVENTS_SECRET).await;
+    assert_eq!(again.body["queued"], json!([]));
+    assert_eq!(again.body["ignored"], 1);
+    let (status, run) = wait_import(&app, &key, &user, &task).await;
+    assert_eq!(status, "done", "{run}");
+    assert_eq!(run["source"], "xml_import");
+    assert!(samples(&app, &user).await > 1000);
+    assert_eq!(
+        app.count(&format!("select count(*) from imports where user_id = '{user}'")).await,
+        1
+    );
+
+    bucket_event(&app, &file_key, &etag, "wrong")
+        .await
+        .assert_error(401, "Could not validate credentials");
+
+    // Bounds are 422s.
+    for (field, body) in [
+        ("expiration_seconds", json!({"expiration_seconds": 59})),
+        ("expiration_seconds", json!({"expiration_seconds": 3601})),
+        ("max_file_size", json!({"max_file_size": 1023})),
+        ("max_file_size", json!({"max_file_size": 5_368_709_121_i64})),
+    ] {
+        let r = app.post(&base(&user), &key, body).await;
+        assert_eq!(r.status, 422, "{}", r.body);
+        assert_eq!(r.body["detail"][0]["loc"], json!(["body", field]));
+    }
+    app.post(&base(&user), &key, json!({"filename": "x".repeat(201)}))
+        .await
+        .assert_invalid(&["body", "filename"], "string_too_long");
+    // Bad credentials, in the contract's words.
+    for bad in [Auth::None, Auth::Key("sk-nope".into()), Auth::Bearer("garbage".into())] {
+        app.post(&base(&user), &bad, json!({}))
+            .await
+            .assert_error(401, "Could not validate credentials");
+    }
+}
+
+#[tokio::test]
+async fn multipart_upload_through_presigned_puts() {
+    let app = TestApp::spawn().await;
+    let key = app.api_key().await;
+    let user = app.user(&key, json!({})).await;
+    let other = app.user(&key, json!({})).await;
+    // An export.zip of two parts of 5 MiB: the deflated export beside a stored (uncompressed)
+    // attachment, as real exports carry electrocardiograms and routes.
+    let mut z = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let stored =
+        zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+    let deflated = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated);
+    z.start_file("apple_health_export/electrocardiograms/ecg.csv", stored).expect("zip");
+    z.write_all(&vec![b'0'; 6 * 1024 * 1024]).expect("zip");
+    z.start_file("apple_health_export/export.xml", deflated).expect("zip");
+    z.write_all(&export(20)).expect("zip");
+    let file = z.finish().expect("zip").into_inner();
+    assert!(file.len() > 5 * 1024 * 1024);
+
+    app.post(&format!("{}/multipart/create", base(&user)), &key, json!({"file_size": 1000}))
+        .await
+        .assert_invalid(&["body", "file_size"], "greater_than_equal");
+    let created = app
+        .post(
+            &format!("{}/multipart/create", base(&user)),
+            &key,
+            json!({"file_size": file.len(), "filename": "export.zip"}),
+        )
+        .await;
+    assert_eq!(created.status, 201, "{}", created.body);
+    let (object_key, upload_id) = (created.str("key"), created.str("upload_id"));
+    let part_size = created.body["part_size"].as_u64().expect("part size") as usize;
+    assert_eq!(part_size, 5 * 1024 * 1024);
+    let parts: Vec<&[u8]> = file.chunks(part_size).collect();
+    assert_eq!(parts.len(), 2);
+
+    let sign = |numbers: Value, k: &str| {
+        let body = json!({"key": k, "upload_id": upload_id, "part_numbers": numbers});
+        let app = &app;
+        let auth = key.clone();
+        let user = user.clone();
+        async move { app.post(&format!("{}/multipart/sign", base(&user)), &auth, body).await }
+    };
+    sign(json!([0]), &object_key)
+        .await
+        .assert_invalid(&["body", "part_numbers", "0"], "greater_than_equal");
+    sign(json!([3]), &object_key)
+        .await
+        .assert_invalid(&["body", "part_numbers", "0"], "less_than_equal");
+    sign(json!([1, 1]), &object_key)
+        .await
+        .assert_invalid(&["body", "part_numbers", "1"], "value_error");
+    sign(json!([1]), &format!("{other}/raw/theirs.zip"))
+        .await
+        .assert_error(403, "The object key does not belong to this user");
+    let signed = sign(json!([1, 2]), &object_key).await;
+    assert_eq!(signed.status, 200, "{}", signed.body);
+
+    // PUT each part to its presigned URL; the ETags come back in the answers.
+    let http = reqwest::Client::new();
+    let mut etags = Vec::new();
+    for (i, part) in parts.iter().enumerate() {
+        let url = signed.body["urls"][i]["url"].as_str().expect("url");
+        assert_eq!(signed.body["urls"][i]["part_number"], i + 1);
+        let r = http.put(url).body(part.to_vec()).send().await.expect("put part");
+        assert!(r.status().is_success(), "{}", r.status());
+        etags.push(r.headers()["etag"].to_str().expect("etag").to_string());
+    }
+    let complete = |parts: Value, upload: &str| {
+        let body = json!({"key": object_key, "upload_id": upload, "parts": parts});
+        let app = &app;
+        let auth = key.clone();
+        let user = user.clone();
+        async move { app.post(&format!("{}/multipart/complete", base(&user)), &auth, body).await }
+    };
+    complete(
+        json!([{"part_number": 1, "etag": etags[0]}, {"part_number": 2, "etag": "\"wrong\""}]),
+        &upload_id,
+    )
+    .await
+    .assert_error(400, "Completed parts do not match the parts stored for this multipart upload");
+    complete(json!([{"part_number": 1, "etag": etags[0]}]), &upload_id).await.assert_error(
+        400,
+        "Completed parts do not match the parts stored for this multipart upload",
+    );
+    complete(json!([{"part_number": 1, "etag": etags[0]}]), "no-such-upload")
+        .await
+        .assert_error(404, "Multipart upload not found");
+
+    let parts_json =
+        json!([{"part_number": 1, "etag": etags[0]}, {"part_number": 2, "etag": etags[1]}]);
+    let done = complete(parts_json.clone(), &upload_id).await;
+    assert_eq!(done.status, 202, "{}", done.body);
+    assert_eq!(done.body["status"], "processing");
+    let task = done.str("task_id");
+    // Completing again (a retry that missed the answer) gives the same task.
+    let again = complete(parts_json, &upload_id).await;
+    assert_eq!((again.status, again.str("task_id")), (202, task.clone()));
+    let (status, run) = wait_import(&app, &key, &user, &task).await;
+    assert_eq!(status, "done", "{run}");
+    assert_eq!(run["counts"]["workouts_saved"], 10);
+    assert!(samples(&app, &user).await > 10_000);
+
+    // Abort: 200, and 200 again when already gone; not for another user's key.
+    let opened = app
+        .post(
+            &format!("{}/multipart/create", base(&user)),
+            &key,
+            json!({"file_size": 6 * 1024 * 1024}),
+        )
+        .await;
+    let abort = json!({"key": opened.str("key"), "upload_id": opened.str("upload_id")});
+    for _ in 0..2 {
+        let r = app.post(&format!("{}/multipart/abort", base(&user)), &key, abort.clone()).await;
+        assert_eq!(r.status, 200, "{}", r.body);
+        assert_eq!(r.body["status"], "aborted");
+    }
+    app.post(
+        &format!("{}/multipart/abort", base(&user)),
+        &key,
+        json!({"key": format!("{other}/raw/x"), "upload_id": "u"}),
+    )
+    .await
+    .assert_error(403, "The object key does not belong to this user");
+}
+
+#[tokio::test]
+async fn bucket_event_mode_completes_without_processing() {
+    let app = TestApp::spawn_with(Mode::All, |s| {
+        s.s3.upload_completion_mode = wearhouse::config::CompletionMode::BucketEvent
+    })
+    .await;
+    let key = app.api_key().await;
+    let user = app.user(&key, json!({})).await;
+    let mut file = export(10);
+    file.resize(6 * 1024 * 1024, b'\n');
+    let created = app
+        .post(&format!("{}/multipart/create", base(&user)), &key, json!({"file_size": file.len()}))
+        .await;
+    let (object_key, upload_id) = (created.str("key"), created.str("upload_id"));
+    let signed = app
+        .post(
+            &format!("{}/multipart/sign", base(&user)),
+            &key,
+            json!({"key": object_key, "upload_id": upload_id, "part_numbers": [1, 2]}),
+        )
+        .await;
+    let http = reqwest::Client::new();
+    let mut parts = Vec::new();
+    for (i, chunk) in file.chunks(5 * 1024 * 1024).enumerate() {
+        let r = http
+            .put(signed.body["urls"][i]["url"].as_str().expect("url"))
+            .body(chunk.to_vec())
+            .send()
+            .await
+            .expect("put");
+        parts.push(
+            json!({"part_number": i + 1, "etag": r.headers()["etag"].to_str().expect("etag")}),
+        );
+    }
+    let done = app
+        .post(
+            &format!("{}/multipart/complete", base(&user)),
+            &key,
+            json!({"key": object_key, "upload_id": upload_id, "parts": parts}),
+        )
+        .await;
+    assert_eq!(done.status, 200, "{}", done.body);
+    assert_eq!(done.body["status"], "completed");
+    assert!(done.body.get("task_id").is_none());
+    // Nothing is processed until the bucket says so.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(
+        app.count(&format!("select count(*) from imports where user_id = '{user}'")).await,
+        0
+    );
+}
+
+#[tokio::test]
+async fn client_mode_ignores_bucket_events_and_errors_are_in_the_contract() {
+    let app = TestApp::spawn().await;
+    let key = app.api_key().await;
+    let user = app.user(&key, json!({})).await;
+    let r = bucket_event(&app, &format!("{user}/raw/some.xml"), "e", BUCKET_EVENTS_SECRET).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!((r.body["queued"].clone(), r.body["ignored"].clone()), (json!([]), json!(1)));
+    // Only the user's own SDK token, a developer token or an API key may upload.
+    let other = app.user(&key, json!({})).await;
+    let token = app
+        .post(&format!("/api/v1/users/{other}/token"), &key, json!({}))
+        .await
+        .str("access_token");
+    app.post(&base(&user), &Auth::Bearer(token), json!({}))
+        .await
+        .assert_error(403, "Token does not match user_id");
+    // Wrong platform, unknown user.
+    let r = app
+        .post(&format!("/api/v1/users/{user}/import/PhoneHealth/xml/storage"), &key, json!({}))
+        .await;
+    r.assert_invalid(&["path", "platform"], "enum");
+    let missing = uuid::Uuid::new_v4();
+    app.post(&base(&missing.to_string()), &key, json!({}))
+        .await
+        .assert_error(404, &format!("User with ID: {missing} not found."));
+
+    // Without object storage: 503 on every storage route.
+    let bare = TestApp::spawn_with(Mode::All, |s| s.s3.s3_bucket = None).await;
+    let key = bare.api_key().await;
+    let user = bare.user(&key, json!({})).await;
+    bare.post(&base(&user), &key, json!({}))
+        .await
+        .assert_error(503, "Object storage is not configured");
+    bare.post(
+        &format!("{}/multipart/create", base(&user)),
+        &key,
+        json!({"file_size": 6 * 1024 * 1024}),
+    )
+    .await
+    .assert_error(503, "Object storage is not configured");
+
+    // Storage unreachable: 502 (the client may retry).
+    let down =
+        TestApp::spawn_with(Mode::All, |s| s.s3.s3_endpoint = Some("http://127.0.0.1:9".into()))
+            .await;
+    let key = down.api_key().await;
+    let user = down.user(&key, json!({})).await;
+    down.post(
+        &format!("{}/multipart/create", base(&user)),
+        &key,
+        json!({"file_size": 6 * 1024 * 1024}),
+    )
+    .await
+    .assert_error(502, "Object storage failed; retry later");
+}
+
+#[tokio::test]
+async fn complete_is_refused_while_the_queue_is_down() {
+    // A Redis of this test's own, stopped before the complete.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("port")
+        .local_addr()
+        .expect("addr")
+        .port();
+    let mut redis = tokio::process::Command::new("redis-server")
+        .args(["--port", &port.to_string(), "--save", "", "--appendonly", "no"])
+        .stdout(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start redis-server");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let app =
+        TestApp::spawn_with(Mode::ApiOnly, |s| s.redis_url = format!("redis://127.0.0.1:{port}"))
+            .await;
+    let key = app.api_key().await;
+    let user = app.user(&key, json!({})).await;
+    let mut file = export(5);
+    file.resize(5 * 1024 * 1024 + 10, b'\n');
+    let created = app
+        .post(&format!("{}/multipart/create", base(&user)), &key, json!({"file_size": file.len()}))
+        .await;
+    let (object_key, upload_id) = (created.str("key"), created.str("upload_id"));
+    let signed = app
+        .post(
+            &format!("{}/multipart/sign", base(&user)),
+            &key,
+            json!({"key": object_key, "upload_id": upload_id, "part_numbers": [1, 2]}),
+        )
+        .await;
+    let http = reqwest::Client::new();
+    let mut parts = Vec::new();
+    for (i, chunk) in file.chunks(5 * 1024 * 1024).enumerate() {
+        let r = http
+            .put(signed.body["urls"][i]["url"].as_str().expect("url"))
+            .body(chunk.to_vec())
+            .send()
+            .await
+            .expect("put");
+        parts.push(
+            json!({"part_number": i + 1, "etag": r.headers()["etag"].to_str().expect("etag")}),
+        );
+    }
+    redis.kill().await.expect("stop redis");
+    let body = json!({"key": object_key, "upload_id": upload_id, "parts": parts});
+    app.post(&format!("{}/multipart/complete", base(&user)), &key, body.clone())
+        .await
+        .assert_error(
+            503,
+            "Unable to queue upload processing; the multipart upload remains incomplete",
+        );
+    // The upload is still open: signing works, and no import exists.
+    let again = app
+        .post(
+            &format!("{}/multipart/sign", base(&user)),
+            &key,
+            json!({"key": object_key, "upload_id": upload_id, "part_numbers": [1]}),
+        )
+        .await;
+    assert_eq!(again.status, 200, "{}", again.body);
+    assert_eq!(
+        app.count(&format!("select count(*) from imports where user_id = '{user}'")).await,
+        0
+    );
+}
+
+#[tokio::test]
+async fn direct_uploads_store_nothing_twice_and_truncated_files_fail() {
+    let app = TestApp::spawn().await;
+    let key = app.api_key().await;
+    let user = app.user(&key, json!({})).await;
+    let url = app.url(&format!("/api/v1/users/{user}/import/phonehealth/xml/direct"));
+    let upload = |bytes: Vec<u8>, name: &'static str| {
+        let form = Form::new().part("file", Part::bytes(bytes).file_name(name));
+        let req = key.apply(app.http.post(url.clone())).multipart(form);
+        async move { crate::util::Resp::read(req.send().await.expect("upload")).await }
+    };
+    let xml = export(3);
+    let first = upload(zipped(&xml), "export.zip").await;
+    assert_eq!(first.status, 202, "{}", first.body);
+    let (status, run) = wait_import(&app, &key, &user, &first.str("task_id")).await;
+    assert_eq!(status, "done", "{run}");
+    let stored = samples(&app, &user).await;
+    let workouts =
+        app.count(&format!("select count(*) from workouts where user_id = '{user}'")).await;
+    let sleep =
+        app.count(&format!("select count(*) from sleep_sessions where user_id = '{user}'")).await;
+    assert!(stored > 1000 && workouts == 2 && sleep > 0);
+
+    // The same export again (as plain XML this time): nothing stored twice.
+    let second = upload(xml.clone(), "export.xml").await;
+    let (status, run) = wait_import(&app, &key, &user, &second.str("task_id")).await;
+    assert_eq!(status, "done", "{run}");
+    assert_eq!(run["counts"]["samples_inserted"], 0);
+    assert_eq!(samples(&app, &user).await, stored);
+    assert_eq!(
+        app.count(&format!("select count(*) from workouts where user_id = '{user}'")).await,
+        workouts
+    );
+    assert_eq!(
+        app.count(&format!("select count(*) from sleep_sessions where user_id = '{user}'")).await,
+        sleep
+    );
+
+    // A truncated file fails with a clear reason.
+    let cut = upload(xml[..xml.len() * 2 / 3].to_vec(), "export.xml").await;
+    let (status, run) = wait_import(&app, &key, &user, &cut.str("task_id")).await;
+    assert_eq!(status, "failed");
+    assert_eq!(run["status"], "failed");
+    let error = run["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("byte") && (error.contains("truncated") || error.contains("malformed")),
+        "{error}"
+    );
+
+    // Over the size limit: 413.
+    let big = upload(vec![b' '; 9 * 1024 * 1024], "export.xml").await;
+    assert_eq!(big.status, 413, "{}", big.body);
+}
+
+#[tokio::test]
+async fn the_cli_imports_a_file_from_disk() {
+    let app = TestApp::spawn().await;
+    let key = app.api_key().await;
+    let user = app.user(&key, json!({})).await;
+    let dir = std::env::temp_dir().join(format!("wearhouse-cli-{}", uuid::Uuid::new_v4().simple()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let path = dir.join("export.zip");
+    std::fs::write(&path, zipped(&export(4))).expect("write");
+    let out = app
+        .binary(&["import", "--user", &user, path.to_str().unwrap_or_default()])
+        .output()
+        .await
+        .expect("run");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("workouts: 2 new"), "{stdout}");
+    let first = samples(&app, &user).await;
+    let out = app
+        .binary(&["import", "--user", &user, path.to_str().unwrap_or_default()])
+        .output()
+        .await
+        .expect("run");
+    assert!(out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("samples: 0 new, 0 changed"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert_eq!(samples(&app, &user).await, first);
+    let _ = std::fs::remove_dir_all(dir);
+}
