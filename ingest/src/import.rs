@@ -24,6 +24,8 @@ use crate::store::{self, Target, Written};
 
 const PROVIDER: &str = "phonehealth";
 const SOURCE: &str = "xml_import";
+/// Chunks written at once.
+const WRITERS: usize = 2;
 
 /// Whom to import for, and how.
 #[derive(Debug, Clone, Copy)]
@@ -82,6 +84,8 @@ pub struct Imported {
     pub progress: Progress,
     pub chunks: u64,
     pub error: Option<ImportError>,
+    /// The zone offset of the export's latest dated item.
+    pub latest_offset: Option<(chrono::DateTime<Utc>, i16)>,
     /// The run as recorded at the end.
     pub run: Option<SyncRun>,
 }
@@ -197,45 +201,69 @@ pub async fn run_import(
         )
         .await;
     }
-    while let Some(msg) = rx.recv().await {
-        match msg {
-            Ok(batch) => {
-                out.progress.records +=
-                    batch.normalised.report.received.get("records").copied().unwrap_or(0);
-                match write_chunk(db, t, &batch).await {
-                    Ok(w) => add(&mut out.written, &w),
-                    Err(e) => {
-                        out.error = Some(e);
-                        break;
-                    }
+    // Two chunks are written at once: one PostgreSQL backend alone cannot keep up with the
+    // reader, and chunks of one export are independent (sleep merges take the user's lock).
+    let mut writing: tokio::task::JoinSet<(Result<Written, ImportError>, ExportBatch)> =
+        tokio::task::JoinSet::new();
+    let mut reading = true;
+    loop {
+        if reading && writing.len() < WRITERS && out.error.is_none() {
+            match rx.recv().await {
+                Some(Ok(batch)) => {
+                    let db = db.clone();
+                    writing.spawn(async move { (write_chunk(&db, t, &batch).await, batch) });
+                    continue;
                 }
-                out.chunks += 1;
-                menstrual.extend(batch.menstrual);
-                out.report.merge(batch.normalised.report);
-                out.progress.bytes = count.load(Ordering::Relaxed);
-                out.progress.samples =
-                    (out.written.samples.inserted + out.written.samples.updated) as u64;
-                on_progress(&out.progress);
-                if last_report.elapsed() > Duration::from_secs(2) {
-                    last_report = Instant::now();
-                    let message = format!("Imported {} MB", out.progress.bytes / 1_000_000);
-                    if let Ok(c) = db.client().await {
-                        let _ = schema::sync_runs::progress(
-                            &c,
-                            t.run_id,
-                            t.user_id,
-                            PROVIDER,
-                            SOURCE,
-                            &message,
-                            &out.counts(),
-                        )
-                        .await;
-                    }
+                Some(Err(e)) => {
+                    out.error = Some(e.into());
+                    reading = false;
                 }
+                None => reading = false,
             }
+        }
+        let Some(done) = writing.join_next().await else { break };
+        let (result, batch) = match done {
+            Ok(d) => d,
             Err(e) => {
-                out.error = Some(e.into());
-                break;
+                out.error.get_or_insert(e.into());
+                continue;
+            }
+        };
+        match result {
+            Ok(w) => add(&mut out.written, &w),
+            Err(e) => {
+                out.error.get_or_insert(e);
+                reading = false;
+                continue;
+            }
+        }
+        out.chunks += 1;
+        out.progress.records +=
+            batch.normalised.report.received.get("records").copied().unwrap_or(0);
+        menstrual.extend(batch.menstrual);
+        if let Some((at, o)) = batch.normalised.latest_offset
+            && out.latest_offset.is_none_or(|(t, _)| at > t)
+        {
+            out.latest_offset = Some((at, o));
+        }
+        out.report.merge(batch.normalised.report);
+        out.progress.bytes = count.load(Ordering::Relaxed);
+        out.progress.samples = (out.written.samples.inserted + out.written.samples.updated) as u64;
+        on_progress(&out.progress);
+        if last_report.elapsed() > Duration::from_secs(2) {
+            last_report = Instant::now();
+            let message = format!("Imported {} MB", out.progress.bytes / 1_000_000);
+            if let Ok(c) = db.client().await {
+                let _ = schema::sync_runs::progress(
+                    &c,
+                    t.run_id,
+                    t.user_id,
+                    PROVIDER,
+                    SOURCE,
+                    &message,
+                    &out.counts(),
+                )
+                .await;
             }
         }
     }
@@ -297,16 +325,6 @@ async fn write_chunk(
         events: t.events,
     };
     let written = store::write(&tx, target, n).await?;
-    tx.execute(
-        &tx.prepare_cached(
-            "update users set last_synced_at = now(), last_synced_provider = $2,
-                 last_zone_offset = coalesce($3, last_zone_offset)
-             where id = $1",
-        )
-        .await?,
-        &[&t.user_id, &PROVIDER, &n.latest_offset.map(|(_, o)| o)],
-    )
-    .await?;
     tx.commit().await?;
     Ok(written)
 }
@@ -366,6 +384,16 @@ async fn finish(
         (None, n) => ("partial", format!("Apple Health import completed ({n} item(s) dropped)")),
     };
     let client = db.client().await?;
+    if out.chunks > 0 {
+        client
+            .execute(
+                "update users set last_synced_at = now(), last_synced_provider = $2,
+                     last_zone_offset = coalesce($3, last_zone_offset)
+                 where id = $1",
+                &[&t.user_id, &PROVIDER, &out.latest_offset.map(|(_, o)| o)],
+            )
+            .await?;
+    }
     let finish = Finish {
         status,
         message: &message,
