@@ -1,9 +1,9 @@
 //! Writes a generated Apple Health export (see `ingest::export::generate`):
 //!
-//!     cargo run --release --example gen_export -- --days 730 --out export.xml
+//!     cargo run --release --example gen_export -- --days 1650 --out export.xml
 //!     cargo run --release --example gen_export -- --days 730 --zip --out export.zip
 //!
-//! About 1.3 MB of XML a day; `--days 780` is about 1 GB.
+//! About 0.6 MB of XML a day; `--days 1650` is about 1 GB.
 
 use std::io::{BufWriter, Write};
 

@@ -5,8 +5,8 @@
 //! weight), a night of sleep stages from the watch with the phone's in-bed interval, menstrual
 //! flow, category records wearhouse does not use, then workouts with statistics, events,
 //! metadata and route references, and one activity summary a day. Deterministic for a seed;
-//! about 1.3 MB a day. Used by the tests and the benchmarks
-//! (`cargo run --release --example gen_export -- --days 730 > export.xml`).
+//! about 0.6 MB a day. Used by the tests and the benchmarks
+//! (`cargo run --release --example gen_export -- --days 1650 --out export.xml` is about 1 GB).
 
 use std::io::{self, Write};
 
