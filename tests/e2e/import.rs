@@ -465,10 +465,25 @@ async fn direct_uploads_store_nothing_twice_and_truncated_files_fail() {
         async move { crate::util::Resp::read(req.send().await.expect("upload")).await }
     };
     let xml = export(3);
+    // Watch the user's sync stream for the import's terminal event.
+    let stream = key
+        .apply(app.http.get(app.url(&format!("/api/v1/users/{user}/sync/stream"))))
+        .send()
+        .await
+        .expect("stream");
+    let mut events = Box::pin(stream.bytes_stream());
     let first = upload(zipped(&xml), "export.zip").await;
     assert_eq!(first.status, 202, "{}", first.body);
-    let (status, run) = wait_import(&app, &key, &user, &first.str("task_id")).await;
+    let task = first.str("task_id");
+    let (status, run) = wait_import(&app, &key, &user, &task).await;
     assert_eq!(status, "done", "{run}");
+    let mut seen = String::new();
+    crate::jobs::read_until(&mut events, &mut seen, &format!("\"run_id\":\"{task}\"")).await;
+    let event = seen.split("\n\n").find(|e| e.contains(&task)).unwrap_or_default().to_string();
+    assert!(
+        event.contains("event: sync.status") && event.contains("\"source\":\"xml_import\""),
+        "{event}"
+    );
     let stored = samples(&app, &user).await;
     let workouts =
         app.count(&format!("select count(*) from workouts where user_id = '{user}'")).await;

@@ -174,7 +174,7 @@ async fn metrics_report_the_pipeline() {
     assert!(text.contains("wearhouse_batches_processed_total{status=\"partial\"} 1"), "{text}");
 }
 
-async fn read_until(
+pub async fn read_until(
     body: &mut (impl futures::Stream<Item = reqwest::Result<bytes::Bytes>> + Unpin),
     seen: &mut String,
     needle: &str,
