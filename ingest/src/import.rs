@@ -189,18 +189,7 @@ pub async fn run_import(
     };
     let mut menstrual: Vec<MenstrualItem> = Vec::new();
     let mut last_report = Instant::now();
-    if let Ok(c) = db.client().await {
-        let _ = schema::sync_runs::progress(
-            &c,
-            t.run_id,
-            t.user_id,
-            PROVIDER,
-            SOURCE,
-            "Import started",
-            &json!({}),
-        )
-        .await;
-    }
+    report_progress(db, t, "Import started", &json!({})).await;
     // Two chunks are written at once: one PostgreSQL backend alone cannot keep up with the
     // reader, and chunks of one export are independent (sleep merges take the user's lock).
     let mut writing: tokio::task::JoinSet<(Result<Written, ImportError>, ExportBatch)> =
@@ -253,18 +242,7 @@ pub async fn run_import(
         if last_report.elapsed() > Duration::from_secs(2) {
             last_report = Instant::now();
             let message = format!("Imported {} MB", out.progress.bytes / 1_000_000);
-            if let Ok(c) = db.client().await {
-                let _ = schema::sync_runs::progress(
-                    &c,
-                    t.run_id,
-                    t.user_id,
-                    PROVIDER,
-                    SOURCE,
-                    &message,
-                    &out.counts(),
-                )
-                .await;
-            }
+            report_progress(db, t, &message, &out.counts()).await;
         }
     }
     drop(rx);
@@ -282,6 +260,15 @@ pub async fn run_import(
     }
     out.run = finish(db, t, &out, started_at).await.ok();
     out
+}
+
+/// Shows the run in progress (best effort: a lost update is no reason to stop an import).
+async fn report_progress(db: &Db, t: ImportTarget, message: &str, counts: &Value) {
+    if let Ok(c) = db.client().await {
+        let _ =
+            schema::sync_runs::progress(&c, t.run_id, t.user_id, PROVIDER, SOURCE, message, counts)
+                .await;
+    }
 }
 
 fn add(total: &mut Written, w: &Written) {

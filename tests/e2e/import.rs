@@ -67,6 +67,37 @@ async fn bucket_event(app: &TestApp, key: &str, etag: &str, secret: &str) -> cra
     app.post("/api/v1/internal/storage/events", &Auth::Bearer(secret.into()), event).await
 }
 
+/// Opens a multipart upload of `file`, signs every part and PUTs it; returns the key, the
+/// upload id and the parts with their ETags, ready to complete.
+async fn upload_parts(
+    app: &TestApp,
+    key: &Auth,
+    user: &str,
+    file: &[u8],
+) -> (String, String, Value) {
+    let created = app
+        .post(&format!("{}/multipart/create", base(user)), key, json!({"file_size": file.len()}))
+        .await;
+    assert_eq!(created.status, 201, "{}", created.body);
+    let (object_key, upload_id) = (created.str("key"), created.str("upload_id"));
+    let part_size = created.body["part_size"].as_u64().expect("part size") as usize;
+    let numbers: Vec<usize> = (1..=file.len().div_ceil(part_size)).collect();
+    let body = json!({"key": object_key, "upload_id": upload_id, "part_numbers": numbers});
+    let signed = app.post(&format!("{}/multipart/sign", base(user)), key, body).await;
+    assert_eq!(signed.status, 200, "{}", signed.body);
+    let http = reqwest::Client::new();
+    let mut parts = Vec::new();
+    for (i, chunk) in file.chunks(part_size).enumerate() {
+        let url = signed.body["urls"][i]["url"].as_str().expect("url");
+        let r = http.put(url).body(chunk.to_vec()).send().await.expect("put");
+        assert!(r.status().is_success(), "{}", r.status());
+        parts.push(
+            json!({"part_number": i + 1, "etag": r.headers()["etag"].to_str().expect("etag")}),
+        );
+    }
+    (object_key, upload_id, Value::Array(parts))
+}
+
 #[tokio::test]
 async fn presigned_post_form_then_bucket_event_imports_once() {
     let app = TestApp::spawn_with(Mode::All, |s| {
@@ -285,30 +316,7 @@ async fn bucket_event_mode_completes_without_processing() {
     let user = app.user(&key, json!({})).await;
     let mut file = export(10);
     file.resize(6 * 1024 * 1024, b'\n');
-    let created = app
-        .post(&format!("{}/multipart/create", base(&user)), &key, json!({"file_size": file.len()}))
-        .await;
-    let (object_key, upload_id) = (created.str("key"), created.str("upload_id"));
-    let signed = app
-        .post(
-            &format!("{}/multipart/sign", base(&user)),
-            &key,
-            json!({"key": object_key, "upload_id": upload_id, "part_numbers": [1, 2]}),
-        )
-        .await;
-    let http = reqwest::Client::new();
-    let mut parts = Vec::new();
-    for (i, chunk) in file.chunks(5 * 1024 * 1024).enumerate() {
-        let r = http
-            .put(signed.body["urls"][i]["url"].as_str().expect("url"))
-            .body(chunk.to_vec())
-            .send()
-            .await
-            .expect("put");
-        parts.push(
-            json!({"part_number": i + 1, "etag": r.headers()["etag"].to_str().expect("etag")}),
-        );
-    }
+    let (object_key, upload_id, parts) = upload_parts(&app, &key, &user, &file).await;
     let done = app
         .post(
             &format!("{}/multipart/complete", base(&user)),
@@ -406,30 +414,7 @@ async fn complete_is_refused_while_the_queue_is_down() {
     let user = app.user(&key, json!({})).await;
     let mut file = export(5);
     file.resize(5 * 1024 * 1024 + 10, b'\n');
-    let created = app
-        .post(&format!("{}/multipart/create", base(&user)), &key, json!({"file_size": file.len()}))
-        .await;
-    let (object_key, upload_id) = (created.str("key"), created.str("upload_id"));
-    let signed = app
-        .post(
-            &format!("{}/multipart/sign", base(&user)),
-            &key,
-            json!({"key": object_key, "upload_id": upload_id, "part_numbers": [1, 2]}),
-        )
-        .await;
-    let http = reqwest::Client::new();
-    let mut parts = Vec::new();
-    for (i, chunk) in file.chunks(5 * 1024 * 1024).enumerate() {
-        let r = http
-            .put(signed.body["urls"][i]["url"].as_str().expect("url"))
-            .body(chunk.to_vec())
-            .send()
-            .await
-            .expect("put");
-        parts.push(
-            json!({"part_number": i + 1, "etag": r.headers()["etag"].to_str().expect("etag")}),
-        );
-    }
+    let (object_key, upload_id, parts) = upload_parts(&app, &key, &user, &file).await;
     redis.kill().await.expect("stop redis");
     let body = json!({"key": object_key, "upload_id": upload_id, "parts": parts});
     app.post(&format!("{}/multipart/complete", base(&user)), &key, body.clone())

@@ -12,6 +12,8 @@ use std::io::{self, Write};
 
 use chrono::{Duration, NaiveDate, NaiveDateTime};
 
+use crate::payloads::Rng;
+
 #[derive(Debug, Clone)]
 pub struct ExportSpec {
     pub days: u32,
@@ -29,20 +31,6 @@ impl ExportSpec {
             offset_minutes: 60,
             seed: 7,
         }
-    }
-}
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> f64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as f64 / (1u64 << 53) as f64
-    }
-    fn range(&mut self, lo: f64, hi: f64) -> f64 {
-        lo + (hi - lo) * self.next()
     }
 }
 
