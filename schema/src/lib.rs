@@ -14,6 +14,7 @@ mod error;
 pub mod imports;
 pub mod menstrual_cycles;
 pub mod outbox;
+pub mod priority;
 pub mod refresh_tokens;
 pub mod rollups;
 pub mod samples;

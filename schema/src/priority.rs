@@ -1,0 +1,181 @@
+//! Source priority: the one rule that decides which source wins when several report the same
+//! thing (a phone and a watch counting the same steps, a watch and a ring the same night).
+//!
+//! A source's rank is, in order: the user's own ordering of their sources; then its device
+//! type's rank (the user's, else the deployment's, else watch, ring, band, phone, scale, other,
+//! unknown); then its provider's rank (likewise; default phonehealth, google, samsung, then the
+//! rest); then age (the first seen wins). Lower ranks win.
+
+use std::collections::HashMap;
+
+use deadpool_postgres::GenericClient;
+use uuid::Uuid;
+
+use crate::data_sources::DataSource;
+use crate::{Db, Result};
+
+pub const DEVICE_TYPES: &[&str] = &["watch", "ring", "band", "phone", "scale", "other", "unknown"];
+pub const DEFAULT_PROVIDERS: &[&str] = &["phonehealth", "google", "samsung"];
+
+/// Priorities at one scope (the deployment, or one user's overrides).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Priorities {
+    /// Best first.
+    pub providers: Vec<String>,
+    pub device_types: Vec<String>,
+    /// A user's own sources, best first (empty at the deployment scope).
+    pub data_sources: Vec<Uuid>,
+}
+
+fn position(list: &[String], key: Option<&str>) -> Option<usize> {
+    key.and_then(|k| list.iter().position(|x| x == k))
+}
+
+fn default_device(t: Option<&str>) -> usize {
+    t.and_then(|t| DEVICE_TYPES.iter().position(|d| *d == t)).unwrap_or(DEVICE_TYPES.len())
+}
+
+fn default_provider(p: &str) -> usize {
+    DEFAULT_PROVIDERS.iter().position(|d| *d == p).unwrap_or(DEFAULT_PROVIDERS.len())
+}
+
+/// Ranks a user's sources (0 = best) by the rule above.
+pub fn rank(sources: &[DataSource], global: &Priorities, user: &Priorities) -> HashMap<Uuid, i32> {
+    let mut keyed: Vec<((usize, usize, usize, Uuid), Uuid)> = sources
+        .iter()
+        .map(|s| {
+            let own = user.data_sources.iter().position(|id| *id == s.id).unwrap_or(usize::MAX);
+            let device = position(&user.device_types, s.device_type.as_deref())
+                .or_else(|| position(&global.device_types, s.device_type.as_deref()))
+                .unwrap_or_else(|| 1000 + default_device(s.device_type.as_deref()));
+            let provider = position(&user.providers, Some(&s.provider))
+                .or_else(|| position(&global.providers, Some(&s.provider)))
+                .unwrap_or_else(|| 1000 + default_provider(&s.provider));
+            // Ids are time-ordered (UUIDv7): the first seen sorts first.
+            ((own, device, provider, s.id), s.id)
+        })
+        .collect();
+    keyed.sort();
+    keyed.into_iter().enumerate().map(|(i, (_, id))| (id, i as i32)).collect()
+}
+
+async fn load(client: &impl GenericClient, user: Option<Uuid>) -> Result<Priorities> {
+    let rows = client
+        .query(
+            "select kind, key from source_priorities where user_id is not distinct from $1 order by kind, rank",
+            &[&user],
+        )
+        .await?;
+    let mut p = Priorities::default();
+    for r in rows {
+        let (kind, key): (String, String) = (r.try_get(0)?, r.try_get(1)?);
+        match kind.as_str() {
+            "provider" => p.providers.push(key),
+            "device_type" => p.device_types.push(key),
+            _ => {
+                if let Ok(id) = Uuid::parse_str(&key) {
+                    p.data_sources.push(id);
+                }
+            }
+        }
+    }
+    Ok(p)
+}
+
+pub async fn global(db: &Db) -> Result<Priorities> {
+    load(&db.client().await?, None).await
+}
+
+pub async fn for_user(db: &Db, user_id: Uuid) -> Result<Priorities> {
+    load(&db.client().await?, Some(user_id)).await
+}
+
+/// Replaces the priorities of a scope (`None`: the deployment's).
+pub async fn set(db: &Db, user: Option<Uuid>, p: &Priorities) -> Result<()> {
+    let mut client = db.client().await?;
+    let tx = client.transaction().await?;
+    tx.execute("delete from source_priorities where user_id is not distinct from $1", &[&user]).await?;
+    let sources: Vec<String> = p.data_sources.iter().map(Uuid::to_string).collect();
+    for (kind, keys) in [("provider", &p.providers), ("device_type", &p.device_types), ("data_source", &sources)] {
+        for (rank, key) in keys.iter().enumerate() {
+            tx.execute(
+                "insert into source_priorities (user_id, kind, key, rank) values ($1, $2, $3, $4)",
+                &[&user, &kind, key, &(rank as i32)],
+            )
+            .await?;
+        }
+    }
+    tx.commit().await?;
+    Ok(())
+}
+
+/// A user's sources with their ranks, best first: `(source, rank)`.
+pub async fn ranked_sources(db: &Db, user_id: Uuid) -> Result<Vec<(DataSource, i32)>> {
+    let sources = crate::data_sources::list_for_user(db, user_id).await?;
+    let (g, u) = (global(db).await?, for_user(db, user_id).await?);
+    let ranks = rank(&sources, &g, &u);
+    let mut out: Vec<(DataSource, i32)> =
+        sources.into_iter().map(|s| {
+            let r = ranks.get(&s.id).copied().unwrap_or(i32::MAX);
+            (s, r)
+        }).collect();
+    out.sort_by_key(|(_, r)| *r);
+    Ok(out)
+}
+
+/// `(source ids, ranks)` as parallel arrays, for queries that resolve duplicates.
+pub fn arrays(ranked: &[(DataSource, i32)]) -> (Vec<Uuid>, Vec<i32>) {
+    ranked.iter().map(|(s, r)| (s.id, *r)).unzip()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn src(id: u128, provider: &str, device: Option<&str>) -> DataSource {
+        DataSource {
+            id: Uuid::from_u128(id),
+            user_id: Uuid::nil(),
+            provider: provider.into(),
+            user_connection_id: None,
+            device_model: None,
+            device_manufacturer: None,
+            software_version: None,
+            source: None,
+            device_type: device.map(str::to_string),
+            original_source_name: None,
+        }
+    }
+
+    #[test]
+    fn the_rule_in_order() {
+        let sources = vec![
+            src(1, "phonehealth", Some("phone")),
+            src(2, "phonehealth", Some("watch")),
+            src(3, "samsung", Some("ring")),
+            src(4, "google", None),
+            src(5, "google", Some("watch")),
+        ];
+        let none = Priorities::default();
+        let r = rank(&sources, &none, &none);
+        // Watches first (phonehealth before google), then the ring, the phone, the unknown.
+        let order: Vec<u128> = {
+            let mut v: Vec<_> = r.iter().collect();
+            v.sort_by_key(|(_, rank)| **rank);
+            v.into_iter().map(|(id, _)| id.as_u128()).collect()
+        };
+        assert_eq!(order, vec![2, 5, 3, 1, 4]);
+        // The deployment prefers rings; a user prefers their phone over everything.
+        let g = Priorities { device_types: vec!["ring".into()], ..Default::default() };
+        let r = rank(&sources, &g, &none);
+        assert_eq!(r[&Uuid::from_u128(3)], 0);
+        let u = Priorities { data_sources: vec![Uuid::from_u128(1)], ..Default::default() };
+        let r = rank(&sources, &g, &u);
+        assert_eq!(r[&Uuid::from_u128(1)], 0);
+        assert_eq!(r[&Uuid::from_u128(3)], 1);
+        // Provider overrides break ties between sources of one device type.
+        let u = Priorities { providers: vec!["google".into()], ..Default::default() };
+        let r = rank(&sources, &none, &u);
+        assert!(r[&Uuid::from_u128(5)] < r[&Uuid::from_u128(2)]);
+    }
+}
