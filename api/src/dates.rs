@@ -12,6 +12,12 @@ pub struct QueryTime {
     pub date_only: bool,
 }
 
+/// The exclusive end of a read window. A date-only end covers that whole day
+/// (`end_date=2024-05-01` includes May 1); an end with a time is taken exactly.
+pub fn end_bound(t: QueryTime) -> DateTime<Utc> {
+    if t.date_only { t.at + chrono::Duration::days(1) } else { t.at }
+}
+
 /// The message for a value that is none of the accepted formats.
 pub fn invalid_message(value: &str) -> String {
     format!("Invalid datetime format: '{value}'. Expected ISO 8601 format or Unix timestamp.")

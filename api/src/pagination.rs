@@ -53,30 +53,47 @@ pub struct PageMetadata {
     pub end_time: Option<DateTime<Utc>>,
 }
 
-/// A position in a list ordered by (time, id). Opaque to clients: URL-safe base64 of
-/// `<RFC 3339 time>|<uuid>`, prefixed by `prev_` when it pages backwards.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A position in a list ordered by (time, key). Opaque to clients: URL-safe base64 of
+/// `<RFC 3339 time>|<key>`, prefixed by `prev_` when it pages backwards. The key is a record's
+/// id, or for samples (which have none) `<series type id>:<data source id>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cursor {
     pub at: DateTime<Utc>,
-    pub id: Uuid,
+    pub key: String,
     pub backward: bool,
 }
 
 impl Cursor {
+    pub fn new(at: DateTime<Utc>, key: impl ToString, backward: bool) -> Cursor {
+        Cursor { at, key: key.to_string(), backward }
+    }
+
+    /// The key as a record id; the cursor's 400 otherwise.
+    pub fn id(&self, raw: &str) -> Result<Uuid, ApiError> {
+        Uuid::parse_str(&self.key).map_err(|_| invalid_cursor(raw))
+    }
+
+    /// The key as `<series type id>:<data source id>`; the cursor's 400 otherwise.
+    pub fn series_key(&self, raw: &str) -> Result<(i16, Uuid), ApiError> {
+        let parsed = self.key.split_once(':').and_then(|(series, source)| {
+            Some((series.parse::<i16>().ok()?, Uuid::parse_str(source).ok()?))
+        });
+        parsed.ok_or_else(|| invalid_cursor(raw))
+    }
+
     pub fn encode(&self) -> String {
-        let raw =
-            format!("{}|{}", self.at.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true), self.id);
+        let raw = format!(
+            "{}|{}",
+            self.at.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true),
+            self.key
+        );
         let body = URL_SAFE.encode(raw);
         if self.backward { format!("prev_{body}") } else { body }
     }
 
     /// The contract's 400 for anything that is not a cursor we issued.
     pub fn decode(cursor: &str) -> Result<Cursor, ApiError> {
-        let invalid = || {
-            ApiError::bad_request(format!(
-                "Invalid cursor format: '{cursor}'. Expected 'timestamp|id'."
-            ))
-        };
+        let invalid = || invalid_cursor(cursor);
         let (backward, body) = match cursor.strip_prefix("prev_") {
             Some(rest) => (true, rest),
             None => (false, cursor),
@@ -85,9 +102,47 @@ impl Cursor {
         let text = String::from_utf8(bytes).map_err(|_| invalid())?;
         let (at, id) = text.split_once('|').ok_or_else(invalid)?;
         let at = DateTime::parse_from_rfc3339(at).map_err(|_| invalid())?.with_timezone(&Utc);
-        let id = Uuid::parse_str(id).map_err(|_| invalid())?;
-        Ok(Cursor { at, id, backward })
+        if id.is_empty() {
+            return Err(invalid());
+        }
+        Ok(Cursor { at, key: id.to_string(), backward })
     }
+}
+
+/// Turns rows fetched with `limit + 1` in the request's direction (backward: nearest first)
+/// into a page in ascending list order, with its cursors. A forward page offers a previous
+/// cursor only when it was itself reached by a cursor; a backward page always offers a next one.
+pub fn paginate<T>(
+    mut rows: Vec<T>,
+    limit: usize,
+    cursor: Option<&Cursor>,
+    position: impl Fn(&T) -> (DateTime<Utc>, String),
+) -> (Vec<T>, CursorPagination) {
+    let has_more = rows.len() > limit;
+    rows.truncate(limit);
+    let backward = cursor.is_some_and(|c| c.backward);
+    if backward {
+        rows.reverse();
+    }
+    let at = |row: Option<&T>, back: bool| {
+        row.map(|r| {
+            let (at, key) = position(r);
+            Cursor { at, key, backward: back }.encode()
+        })
+    };
+    let (next_cursor, previous_cursor) = if backward {
+        (at(rows.last(), false), if has_more { at(rows.first(), true) } else { None })
+    } else {
+        (
+            if has_more { at(rows.last(), false) } else { None },
+            if cursor.is_some() { at(rows.first(), true) } else { None },
+        )
+    };
+    (rows, CursorPagination { next_cursor, previous_cursor, has_more, total_count: None })
+}
+
+fn invalid_cursor(cursor: &str) -> ApiError {
+    ApiError::bad_request(format!("Invalid cursor format: '{cursor}'. Expected 'timestamp|id'."))
 }
 
 #[cfg(test)]
@@ -110,12 +165,22 @@ mod tests {
             .map(|d| d.with_timezone(&Utc))
             .unwrap_or_default();
         for backward in [false, true] {
-            let c = Cursor { at, id: Uuid::now_v7(), backward };
-            assert_eq!(Cursor::decode(&c.encode()).ok(), Some(c));
+            let c = Cursor::new(at, Uuid::now_v7(), backward);
+            let back = Cursor::decode(&c.encode());
+            assert!(back.as_ref().is_ok_and(|b| b.id("").is_ok()));
+            assert_eq!(back.ok(), Some(c));
         }
-        for bad in
-            ["", "abc", "prev_", &URL_SAFE.encode("2024-05-01|x"), &URL_SAFE.encode("no-bar")]
-        {
+        let c = Cursor::new(at, format!("1:{}", Uuid::nil()), false);
+        let back = Cursor::decode(&c.encode()).ok();
+        assert_eq!(back.and_then(|b| b.series_key("").ok()), Some((1, Uuid::nil())));
+        for bad in [
+            "",
+            "abc",
+            "prev_",
+            &URL_SAFE.encode("2024-05-01|x"),
+            &URL_SAFE.encode("no-bar"),
+            &URL_SAFE.encode("2024-05-01T00:00:00Z|"),
+        ] {
             assert!(Cursor::decode(bad).is_err(), "{bad}");
         }
     }

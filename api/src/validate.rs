@@ -260,6 +260,31 @@ impl Params {
         self.time(name, true).map(|t| t.at)
     }
 
+    /// A read window `[start, end)` from two bounds (see `dates::end_bound`), required or both
+    /// optional; the end must come after the start.
+    pub fn window(
+        &mut self,
+        start: &str,
+        end: &str,
+        required: bool,
+    ) -> Option<(DateTime<Utc>, DateTime<Utc>)> {
+        let (s, e) = (self.time(start, required), self.time(end, required));
+        let (s, e) = (s?, e?);
+        let end_at = dates::end_bound(e);
+        if end_at <= s.at {
+            let msg = format!("{end} must be after {start}");
+            let input = json!(self.raw(end));
+            self.push(FieldError::new(Self::loc(end), "value_error", msg, input));
+            return None;
+        }
+        Some((s.at, end_at))
+    }
+
+    /// A page size within `[1, max]`.
+    pub fn limit(&mut self, default: i64, max: i64) -> i64 {
+        self.int("limit", default, 1, max)
+    }
+
     pub fn push(&mut self, error: FieldError) {
         self.errors.push(error);
     }

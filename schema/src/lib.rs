@@ -22,6 +22,7 @@ pub mod sdk_batches;
 pub mod settings;
 pub mod sleep_sessions;
 pub mod sync_runs;
+pub mod timeseries;
 pub mod uploads;
 pub mod users;
 pub mod workouts;

@@ -94,9 +94,12 @@ pub async fn for_user(db: &Db, user_id: Uuid) -> Result<Priorities> {
 pub async fn set(db: &Db, user: Option<Uuid>, p: &Priorities) -> Result<()> {
     let mut client = db.client().await?;
     let tx = client.transaction().await?;
-    tx.execute("delete from source_priorities where user_id is not distinct from $1", &[&user]).await?;
+    tx.execute("delete from source_priorities where user_id is not distinct from $1", &[&user])
+        .await?;
     let sources: Vec<String> = p.data_sources.iter().map(Uuid::to_string).collect();
-    for (kind, keys) in [("provider", &p.providers), ("device_type", &p.device_types), ("data_source", &sources)] {
+    for (kind, keys) in
+        [("provider", &p.providers), ("device_type", &p.device_types), ("data_source", &sources)]
+    {
         for (rank, key) in keys.iter().enumerate() {
             tx.execute(
                 "insert into source_priorities (user_id, kind, key, rank) values ($1, $2, $3, $4)",
@@ -114,11 +117,13 @@ pub async fn ranked_sources(db: &Db, user_id: Uuid) -> Result<Vec<(DataSource, i
     let sources = crate::data_sources::list_for_user(db, user_id).await?;
     let (g, u) = (global(db).await?, for_user(db, user_id).await?);
     let ranks = rank(&sources, &g, &u);
-    let mut out: Vec<(DataSource, i32)> =
-        sources.into_iter().map(|s| {
+    let mut out: Vec<(DataSource, i32)> = sources
+        .into_iter()
+        .map(|s| {
             let r = ranks.get(&s.id).copied().unwrap_or(i32::MAX);
             (s, r)
-        }).collect();
+        })
+        .collect();
     out.sort_by_key(|(_, r)| *r);
     Ok(out)
 }

@@ -1,5 +1,6 @@
 //! End-to-end tests: the real service against real PostgreSQL/TimescaleDB and Redis.
 
+mod fixtures;
 mod util;
 
 mod api_keys;
@@ -10,4 +11,5 @@ mod import;
 mod jobs;
 mod sdk_sync;
 mod sdk_tokens;
+mod timeseries;
 mod users;
