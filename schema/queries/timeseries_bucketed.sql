@@ -1,8 +1,8 @@
--- One page of samples downsampled into UTC buckets of {width} per series and source:
+-- One page of samples downsampled into UTC buckets of WIDTH per series and source:
 -- additive series sum (intraday samples; a source's daily totals only where it has no intraday
 -- samples in the bucket), levels average, best efforts take the maximum. Rendered per
--- direction and width: {cmp} is > or <, {dir} asc or desc, {width} an interval literal.
--- {bound} keeps samples from the cursor's bucket on. Parameters as in timeseries_raw.sql; $11/$12
+-- direction and width: CMP is > or <, DIR asc or desc, WIDTH an interval literal.
+-- BOUND keeps samples from the cursor's bucket on. Parameters as in timeseries_raw.sql; $11/$12
 -- list every source of the user.
 with types as (
     select t.id, t.agg

@@ -1,9 +1,8 @@
--- One page of raw samples. Rendered per direction: {cmp} is > (forward) or < (backward),
--- {dir} asc or desc.
--- $1 user, $2 series type ids, $3 their aggregations (unused here), $4 start, $5 end
--- (exclusive), $6/$7/$8 the cursor (ts, series type, source), $9 backward (unused here),
--- $9 rows, $10 resolve duplicates by priority, $11/$12 source ids and ranks, $13 the priority
--- window in seconds, $15 the bucket width (unused here).
+-- One page of raw samples. Rendered per direction: CMP is > (forward) or < (backward),
+-- DIR asc or desc.
+-- $1 user, $2 series type ids, $3 their aggregations, $4 start, $5 end (exclusive),
+-- $6/$7/$8 the cursor (ts, series type, source), $9 rows, $10 resolve duplicates by priority,
+-- $11/$12 source ids and ranks, $13 the priority window in seconds.
 with types as (
     -- Only series with rollups in the window (local days lie within a day of UTC days).
     select t.id

@@ -11,6 +11,7 @@ pub mod data_sources;
 pub mod db;
 pub mod developers;
 mod error;
+pub mod events;
 pub mod imports;
 pub mod menstrual_cycles;
 pub mod outbox;

@@ -7,6 +7,7 @@ mod api_keys;
 mod auth;
 mod binary;
 mod catalogues;
+mod events;
 mod import;
 mod jobs;
 mod sdk_sync;

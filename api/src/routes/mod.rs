@@ -6,6 +6,7 @@ pub mod bucket_events;
 pub mod connections;
 pub mod data_sources;
 pub mod event_types;
+pub mod events;
 pub mod health;
 pub mod metrics;
 pub mod providers;

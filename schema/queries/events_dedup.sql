@@ -1,0 +1,15 @@
+-- Shared by the session lists (spliced in for DEDUP): leaves out session `e` when another
+-- source of the user has a session overlapping at least half of the shorter of the two and
+-- that source ranks better (ties: the older record). Sessions are assumed shorter than two days,
+-- which bounds the search. RESOLVE: whether to; IDS/RANKS: the user's sources and ranks.
+and (not {resolve} or not exists (
+    select 1 from {table} o
+    where o.user_id = $1 and o.data_source_id <> e.data_source_id
+      and o.start_time > e.start_time - interval '2 days'
+      and o.start_time < e.end_time and o.end_time > e.start_time
+      and extract(epoch from least(o.end_time, e.end_time) - greatest(o.start_time, e.start_time))
+          >= 0.5 * extract(epoch from least(o.end_time - o.start_time, e.end_time - e.start_time))
+      and (coalesce((select u.rank from unnest({ids}::uuid[], {ranks}::int[]) as u(id, rank)
+                     where u.id = o.data_source_id), 2147483647), o.id)
+        < (coalesce((select u.rank from unnest({ids}::uuid[], {ranks}::int[]) as u(id, rank)
+                     where u.id = e.data_source_id), 2147483647), e.id)))
