@@ -21,6 +21,7 @@ pub mod rollups;
 pub mod samples;
 pub mod sdk_batches;
 pub mod settings;
+pub mod summaries;
 pub mod sleep_sessions;
 pub mod sync_runs;
 pub mod timeseries;

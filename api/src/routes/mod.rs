@@ -13,6 +13,7 @@ pub mod providers;
 pub mod sdk_sync;
 pub mod sdk_tokens;
 pub mod static_files;
+pub mod summaries;
 pub mod sync_status;
 pub mod timeseries;
 pub mod users;

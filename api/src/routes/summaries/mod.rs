@@ -1,0 +1,153 @@
+//! `/api/v1/users/{user_id}/summaries/*`: per-day views of a user's data. Days are the user's
+//! local days (each sample's own zone offset), sleep belongs to the day one wakes up on, and
+//! where several sources report the same thing, one source-priority rule picks one per metric
+//! and day, and says which.
+
+mod activity;
+mod body;
+mod data;
+mod recovery;
+mod sleep;
+
+use std::collections::{BTreeMap, HashMap};
+
+use chrono::{DateTime, Duration, NaiveDate, Utc};
+use schema::data_sources::DataSource;
+use schema::summaries::DayRollup;
+use utoipa_axum::router::OpenApiRouter;
+use uuid::Uuid;
+
+use crate::AppState;
+use crate::error::{ApiError, ApiResult};
+use crate::pagination::{Cursor, CursorPagination, paginate};
+use crate::validate::Params;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .merge(activity::router())
+        .merge(sleep::router())
+        .merge(body::router())
+        .merge(recovery::router())
+        .merge(data::router())
+}
+
+/// The local days of a `start_date`/`end_date` window, both inclusive: a date-only end
+/// includes its day; an end with a time includes the day it falls in unless it is midnight.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Days {
+    pub first: NaiveDate,
+    pub last: NaiveDate,
+    pub start: DateTime<Utc>,
+    pub end: DateTime<Utc>,
+}
+
+impl Days {
+    pub fn from_window((start, end): (DateTime<Utc>, DateTime<Utc>)) -> Days {
+        let last = (end - Duration::microseconds(1)).date_naive();
+        Days { first: start.date_naive(), last: last.max(start.date_naive()), start, end }
+    }
+}
+
+/// The common parameters of the day-paged summaries: window, limit, cursor.
+pub struct DayPaging {
+    pub days: Days,
+    pub limit: usize,
+    pub cursor: Option<Cursor>,
+}
+
+pub fn day_paging(mut params: Params, max_limit: i64) -> ApiResult<DayPaging> {
+    let window = params.window("start_date", "end_date", true);
+    let limit = params.limit(50, max_limit);
+    let raw = params.string("cursor");
+    params.finish()?;
+    let window = window.ok_or_else(|| ApiError::bad_request("Invalid date window"))?;
+    let cursor = raw.as_deref().map(Cursor::decode).transpose()?;
+    Ok(DayPaging { days: Days::from_window(window), limit: limit as usize, cursor })
+}
+
+pub fn midnight(d: NaiveDate) -> DateTime<Utc> {
+    d.and_hms_opt(0, 0, 0).map(|t| t.and_utc()).unwrap_or_default()
+}
+
+/// Pages per-day items (in date order) from the cursor on.
+pub fn page_days<T>(
+    items: BTreeMap<NaiveDate, T>,
+    paging: &DayPaging,
+) -> (Vec<(NaiveDate, T)>, CursorPagination) {
+    let after = paging.cursor.as_ref().map(|c| c.at.date_naive());
+    let backward = paging.cursor.as_ref().is_some_and(|c| c.backward);
+    let rows: Vec<(NaiveDate, T)> = if backward {
+        items.into_iter().rev().filter(|(d, _)| after.is_none_or(|a| *d < a)).take(paging.limit + 1).collect()
+    } else {
+        items.into_iter().filter(|(d, _)| after.is_none_or(|a| *d > a)).take(paging.limit + 1).collect()
+    };
+    paginate(rows, paging.limit, paging.cursor.as_ref(), |(d, _)| (midnight(*d), "day".into()))
+}
+
+/// A user's sources and ranks (lower wins).
+pub struct Ranking {
+    pub sources: Vec<DataSource>,
+    ranks: HashMap<Uuid, i32>,
+}
+
+impl Ranking {
+    pub async fn load(state: &AppState, user_id: Uuid) -> ApiResult<Ranking> {
+        let ranked = schema::priority::ranked_sources(&state.db, user_id).await?;
+        let ranks = ranked.iter().map(|(s, r)| (s.id, *r)).collect();
+        Ok(Ranking { sources: ranked.into_iter().map(|(s, _)| s).collect(), ranks })
+    }
+
+    pub fn rank(&self, id: Uuid) -> (i32, Uuid) {
+        (self.ranks.get(&id).copied().unwrap_or(i32::MAX), id)
+    }
+
+    /// Of several rollups (one series, one day), the best-ranked source's.
+    pub fn best<'a>(&self, rows: impl IntoIterator<Item = &'a DayRollup>) -> Option<&'a DayRollup> {
+        rows.into_iter().min_by_key(|r| self.rank(r.data_source_id))
+    }
+}
+
+/// Rollups grouped by day, then series.
+pub fn by_day(rows: Vec<DayRollup>) -> BTreeMap<NaiveDate, HashMap<i16, Vec<DayRollup>>> {
+    let mut out: BTreeMap<NaiveDate, HashMap<i16, Vec<DayRollup>>> = BTreeMap::new();
+    for r in rows {
+        out.entry(r.local_date).or_default().entry(r.series_type_id).or_default().push(r);
+    }
+    out
+}
+
+/// A series id by slug; the catalogue is static, so a miss is a programming error caught by
+/// the tests, mapped to an impossible id rather than a panic.
+pub fn series(slug: &str) -> i16 {
+    schema::catalogue::series_types::by_slug(slug).map(|t| t.id).unwrap_or(i16::MIN)
+}
+
+/// One decimal.
+pub fn round1(v: f64) -> f64 {
+    (v * 10.0).round() / 10.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(s: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(s).map(|d| d.with_timezone(&Utc)).unwrap_or_default()
+    }
+
+    #[test]
+    fn day_windows() {
+        let d = |s: &str| NaiveDate::parse_from_str(s, "%Y-%m-%d").unwrap_or_default();
+        let w = Days::from_window((at("2026-03-01T00:00:00Z"), at("2026-03-08T00:00:00Z")));
+        assert_eq!((w.first, w.last), (d("2026-03-01"), d("2026-03-07")));
+        let w = Days::from_window((at("2026-03-01T00:00:00Z"), at("2026-03-08T10:00:00Z")));
+        assert_eq!(w.last, d("2026-03-08"));
+    }
+
+    #[test]
+    fn every_slug_used_exists() {
+        for slug in ["steps", "energy", "basal_energy", "heart_rate", "resting_heart_rate", "weight"] {
+            assert!(series(slug) > 0, "{slug}");
+        }
+    }
+}

@@ -1,0 +1,263 @@
+//! The reads behind the summaries: per-day rollups, sleep sessions by wake-up time, averages
+//! of samples over intervals, latest values, and counts. Summaries never scan a user's raw
+//! history: days come from `daily_rollups`, samples only from short bounded intervals.
+
+use chrono::{DateTime, NaiveDate, Utc};
+use uuid::Uuid;
+
+use crate::events::{Event, Sleep};
+use crate::{Db, Result};
+
+/// One rollup row: a day of one series from one source.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DayRollup {
+    pub local_date: NaiveDate,
+    pub series_type_id: i16,
+    pub data_source_id: Uuid,
+    /// Intraday samples: count, sum, min, max.
+    pub sample_count: i64,
+    pub value_sum: f64,
+    pub value_min: Option<f64>,
+    pub value_max: Option<f64>,
+    /// Samples that are a whole day's total.
+    pub total_count: i32,
+    pub total_sum: f64,
+}
+
+impl DayRollup {
+    /// The day's total of an additive series: the source's own daily total where it gave one,
+    /// else the sum of its intraday samples (never both: they count the same steps).
+    pub fn total(&self) -> f64 {
+        if self.total_count > 0 { self.total_sum } else { self.value_sum }
+    }
+
+    /// The day's mean of a level.
+    pub fn mean(&self) -> Option<f64> {
+        if self.sample_count > 0 {
+            Some(self.value_sum / self.sample_count as f64)
+        } else if self.total_count > 0 {
+            Some(self.total_sum / f64::from(self.total_count))
+        } else {
+            None
+        }
+    }
+}
+
+/// The user's rollups of `series` for local days in `[from, to]`.
+pub async fn rollups(
+    db: &Db,
+    user_id: Uuid,
+    series: &[i16],
+    from: NaiveDate,
+    to: NaiveDate,
+) -> Result<Vec<DayRollup>> {
+    let client = db.client().await?;
+    let statement = client
+        .prepare_cached(
+            "select local_date, series_type_id, data_source_id, sample_count, value_sum, value_min,
+                    value_max, total_count, total_sum
+             from daily_rollups
+             where user_id = $1 and series_type_id = any($2) and local_date between $3 and $4
+             order by local_date",
+        )
+        .await?;
+    let rows = client.query(&statement, &[&user_id, &series, &from, &to]).await?;
+    rows.iter()
+        .map(|r| {
+            Ok(DayRollup {
+                local_date: r.try_get(0)?,
+                series_type_id: r.try_get(1)?,
+                data_source_id: r.try_get(2)?,
+                sample_count: r.try_get(3)?,
+                value_sum: r.try_get(4)?,
+                value_min: r.try_get(5)?,
+                value_max: r.try_get(6)?,
+                total_count: r.try_get(7)?,
+                total_sum: r.try_get(8)?,
+            })
+        })
+        .collect()
+}
+
+/// The user's sleep sessions ending in `[from, to)`, in order of their end.
+pub async fn sleep_ending(
+    db: &Db,
+    user_id: Uuid,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+) -> Result<Vec<Sleep>> {
+    let client = db.client().await?;
+    // Sessions are shorter than two days: the start bound lets the index do the work.
+    let statement = client
+        .prepare_cached(
+            "select e.id, e.data_source_id, e.start_time, e.end_time, e.zone_offset,
+                    e.duration_seconds, e.sleep_seconds, e.in_bed_seconds, e.deep_minutes,
+                    e.rem_minutes, e.light_minutes, e.awake_minutes, e.efficiency_percent,
+                    e.is_nap, e.stages
+             from sleep_sessions e
+             where e.user_id = $1 and e.start_time >= $2 - interval '2 days' and e.start_time < $3
+               and e.end_time >= $2 and e.end_time < $3
+             order by e.end_time, e.id",
+        )
+        .await?;
+    client.query(&statement, &[&user_id, &from, &to]).await?.iter().map(Sleep::from_row).collect()
+}
+
+/// Means of each of `series` (any source) over each interval: `(interval index, series, mean)`.
+pub async fn means_over(
+    db: &Db,
+    user_id: Uuid,
+    series: &[i16],
+    intervals: &[(DateTime<Utc>, DateTime<Utc>)],
+) -> Result<Vec<(i32, i16, f64)>> {
+    if intervals.is_empty() {
+        return Ok(Vec::new());
+    }
+    let (starts, ends): (Vec<DateTime<Utc>>, Vec<DateTime<Utc>>) = intervals.iter().copied().unzip();
+    let client = db.client().await?;
+    let statement = client
+        .prepare_cached(
+            "select (n.i - 1)::int, t.id, m.mean
+             from unnest($3::timestamptz[], $4::timestamptz[]) with ordinality as n(a, b, i)
+             cross join unnest($2::smallint[]) as t(id)
+             cross join lateral (
+                 select avg(s.value) as mean from samples s
+                 where s.user_id = $1 and s.series_type_id = t.id and s.ts >= n.a and s.ts < n.b
+             ) m
+             where m.mean is not null",
+        )
+        .await?;
+    let rows = client.query(&statement, &[&user_id, &series, &starts, &ends]).await?;
+    rows.iter().map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?))).collect()
+}
+
+/// A sample as it was recorded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reading {
+    pub ts: DateTime<Utc>,
+    pub value: f64,
+    pub zone_offset: Option<i16>,
+    pub data_source_id: Uuid,
+}
+
+/// The last day each source has a rollup of `series`: `(source, day)`.
+pub async fn last_days(db: &Db, user_id: Uuid, series: i16) -> Result<Vec<(Uuid, NaiveDate)>> {
+    let client = db.client().await?;
+    let statement = client
+        .prepare_cached(
+            "select data_source_id, max(local_date) from daily_rollups
+             where user_id = $1 and series_type_id = $2 group by data_source_id",
+        )
+        .await?;
+    let rows = client.query(&statement, &[&user_id, &series]).await?;
+    rows.iter().map(|r| Ok((r.try_get(0)?, r.try_get(1)?))).collect()
+}
+
+/// The latest sample of `series` at or after `since`, from `source` or from any source.
+pub async fn latest(
+    db: &Db,
+    user_id: Uuid,
+    series: i16,
+    source: Option<Uuid>,
+    since: DateTime<Utc>,
+) -> Result<Option<Reading>> {
+    let client = db.client().await?;
+    let statement = client
+        .prepare_cached(
+            "select ts, value, zone_offset, data_source_id from samples
+             where user_id = $1 and series_type_id = $2 and ts >= $3
+               and ($4::uuid is null or data_source_id = $4)
+             order by ts desc limit 1",
+        )
+        .await?;
+    let row = client.query_opt(&statement, &[&user_id, &series, &since, &source]).await?;
+    row.map(|r| {
+        Ok(Reading {
+            ts: r.try_get(0)?,
+            value: r.try_get(1)?,
+            zone_offset: r.try_get(2)?,
+            data_source_id: r.try_get(3)?,
+        })
+    })
+    .transpose()
+}
+
+/// Counts of a user's data, overall or in a window.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Counts {
+    /// `(series, source, samples)`.
+    pub samples: Vec<(i16, Uuid, i64)>,
+    /// `(type, source, workouts)`.
+    pub workouts: Vec<(Option<String>, Uuid, i64)>,
+    /// `(source, sleep sessions)`.
+    pub sleep: Vec<(Uuid, i64)>,
+    pub cycles: i64,
+}
+
+/// Samples are counted by their time, sessions by their start. All-time sample counts come from
+/// the rollups; windowed ones from the samples in the window.
+pub async fn counts(
+    db: &Db,
+    user_id: Uuid,
+    window: Option<(DateTime<Utc>, DateTime<Utc>)>,
+) -> Result<Counts> {
+    let client = db.client().await?;
+    let (from, to) = window.unzip();
+    let samples = match window {
+        None => {
+            client
+                .query(
+                    "select series_type_id, data_source_id,
+                            sum(sample_count + total_count)::bigint
+                     from daily_rollups where user_id = $1 group by 1, 2",
+                    &[&user_id],
+                )
+                .await?
+        }
+        Some((a, b)) => {
+            client
+                .query(
+                    "select series_type_id, data_source_id, count(*) from samples
+                     where user_id = $1 and ts >= $2 and ts < $3 group by 1, 2",
+                    &[&user_id, &a, &b],
+                )
+                .await?
+        }
+    };
+    let in_window = "user_id = $1 and ($2::timestamptz is null or start_time >= $2)
+                     and ($3::timestamptz is null or start_time < $3)";
+    let workouts = client
+        .query(
+            &format!(
+                "select type, data_source_id, count(*) from workouts where {in_window} group by 1, 2"
+            ),
+            &[&user_id, &from, &to],
+        )
+        .await?;
+    let sleep = client
+        .query(
+            &format!(
+                "select data_source_id, count(*) from sleep_sessions where {in_window} group by 1"
+            ),
+            &[&user_id, &from, &to],
+        )
+        .await?;
+    let cycles = client
+        .query_one(
+            &format!("select count(*) from menstrual_cycles where {in_window}"),
+            &[&user_id, &from, &to],
+        )
+        .await?;
+    Ok(Counts {
+        samples: samples
+            .iter()
+            .map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?)))
+            .collect::<Result<_>>()?,
+        workouts: workouts
+            .iter()
+            .map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?)))
+            .collect::<Result<_>>()?,
+        sleep: sleep.iter().map(|r| Ok((r.try_get(0)?, r.try_get(1)?))).collect::<Result<_>>()?,
+        cycles: cycles.try_get(0)?,
+    })
+}
