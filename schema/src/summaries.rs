@@ -95,7 +95,7 @@ pub async fn sleep_ending(
                     e.rem_minutes, e.light_minutes, e.awake_minutes, e.efficiency_percent,
                     e.is_nap, e.stages
              from sleep_sessions e
-             where e.user_id = $1 and e.start_time >= $2 - interval '2 days' and e.start_time < $3
+             where e.user_id = $1 and e.start_time >= $2::timestamptz - interval '2 days' and e.start_time < $3
                and e.end_time >= $2 and e.end_time < $3
              order by e.end_time, e.id",
         )
@@ -113,7 +113,8 @@ pub async fn means_over(
     if intervals.is_empty() {
         return Ok(Vec::new());
     }
-    let (starts, ends): (Vec<DateTime<Utc>>, Vec<DateTime<Utc>>) = intervals.iter().copied().unzip();
+    let (starts, ends): (Vec<DateTime<Utc>>, Vec<DateTime<Utc>>) =
+        intervals.iter().copied().unzip();
     let client = db.client().await?;
     let statement = client
         .prepare_cached(

@@ -12,5 +12,6 @@ mod import;
 mod jobs;
 mod sdk_sync;
 mod sdk_tokens;
+mod summaries;
 mod timeseries;
 mod users;

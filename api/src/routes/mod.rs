@@ -9,6 +9,7 @@ pub mod event_types;
 pub mod events;
 pub mod health;
 pub mod metrics;
+pub mod priorities;
 pub mod providers;
 pub mod sdk_sync;
 pub mod sdk_tokens;

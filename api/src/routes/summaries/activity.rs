@@ -87,7 +87,8 @@ fn day(
     let mut values: HashMap<&str, f64> = HashMap::new();
     let mut from: BTreeMap<&'static str, Uuid> = BTreeMap::new();
     for (field, slugs) in TOTALS {
-        let best = slugs.iter().find_map(|s| ranking.best(rows.get(&series(s)).into_iter().flatten()));
+        let best =
+            slugs.iter().find_map(|s| ranking.best(rows.get(&series(s)).into_iter().flatten()));
         if let Some(r) = best {
             values.insert(field, r.total());
             from.insert(field, r.data_source_id);
@@ -152,7 +153,8 @@ async fn activity(
     let days = paging.days;
     let (rows, ranking) = tokio::try_join!(
         async {
-            Ok(schema::summaries::rollups(&state.db, user_id, &slugs(), days.first, days.last).await?)
+            Ok(schema::summaries::rollups(&state.db, user_id, &slugs(), days.first, days.last)
+                .await?)
         },
         Ranking::load(&state, user_id)
     )?;

@@ -83,6 +83,9 @@ pub struct BodySummary {
     pub metric_sources: BTreeMap<&'static str, SourceOut>,
 }
 
+/// Stores one slow-changing value.
+type Setter = fn(&mut SlowChanging, f64);
+
 /// The latest value of a series: its latest day, and on that day the best-ranked source.
 async fn latest_value(
     state: &AppState,
@@ -130,7 +133,7 @@ async fn body_summary(
     let mut found = false;
 
     let mut slow = SlowChanging::default();
-    let fields: [(&'static str, &str, fn(&mut SlowChanging, f64)); 6] = [
+    let fields: [(&'static str, &str, Setter); 6] = [
         ("weight_kg", "weight", |s, v| s.weight_kg = Some(v)),
         ("height_cm", "height", |s, v| s.height_cm = Some(v)),
         ("body_fat_percent", "body_fat_percentage", |s, v| s.body_fat_percent = Some(v)),
@@ -154,7 +157,8 @@ async fn body_summary(
     // Averages of the day means of the best-ranked source, over the period.
     let today = Utc::now().date_naive();
     let first = today - Duration::days(period - 1);
-    let ids = ["resting_heart_rate", "heart_rate_variability_sdnn", "heart_rate_variability_rmssd"].map(series);
+    let ids = ["resting_heart_rate", "heart_rate_variability_sdnn", "heart_rate_variability_rmssd"]
+        .map(series);
     let rows = schema::summaries::rollups(&state.db, user_id, &ids, first, today).await?;
     let days = by_day(rows);
     let mut means: [Option<f64>; 3] = [None; 3];
@@ -176,20 +180,32 @@ async fn body_summary(
 
     let since = Utc::now() - Duration::hours(hours);
     let mut latest = Latest::default();
-    if let Some(r) = schema::summaries::latest(&state.db, user_id, series("body_temperature"), None, since).await? {
+    if let Some(r) =
+        schema::summaries::latest(&state.db, user_id, series("body_temperature"), None, since)
+            .await?
+    {
         latest.body_temperature_celsius = Some(round1(r.value));
         latest.body_temperature_measured_at = Some(r.ts);
         from.insert("body_temperature_celsius", r.data_source_id);
         found = true;
     }
-    if let Some(r) = schema::summaries::latest(&state.db, user_id, series("skin_temperature"), None, since).await? {
+    if let Some(r) =
+        schema::summaries::latest(&state.db, user_id, series("skin_temperature"), None, since)
+            .await?
+    {
         latest.skin_temperature_celsius = Some(round1(r.value));
         latest.skin_temperature_measured_at = Some(r.ts);
         from.insert("skin_temperature_celsius", r.data_source_id);
         found = true;
     }
-    let systolic =
-        schema::summaries::latest(&state.db, user_id, series("blood_pressure_systolic"), None, since).await?;
+    let systolic = schema::summaries::latest(
+        &state.db,
+        user_id,
+        series("blood_pressure_systolic"),
+        None,
+        since,
+    )
+    .await?;
     if let Some(sys) = systolic {
         // The diastolic reading of the same measurement: same source, within five seconds.
         let near = sys.ts - Duration::seconds(5);

@@ -66,7 +66,8 @@ async fn data_summary(
         (None, None) => None,
         (s, e) => Some((
             s.map(|s| s.at).unwrap_or(chrono::DateTime::<chrono::Utc>::UNIX_EPOCH),
-            e.map(crate::dates::end_bound).unwrap_or_else(|| chrono::Utc::now() + chrono::Duration::days(3650)),
+            e.map(crate::dates::end_bound)
+                .unwrap_or_else(|| chrono::Utc::now() + chrono::Duration::days(3650)),
         )),
     };
     let (counts, sources) = tokio::try_join!(
@@ -74,7 +75,11 @@ async fn data_summary(
         schema::data_sources::list_for_user(&state.db, user_id)
     )?;
     let provider_of = |id: Uuid| {
-        sources.iter().find(|s| s.id == id).map(|s| s.provider.clone()).unwrap_or_else(|| "unknown".into())
+        sources
+            .iter()
+            .find(|s| s.id == id)
+            .map(|s| s.provider.clone())
+            .unwrap_or_else(|| "unknown".into())
     };
     let mut by_provider: BTreeMap<String, ProviderCounts> = BTreeMap::new();
     fn entry(map: &mut BTreeMap<String, ProviderCounts>, p: String) -> &mut ProviderCounts {
@@ -83,7 +88,10 @@ async fn data_summary(
     let mut series_type_counts = BTreeMap::new();
     let mut total_data_points = 0;
     for (series, source, n) in &counts.samples {
-        let slug = schema::catalogue::series_types::by_id(*series).map(|t| t.slug).unwrap_or("unknown").to_string();
+        let slug = schema::catalogue::series_types::by_id(*series)
+            .map(|t| t.slug)
+            .unwrap_or("unknown")
+            .to_string();
         *series_type_counts.entry(slug.clone()).or_insert(0) += n;
         total_data_points += n;
         let p = entry(&mut by_provider, provider_of(*source));
@@ -93,7 +101,9 @@ async fn data_summary(
     let mut workout_type_counts = BTreeMap::new();
     let mut total_workouts = 0;
     for (kind, source, n) in &counts.workouts {
-        *workout_type_counts.entry(kind.clone().unwrap_or_else(|| "unknown".into())).or_insert(0) += n;
+        *workout_type_counts
+            .entry(kind.clone().unwrap_or_else(|| "unknown".into()))
+            .or_insert(0) += n;
         total_workouts += n;
         entry(&mut by_provider, provider_of(*source)).workout_count += n;
     }

@@ -77,9 +77,18 @@ pub fn page_days<T>(
     let after = paging.cursor.as_ref().map(|c| c.at.date_naive());
     let backward = paging.cursor.as_ref().is_some_and(|c| c.backward);
     let rows: Vec<(NaiveDate, T)> = if backward {
-        items.into_iter().rev().filter(|(d, _)| after.is_none_or(|a| *d < a)).take(paging.limit + 1).collect()
+        items
+            .into_iter()
+            .rev()
+            .filter(|(d, _)| after.is_none_or(|a| *d < a))
+            .take(paging.limit + 1)
+            .collect()
     } else {
-        items.into_iter().filter(|(d, _)| after.is_none_or(|a| *d > a)).take(paging.limit + 1).collect()
+        items
+            .into_iter()
+            .filter(|(d, _)| after.is_none_or(|a| *d > a))
+            .take(paging.limit + 1)
+            .collect()
     };
     paginate(rows, paging.limit, paging.cursor.as_ref(), |(d, _)| (midnight(*d), "day".into()))
 }
@@ -146,7 +155,9 @@ mod tests {
 
     #[test]
     fn every_slug_used_exists() {
-        for slug in ["steps", "energy", "basal_energy", "heart_rate", "resting_heart_rate", "weight"] {
+        for slug in
+            ["steps", "energy", "basal_energy", "heart_rate", "resting_heart_rate", "weight"]
+        {
             assert!(series(slug) > 0, "{slug}");
         }
     }

@@ -79,7 +79,11 @@ pub fn baseline(values: &[f64]) -> Option<(f64, f64)> {
 ///
 /// Components without data are left out and the weights of the rest rescaled; without an HRV
 /// or resting-heart-rate component (each needs 7 days of baseline) there is no score.
-pub fn score(day: &Inputs, hrv_base: Option<(f64, f64)>, rhr_base: Option<(f64, f64)>) -> Option<i64> {
+pub fn score(
+    day: &Inputs,
+    hrv_base: Option<(f64, f64)>,
+    rhr_base: Option<(f64, f64)>,
+) -> Option<i64> {
     let clamp = |v: f64| v.clamp(0.0, 100.0);
     let hrv = day.hrv.zip(hrv_base).map(|(v, (m, sd))| clamp(50.0 + 20.0 * (v - m) / sd));
     let rhr = day.rhr.zip(rhr_base).map(|(v, (m, sd))| clamp(50.0 - 20.0 * (v - m) / sd));
@@ -131,9 +135,14 @@ async fn recovery(
     let days = paging.days;
     let ranking = Ranking::load(&state, user_id).await?;
     let sources = Sources::new(&ranking.sources);
-    let [rhr_id, sdnn_id, rmssd_id, spo2_id, vendor_id] =
-        ["resting_heart_rate", "heart_rate_variability_sdnn", "heart_rate_variability_rmssd", "oxygen_saturation", "recovery_score"]
-            .map(series);
+    let [rhr_id, sdnn_id, rmssd_id, spo2_id, vendor_id] = [
+        "resting_heart_rate",
+        "heart_rate_variability_sdnn",
+        "heart_rate_variability_rmssd",
+        "oxygen_saturation",
+        "recovery_score",
+    ]
+    .map(series);
     let history = days.first - Duration::days(BASELINE_DAYS);
     let rows = schema::summaries::rollups(
         &state.db,
@@ -162,12 +171,21 @@ async fn recovery(
     while date <= days.last {
         let night = nights.get(&date);
         let summary = night.map(|s| super::sleep::day(date, s, &sources));
-        let (rhr, sdnn, rmssd, spo2) =
-            (mean_of(date, rhr_id), mean_of(date, sdnn_id), mean_of(date, rmssd_id), mean_of(date, spo2_id));
+        let (rhr, sdnn, rmssd, spo2) = (
+            mean_of(date, rhr_id),
+            mean_of(date, sdnn_id),
+            mean_of(date, rmssd_id),
+            mean_of(date, spo2_id),
+        );
         let vendor = rollups.get(&date).and_then(|d| best(d, vendor_id));
         let sleep_seconds = summary.as_ref().map(|s| s.duration_minutes * 60).filter(|s| *s > 0);
         let efficiency = summary.as_ref().and_then(|s| s.efficiency_percent);
-        let has_data = sleep_seconds.is_some() || rhr.is_some() || sdnn.is_some() || rmssd.is_some() || spo2.is_some() || vendor.is_some();
+        let has_data = sleep_seconds.is_some()
+            || rhr.is_some()
+            || sdnn.is_some()
+            || rmssd.is_some()
+            || spo2.is_some()
+            || vendor.is_some();
         if has_data {
             // RMSSD where the day and its baseline have it, else SDNN: never mixed.
             let rmssd_base = baseline(&history_of(date, rmssd_id));
@@ -175,10 +193,18 @@ async fn recovery(
                 (Some(v), Some(b)) => (Some(v), Some(b)),
                 _ => (sdnn, baseline(&history_of(date, sdnn_id))),
             };
-            let inputs = Inputs { sleep_seconds: sleep_seconds.map(|s| s as f64), efficiency, rhr, hrv, spo2 };
+            let inputs = Inputs {
+                sleep_seconds: sleep_seconds.map(|s| s as f64),
+                efficiency,
+                rhr,
+                hrv,
+                spo2,
+            };
             let computed = score(&inputs, hrv_base, baseline(&history_of(date, rhr_id)));
             let (source, value, method) = match vendor.as_ref().and_then(|v| Some((v, v.mean()?))) {
-                Some((v, value)) => (sources.get(v.data_source_id), Some(value.round() as i64), Some("vendor")),
+                Some((v, value)) => {
+                    (sources.get(v.data_source_id), Some(value.round() as i64), Some("vendor"))
+                }
                 None => (internal(), computed, computed.map(|_| "computed")),
             };
             items.insert(
@@ -220,7 +246,8 @@ mod tests {
     fn baselines_need_a_week_and_a_floor_on_spread() {
         assert_eq!(baseline(&[50.0; 6]), None);
         assert_eq!(baseline(&[50.0; 7]), Some((50.0, 2.5)));
-        let (m, sd) = baseline(&[40.0, 60.0, 40.0, 60.0, 40.0, 60.0, 40.0, 60.0]).unwrap_or_default();
+        let (m, sd) =
+            baseline(&[40.0, 60.0, 40.0, 60.0, 40.0, 60.0, 40.0, 60.0]).unwrap_or_default();
         assert_eq!((m, sd), (50.0, 10.0));
     }
 
@@ -230,7 +257,13 @@ mod tests {
         let rhr_base = Some((60.0, 3.0));
         // On baseline, 8 hours at 90 % efficiency, SpO2 97 %:
         // 0.4·50 + 0.25·50 + 0.25·(0.7·100 + 0.3·90) + 0.1·87.5 = 20 + 12.5 + 24.25 + 8.75 = 65.5.
-        let day = Inputs { sleep_seconds: Some(28_800.0), efficiency: Some(90.0), rhr: Some(60.0), hrv: Some(50.0), spo2: Some(97.0) };
+        let day = Inputs {
+            sleep_seconds: Some(28_800.0),
+            efficiency: Some(90.0),
+            rhr: Some(60.0),
+            hrv: Some(50.0),
+            spo2: Some(97.0),
+        };
         assert_eq!(score(&day, base, rhr_base), Some(66));
         // HRV one sd up, resting heart rate one sd down: 70 and 70.
         // 0.4·70 + 0.25·70 + 24.25 + 8.75 = 78.5.

@@ -92,12 +92,15 @@ pub fn resolve(sessions: Vec<Sleep>, ranking: &Ranking) -> Vec<Sleep> {
         .iter()
         .map(|e| {
             !sessions.iter().any(|o| {
-                let overlap = (o.end_time.min(e.end_time) - o.start_time.max(e.start_time)).num_seconds();
-                let shorter = (o.end_time - o.start_time).min(e.end_time - e.start_time).num_seconds();
+                let overlap =
+                    (o.end_time.min(e.end_time) - o.start_time.max(e.start_time)).num_seconds();
+                let shorter =
+                    (o.end_time - o.start_time).min(e.end_time - e.start_time).num_seconds();
                 o.data_source_id != e.data_source_id
                     && overlap > 0
                     && overlap * 2 >= shorter
-                    && (ranking.rank(o.data_source_id), o.id) < (ranking.rank(e.data_source_id), e.id)
+                    && (ranking.rank(o.data_source_id), o.id)
+                        < (ranking.rank(e.data_source_id), e.id)
             })
         })
         .collect();
@@ -112,11 +115,15 @@ pub fn day(date: NaiveDate, sessions: &[Sleep], sources: &Sources) -> SleepDay {
     let night_sleep: i64 = nights.iter().map(|s| asleep(s)).sum();
     let nap_sleep: i64 = naps.iter().map(|s| asleep(s)).sum();
     let in_bed: Option<i64> = nights.iter().map(|s| s.in_bed_seconds.map(i64::from)).sum();
-    let minutes = |f: fn(&Sleep) -> Option<i32>| -> i64 { nights.iter().filter_map(|s| f(s)).map(i64::from).sum() };
+    let minutes = |f: fn(&Sleep) -> Option<i32>| -> i64 {
+        nights.iter().filter_map(|s| f(s)).map(i64::from).sum()
+    };
     let has_stages = nights.iter().any(|s| s.deep_minutes.is_some() || s.light_minutes.is_some());
     let interruptions = nights
         .iter()
-        .map(|s| s.stages.as_array().map(|a| a.iter().filter(|i| i["stage"] == "awake").count() as i64))
+        .map(|s| {
+            s.stages.as_array().map(|a| a.iter().filter(|i| i["stage"] == "awake").count() as i64)
+        })
         .sum::<Option<i64>>();
     let start = nights.iter().map(|s| s.start_time).min();
     let end = nights.iter().map(|s| s.end_time).max();
@@ -130,7 +137,9 @@ pub fn day(date: NaiveDate, sessions: &[Sleep], sources: &Sources) -> SleepDay {
         duration_minutes: night_sleep / 60,
         total_duration_minutes: (night_sleep + nap_sleep) / 60,
         time_in_bed_minutes: in_bed.filter(|_| !nights.is_empty()).map(|s| s / 60),
-        efficiency_percent: in_bed.filter(|b| *b > 0).map(|b| round1(night_sleep as f64 * 100.0 / b as f64)),
+        efficiency_percent: in_bed
+            .filter(|b| *b > 0)
+            .map(|b| round1(night_sleep as f64 * 100.0 / b as f64)),
         stages: has_stages.then(|| StageMinutes {
             awake: minutes(|s| s.awake_minutes),
             light: minutes(|s| s.light_minutes),
@@ -182,8 +191,11 @@ pub async fn nights(
     Ok(out)
 }
 
+/// An interval `[start, end)`.
+type Span = (DateTime<Utc>, DateTime<Utc>);
+
 /// The night's span of a day: first start to last end of its non-nap sessions.
-pub fn night_span(sessions: &[Sleep]) -> Option<(DateTime<Utc>, DateTime<Utc>)> {
+pub fn night_span(sessions: &[Sleep]) -> Option<Span> {
     let nights = sessions.iter().filter(|s| !s.is_nap);
     let start = nights.clone().map(|s| s.start_time).min()?;
     let end = nights.map(|s| s.end_time).max()?;
@@ -216,10 +228,16 @@ async fn sleep_summary(
     let mut data: Vec<SleepDay> = page.iter().map(|(d, s)| day(*d, s, &sources)).collect();
 
     // Physiology during each night, in one query for the page.
-    let spans: Vec<(usize, (DateTime<Utc>, DateTime<Utc>))> =
+    let spans: Vec<(usize, Span)> =
         page.iter().enumerate().filter_map(|(i, (_, s))| Some((i, night_span(s)?))).collect();
-    let ids = ["heart_rate", "heart_rate_variability_sdnn", "heart_rate_variability_rmssd", "respiratory_rate", "oxygen_saturation"]
-        .map(series);
+    let ids = [
+        "heart_rate",
+        "heart_rate_variability_sdnn",
+        "heart_rate_variability_rmssd",
+        "respiratory_rate",
+        "oxygen_saturation",
+    ]
+    .map(series);
     let intervals: Vec<_> = spans.iter().map(|(_, span)| *span).collect();
     let means = schema::summaries::means_over(&state.db, user_id, &ids, &intervals).await?;
     for (n, id, mean) in means {
