@@ -262,3 +262,56 @@ pub async fn counts(
         cycles: cycles.try_get(0)?,
     })
 }
+
+/// A stored sample of one of `series`, with its series.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SeriesReading {
+    pub series_type_id: i16,
+    pub reading: Reading,
+}
+
+/// The newest `limit` samples of `series` in `[from, to)` (either bound optional), from the
+/// given sources or any, newest first; and how many there are in all.
+#[allow(clippy::too_many_arguments)]
+pub async fn newest_readings(
+    db: &Db,
+    user_id: Uuid,
+    series: &[i16],
+    sources: Option<&[Uuid]>,
+    from: Option<DateTime<Utc>>,
+    to: Option<DateTime<Utc>>,
+    limit: i64,
+) -> Result<(Vec<SeriesReading>, i64)> {
+    let client = db.client().await?;
+    let filter = "user_id = $1 and series_type_id = any($2)
+                  and ($3::uuid[] is null or data_source_id = any($3))
+                  and ($4::timestamptz is null or ts >= $4)
+                  and ($5::timestamptz is null or ts < $5)";
+    let list = client
+        .prepare_cached(&format!(
+            "select ts, value, zone_offset, data_source_id, series_type_id from samples
+             where {filter} order by ts desc, series_type_id, data_source_id limit $6"
+        ))
+        .await?;
+    let count =
+        client.prepare_cached(&format!("select count(*) from samples where {filter}")).await?;
+    let sources = sources.map(<[Uuid]>::to_vec);
+    let rows = client.query(&list, &[&user_id, &series, &sources, &from, &to, &limit]).await?;
+    let total: i64 =
+        client.query_one(&count, &[&user_id, &series, &sources, &from, &to]).await?.try_get(0)?;
+    let readings = rows
+        .iter()
+        .map(|r| {
+            Ok(SeriesReading {
+                series_type_id: r.try_get(4)?,
+                reading: Reading {
+                    ts: r.try_get(0)?,
+                    value: r.try_get(1)?,
+                    zone_offset: r.try_get(2)?,
+                    data_source_id: r.try_get(3)?,
+                },
+            })
+        })
+        .collect::<Result<_>>()?;
+    Ok((readings, total))
+}

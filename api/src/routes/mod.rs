@@ -8,6 +8,7 @@ pub mod data_sources;
 pub mod event_types;
 pub mod events;
 pub mod health;
+pub mod health_scores;
 pub mod metrics;
 pub mod priorities;
 pub mod providers;

@@ -7,7 +7,7 @@ mod activity;
 mod body;
 mod data;
 mod recovery;
-mod sleep;
+pub mod sleep;
 
 use std::collections::{BTreeMap, HashMap};
 
