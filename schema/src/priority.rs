@@ -39,18 +39,27 @@ fn default_provider(p: &str) -> usize {
     DEFAULT_PROVIDERS.iter().position(|d| *d == p).unwrap_or(DEFAULT_PROVIDERS.len())
 }
 
+/// Own place, device type (scope, place), provider (scope, place), id.
+type SortKey = (usize, (u8, usize), (u8, usize), Uuid);
+
 /// Ranks a user's sources (0 = best) by the rule above.
 pub fn rank(sources: &[DataSource], global: &Priorities, user: &Priorities) -> HashMap<Uuid, i32> {
-    let mut keyed: Vec<((usize, usize, usize, Uuid), Uuid)> = sources
+    let mut keyed: Vec<(SortKey, Uuid)> = sources
         .iter()
         .map(|s| {
             let own = user.data_sources.iter().position(|id| *id == s.id).unwrap_or(usize::MAX);
+            // A place in the user's list beats any in the deployment's, which beats the
+            // built-in order.
             let device = position(&user.device_types, s.device_type.as_deref())
-                .or_else(|| position(&global.device_types, s.device_type.as_deref()))
-                .unwrap_or_else(|| 1000 + default_device(s.device_type.as_deref()));
+                .map(|p| (0, p))
+                .or_else(|| {
+                    position(&global.device_types, s.device_type.as_deref()).map(|p| (1, p))
+                })
+                .unwrap_or_else(|| (2, default_device(s.device_type.as_deref())));
             let provider = position(&user.providers, Some(&s.provider))
-                .or_else(|| position(&global.providers, Some(&s.provider)))
-                .unwrap_or_else(|| 1000 + default_provider(&s.provider));
+                .map(|p| (0, p))
+                .or_else(|| position(&global.providers, Some(&s.provider)).map(|p| (1, p)))
+                .unwrap_or_else(|| (2, default_provider(&s.provider)));
             // Ids are time-ordered (UUIDv7): the first seen sorts first.
             ((own, device, provider, s.id), s.id)
         })
@@ -182,5 +191,11 @@ mod tests {
         let u = Priorities { providers: vec!["google".into()], ..Default::default() };
         let r = rank(&sources, &none, &u);
         assert!(r[&Uuid::from_u128(5)] < r[&Uuid::from_u128(2)]);
+        // A user's device order beats the deployment's, even at the same place in each list.
+        let g = Priorities { device_types: vec!["phone".into()], ..Default::default() };
+        let u = Priorities { device_types: vec!["ring".into()], ..Default::default() };
+        let r = rank(&sources, &g, &u);
+        assert_eq!(r[&Uuid::from_u128(3)], 0);
+        assert_eq!(r[&Uuid::from_u128(1)], 1);
     }
 }

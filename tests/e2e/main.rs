@@ -8,6 +8,7 @@ mod auth;
 mod binary;
 mod catalogues;
 mod events;
+mod health_scores;
 mod import;
 mod jobs;
 mod sdk_sync;

@@ -133,7 +133,7 @@ async fn activity_per_local_day_one_source_per_metric() {
 }
 
 /// A user in Tokyo (+09:00): the night of 03-10 ends on local 03-11 but UTC 03-10.
-fn tokyo_night() -> Vec<Value> {
+pub fn tokyo_night() -> Vec<Value> {
     let mut items = sleep(
         &[
             ("light", "2026-03-10T14:00:00Z", "2026-03-10T17:00:00Z"),
