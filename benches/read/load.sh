@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Read benchmark against the data set of generate.sh: wrk with 50 connections (50 concurrent
+# readers) for DURATION seconds on each of a 100-point timeseries page, a 30-day activity
+# summary and a 30-day sleep summary; then a full cursor walk of one user's year of heart rate.
+#
+#   benches/read/generate.sh   # once
+#   benches/read/load.sh       # DURATION=30 CONNECTIONS=50 by default
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+DURATION=${DURATION:-30}
+CONNECTIONS=${CONNECTIONS:-50}
+PORT=${PORT:-8091}
+DB=${DB:-wearhouse_bench}
+MODES=${MODES:-timeseries activity sleep}
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/wearhouse/target}
+PG="postgres://postgres:postgres@127.0.0.1:5432"
+trap 'kill $(jobs -p) 2>/dev/null || true' EXIT
+
+command -v wrk >/dev/null || { sudo=""; [ "$(id -u)" -eq 0 ] || sudo=sudo; $sudo apt-get install -y -qq wrk >/dev/null; }
+cargo build --release --quiet --bin wearhouse
+export DATABASE_URL="$PG/$DB" REDIS_KEY_PREFIX="wearhouse_read_$$" ADMIN_EMAIL=read@example.com \
+  ADMIN_PASSWORD=read-bench-password RUST_LOG=warn DATABASE_POOL_SIZE=${POOL:-16}
+"$CARGO_TARGET_DIR/release/wearhouse" serve --bind "127.0.0.1:$PORT" &
+for _ in $(seq 1 100); do curl -sf "127.0.0.1:$PORT/health" >/dev/null && break; sleep 0.1; done
+token=$(curl -sf -d "username=$ADMIN_EMAIL" -d "password=$ADMIN_PASSWORD" "127.0.0.1:$PORT/api/v1/auth/login" \
+  | python3 -c 'import json,sys; print(json.load(sys.stdin)["access_token"])')
+KEY=$(curl -sf -H "Authorization: Bearer $token" -H 'content-type: application/json' -d '{"name":"read"}' \
+  "127.0.0.1:$PORT/api/v1/developer/api-keys" | python3 -c 'import json,sys; print(json.load(sys.stdin)["key"])')
+USERS=$(psql -tA "$PG/$DB" -c "select count(*) from users")
+export KEY USERS
+
+for mode in $MODES; do
+  echo "== $mode: $CONNECTIONS readers, ${DURATION}s (after a 10 s warm-up)"
+  MODE=$mode wrk -t2 -c"$CONNECTIONS" -d10s -s benches/read/read.lua "http://127.0.0.1:$PORT" >/dev/null
+  MODE=$mode wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" -s benches/read/read.lua "http://127.0.0.1:$PORT" \
+    | sed -n '/^requests:/,$p'
+done
+[ "${WALK:-1}" = 0 ] || python3 benches/read/walk.py --port "$PORT" --key "$KEY"
