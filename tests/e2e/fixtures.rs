@@ -94,3 +94,15 @@ pub fn body(records: Vec<Value>, workouts: Vec<Value>, sleep: Vec<Value>) -> Str
 pub async fn push(app: &TestApp, user: &str, key: &Auth, records: Vec<Value>) {
     app.sync_and_wait(user, key, &body(records, vec![], vec![])).await;
 }
+
+/// Deletes the first-listed sleep session starting on `day` (the best-ranked copy of the night)
+/// and returns the device type of its source.
+pub async fn delete_night(app: &TestApp, key: &Auth, user: &str, day: &str) -> String {
+    let path = format!("/api/v1/users/{user}/events/sleep?start_date={day}&end_date={day}");
+    let night = app.get(&path, key).await;
+    let id = night.body["data"][0]["id"].as_str().unwrap_or("").to_string();
+    let path = format!("/api/v1/users/{user}/events/sleep/{id}");
+    let r = app.call(reqwest::Method::DELETE, &path, key, None).await;
+    assert_eq!(r.status, 204, "{}", r.body);
+    night.body["data"][0]["source"]["device_type"].as_str().unwrap_or("").to_string()
+}

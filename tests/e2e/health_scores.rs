@@ -3,7 +3,7 @@
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::fixtures::body;
+use crate::fixtures::{body, delete_night};
 use crate::summaries::tokyo_night;
 use crate::util::{Auth, TestApp};
 
@@ -92,17 +92,7 @@ async fn sleep_score_computed_and_vendor_scores_listed_newest_first() {
     assert_eq!(p["pagination"]["total_count"], 1);
 
     // Deleting the watch's night: the ring's copy is scored instead (its own stages).
-    let night = app
-        .get(
-            &format!("/api/v1/users/{user}/events/sleep?start_date=2026-03-10&end_date=2026-03-10"),
-            &key,
-        )
-        .await;
-    let id = night.body["data"][0]["id"].as_str().unwrap_or("").to_string();
-    let r = app
-        .call(Method::DELETE, &format!("/api/v1/users/{user}/events/sleep/{id}"), &key, None)
-        .await;
-    assert_eq!(r.status, 204);
+    assert_eq!(delete_night(&app, &key, &user, "2026-03-10").await, "watch");
     let p = scores(&app, &key, &user, "category=sleep").await;
     assert_ne!(p["data"][0]["id"], sleep_id);
     // The ring saw only light sleep: restoration 0.

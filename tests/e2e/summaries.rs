@@ -241,23 +241,7 @@ async fn sleep_by_wake_up_day_and_recovery_computed_from_stored_data() {
     r.assert_invalid(&["query", "limit"], "greater_than_equal");
 
     // Deleting the watch's night: the ring's copy takes its place.
-    let night = app
-        .get(
-            &format!("/api/v1/users/{user}/events/sleep?start_date=2026-03-10&end_date=2026-03-10"),
-            &key,
-        )
-        .await;
-    let id = night.body["data"][0]["id"].as_str().unwrap_or("").to_string();
-    assert_eq!(night.body["data"][0]["source"]["device_type"], "watch");
-    let r = app
-        .call(
-            reqwest::Method::DELETE,
-            &format!("/api/v1/users/{user}/events/sleep/{id}"),
-            &key,
-            None,
-        )
-        .await;
-    assert_eq!(r.status, 204);
+    assert_eq!(crate::fixtures::delete_night(&app, &key, &user, "2026-03-10").await, "watch");
     let p = get(&app, &key, &user, "sleep?start_date=2026-03-11&end_date=2026-03-11").await;
     assert_eq!(p["data"][0]["source"]["device_type"], "ring");
     assert_eq!(p["data"][0]["duration_minutes"], 470);
