@@ -134,7 +134,9 @@ async fn ensure_admin(db: &schema::Db, config: &ApiConfig) -> Result<(), StartEr
 /// The whole HTTP application.
 pub fn router(state: AppState) -> Router {
     let (api, doc) = openapi::router(state.config.direct_upload_max_bytes).split_for_parts();
-    api.merge(openapi::docs(doc))
+    // `route_layer`: only matched routes are timed, after routing has named their pattern.
+    api.route_layer(axum::middleware::from_fn(routes::metrics::track))
+        .merge(openapi::docs(doc))
         .merge(routes::static_files::router())
         .layer(TraceLayer::new_for_http())
         .with_state(state)

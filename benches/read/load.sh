@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Read benchmark against the data set of generate.sh: wrk with 50 connections (50 concurrent
 # readers) for DURATION seconds on each of a 100-point timeseries page, a 30-day activity
-# summary and a 30-day sleep summary; then a full cursor walk of one user's year of heart rate.
+# summary and a 30-day sleep summary (saturation: latency there is queueing); then the same
+# reads paced at fixed rates by 50 readers (examples/read_load.rs); then a full cursor walk of
+# one user's year of heart rate.
 #
 #   benches/read/generate.sh   # once
 #   benches/read/load.sh       # DURATION=30 CONNECTIONS=50 by default
@@ -17,7 +19,7 @@ PG="postgres://postgres:postgres@127.0.0.1:5432"
 trap 'kill $(jobs -p) 2>/dev/null || true' EXIT
 
 command -v wrk >/dev/null || { sudo=""; [ "$(id -u)" -eq 0 ] || sudo=sudo; $sudo apt-get install -y -qq wrk >/dev/null; }
-cargo build --release --quiet --bin wearhouse
+cargo build --release --quiet --bin wearhouse --example read_load
 export DATABASE_URL="$PG/$DB" REDIS_KEY_PREFIX="wearhouse_read_$$" ADMIN_EMAIL=read@example.com \
   ADMIN_PASSWORD=read-bench-password RUST_LOG=warn DATABASE_POOL_SIZE=${POOL:-16}
 "$CARGO_TARGET_DIR/release/wearhouse" serve --bind "127.0.0.1:$PORT" &
@@ -34,5 +36,15 @@ for mode in $MODES; do
   MODE=$mode wrk -t2 -c"$CONNECTIONS" -d10s -s benches/read/read.lua "http://127.0.0.1:$PORT" >/dev/null
   MODE=$mode wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" -s benches/read/read.lua "http://127.0.0.1:$PORT" \
     | sed -n '/^requests:/,$p'
+  # Server-side quantiles of the last 30 s, from the service's own histogram.
+  curl -s "127.0.0.1:$PORT/metrics" | grep 'wearhouse_http_request_duration_seconds{' \
+    | grep -E "route=\"[^\"]*(timeseries|summaries/$mode)\"" | grep -E 'quantile="0.(5|9|99)"' \
+    | sed -E 's/.*quantile="([0-9.]+)"} ([0-9.e-]+)/server-side p\1: \2 s/'
+done
+# Paced (open-loop) runs: 50 readers at a fixed total rate, latency counted from when each
+# request was due.
+for run in ${PACED-timeseries:400 activity:1000 sleep:100}; do
+  "$CARGO_TARGET_DIR/release/examples/read_load" --port "$PORT" --key "$KEY" --users "$USERS" \
+    --readers "$CONNECTIONS" --seconds "$DURATION" --mode "${run%%:*}" --rate "${run##*:}"
 done
 [ "${WALK:-1}" = 0 ] || python3 benches/read/walk.py --port "$PORT" --key "$KEY"

@@ -54,12 +54,20 @@ const COLUMNS: &str =
 
 /// A user's data sources ordered by provider and device model.
 pub async fn list_for_user(db: &Db, user_id: Uuid) -> Result<Vec<DataSource>> {
-    let client = db.client().await?;
+    list_with(&db.client().await?, user_id).await
+}
+
+/// `list_for_user` on a given connection, with the statement prepared once per connection.
+pub async fn list_with(
+    client: &deadpool_postgres::Client,
+    user_id: Uuid,
+) -> Result<Vec<DataSource>> {
     let sql = format!(
         "select {COLUMNS} from data_sources where user_id = $1
          order by provider, device_model nulls last, source nulls last, id"
     );
-    client.query(&sql, &[&user_id]).await?.iter().map(from_row).collect()
+    let statement = client.prepare_cached(&sql).await?;
+    client.query(&statement, &[&user_id]).await?.iter().map(from_row).collect()
 }
 
 /// The identity the table derives (`device_model|source`), as the unique key sees it.

@@ -77,18 +77,21 @@ async fn load(client: &impl GenericClient, user: Option<Uuid>) -> Result<Priorit
         .await?;
     let mut p = Priorities::default();
     for r in rows {
-        let (kind, key): (String, String) = (r.try_get(0)?, r.try_get(1)?);
-        match kind.as_str() {
-            "provider" => p.providers.push(key),
-            "device_type" => p.device_types.push(key),
-            _ => {
-                if let Ok(id) = Uuid::parse_str(&key) {
-                    p.data_sources.push(id);
-                }
+        push(&mut p, &r.try_get::<_, String>(0)?, r.try_get(1)?);
+    }
+    Ok(p)
+}
+
+fn push(p: &mut Priorities, kind: &str, key: String) {
+    match kind {
+        "provider" => p.providers.push(key),
+        "device_type" => p.device_types.push(key),
+        _ => {
+            if let Ok(id) = Uuid::parse_str(&key) {
+                p.data_sources.push(id);
             }
         }
     }
-    Ok(p)
 }
 
 pub async fn global(db: &Db) -> Result<Priorities> {
@@ -123,8 +126,24 @@ pub async fn set(db: &Db, user: Option<Uuid>, p: &Priorities) -> Result<()> {
 
 /// A user's sources with their ranks, best first: `(source, rank)`.
 pub async fn ranked_sources(db: &Db, user_id: Uuid) -> Result<Vec<(DataSource, i32)>> {
-    let sources = crate::data_sources::list_for_user(db, user_id).await?;
-    let (g, u) = (global(db).await?, for_user(db, user_id).await?);
+    // One connection, both statements in flight at once: this runs before every read.
+    let client = db.client().await?;
+    let statement = client
+        .prepare_cached(
+            "select user_id is null, kind, key from source_priorities
+             where user_id is null or user_id = $1 order by kind, rank",
+        )
+        .await?;
+    let (sources, rows) =
+        tokio::try_join!(crate::data_sources::list_with(&client, user_id), async {
+            Ok(client.query(&statement, &[&user_id]).await?)
+        },)?;
+    let (mut g, mut u) = (Priorities::default(), Priorities::default());
+    for r in rows {
+        let (global, kind, key): (bool, String, String) =
+            (r.try_get(0)?, r.try_get(1)?, r.try_get(2)?);
+        push(if global { &mut g } else { &mut u }, &kind, key);
+    }
     let ranks = rank(&sources, &g, &u);
     let mut out: Vec<(DataSource, i32)> = sources
         .into_iter()

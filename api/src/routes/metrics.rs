@@ -3,9 +3,13 @@
 
 use std::sync::OnceLock;
 
-use axum::extract::State;
+use std::time::Instant;
+
+use axum::extract::{MatchedPath, Request, State};
 use axum::http::header;
+use axum::middleware::Next;
 use axum::response::IntoResponse;
+use axum::response::Response;
 use chrono::Utc;
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 use utoipa_axum::router::OpenApiRouter;
@@ -23,7 +27,12 @@ static HANDLE: OnceLock<Option<PrometheusHandle>> = OnceLock::new();
 pub fn recorder() -> Option<&'static PrometheusHandle> {
     HANDLE
         .get_or_init(|| {
-            let handle = PrometheusBuilder::new().install_recorder().ok()?;
+            // Quantiles over the last 30 seconds (three rolling 10 s buckets).
+            let handle = PrometheusBuilder::new()
+                .set_bucket_duration(std::time::Duration::from_secs(10))
+                .ok()?
+                .install_recorder()
+                .ok()?;
             describe();
             Some(handle)
         })
@@ -45,10 +54,29 @@ fn describe() {
         "Items dropped by the pipeline, by reason"
     );
     metrics::describe_gauge!("wearhouse_queue_depth", "Batches accepted and not yet processed");
+    metrics::describe_histogram!(
+        "wearhouse_http_request_duration_seconds",
+        metrics::Unit::Seconds,
+        "Time from a request's arrival to its response, by route (quantiles of the last 30 s)"
+    );
     metrics::describe_gauge!(
         "wearhouse_queue_oldest_age_seconds",
         "Age of the oldest unprocessed batch"
     );
+}
+
+/// Middleware: the server-side duration of every routed request, by method and route pattern
+/// (never the raw path, which would make one series per user).
+pub async fn track(request: Request, next: Next) -> Response {
+    let route = request.extensions().get::<MatchedPath>().map(|p| p.as_str().to_string());
+    let method = request.method().to_string();
+    let started = Instant::now();
+    let response = next.run(request).await;
+    if let Some(route) = route {
+        metrics::histogram!("wearhouse_http_request_duration_seconds", "method" => method, "route" => route)
+            .record(started.elapsed().as_secs_f64());
+    }
+    response
 }
 
 /// Renders every metric, after refreshing the queue gauges.
@@ -59,7 +87,12 @@ pub async fn render(db: &schema::Db) -> String {
             oldest.map(|t| (Utc::now() - t).num_milliseconds() as f64 / 1000.0).unwrap_or(0.0);
         metrics::gauge!("wearhouse_queue_oldest_age_seconds").set(age.max(0.0));
     }
-    recorder().map(PrometheusHandle::render).unwrap_or_default()
+    recorder()
+        .map(|h| {
+            h.run_upkeep();
+            h.render()
+        })
+        .unwrap_or_default()
 }
 
 #[utoipa::path(get, path = "/metrics", tag = "health",

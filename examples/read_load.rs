@@ -1,0 +1,141 @@
+//! Paced read load: `--readers` concurrent readers together send `--rate` requests a second
+//! for `--seconds`, each reader on its own fixed schedule (open loop). A request's latency is
+//! measured from the moment it was *due*, so a slow answer that delays the next request is
+//! counted against the service, not hidden (no coordinated omission). Complements `wrk`, which
+//! only measures at saturation, where latency is queueing by construction.
+//!
+//!     cargo run --release --example read_load -- --port 8091 --key <api key> \
+//!         --mode timeseries|activity|sleep --rate 300 [--readers 50] [--seconds 30] [--users 10000]
+
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
+
+struct Args {
+    port: u16,
+    key: String,
+    mode: String,
+    rate: f64,
+    readers: usize,
+    seconds: u64,
+    users: u64,
+}
+
+fn args() -> Result<Args, String> {
+    let mut a = Args {
+        port: 8091,
+        key: String::new(),
+        mode: "timeseries".into(),
+        rate: 200.0,
+        readers: 50,
+        seconds: 30,
+        users: 10_000,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        let value = it.next().ok_or(format!("{flag} needs a value"))?;
+        let bad = |e: &dyn std::fmt::Display| format!("{flag}: {e}");
+        match flag.as_str() {
+            "--port" => a.port = value.parse().map_err(|e| bad(&e))?,
+            "--key" => a.key = value,
+            "--mode" => a.mode = value,
+            "--rate" => a.rate = value.parse().map_err(|e| bad(&e))?,
+            "--readers" => a.readers = value.parse().map_err(|e| bad(&e))?,
+            "--seconds" => a.seconds = value.parse().map_err(|e| bad(&e))?,
+            "--users" => a.users = value.parse().map_err(|e| bad(&e))?,
+            _ => return Err(format!("unknown flag {flag}")),
+        }
+    }
+    Ok(a)
+}
+
+/// A small deterministic generator per reader (xorshift): the same requests every run.
+fn next(state: &mut u64) -> u64 {
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    *state
+}
+
+/// A random read of the generated data set (`benches/read/generate.sh`), as `read.lua` makes.
+fn path(mode: &str, users: u64, rng: &mut u64) -> String {
+    let user = format!("00000000-0000-4000-8000-{:012x}", 6 + next(rng) % (users - 5));
+    let year0 = DateTime::<Utc>::from_timestamp(1_761_955_200, 0).unwrap_or_default(); // 2025-11-01
+    let start = year0 + chrono::Duration::days((next(rng) % 331) as i64);
+    let day = |d: DateTime<Utc>| d.format("%Y-%m-%d").to_string();
+    match mode {
+        "timeseries" => format!(
+            "/api/v1/users/{user}/timeseries?types=heart_rate&limit=100&start_time={}T00:00:00Z&end_time={}T00:00:00Z",
+            day(start),
+            day(start + chrono::Duration::days(30))
+        ),
+        summary => format!(
+            "/api/v1/users/{user}/summaries/{summary}?limit=100&start_date={}&end_date={}",
+            day(start),
+            day(start + chrono::Duration::days(29))
+        ),
+    }
+}
+
+#[tokio::main]
+async fn main() -> Result<(), String> {
+    let a = args()?;
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(a.readers)
+        .build()
+        .map_err(|e| e.to_string())?;
+    let interval = Duration::from_secs_f64(a.readers as f64 / a.rate);
+    let count = (a.rate * a.seconds as f64 / a.readers as f64).ceil() as usize;
+    let start = Instant::now() + Duration::from_millis(200);
+    let mut tasks = Vec::new();
+    for r in 0..a.readers {
+        let (client, key, mode) = (client.clone(), a.key.clone(), a.mode.clone());
+        let base = format!("http://127.0.0.1:{}", a.port);
+        let users = a.users;
+        // Readers start spread over one interval, not all at once.
+        let offset = interval.mul_f64(r as f64 / a.readers as f64);
+        tasks.push(tokio::spawn(async move {
+            let mut rng = 0x9E37_79B9_7F4A_7C15u64 ^ (r as u64 + 1).wrapping_mul(0xA076_1D64);
+            let mut out: Vec<(f64, bool)> = Vec::with_capacity(count);
+            for i in 0..count {
+                let due = start + offset + interval * i as u32;
+                tokio::time::sleep_until(due.into()).await;
+                let url = format!("{base}{}", path(&mode, users, &mut rng));
+                let ok = match client.get(url).header("X-Service-API-Key", &key).send().await {
+                    Ok(resp) => resp.status().is_success() && resp.bytes().await.is_ok(),
+                    Err(_) => false,
+                };
+                out.push((due.elapsed().as_secs_f64() * 1000.0, ok));
+            }
+            out
+        }));
+    }
+    let mut latencies = Vec::new();
+    let mut failed = 0;
+    for t in tasks {
+        for (ms, ok) in t.await.map_err(|e| e.to_string())? {
+            latencies.push(ms);
+            failed += usize::from(!ok);
+        }
+    }
+    let took = start.elapsed().as_secs_f64();
+    latencies.sort_by(f64::total_cmp);
+    let q = |p: f64| latencies[((latencies.len() as f64 * p) as usize).min(latencies.len() - 1)];
+    println!(
+        "{} {} requests by {} readers at {:.0}/s offered ({:.0}/s done), failed: {failed}",
+        latencies.len(),
+        a.mode,
+        a.readers,
+        a.rate,
+        latencies.len() as f64 / took
+    );
+    println!(
+        "p50 {:.2} ms  p90 {:.2} ms  p99 {:.2} ms  p99.9 {:.2} ms  max {:.2} ms",
+        q(0.50),
+        q(0.90),
+        q(0.99),
+        q(0.999),
+        q(1.0)
+    );
+    Ok(())
+}
