@@ -75,6 +75,14 @@ pub struct Settings {
     #[arg(long, env = "OUTGOING_WEBHOOKS_ENABLED", global = true, default_value_t = false, action = clap::ArgAction::Set)]
     pub outgoing_webhooks_enabled: bool,
 
+    /// Development only: allow plain-http webhook URLs to loopback addresses.
+    #[arg(long, env = "WEBHOOKS_ALLOW_HTTP_LOOPBACK", global = true, default_value_t = false, action = clap::ArgAction::Set)]
+    pub webhooks_allow_http_loopback: bool,
+
+    /// Allow webhook targets at private, loopback or link-local addresses.
+    #[arg(long, env = "WEBHOOKS_ALLOW_PRIVATE_TARGETS", global = true, default_value_t = false, action = clap::ArgAction::Set)]
+    pub webhooks_allow_private_targets: bool,
+
     /// Where `wearhouse worker` serves /metrics (the API serves its own); unset: nowhere.
     #[arg(long, env = "METRICS_BIND", global = true)]
     pub metrics_bind: Option<SocketAddr>,
@@ -160,6 +168,10 @@ impl Settings {
             bucket_events_secret: self.s3.bucket_events_secret.clone().filter(|s| !s.is_empty()),
             direct_upload_max_bytes: self.s3.direct_upload_max_bytes,
             events: self.outgoing_webhooks_enabled,
+            webhook_targets: api::webhook_url::TargetRules {
+                allow_http_loopback: self.webhooks_allow_http_loopback,
+                allow_private: self.webhooks_allow_private_targets,
+            },
         }
     }
 

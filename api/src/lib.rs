@@ -10,6 +10,7 @@ pub mod routes;
 pub mod security;
 pub mod source;
 pub mod validate;
+pub mod webhook_url;
 
 use std::sync::Arc;
 
@@ -40,8 +41,11 @@ pub struct ApiConfig {
     /// Shared secret of the bucket-event endpoint; `None`: off.
     pub bucket_events_secret: Option<String>,
     pub direct_upload_max_bytes: usize,
-    /// Whether webhook events are written (for imports the API queues itself).
+    /// Whether webhook events are written (for imports the API queues itself), and outgoing
+    /// webhooks are on.
     pub events: bool,
+    /// Which webhook URLs are accepted.
+    pub webhook_targets: webhook_url::TargetRules,
 }
 
 /// Which event dispatches the processing of an uploaded export. Only the configured one does,

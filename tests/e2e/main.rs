@@ -16,3 +16,4 @@ mod sdk_tokens;
 mod summaries;
 mod timeseries;
 mod users;
+mod webhooks;

@@ -19,6 +19,7 @@ pub mod summaries;
 pub mod sync_status;
 pub mod timeseries;
 pub mod users;
+pub mod webhook_endpoints;
 pub mod xml_import;
 
 use uuid::Uuid;

@@ -1,0 +1,147 @@
+//! Webhook endpoints: where events are delivered, what each receives, and its signing secret.
+
+use chrono::{DateTime, Utc};
+use tokio_postgres::Row;
+use uuid::Uuid;
+
+use crate::{Db, Result};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Endpoint {
+    pub id: String,
+    pub url: String,
+    pub description: String,
+    pub filter_types: Option<Vec<String>>,
+    pub user_id: Option<Uuid>,
+    pub secret: String,
+    pub previous_secret: Option<String>,
+    pub previous_expires_at: Option<DateTime<Utc>>,
+    pub disabled_at: Option<DateTime<Utc>>,
+    pub disabled_reason: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+const COLUMNS: &str = "id, url, description, filter_types, user_id, secret, previous_secret,
+    previous_expires_at, disabled_at, disabled_reason, created_at, updated_at";
+
+fn from_row(r: &Row) -> Result<Endpoint> {
+    Ok(Endpoint {
+        id: r.try_get(0)?,
+        url: r.try_get(1)?,
+        description: r.try_get(2)?,
+        filter_types: r.try_get(3)?,
+        user_id: r.try_get(4)?,
+        secret: r.try_get(5)?,
+        previous_secret: r.try_get(6)?,
+        previous_expires_at: r.try_get(7)?,
+        disabled_at: r.try_get(8)?,
+        disabled_reason: r.try_get(9)?,
+        created_at: r.try_get(10)?,
+        updated_at: r.try_get(11)?,
+    })
+}
+
+/// What an endpoint is created with.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NewEndpoint {
+    pub url: String,
+    pub description: String,
+    pub filter_types: Option<Vec<String>>,
+    pub user_id: Option<Uuid>,
+    pub secret: String,
+}
+
+pub async fn insert(db: &Db, e: &NewEndpoint) -> Result<Endpoint> {
+    let client = db.client().await?;
+    let id = format!("ep_{}", Uuid::now_v7().simple());
+    let row = client
+        .query_one(
+            &format!(
+                "insert into webhook_endpoints (id, url, description, filter_types, user_id, secret)
+                 values ($1, $2, $3, $4, $5, $6) returning {COLUMNS}"
+            ),
+            &[&id, &e.url, &e.description, &e.filter_types, &e.user_id, &e.secret],
+        )
+        .await?;
+    from_row(&row)
+}
+
+/// Every endpoint, oldest first.
+pub async fn list(db: &Db) -> Result<Vec<Endpoint>> {
+    let client = db.client().await?;
+    let rows =
+        client.query(&format!("select {COLUMNS} from webhook_endpoints order by id"), &[]).await?;
+    rows.iter().map(from_row).collect()
+}
+
+pub async fn get(db: &Db, id: &str) -> Result<Option<Endpoint>> {
+    let client = db.client().await?;
+    let row = client
+        .query_opt(&format!("select {COLUMNS} from webhook_endpoints where id = $1"), &[&id])
+        .await?;
+    row.as_ref().map(from_row).transpose()
+}
+
+/// Changes to an endpoint; `None` leaves a field as it is (`Some(None)` clears a nullable one).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EndpointPatch {
+    pub url: Option<String>,
+    pub description: Option<String>,
+    pub filter_types: Option<Option<Vec<String>>>,
+    pub user_id: Option<Option<Uuid>>,
+}
+
+pub async fn update(db: &Db, id: &str, p: &EndpointPatch) -> Result<Option<Endpoint>> {
+    let client = db.client().await?;
+    let row = client
+        .query_opt(
+            &format!(
+                "update webhook_endpoints set
+                     url = coalesce($2, url),
+                     description = coalesce($3, description),
+                     filter_types = case when $4 then $5 else filter_types end,
+                     user_id = case when $6 then $7 else user_id end,
+                     updated_at = now()
+                 where id = $1 returning {COLUMNS}"
+            ),
+            &[
+                &id,
+                &p.url,
+                &p.description,
+                &p.filter_types.is_some(),
+                &p.filter_types.clone().flatten(),
+                &p.user_id.is_some(),
+                &p.user_id.flatten(),
+            ],
+        )
+        .await?;
+    row.as_ref().map(from_row).transpose()
+}
+
+/// Deletes an endpoint with its delivery history; `false` when there was none.
+pub async fn delete(db: &Db, id: &str) -> Result<bool> {
+    let client = db.client().await?;
+    Ok(client.execute("delete from webhook_endpoints where id = $1", &[&id]).await? > 0)
+}
+
+/// Replaces the secret; the old one keeps signing alongside until `old_until`.
+pub async fn rotate_secret(
+    db: &Db,
+    id: &str,
+    secret: &str,
+    old_until: DateTime<Utc>,
+) -> Result<Option<Endpoint>> {
+    let client = db.client().await?;
+    let row = client
+        .query_opt(
+            &format!(
+                "update webhook_endpoints set previous_secret = secret, previous_expires_at = $3,
+                     secret = $2, updated_at = now()
+                 where id = $1 returning {COLUMNS}"
+            ),
+            &[&id, &secret, &old_until],
+        )
+        .await?;
+    row.as_ref().map(from_row).transpose()
+}
