@@ -4,8 +4,6 @@
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use base64::Engine;
-use base64::engine::general_purpose::STANDARD;
 use chrono::{DateTime, Duration, Utc};
 use schema::webhook_endpoints::{Endpoint, EndpointPatch, NewEndpoint};
 use serde::{Deserialize, Deserializer, Serialize};
@@ -115,11 +113,6 @@ pub fn enabled(state: &AppState) -> ApiResult<()> {
     }
 }
 
-pub fn new_secret() -> String {
-    let bytes: Vec<u8> = (0..32).map(|_| rand::random::<u8>()).collect();
-    format!("whsec_{}", STANDARD.encode(bytes))
-}
-
 fn not_found(id: &str) -> ApiError {
     ApiError::not_found(format!("Webhook endpoint with ID: {id} not found."))
 }
@@ -191,7 +184,7 @@ async fn create_endpoint(
         description,
         filter_types: body.filter_types,
         user_id: body.user_id,
-        secret: new_secret(),
+        secret: webhooks::sign::new_secret(),
     };
     let e = schema::webhook_endpoints::insert(&state.db, &new).await?;
     tracing::info!(endpoint = %e.id, developer = %dev.id, "created webhook endpoint");
@@ -289,9 +282,14 @@ async fn rotate_secret(
 ) -> ApiResult<Json<SecretOut>> {
     enabled(&state)?;
     let until = Utc::now() + Duration::hours(OLD_SECRET_HOURS);
-    let e = schema::webhook_endpoints::rotate_secret(&state.db, &id, &new_secret(), until)
-        .await?
-        .ok_or_else(|| not_found(&id))?;
+    let e = schema::webhook_endpoints::rotate_secret(
+        &state.db,
+        &id,
+        &webhooks::sign::new_secret(),
+        until,
+    )
+    .await?
+    .ok_or_else(|| not_found(&id))?;
     tracing::info!(endpoint = %id, developer = %dev.id, "rotated webhook secret");
     Ok(Json(SecretOut { key: e.secret }))
 }

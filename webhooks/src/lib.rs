@@ -1,0 +1,7 @@
+//! Outgoing webhooks, built on PostgreSQL and Redis without an external webhook service:
+//! Standard Webhooks signing (`sign`), the Svix retry schedule (`schedule`) and which
+//! endpoints receive an event (`fanout`). The sender that uses them runs in the worker.
+
+pub mod fanout;
+pub mod schedule;
+pub mod sign;
