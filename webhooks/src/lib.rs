@@ -1,7 +1,9 @@
 //! Outgoing webhooks, built on PostgreSQL and Redis without an external webhook service:
-//! Standard Webhooks signing (`sign`), the Svix retry schedule (`schedule`) and which
-//! endpoints receive an event (`fanout`). The sender that uses them runs in the worker.
+//! Standard Webhooks signing (`sign`), the Svix retry schedule (`schedule`), timeseries
+//! chunking (`chunk`) and which endpoints receive an event (`fanout`). The sender that uses
+//! them runs in the worker.
 
+pub mod chunk;
 pub mod fanout;
 pub mod schedule;
 pub mod sign;
