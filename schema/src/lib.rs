@@ -28,6 +28,7 @@ pub mod timeseries;
 pub mod uploads;
 pub mod users;
 pub mod webhook_endpoints;
+pub mod webhook_messages;
 pub mod workouts;
 pub mod zone;
 

@@ -16,4 +16,5 @@ mod sdk_tokens;
 mod summaries;
 mod timeseries;
 mod users;
+mod webhook_dispatch;
 mod webhooks;

@@ -4,6 +4,7 @@
 //! them runs in the worker.
 
 pub mod chunk;
+pub mod dispatch;
 pub mod fanout;
 pub mod schedule;
 pub mod sign;

@@ -1,0 +1,125 @@
+//! Webhook messages: what the dispatcher makes of outbox events, and the deliveries each owes.
+
+use chrono::{DateTime, Utc};
+use deadpool_postgres::GenericClient;
+use serde_json::Value;
+use uuid::Uuid;
+
+use crate::Result;
+
+/// An outbox event not yet turned into messages.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OutboxEvent {
+    pub id: i64,
+    pub event_type: String,
+    pub user_id: Uuid,
+    pub payload: Value,
+}
+
+/// Up to `limit` undispatched events, oldest first, locked for this transaction (another
+/// dispatcher skips them).
+pub async fn claim_outbox(client: &impl GenericClient, limit: i64) -> Result<Vec<OutboxEvent>> {
+    let statement = client
+        .prepare_cached(
+            "select id, event_type, user_id, payload from outbox where dispatched_at is null
+             order by id limit $1 for update skip locked",
+        )
+        .await?;
+    let rows = client.query(&statement, &[&limit]).await?;
+    rows.iter()
+        .map(|r| {
+            Ok(OutboxEvent {
+                id: r.try_get(0)?,
+                event_type: r.try_get(1)?,
+                user_id: r.try_get(2)?,
+                payload: r.try_get(3)?,
+            })
+        })
+        .collect()
+}
+
+pub async fn mark_dispatched(client: &impl GenericClient, ids: &[i64]) -> Result<()> {
+    client.execute("update outbox set dispatched_at = now() where id = any($1)", &[&ids]).await?;
+    Ok(())
+}
+
+/// A sample a timeseries event announces, with its source.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EventSample {
+    pub ts: DateTime<Utc>,
+    pub zone_offset: Option<i16>,
+    pub value: f64,
+    pub is_daily_total: Option<bool>,
+    pub provider: String,
+    pub device: Option<String>,
+}
+
+/// The samples of one series a batch wrote between `from` and `to` (inclusive), in time order.
+pub async fn event_samples(
+    client: &impl GenericClient,
+    user_id: Uuid,
+    series: i16,
+    batch_id: Uuid,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+) -> Result<Vec<EventSample>> {
+    let statement = client
+        .prepare_cached(
+            "select s.ts, s.zone_offset, s.value, s.is_daily_total, d.provider,
+                    coalesce(d.device_model, d.source)
+             from samples s join data_sources d on d.id = s.data_source_id
+             where s.user_id = $1 and s.series_type_id = $2 and s.ts >= $4 and s.ts <= $5
+               and s.batch_id = $3
+             order by s.ts, s.data_source_id",
+        )
+        .await?;
+    let rows = client.query(&statement, &[&user_id, &series, &batch_id, &from, &to]).await?;
+    rows.iter()
+        .map(|r| {
+            Ok(EventSample {
+                ts: r.try_get(0)?,
+                zone_offset: r.try_get(1)?,
+                value: r.try_get(2)?,
+                is_daily_total: r.try_get(3)?,
+                provider: r.try_get(4)?,
+                device: r.try_get(5)?,
+            })
+        })
+        .collect()
+}
+
+/// Stores a message once per `event_id`; `None` when it already exists (a replay).
+pub async fn insert_message(
+    client: &impl GenericClient,
+    event_type: &str,
+    event_id: &str,
+    user_id: Option<Uuid>,
+    payload: &Value,
+) -> Result<Option<String>> {
+    let id = format!("msg_{}", Uuid::now_v7().simple());
+    let statement = client
+        .prepare_cached(
+            "insert into webhook_messages (id, event_type, event_id, user_id, payload)
+             values ($1, $2, $3, $4, $5) on conflict (event_id) do nothing returning id",
+        )
+        .await?;
+    let row =
+        client.query_opt(&statement, &[&id, &event_type, &event_id, &user_id, payload]).await?;
+    Ok(row.map(|r| r.try_get(0)).transpose()?)
+}
+
+/// A pending delivery of `message_id` to each endpoint, due now.
+pub async fn insert_deliveries(
+    client: &impl GenericClient,
+    message_id: &str,
+    endpoint_ids: &[String],
+) -> Result<()> {
+    let statement = client
+        .prepare_cached(
+            "insert into webhook_deliveries (message_id, endpoint_id, status, next_attempt_at)
+             select $1, e, 1, now() from unnest($2::text[]) e on conflict do nothing",
+        )
+        .await?;
+    client.execute(&statement, &[&message_id, &endpoint_ids]).await?;
+    Ok(())
+}

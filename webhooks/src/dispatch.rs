@@ -1,0 +1,107 @@
+//! Outbox → messages: each outbox event becomes one message (a timeseries event: one per
+//! chunk of its samples), and each message a pending delivery to every endpoint that receives
+//! it, in one transaction with marking the event dispatched. A message's `event_id` (outbox id
+//! and chunk) makes a replay store nothing twice.
+
+use chrono::{DateTime, Utc};
+use schema::Db;
+use schema::catalogue::series_types;
+use schema::webhook_endpoints::Endpoint;
+use schema::webhook_messages::{self as messages, EventSample, OutboxEvent};
+use serde_json::{Map, Value, json};
+use uuid::Uuid;
+
+use crate::chunk::{MAX_BODY_BYTES, MAX_SAMPLES, timeseries_bodies};
+use crate::fanout::{Target, receives};
+
+/// What one pass did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Dispatched {
+    pub events: usize,
+    pub messages: usize,
+    pub deliveries: usize,
+}
+
+fn sample_json(s: &EventSample, slug: &str, unit: &str, additive: bool) -> Value {
+    json!({
+        "timestamp": schema::zone::local_time(s.ts, s.zone_offset),
+        "zone_offset": s.zone_offset.map(schema::zone::format),
+        "type": slug,
+        "value": s.value,
+        "unit": unit,
+        "source": { "provider": s.provider, "device": s.device },
+        // Levels (heart rate, SpO2) have no daily totals: always null.
+        "is_daily_total": if additive { json!(s.is_daily_total.unwrap_or(false)) } else { Value::Null },
+    })
+}
+
+fn time(v: &Value) -> Option<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(v.as_str()?).ok().map(|t| t.with_timezone(&Utc))
+}
+
+/// The bodies of one outbox event.
+async fn bodies(
+    client: &impl deadpool_postgres::GenericClient,
+    e: &OutboxEvent,
+) -> schema::Result<Vec<Value>> {
+    let p = &e.payload;
+    if p["kind"] != "timeseries" {
+        return Ok(vec![json!({ "type": e.event_type, "data": p })]);
+    }
+    let series = p["series_type"].as_str().and_then(series_types::by_slug);
+    let batch = p["batch_id"].as_str().and_then(|b| Uuid::parse_str(b).ok());
+    let (Some(series), Some(batch), Some(from), Some(to)) =
+        (series, batch, time(&p["start_time"]), time(&p["end_time"]))
+    else {
+        tracing::warn!(outbox_id = e.id, "malformed timeseries outbox event; sent without samples");
+        return Ok(vec![json!({ "type": e.event_type, "data": p })]);
+    };
+    let rows = messages::event_samples(client, e.user_id, series.id, batch, from, to).await?;
+    let additive = series.is_additive();
+    let samples: Vec<Value> =
+        rows.iter().map(|s| sample_json(s, series.slug, series.unit, additive)).collect();
+    let mut data: Map<String, Value> = p.as_object().cloned().unwrap_or_default();
+    data.remove("kind");
+    data.remove("batch_id");
+    Ok(timeseries_bodies(&e.event_type, &data, &samples, MAX_SAMPLES, MAX_BODY_BYTES))
+}
+
+/// Turns up to `limit` outbox events into messages and deliveries.
+pub async fn dispatch_once(db: &Db, limit: i64) -> schema::Result<Dispatched> {
+    let endpoints: Vec<Endpoint> = schema::webhook_endpoints::list(db).await?;
+    let mut client = db.client().await?;
+    let tx = client.transaction().await?;
+    let events = messages::claim_outbox(&tx, limit).await?;
+    let mut done = Dispatched { events: events.len(), ..Dispatched::default() };
+    for e in &events {
+        let targets: Vec<String> = endpoints
+            .iter()
+            .filter(|ep| {
+                let t = Target {
+                    filter_types: ep.filter_types.as_deref(),
+                    user_id: ep.user_id,
+                    disabled: ep.disabled_at.is_some(),
+                };
+                receives(&t, &e.event_type, Some(e.user_id))
+            })
+            .map(|ep| ep.id.clone())
+            .collect();
+        for (k, body) in bodies(&tx, e).await?.iter().enumerate() {
+            let event_id = format!("{}:{k}", e.id);
+            let stored =
+                messages::insert_message(&tx, &e.event_type, &event_id, Some(e.user_id), body)
+                    .await?;
+            if let Some(message_id) = stored {
+                done.messages += 1;
+                if !targets.is_empty() {
+                    messages::insert_deliveries(&tx, &message_id, &targets).await?;
+                    done.deliveries += targets.len();
+                }
+            }
+        }
+    }
+    let ids: Vec<i64> = events.iter().map(|e| e.id).collect();
+    messages::mark_dispatched(&tx, &ids).await?;
+    tx.commit().await?;
+    Ok(done)
+}
