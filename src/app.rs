@@ -61,8 +61,37 @@ pub async fn work(settings: &Settings, shutdown: CancellationToken) -> anyhow::R
             TcpListener::bind(addr).await.with_context(|| format!("listening on {addr}"))?;
         tokio::spawn(api::serve_metrics(listener, db.clone(), shutdown.clone()));
     }
+    let sender = spawn_sender(settings, &db, &queue, &shutdown)?;
     ingest::worker::run(db, queue, settings.worker(), shutdown).await;
+    join_sender(sender).await;
     Ok(())
+}
+
+/// The webhook sender, beside the ingest worker, when outgoing webhooks are on.
+fn spawn_sender(
+    settings: &Settings,
+    db: &schema::Db,
+    queue: &JobQueue,
+    shutdown: &CancellationToken,
+) -> anyhow::Result<Option<tokio::task::JoinHandle<()>>> {
+    if !settings.outgoing_webhooks_enabled {
+        return Ok(None);
+    }
+    let config = settings.sender()?;
+    let (db, redis, prefix) =
+        (db.clone(), queue.client().clone(), settings.redis_key_prefix.clone());
+    let token = shutdown.clone();
+    Ok(Some(tokio::spawn(
+        async move { webhooks::sender::run(db, redis, &prefix, config, token).await },
+    )))
+}
+
+async fn join_sender(sender: Option<tokio::task::JoinHandle<()>>) {
+    if let Some(task) = sender
+        && let Err(e) = task.await
+    {
+        tracing::warn!(error = %e, "the webhook sender stopped abnormally");
+    }
 }
 
 /// API and worker in one process: the default for a single machine. When either part stops
@@ -80,9 +109,11 @@ pub async fn all(
         shutdown.cancel();
         result
     };
+    let sender = spawn_sender(settings, &db, &queue, &shutdown)?;
     let worker = async {
         ingest::worker::run(db.clone(), queue.clone(), settings.worker(), shutdown.clone()).await;
         shutdown.cancel();
+        join_sender(sender).await;
     };
     let (api, ()) = tokio::join!(api, worker);
     api

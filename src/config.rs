@@ -75,6 +75,15 @@ pub struct Settings {
     #[arg(long, env = "OUTGOING_WEBHOOKS_ENABLED", global = true, default_value_t = false, action = clap::ArgAction::Set)]
     pub outgoing_webhooks_enabled: bool,
 
+    /// Seconds between webhook delivery attempts after each failure, comma-separated
+    /// (default: the Svix schedule 5,300,1800,7200,18000,36000,36000), each ±20 % jitter.
+    #[arg(long, env = "WEBHOOK_RETRY_SCHEDULE", global = true)]
+    pub webhook_retry_schedule: Option<String>,
+
+    /// Seconds a webhook receiver has to answer.
+    #[arg(long, env = "WEBHOOK_TIMEOUT_SECONDS", global = true, default_value_t = 15)]
+    pub webhook_timeout_seconds: u64,
+
     /// Development only: allow plain-http webhook URLs to loopback addresses.
     #[arg(long, env = "WEBHOOKS_ALLOW_HTTP_LOOPBACK", global = true, default_value_t = false, action = clap::ArgAction::Set)]
     pub webhooks_allow_http_loopback: bool,
@@ -173,6 +182,21 @@ impl Settings {
                 allow_private: self.webhooks_allow_private_targets,
             },
         }
+    }
+
+    /// The webhook sender's settings; an unreadable schedule is refused at start.
+    pub fn sender(&self) -> anyhow::Result<webhooks::sender::SenderConfig> {
+        let mut config = webhooks::sender::SenderConfig::default();
+        if let Some(list) = self.webhook_retry_schedule.as_deref().filter(|l| !l.trim().is_empty())
+        {
+            config.schedule = webhooks::schedule::Schedule::parse(list).ok_or_else(|| {
+                anyhow::anyhow!(
+                    "WEBHOOK_RETRY_SCHEDULE must be comma-separated seconds, got {list:?}"
+                )
+            })?;
+        }
+        config.timeout = Duration::from_secs(self.webhook_timeout_seconds.max(1));
+        Ok(config)
     }
 
     pub fn worker(&self) -> ingest::worker::WorkerConfig {

@@ -167,6 +167,9 @@ pub fn settings(database: &str) -> Settings {
         batch_retention_days: 30,
         outgoing_webhooks_enabled: true,
         // Tests deliver to receivers on this machine.
+        // Retries in a fraction of a second.
+        webhook_retry_schedule: Some("0.2,0.2,0.2".to_string()),
+        webhook_timeout_seconds: 2,
         webhooks_allow_http_loopback: true,
         webhooks_allow_private_targets: true,
         metrics_bind: None,

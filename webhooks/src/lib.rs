@@ -4,7 +4,9 @@
 //! them runs in the worker.
 
 pub mod chunk;
+pub mod deliver;
 pub mod dispatch;
 pub mod fanout;
 pub mod schedule;
+pub mod sender;
 pub mod sign;

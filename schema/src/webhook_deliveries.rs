@@ -1,0 +1,176 @@
+//! The delivery state of each (message, endpoint) pair and its attempts: claimed for sending,
+//! then recorded as a success, a retry due later, or a failure for good.
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+
+use crate::{Db, Result};
+
+pub const SUCCESS: i16 = 0;
+pub const PENDING: i16 = 1;
+pub const FAILED: i16 = 2;
+pub const SENDING: i16 = 3;
+
+/// Marks up to `limit` due pending deliveries as sending and returns them
+/// (`(message id, endpoint id)`), oldest due first.
+pub async fn claim_due(db: &Db, limit: i64) -> Result<Vec<(String, String)>> {
+    let client = db.client().await?;
+    let statement = client
+        .prepare_cached(
+            "update webhook_deliveries d set status = 3, next_attempt_at = now()
+             from (select message_id, endpoint_id from webhook_deliveries
+                   where status = 1 and next_attempt_at <= now()
+                   order by next_attempt_at limit $1 for update skip locked) due
+             where d.message_id = due.message_id and d.endpoint_id = due.endpoint_id
+             returning d.message_id, d.endpoint_id",
+        )
+        .await?;
+    let rows = client.query(&statement, &[&limit]).await?;
+    rows.iter().map(|r| Ok((r.try_get(0)?, r.try_get(1)?))).collect()
+}
+
+/// Deliveries left sending for longer than `stale_seconds` (their sender died, or their
+/// announcement was lost) become pending again.
+pub async fn reset_stuck(db: &Db, stale_seconds: f64) -> Result<u64> {
+    let client = db.client().await?;
+    Ok(client
+        .execute(
+            "update webhook_deliveries set status = 1
+             where status = 3 and next_attempt_at < now() - make_interval(secs => $1)",
+            &[&stale_seconds],
+        )
+        .await?)
+}
+
+/// What a sender needs to make an attempt.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Due {
+    pub status: i16,
+    pub attempts: i32,
+    pub message_id: String,
+    pub event_type: String,
+    pub payload: Value,
+    pub endpoint_id: String,
+    pub url: String,
+    /// Current first, then the rotated-out one while it still signs.
+    pub secrets: Vec<String>,
+    pub disabled: bool,
+}
+
+pub async fn load(db: &Db, message_id: &str, endpoint_id: &str) -> Result<Option<Due>> {
+    let client = db.client().await?;
+    let statement = client
+        .prepare_cached(
+            "select d.status, d.attempts, m.id, m.event_type, m.payload, e.id, e.url, e.secret,
+                    case when e.previous_expires_at > now() then e.previous_secret end,
+                    e.disabled_at is not null
+             from webhook_deliveries d
+             join webhook_messages m on m.id = d.message_id
+             join webhook_endpoints e on e.id = d.endpoint_id
+             where d.message_id = $1 and d.endpoint_id = $2",
+        )
+        .await?;
+    let Some(r) = client.query_opt(&statement, &[&message_id, &endpoint_id]).await? else {
+        return Ok(None);
+    };
+    let previous: Option<String> = r.try_get(8)?;
+    let mut secrets = vec![r.try_get::<_, String>(7)?];
+    secrets.extend(previous);
+    Ok(Some(Due {
+        status: r.try_get(0)?,
+        attempts: r.try_get(1)?,
+        message_id: r.try_get(2)?,
+        event_type: r.try_get(3)?,
+        payload: r.try_get(4)?,
+        endpoint_id: r.try_get(5)?,
+        url: r.try_get(6)?,
+        secrets,
+        disabled: r.try_get(9)?,
+    }))
+}
+
+/// One attempt's result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Attempt {
+    pub url: String,
+    pub response: String,
+    pub status_code: i32,
+    pub duration_ms: i32,
+    pub ok: bool,
+}
+
+/// Records an attempt and what follows: success; a retry at `retry_at`; or (`retry_at` none)
+/// failure for good. A failing endpoint is disabled once it has failed for `disable_after`
+/// seconds without a success.
+pub async fn record(
+    db: &Db,
+    due: &Due,
+    attempt: &Attempt,
+    retry_at: Option<DateTime<Utc>>,
+    disable_after_seconds: f64,
+) -> Result<i16> {
+    let mut client = db.client().await?;
+    let tx = client.transaction().await?;
+    let status = match (attempt.ok, retry_at) {
+        (true, _) => SUCCESS,
+        (false, Some(_)) => PENDING,
+        (false, None) => FAILED,
+    };
+    let id = format!("atmpt_{}", uuid::Uuid::now_v7().simple());
+    tx.execute(
+        "insert into webhook_attempts (id, message_id, endpoint_id, url, response,
+             response_status_code, response_duration_ms, status)
+         values ($1, $2, $3, $4, $5, $6, $7, $8)",
+        &[
+            &id,
+            &due.message_id,
+            &due.endpoint_id,
+            &attempt.url,
+            &attempt.response,
+            &attempt.status_code,
+            &attempt.duration_ms,
+            &if attempt.ok { SUCCESS } else { FAILED },
+        ],
+    )
+    .await?;
+    tx.execute(
+        "update webhook_deliveries set status = $3, attempts = attempts + 1, next_attempt_at = $4
+         where message_id = $1 and endpoint_id = $2",
+        &[&due.message_id, &due.endpoint_id, &status, &retry_at],
+    )
+    .await?;
+    if attempt.ok {
+        tx.execute(
+            "update webhook_endpoints set failing_since = null where id = $1 and failing_since is not null",
+            &[&due.endpoint_id],
+        )
+        .await?;
+    } else {
+        tx.execute(
+            "update webhook_endpoints set failing_since = coalesce(failing_since, now()),
+                 disabled_at = case when disabled_at is null
+                     and coalesce(failing_since, now()) < now() - make_interval(secs => $2)
+                     then now() else disabled_at end,
+                 disabled_reason = case when disabled_at is null
+                     and coalesce(failing_since, now()) < now() - make_interval(secs => $2)
+                     then 'every delivery failed for 5 days' else disabled_reason end
+             where id = $1",
+            &[&due.endpoint_id, &disable_after_seconds],
+        )
+        .await?;
+    }
+    tx.commit().await?;
+    Ok(status)
+}
+
+/// Every delivery of a disabled or deleted endpoint is dropped from the queue as failed.
+pub async fn give_up(db: &Db, message_id: &str, endpoint_id: &str) -> Result<()> {
+    let client = db.client().await?;
+    client
+        .execute(
+            "update webhook_deliveries set status = 2 where message_id = $1 and endpoint_id = $2",
+            &[&message_id, &endpoint_id],
+        )
+        .await?;
+    Ok(())
+}
