@@ -5,6 +5,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v cargo >/dev/null || { echo "cargo not found: install Rust with rustup (https://rustup.rs)" >&2; exit 1; }
 ./scripts/stack.sh
+# An independent Standard Webhooks implementation checks our signatures (tests/e2e/webhook_delivery.rs).
+python3 -c 'import standardwebhooks' 2>/dev/null || python3 -m pip install -q --user standardwebhooks \
+  || python3 -m pip install -q --break-system-packages --user standardwebhooks
 if cargo nextest --version >/dev/null 2>&1; then
   exec cargo nextest run --workspace --locked --no-fail-fast "$@"
 else

@@ -16,5 +16,6 @@ mod sdk_tokens;
 mod summaries;
 mod timeseries;
 mod users;
+mod webhook_delivery;
 mod webhook_dispatch;
 mod webhooks;

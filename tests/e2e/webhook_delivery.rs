@@ -1,0 +1,198 @@
+//! Delivery to a real local receiver: signatures checked by an independent implementation
+//! (the `standardwebhooks` package from PyPI), failure then success with the same
+//! `webhook-id`, a receiver down for the whole schedule, and ingest unaffected meanwhile.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use serde_json::{Value, json};
+
+use crate::fixtures::{body, watch, workout};
+use crate::util::{Auth, TestApp};
+
+/// What the receiver got: headers and raw body of each request.
+type Seen = Arc<Mutex<Vec<(HeaderMap, String)>>>;
+
+/// A receiver on 127.0.0.1 answering 500 to its first `fail_first` requests, then 204.
+async fn receiver(fail_first: usize) -> (String, Seen) {
+    let seen: Seen = Arc::default();
+    let count = Arc::new(AtomicUsize::new(0));
+    let app = axum::Router::new()
+        .route(
+            "/in",
+            axum::routing::post(
+                move |State((seen, count)): State<(Seen, Arc<AtomicUsize>)>,
+                      headers: HeaderMap,
+                      body: String| async move {
+                    if let Ok(mut s) = seen.lock() {
+                        s.push((headers, body));
+                    }
+                    if count.fetch_add(1, Ordering::SeqCst) < fail_first {
+                        StatusCode::INTERNAL_SERVER_ERROR
+                    } else {
+                        StatusCode::NO_CONTENT
+                    }
+                },
+            ),
+        )
+        .with_state((seen.clone(), count));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let url = format!("http://{}/in", listener.local_addr().expect("addr"));
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (url, seen)
+}
+
+async fn wait_for(seen: &Seen, n: usize) -> Vec<(HeaderMap, String)> {
+    for _ in 0..200 {
+        let got = seen.lock().map(|s| s.clone()).unwrap_or_default();
+        if got.len() >= n {
+            return got;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the receiver did not get {n} requests");
+}
+
+/// Verifies with the `standardwebhooks` package; returns its verdict.
+async fn python_verifies(secret: &str, headers: &HeaderMap, body: &str) -> bool {
+    let h = |k: &str| headers.get(k).and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
+    let input = json!({"secret": secret, "body": body, "headers": {
+        "webhook-id": h("webhook-id"), "webhook-timestamp": h("webhook-timestamp"),
+        "webhook-signature": h("webhook-signature")}});
+    let script = "import json,sys\nfrom standardwebhooks.webhooks import Webhook\n\
+                  d=json.load(sys.stdin)\nWebhook(d['secret']).verify(d['body'], d['headers'])\nprint('verified')";
+    let mut child = tokio::process::Command::new("python3")
+        .args(["-c", script])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3");
+    if let Some(mut stdin) = child.stdin.take() {
+        use tokio::io::AsyncWriteExt;
+        stdin.write_all(input.to_string().as_bytes()).await.expect("stdin");
+    }
+    let out = child.wait_with_output().await.expect("python3 output");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() || stdout.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+    stdout.trim() == "verified"
+}
+
+async fn endpoint(app: &TestApp, admin: &Auth, url: &str) -> (String, String) {
+    let r = app
+        .post(
+            "/api/v1/webhooks/endpoints",
+            admin,
+            json!({"url": url, "filter_types": ["workout.created"]}),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    let id = r.str("id");
+    let secret =
+        app.get(&format!("/api/v1/webhooks/endpoints/{id}/secret"), admin).await.str("key");
+    (id, secret)
+}
+
+/// A run on the evening of 2026-03-`day`.
+fn run(id: &str, day: u32) -> String {
+    let (start, end) =
+        (format!("2026-03-{day:02}T18:00:00Z"), format!("2026-03-{day:02}T18:30:00Z"));
+    let w = workout(id, "running", &start, &end, 300.0, 5000.0, "+02:00", &watch());
+    body(vec![], vec![w], vec![])
+}
+
+#[tokio::test]
+async fn signed_deliveries_retried_with_the_same_id_until_accepted() {
+    let app = TestApp::spawn().await;
+    let admin = app.admin().await;
+    let key = app.api_key().await;
+    let user = app.user(&key, json!({})).await;
+    let (url, seen) = receiver(1).await;
+    let (endpoint_id, secret) = endpoint(&app, &admin, &url).await;
+
+    app.sync_and_wait(&user, &key, &run("W-1", 10)).await;
+    let got = wait_for(&seen, 2).await;
+    let (first, second) = (&got[0], &got[1]);
+    let id =
+        |h: &HeaderMap| h.get("webhook-id").and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
+    assert!(id(&first.0).starts_with("msg_"));
+    assert_eq!(id(&first.0), id(&second.0), "the same webhook-id on the retry");
+    let payload: Value = serde_json::from_str(&second.1).expect("json body");
+    assert_eq!(payload["type"], "workout.created");
+    assert_eq!(payload["data"]["user_id"], user.as_str());
+    assert_eq!(payload["data"]["type"], "running");
+    assert!(
+        python_verifies(&secret, &second.0, &second.1).await,
+        "standardwebhooks rejects our signature"
+    );
+    // A tampered body does not verify: the check is real.
+    assert!(!python_verifies(&secret, &second.0, &second.1.replace("running", "walking")).await);
+
+    // The history: a failed attempt, then a success.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let db = app.db().await;
+    let rows = db
+        .query(
+            "select status, response_status_code from webhook_attempts where endpoint_id = $1 order by created_at",
+            &[&endpoint_id],
+        )
+        .await
+        .expect("attempts");
+    let history: Vec<(i16, i32)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+    assert_eq!(history, [(2, 500), (0, 204)]);
+    let status: i16 = db
+        .query_one("select status from webhook_deliveries where endpoint_id = $1", &[&endpoint_id])
+        .await
+        .expect("delivery")
+        .get(0);
+    assert_eq!(status, 0);
+}
+
+#[tokio::test]
+async fn a_receiver_down_for_the_whole_schedule_fails_the_message_and_ingest_goes_on() {
+    let app = TestApp::spawn().await;
+    let admin = app.admin().await;
+    let key = app.api_key().await;
+    let user = app.user(&key, json!({})).await;
+    let (url, seen) = receiver(usize::MAX).await;
+    let (endpoint_id, _) = endpoint(&app, &admin, &url).await;
+
+    app.sync_and_wait(&user, &key, &run("W-2", 10)).await;
+    // The test schedule: the first attempt and three retries.
+    let got = wait_for(&seen, 4).await;
+    let ids: Vec<_> = got.iter().map(|(h, _)| h.get("webhook-id").cloned()).collect();
+    assert!(ids.windows(2).all(|w| w[0] == w[1]));
+    let db = app.db().await;
+    let mut status = 1;
+    for _ in 0..100 {
+        status = db
+            .query_one(
+                "select status from webhook_deliveries where endpoint_id = $1",
+                &[&endpoint_id],
+            )
+            .await
+            .expect("delivery")
+            .get::<_, i16>(0);
+        if status == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(status, 2, "failed after the last retry");
+    assert_eq!(
+        app.count(&format!(
+            "select count(*) from webhook_attempts where endpoint_id = '{endpoint_id}'"
+        ))
+        .await,
+        4
+    );
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(seen.lock().map(|s| s.len()).unwrap_or_default(), 4, "nothing after the last retry");
+
+    // Meanwhile ingest is unaffected: another batch is stored as usual.
+    app.sync_and_wait(&user, &key, &run("W-3", 11)).await;
+    assert_eq!(app.count("select count(*) from workouts").await, 2);
+}
