@@ -74,6 +74,7 @@ pub fn router(direct_upload_max_bytes: usize) -> OpenApiRouter<AppState> {
         .merge(routes::summaries::router())
         .merge(routes::health_scores::router())
         .merge(routes::webhook_endpoints::router())
+        .merge(routes::webhook_history::router())
         .merge(routes::priorities::router())
         .merge(routes::xml_import::router(direct_upload_max_bytes))
         .merge(routes::bucket_events::router());

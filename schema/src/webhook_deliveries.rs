@@ -174,3 +174,127 @@ pub async fn give_up(db: &Db, message_id: &str, endpoint_id: &str) -> Result<()>
         .await?;
     Ok(())
 }
+
+/// An attempt with its message, for the attempt history.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AttemptRow {
+    pub id: String,
+    pub endpoint_id: String,
+    pub url: String,
+    pub response: String,
+    pub status_code: i32,
+    pub duration_ms: i32,
+    pub status: i16,
+    pub trigger_type: i16,
+    pub created_at: DateTime<Utc>,
+    pub message_id: String,
+    pub event_type: String,
+    pub event_id: String,
+    pub user_id: Option<uuid::Uuid>,
+    pub message_created_at: DateTime<Utc>,
+    pub payload: Value,
+}
+
+/// Filters of a history page. `after_id`/`before_id` page by id (ids are time-ordered).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AttemptFilter {
+    pub before: Option<DateTime<Utc>>,
+    pub after: Option<DateTime<Utc>>,
+    pub status: Option<i16>,
+    pub event_types: Option<Vec<String>>,
+    /// Older than this id (the next page), or newer (`newer` true: the previous page).
+    pub cursor: Option<String>,
+    pub newer: bool,
+}
+
+/// One page of an endpoint's attempts, newest first (`limit + 1` rows, to know if there is more).
+pub async fn attempts(
+    db: &Db,
+    endpoint_id: &str,
+    f: &AttemptFilter,
+    limit: i64,
+) -> Result<Vec<AttemptRow>> {
+    let client = db.client().await?;
+    let (cmp, dir) = if f.newer { (">", "asc") } else { ("<", "desc") };
+    let sql = format!(
+        "select a.id, a.endpoint_id, a.url, a.response, a.response_status_code, a.response_duration_ms,
+                a.status, a.trigger_type, a.created_at, m.id, m.event_type, m.event_id, m.user_id,
+                m.created_at, m.payload
+         from webhook_attempts a join webhook_messages m on m.id = a.message_id
+         where a.endpoint_id = $1
+           and ($2::timestamptz is null or a.created_at < $2)
+           and ($3::timestamptz is null or a.created_at > $3)
+           and ($4::smallint is null or a.status = $4)
+           and ($5::text[] is null or m.event_type = any($5))
+           and ($6::text is null or a.id {cmp} $6)
+         order by a.id {dir} limit $7"
+    );
+    let rows = client
+        .query(
+            &sql,
+            &[
+                &endpoint_id,
+                &f.before,
+                &f.after,
+                &f.status,
+                &f.event_types,
+                &f.cursor,
+                &(limit + 1),
+            ],
+        )
+        .await?;
+    let mut out = rows
+        .iter()
+        .map(|r| {
+            Ok(AttemptRow {
+                id: r.try_get(0)?,
+                endpoint_id: r.try_get(1)?,
+                url: r.try_get(2)?,
+                response: r.try_get(3)?,
+                status_code: r.try_get(4)?,
+                duration_ms: r.try_get(5)?,
+                status: r.try_get(6)?,
+                trigger_type: r.try_get(7)?,
+                created_at: r.try_get(8)?,
+                message_id: r.try_get(9)?,
+                event_type: r.try_get(10)?,
+                event_id: r.try_get(11)?,
+                user_id: r.try_get(12)?,
+                message_created_at: r.try_get(13)?,
+                payload: r.try_get(14)?,
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    if f.newer {
+        out.reverse();
+    }
+    Ok(out)
+}
+
+/// Sends a message to an endpoint again (beyond the contract): a new pending delivery with a
+/// fresh schedule. `false` when the endpoint never had that message.
+pub async fn resend(db: &Db, endpoint_id: &str, message_id: &str) -> Result<bool> {
+    let client = db.client().await?;
+    let n = client
+        .execute(
+            "update webhook_deliveries set status = 1, attempts = 0, next_attempt_at = now()
+             where endpoint_id = $1 and message_id = $2 and status <> 3",
+            &[&endpoint_id, &message_id],
+        )
+        .await?;
+    Ok(n > 0)
+}
+
+/// Sends again every message that failed for good to an endpoint since `since` (beyond the
+/// contract); returns how many.
+pub async fn recover(db: &Db, endpoint_id: &str, since: DateTime<Utc>) -> Result<u64> {
+    let client = db.client().await?;
+    Ok(client
+        .execute(
+            "update webhook_deliveries d set status = 1, attempts = 0, next_attempt_at = now()
+             from webhook_messages m
+             where d.message_id = m.id and d.endpoint_id = $1 and d.status = 2 and m.created_at >= $2",
+            &[&endpoint_id, &since],
+        )
+        .await?)
+}

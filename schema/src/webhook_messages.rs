@@ -123,3 +123,52 @@ pub async fn insert_deliveries(
     client.execute(&statement, &[&message_id, &endpoint_ids]).await?;
     Ok(())
 }
+
+/// A sent message, for the message list.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MessageRow {
+    pub id: String,
+    pub event_type: String,
+    pub event_id: String,
+    pub user_id: Option<Uuid>,
+    pub created_at: DateTime<Utc>,
+}
+
+/// One page of messages, newest first (`limit + 1` rows); the cursor as for attempts.
+#[allow(clippy::too_many_arguments)]
+pub async fn list(
+    client: &impl GenericClient,
+    before: Option<DateTime<Utc>>,
+    after: Option<DateTime<Utc>>,
+    event_types: Option<Vec<String>>,
+    cursor: Option<String>,
+    newer: bool,
+    limit: i64,
+) -> Result<Vec<MessageRow>> {
+    let (cmp, dir) = if newer { (">", "asc") } else { ("<", "desc") };
+    let sql = format!(
+        "select id, event_type, event_id, user_id, created_at from webhook_messages
+         where ($1::timestamptz is null or created_at < $1)
+           and ($2::timestamptz is null or created_at > $2)
+           and ($3::text[] is null or event_type = any($3))
+           and ($4::text is null or id {cmp} $4)
+         order by id {dir} limit $5"
+    );
+    let rows = client.query(&sql, &[&before, &after, &event_types, &cursor, &(limit + 1)]).await?;
+    let mut out = rows
+        .iter()
+        .map(|r| {
+            Ok(MessageRow {
+                id: r.try_get(0)?,
+                event_type: r.try_get(1)?,
+                event_id: r.try_get(2)?,
+                user_id: r.try_get(3)?,
+                created_at: r.try_get(4)?,
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    if newer {
+        out.reverse();
+    }
+    Ok(out)
+}

@@ -149,6 +149,67 @@ async fn signed_deliveries_retried_with_the_same_id_until_accepted() {
         .expect("delivery")
         .get(0);
     assert_eq!(status, 0);
+
+    // The attempt history, Svix-shaped, newest first, with filters and iterators.
+    let attempts = format!("/api/v1/webhooks/endpoints/{endpoint_id}/attempts");
+    let r = app.get(&attempts, &admin).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let a = &r.body["data"];
+    assert_eq!(a.as_array().map(Vec::len), Some(2), "{}", r.body);
+    assert_eq!((a[0]["status"].clone(), a[0]["statusText"].clone()), (json!(0), json!("success")));
+    assert_eq!(a[1]["responseStatusCode"], 500);
+    assert_eq!(a[0]["msgId"], id(&first.0).as_str());
+    assert_eq!(a[0]["msg"]["eventType"], "workout.created");
+    assert_eq!(a[0]["msg"]["channels"], json!([format!("user.{user}")]));
+    assert_eq!(a[0]["msg"]["payload"]["data"]["type"], "running");
+    assert_eq!(r.body["done"], true);
+    let r = app.get(&format!("{attempts}?status=2"), &admin).await;
+    assert_eq!(r.body["data"].as_array().map(Vec::len), Some(1));
+    let r = app.get(&format!("{attempts}?event_types=sleep.created"), &admin).await;
+    assert_eq!(r.body["data"], json!([]));
+    let p1 = app.get(&format!("{attempts}?limit=1"), &admin).await;
+    assert_eq!(p1.body["done"], false);
+    let it = p1.body["iterator"].as_str().unwrap_or("").to_string();
+    let p2 = app.get(&format!("{attempts}?limit=1&iterator={it}"), &admin).await;
+    assert_eq!(p2.body["data"][0]["status"], 2);
+    assert_eq!(p2.body["done"], true);
+    let back = p2.body["prevIterator"].as_str().unwrap_or("").to_string();
+    let p0 = app.get(&format!("{attempts}?limit=1&iterator={back}"), &admin).await;
+    assert_eq!(p0.body["data"][0]["id"], p1.body["data"][0]["id"]);
+    app.get(&format!("{attempts}?limit=251"), &admin)
+        .await
+        .assert_invalid(&["query", "limit"], "less_than_equal");
+    app.get(&format!("{attempts}?status=4"), &admin)
+        .await
+        .assert_invalid(&["query", "status"], "less_than_equal");
+    assert_eq!(app.get("/api/v1/webhooks/endpoints/ep_nope/attempts", &admin).await.status, 404);
+
+    let r = app.get("/api/v1/webhooks/messages", &admin).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(
+        r.body["data"]
+            .as_array()
+            .is_some_and(|m| m.iter().any(|m| m["eventType"] == "workout.created"))
+    );
+
+    // A test event: to this endpoint only, signed like any other.
+    let r = app
+        .post(&format!("/api/v1/webhooks/endpoints/{endpoint_id}/test"), &admin, json!({}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["message"], "Test event sent successfully.");
+    let test_id = r.str("message_id");
+    let got = wait_for(&seen, 3).await;
+    assert_eq!(id(&got[2].0), test_id);
+    assert!(python_verifies(&secret, &got[2].0, &got[2].1).await);
+    let r = app
+        .post(
+            &format!("/api/v1/webhooks/endpoints/{endpoint_id}/test"),
+            &admin,
+            json!({"event_type": "nope"}),
+        )
+        .await;
+    r.assert_invalid(&["body", "event_type"], "enum");
 }
 
 #[tokio::test]
@@ -191,6 +252,23 @@ async fn a_receiver_down_for_the_whole_schedule_fails_the_message_and_ingest_goe
     );
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(seen.lock().map(|s| s.len()).unwrap_or_default(), 4, "nothing after the last retry");
+    let r = app
+        .get(&format!("/api/v1/webhooks/endpoints/{endpoint_id}/attempts?status=2"), &admin)
+        .await;
+    assert_eq!(r.body["data"].as_array().map(Vec::len), Some(4), "failed in the attempt history");
+
+    // Recovering the failed messages sends them again, with a fresh schedule.
+    let since = (chrono::Utc::now() - chrono::Duration::hours(1)).to_rfc3339();
+    let r = app
+        .post(
+            &format!("/api/v1/webhooks/endpoints/{endpoint_id}/recover"),
+            &admin,
+            json!({ "since": since }),
+        )
+        .await;
+    assert_eq!(r.status, 202, "{}", r.body);
+    assert_eq!(r.body["recovered"], 1);
+    wait_for(&seen, 5).await;
 
     // Meanwhile ingest is unaffected: another batch is stored as usual.
     app.sync_and_wait(&user, &key, &run("W-3", 11)).await;

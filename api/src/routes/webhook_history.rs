@@ -1,0 +1,367 @@
+//! What happened to the webhooks: the attempts of an endpoint and the messages sent, in the
+//! Svix shapes (`{data, done, iterator, prevIterator}`, newest first), a test event, and
+//! beyond the contract, resending one message and recovering every failed one since a time.
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use chrono::{DateTime, Utc};
+use schema::webhook_deliveries::{AttemptFilter, AttemptRow};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use super::webhook_endpoints::enabled;
+use crate::AppState;
+use crate::error::{ApiError, ApiResult, ErrorBody, FieldError, ValidationBody};
+use crate::extract::{ApiJson, DeveloperAuth, Query};
+use crate::validate::{Params, body_loc};
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_attempts))
+        .routes(routes!(list_messages))
+        .routes(routes!(send_test))
+        .routes(routes!(resend))
+        .routes(routes!(recover))
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MessageOut {
+    pub id: String,
+    pub event_type: String,
+    pub event_id: String,
+    pub timestamp: DateTime<Utc>,
+    /// `user.<id>` for a user's events.
+    pub channels: Vec<String>,
+    pub tags: Vec<String>,
+    #[schema(value_type = Option<Object>)]
+    pub payload: Option<Value>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AttemptOut {
+    pub id: String,
+    pub endpoint_id: String,
+    pub msg_id: String,
+    pub url: String,
+    pub response: String,
+    pub response_status_code: i32,
+    pub response_duration_ms: i32,
+    /// 0 success, 1 pending, 2 failed, 3 sending.
+    pub status: i16,
+    pub status_text: &'static str,
+    /// 0 scheduled, 1 manual.
+    pub trigger_type: i16,
+    pub timestamp: DateTime<Utc>,
+    pub msg: MessageOut,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ListOut<T> {
+    pub data: Vec<T>,
+    pub done: bool,
+    pub iterator: Option<String>,
+    pub prev_iterator: Option<String>,
+}
+
+fn status_text(status: i16) -> &'static str {
+    match status {
+        0 => "success",
+        1 => "pending",
+        3 => "sending",
+        _ => "failed",
+    }
+}
+
+fn channels(user: Option<uuid::Uuid>) -> Vec<String> {
+    user.map(|u| vec![format!("user.{u}")]).unwrap_or_default()
+}
+
+fn attempt_out(a: AttemptRow) -> AttemptOut {
+    AttemptOut {
+        id: a.id,
+        endpoint_id: a.endpoint_id,
+        msg_id: a.message_id.clone(),
+        url: a.url,
+        response: a.response,
+        response_status_code: a.status_code,
+        response_duration_ms: a.duration_ms,
+        status: a.status,
+        status_text: status_text(a.status),
+        trigger_type: a.trigger_type,
+        timestamp: a.created_at,
+        msg: MessageOut {
+            id: a.message_id,
+            event_type: a.event_type,
+            event_id: a.event_id,
+            timestamp: a.message_created_at,
+            channels: channels(a.user_id),
+            tags: Vec::new(),
+            payload: Some(a.payload),
+        },
+    }
+}
+
+/// The common list parameters: page size, cursor, time bounds, event types.
+struct ListParams {
+    limit: i64,
+    cursor: Option<String>,
+    newer: bool,
+    before: Option<DateTime<Utc>>,
+    after: Option<DateTime<Utc>>,
+    event_types: Option<Vec<String>>,
+}
+
+fn list_params(params: &mut Params) -> ListParams {
+    let limit = params.limit(50, 250);
+    let raw = params.string("iterator").filter(|s| !s.is_empty());
+    let newer = raw.as_deref().is_some_and(|s| s.starts_with('-'));
+    let cursor = raw.map(|s| s.trim_start_matches('-').to_string());
+    let before = params.time("before", false).map(|t| t.at);
+    let after = params.time("after", false).map(|t| t.at);
+    let types: Vec<String> =
+        params.all("event_types").iter().flat_map(|v| v.split(',')).map(str::to_string).collect();
+    let event_types = (!types.is_empty()).then_some(types);
+    ListParams { limit, cursor, newer, before, after, event_types }
+}
+
+/// Cuts a `limit + 1` page and names the cursors around it.
+fn page<T>(mut rows: Vec<T>, p: &ListParams, id: impl Fn(&T) -> String) -> ListOut<T> {
+    let more = rows.len() as i64 > p.limit;
+    if more {
+        if p.newer {
+            rows.remove(0);
+        } else {
+            rows.truncate(p.limit as usize);
+        }
+    }
+    let iterator = rows.last().map(&id);
+    let prev_iterator = rows.first().map(|r| format!("-{}", id(r)));
+    // Going forward, done means nothing older; going back, nothing newer.
+    ListOut { data: rows, done: !more, iterator, prev_iterator }
+}
+
+async fn endpoint_exists(state: &AppState, id: &str) -> ApiResult<()> {
+    match schema::webhook_endpoints::get(&state.db, id).await? {
+        Some(_) => Ok(()),
+        None => Err(ApiError::not_found(format!("Webhook endpoint with ID: {id} not found."))),
+    }
+}
+
+#[utoipa::path(get, path = "/webhooks/endpoints/{endpoint_id}/attempts", tag = "webhooks",
+    params(("endpoint_id" = String, Path), ("limit" = Option<i64>, Query, description = "1 to 250, default 50"),
+        ("iterator" = Option<String>, Query), ("before" = Option<String>, Query), ("after" = Option<String>, Query),
+        ("status" = Option<i64>, Query, description = "0 success, 1 pending, 2 failed, 3 sending"),
+        ("event_types" = Option<Vec<String>>, Query)),
+    responses((status = 200, body = ListOut<AttemptOut>), (status = 401, body = ErrorBody),
+        (status = 404, body = ErrorBody), (status = 422, body = ValidationBody), (status = 503, body = ErrorBody)),
+    security(("bearer" = [])))]
+async fn list_attempts(
+    _auth: DeveloperAuth,
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    Query(mut params): Query,
+) -> ApiResult<Json<ListOut<AttemptOut>>> {
+    enabled(&state)?;
+    let p = list_params(&mut params);
+    let status = params.raw("status").is_some().then(|| params.int("status", 0, 0, 3) as i16);
+    params.finish()?;
+    endpoint_exists(&state, &id).await?;
+    let filter = AttemptFilter {
+        before: p.before,
+        after: p.after,
+        status,
+        event_types: p.event_types.clone(),
+        cursor: p.cursor.clone(),
+        newer: p.newer,
+    };
+    let rows = schema::webhook_deliveries::attempts(&state.db, &id, &filter, p.limit).await?;
+    let out = page(rows, &p, |a| a.id.clone());
+    Ok(Json(ListOut {
+        data: out.data.into_iter().map(attempt_out).collect(),
+        done: out.done,
+        iterator: out.iterator,
+        prev_iterator: out.prev_iterator,
+    }))
+}
+
+/// Every message sent, newest first (payloads are in each attempt's `msg`).
+#[utoipa::path(get, path = "/webhooks/messages", tag = "webhooks",
+    params(("limit" = Option<i64>, Query, description = "1 to 250, default 50"),
+        ("iterator" = Option<String>, Query), ("before" = Option<String>, Query), ("after" = Option<String>, Query),
+        ("event_types" = Option<Vec<String>>, Query)),
+    responses((status = 200, body = ListOut<MessageOut>), (status = 401, body = ErrorBody),
+        (status = 422, body = ValidationBody), (status = 503, body = ErrorBody)),
+    security(("bearer" = [])))]
+async fn list_messages(
+    _auth: DeveloperAuth,
+    State(state): State<AppState>,
+    Query(mut params): Query,
+) -> ApiResult<Json<ListOut<MessageOut>>> {
+    enabled(&state)?;
+    let p = list_params(&mut params);
+    params.finish()?;
+    let client = state.db.client().await?;
+    let rows = schema::webhook_messages::list(
+        &client,
+        p.before,
+        p.after,
+        p.event_types.clone(),
+        p.cursor.clone(),
+        p.newer,
+        p.limit,
+    )
+    .await?;
+    let out = page(rows, &p, |m| m.id.clone());
+    Ok(Json(ListOut {
+        data: out
+            .data
+            .into_iter()
+            .map(|m| MessageOut {
+                id: m.id,
+                event_type: m.event_type,
+                event_id: m.event_id,
+                timestamp: m.created_at,
+                channels: channels(m.user_id),
+                tags: Vec::new(),
+                payload: None,
+            })
+            .collect(),
+        done: out.done,
+        iterator: out.iterator,
+        prev_iterator: out.prev_iterator,
+    }))
+}
+
+#[derive(Debug, Default, Deserialize, ToSchema)]
+pub struct TestIn {
+    /// Default `workout.created`.
+    #[serde(default)]
+    pub event_type: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TestOut {
+    pub message: String,
+    pub message_id: String,
+}
+
+/// An example `data` object of an event type.
+fn example(event_type: &str) -> Value {
+    match event_type {
+        "workout.created" => json!({
+            "id": "00000000-0000-4000-8000-000000000001", "user_id": "00000000-0000-4000-8000-000000000000",
+            "type": "running", "start_time": "2026-03-10T18:00:00+01:00", "end_time": "2026-03-10T18:45:00+01:00",
+            "zone_offset": "+01:00", "duration_seconds": 2700,
+            "source": {"provider": "phonehealth", "device": "Watch7,1"}, "calories_kcal": 512.0,
+            "distance_meters": 8200.0, "avg_heart_rate_bpm": 151.0, "max_heart_rate_bpm": 178.0,
+            "avg_pace_sec_per_km": 329, "elevation_gain_meters": 42.0}),
+        _ => json!({"user_id": "00000000-0000-4000-8000-000000000000", "example": true}),
+    }
+}
+
+/// Sends an example event to this endpoint only (not filtered by its types or user).
+#[utoipa::path(post, path = "/webhooks/endpoints/{endpoint_id}/test", tag = "webhooks",
+    params(("endpoint_id" = String, Path)), request_body = Option<TestIn>,
+    responses((status = 200, body = TestOut), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),
+        (status = 422, body = ValidationBody), (status = 503, body = ErrorBody)),
+    security(("bearer" = [])))]
+async fn send_test(
+    _auth: DeveloperAuth,
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    body: axum::body::Bytes,
+) -> ApiResult<Json<TestOut>> {
+    enabled(&state)?;
+    // The body may be omitted.
+    let body: TestIn = if body.iter().all(u8::is_ascii_whitespace) {
+        TestIn::default()
+    } else {
+        serde_json::from_slice(&body).map_err(|e| {
+            ApiError::validation(FieldError::new(
+                vec![json!("body")],
+                "json_invalid",
+                format!("Invalid JSON: {e}"),
+                Value::Null,
+            ))
+        })?
+    };
+    let event_type = body.event_type.unwrap_or_else(|| "workout.created".to_string());
+    let known = schema::catalogue::event_types::all().iter().any(|e| e.name == event_type);
+    if !known {
+        let msg = format!("Unknown event type '{event_type}'");
+        return Err(ApiError::validation(FieldError::new(
+            body_loc("event_type"),
+            "enum",
+            msg,
+            json!(event_type),
+        )));
+    }
+    endpoint_exists(&state, &id).await?;
+    let payload = json!({ "type": event_type, "data": example(&event_type) });
+    let event_id = format!("test:{}", uuid::Uuid::now_v7().simple());
+    let client = state.db.client().await?;
+    let message_id =
+        schema::webhook_messages::insert_message(&client, &event_type, &event_id, None, &payload)
+            .await?
+            .ok_or_else(|| ApiError::client(StatusCode::CONFLICT, "Test event already sent"))?;
+    schema::webhook_messages::insert_deliveries(&client, &message_id, std::slice::from_ref(&id))
+        .await?;
+    Ok(Json(TestOut { message: "Test event sent successfully.".into(), message_id }))
+}
+
+/// Sends one message to this endpoint again, with a fresh retry schedule (beyond the contract).
+#[utoipa::path(post, path = "/webhooks/endpoints/{endpoint_id}/messages/{message_id}/resend", tag = "webhooks",
+    params(("endpoint_id" = String, Path), ("message_id" = String, Path)),
+    responses((status = 202), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),
+        (status = 503, body = ErrorBody)),
+    security(("bearer" = [])))]
+async fn resend(
+    _auth: DeveloperAuth,
+    State(state): State<AppState>,
+    Path((id, message_id)): Path<(String, String)>,
+) -> ApiResult<StatusCode> {
+    enabled(&state)?;
+    if schema::webhook_deliveries::resend(&state.db, &id, &message_id).await? {
+        Ok(StatusCode::ACCEPTED)
+    } else {
+        Err(ApiError::not_found(format!("Message {message_id} was not sent to endpoint {id}.")))
+    }
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct RecoverIn {
+    /// Messages created at or after this time.
+    pub since: DateTime<Utc>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RecoverOut {
+    /// How many failed messages are sent again.
+    pub recovered: u64,
+}
+
+/// Sends again every message that failed for good to this endpoint since a time (beyond the
+/// contract), e.g. after the receiver was down for longer than the retry schedule.
+#[utoipa::path(post, path = "/webhooks/endpoints/{endpoint_id}/recover", tag = "webhooks",
+    params(("endpoint_id" = String, Path)), request_body = RecoverIn,
+    responses((status = 202, body = RecoverOut), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),
+        (status = 422, body = ValidationBody), (status = 503, body = ErrorBody)),
+    security(("bearer" = [])))]
+async fn recover(
+    _auth: DeveloperAuth,
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    ApiJson(body): ApiJson<RecoverIn>,
+) -> ApiResult<(StatusCode, Json<RecoverOut>)> {
+    enabled(&state)?;
+    endpoint_exists(&state, &id).await?;
+    let recovered = schema::webhook_deliveries::recover(&state.db, &id, body.since).await?;
+    Ok((StatusCode::ACCEPTED, Json(RecoverOut { recovered })))
+}
