@@ -240,6 +240,10 @@ impl TestApp {
             .env("WORKER_CLAIM_IDLE_SECONDS", s.worker_claim_idle_seconds.to_string())
             .env("WORKER_SWEEP_INTERVAL_SECONDS", s.worker_sweep_interval_seconds.to_string())
             .env("OUTGOING_WEBHOOKS_ENABLED", s.outgoing_webhooks_enabled.to_string())
+            .env("WEBHOOK_RETRY_SCHEDULE", s.webhook_retry_schedule.clone().unwrap_or_default())
+            .env("WEBHOOK_TIMEOUT_SECONDS", s.webhook_timeout_seconds.to_string())
+            .env("WEBHOOKS_ALLOW_HTTP_LOOPBACK", s.webhooks_allow_http_loopback.to_string())
+            .env("WEBHOOKS_ALLOW_PRIVATE_TARGETS", s.webhooks_allow_private_targets.to_string())
             .envs(
                 [
                     ("S3_ENDPOINT", s.s3.s3_endpoint.clone()),

@@ -11,13 +11,18 @@ use axum::http::{HeaderMap, StatusCode};
 use serde_json::{Value, json};
 
 use crate::fixtures::{body, watch, workout};
-use crate::util::{Auth, TestApp};
+use crate::util::{Auth, Mode, TestApp};
 
 /// What the receiver got: headers and raw body of each request.
 type Seen = Arc<Mutex<Vec<(HeaderMap, String)>>>;
 
 /// A receiver on 127.0.0.1 answering 500 to its first `fail_first` requests, then 204.
 async fn receiver(fail_first: usize) -> (String, Seen) {
+    receiver_with(fail_first, Duration::ZERO).await
+}
+
+/// As `receiver`, holding its first request for `hold` before answering.
+async fn receiver_with(fail_first: usize, hold: Duration) -> (String, Seen) {
     let seen: Seen = Arc::default();
     let count = Arc::new(AtomicUsize::new(0));
     let app = axum::Router::new()
@@ -30,7 +35,11 @@ async fn receiver(fail_first: usize) -> (String, Seen) {
                     if let Ok(mut s) = seen.lock() {
                         s.push((headers, body));
                     }
-                    if count.fetch_add(1, Ordering::SeqCst) < fail_first {
+                    let n = count.fetch_add(1, Ordering::SeqCst);
+                    if n == 0 {
+                        tokio::time::sleep(hold).await;
+                    }
+                    if n < fail_first {
                         StatusCode::INTERNAL_SERVER_ERROR
                     } else {
                         StatusCode::NO_CONTENT
@@ -273,4 +282,52 @@ async fn a_receiver_down_for_the_whole_schedule_fails_the_message_and_ingest_goe
     // Meanwhile ingest is unaffected: another batch is stored as usual.
     app.sync_and_wait(&user, &key, &run("W-3", 11)).await;
     assert_eq!(app.count("select count(*) from workouts").await, 2);
+}
+
+#[tokio::test]
+async fn a_sender_killed_mid_delivery_loses_no_message() {
+    let app = TestApp::spawn_with(Mode::ApiOnly, |s| s.webhook_timeout_seconds = 60).await;
+    let admin = app.admin().await;
+    let key = app.api_key().await;
+    let user = app.user(&key, json!({})).await;
+    // The first request is held for a minute: the worker is killed while it waits.
+    let (url, seen) = receiver_with(0, Duration::from_secs(60)).await;
+    let (endpoint_id, _) = endpoint(&app, &admin, &url).await;
+
+    let mut first = app.binary(&["worker"]).spawn().expect("spawn a worker");
+    let r = app.sync(&user, &key, &run("W-4", 12)).await;
+    assert_eq!(r.status, 202, "{}", r.body);
+    let got = wait_for(&seen, 1).await;
+    first.start_kill().expect("kill");
+    let _ = first.wait().await;
+    let db = app.db().await;
+    let status: i16 = db
+        .query_one("select status from webhook_deliveries where endpoint_id = $1", &[&endpoint_id])
+        .await
+        .expect("delivery")
+        .get(0);
+    assert_eq!(status, 3, "killed while sending: nothing recorded");
+
+    // Another worker takes the abandoned delivery over once it has been idle long enough.
+    let mut second = app.binary(&["worker"]).spawn().expect("spawn a worker");
+    let again = wait_for(&seen, 2).await;
+    let id = |h: &HeaderMap| h.get("webhook-id").cloned();
+    assert_eq!(id(&again[1].0), id(&got[0].0), "the same message, the same webhook-id");
+    let mut status: i16 = 3;
+    for _ in 0..100 {
+        status = db
+            .query_one(
+                "select status from webhook_deliveries where endpoint_id = $1",
+                &[&endpoint_id],
+            )
+            .await
+            .expect("delivery")
+            .get(0);
+        if status == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(status, 0);
+    let _ = second.kill().await;
 }
