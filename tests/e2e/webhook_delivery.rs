@@ -211,6 +211,22 @@ async fn signed_deliveries_retried_with_the_same_id_until_accepted() {
     let got = wait_for(&seen, 3).await;
     assert_eq!(id(&got[2].0), test_id);
     assert!(python_verifies(&secret, &got[2].0, &got[2].1).await);
+
+    // After a rotation both secrets verify, for 24 hours: receivers switch without a gap.
+    let rotate = format!("/api/v1/webhooks/endpoints/{endpoint_id}/secret/rotate");
+    let new_secret = app.post(&rotate, &admin, json!({})).await.str("key");
+    let test = format!("/api/v1/webhooks/endpoints/{endpoint_id}/test");
+    let r = app.post(&test, &admin, json!({"event_type": "sleep.created"})).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let got = wait_for(&seen, 4).await;
+    let (h, b) = &got[3];
+    assert!(b.contains("sleep.created"));
+    let signatures = h.get("webhook-signature").and_then(|v| v.to_str().ok()).unwrap_or("");
+    assert_eq!(signatures.split(' ').count(), 2, "{signatures}");
+    assert!(python_verifies(&new_secret, h, b).await);
+    assert!(python_verifies(&secret, h, b).await);
+    assert!(!python_verifies(&webhooks::sign::new_secret(), h, b).await);
+
     let r = app
         .post(
             &format!("/api/v1/webhooks/endpoints/{endpoint_id}/test"),
