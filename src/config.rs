@@ -198,6 +198,7 @@ impl Settings {
         config.timeout = Duration::from_secs(self.webhook_timeout_seconds.max(1));
         // A delivery whose sender died is taken over as an abandoned ingest job is.
         config.claim_idle = Duration::from_secs(self.worker_claim_idle_seconds.max(1));
+        config.allow_private = self.webhooks_allow_private_targets;
         Ok(config)
     }
 

@@ -1,9 +1,11 @@
 //! Which webhook URLs are accepted: `https` only (plain `http` only to loopback, behind a
 //! development flag), and no private, loopback or link-local targets unless allowed, so that
 //! an endpoint cannot be pointed at the service's own network. Hosts given by name are checked
-//! again by the sender when it resolves them.
+//! by the sender when it resolves them (`webhooks::guard`).
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::net::IpAddr;
+
+use webhooks::guard::is_internal;
 
 use url::{Host, Url};
 
@@ -11,39 +13,6 @@ use url::{Host, Url};
 pub struct TargetRules {
     pub allow_http_loopback: bool,
     pub allow_private: bool,
-}
-
-/// Whether an address is loopback, private, link-local or otherwise not on the public internet.
-pub fn is_internal(ip: IpAddr) -> bool {
-    match ip {
-        IpAddr::V4(v4) => internal_v4(v4),
-        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-            Some(v4) => internal_v4(v4),
-            None => internal_v6(v6),
-        },
-    }
-}
-
-fn internal_v4(ip: Ipv4Addr) -> bool {
-    let [a, b, ..] = ip.octets();
-    ip.is_loopback()
-        || ip.is_private()
-        || ip.is_link_local()
-        || ip.is_unspecified()
-        || ip.is_broadcast()
-        || ip.is_documentation()
-        || a == 0
-        // Carrier-grade NAT, 100.64.0.0/10.
-        || (a == 100 && (64..128).contains(&b))
-}
-
-fn internal_v6(ip: Ipv6Addr) -> bool {
-    let first = ip.segments()[0];
-    ip.is_loopback()
-        || ip.is_unspecified()
-        // Unique local fc00::/7 and link-local fe80::/10.
-        || (first & 0xfe00) == 0xfc00
-        || (first & 0xffc0) == 0xfe80
 }
 
 fn is_loopback_host(host: &Host<&str>) -> bool {

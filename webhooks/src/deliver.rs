@@ -15,23 +15,30 @@ pub async fn send(
     http: &reqwest::Client,
     due: &Due,
     timeout: Duration,
+    allow_private: bool,
 ) -> (Attempt, Option<Duration>) {
+    let refuse = |why: String| {
+        let attempt = Attempt {
+            url: due.url.clone(),
+            response: why,
+            status_code: 0,
+            duration_ms: 0,
+            ok: false,
+        };
+        (attempt, None)
+    };
+    if !crate::guard::literal_allowed(&due.url, allow_private) {
+        return refuse(
+            "not sent: the URL points at a private, loopback or link-local address".into(),
+        );
+    }
     let body = due.payload.to_string();
     let timestamp = chrono::Utc::now().timestamp();
     let secrets: Vec<&str> = due.secrets.iter().map(String::as_str).collect();
     let signature = match crate::sign::header(&secrets, &due.message_id, timestamp, body.as_bytes())
     {
         Ok(s) => s,
-        Err(e) => {
-            let attempt = Attempt {
-                url: due.url.clone(),
-                response: format!("not sent: {e}"),
-                status_code: 0,
-                duration_ms: 0,
-                ok: false,
-            };
-            return (attempt, None);
-        }
+        Err(e) => return refuse(format!("not sent: {e}")),
     };
     let started = Instant::now();
     let result = http

@@ -7,6 +7,7 @@ pub mod chunk;
 pub mod deliver;
 pub mod dispatch;
 pub mod fanout;
+pub mod guard;
 pub mod schedule;
 pub mod sender;
 pub mod sign;

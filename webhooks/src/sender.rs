@@ -34,6 +34,8 @@ pub struct SenderConfig {
     pub tick: Duration,
     /// An unacknowledged entry idle this long is taken over by another sender.
     pub claim_idle: Duration,
+    /// Whether targets at private, loopback or link-local addresses may be reached.
+    pub allow_private: bool,
 }
 
 impl Default for SenderConfig {
@@ -45,6 +47,7 @@ impl Default for SenderConfig {
             concurrency: 256,
             tick: Duration::from_millis(200),
             claim_idle: Duration::from_secs(60),
+            allow_private: false,
         }
     }
 }
@@ -74,7 +77,11 @@ pub async fn run(
     };
     // Redirects are not followed: a 3xx is a failure, and a receiver cannot bounce a signed
     // message to an address the URL rules would refuse.
-    let http = match reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build()
+    let resolver = crate::guard::GuardedResolver { allow_private: config.allow_private };
+    let http = match reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .dns_resolver(Arc::new(resolver))
+        .build()
     {
         Ok(h) => h,
         Err(e) => {
@@ -211,7 +218,8 @@ async fn deliver(s: &Shared, entry_id: &str, message: &str, endpoint: &str) {
         if due.disabled {
             let _ = deliveries::give_up(&s.db, message, endpoint).await;
         } else {
-            let (attempt, wait) = crate::deliver::send(&s.http, &due, s.config.timeout).await;
+            let (attempt, wait) =
+                crate::deliver::send(&s.http, &due, s.config.timeout, s.config.allow_private).await;
             let failures = due.attempts as usize + 1;
             let retry_at = if attempt.ok {
                 None
