@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Generates the read-benchmark data set into database `wearhouse_bench` (dropped first):
+# Generates the read-benchmark data set into database `wearhouse_read_bench` (dropped first):
 # 10,000 users, ~101 million samples, a year of sleep sessions and workouts. Takes about half
 # an hour on the reference machine and ~25 GB of disk.
 #
@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 USERS=${USERS:-10000}
 BATCH=${BATCH:-200}
-DB=${DB:-wearhouse_bench}
+DB=${DB:-wearhouse_read_bench}
 PG="postgres://postgres:postgres@127.0.0.1:5432"
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/wearhouse/target}
 

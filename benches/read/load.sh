@@ -12,7 +12,7 @@ cd "$(dirname "$0")/../.."
 DURATION=${DURATION:-30}
 CONNECTIONS=${CONNECTIONS:-50}
 PORT=${PORT:-8091}
-DB=${DB:-wearhouse_bench}
+DB=${DB:-wearhouse_read_bench}
 MODES=${MODES:-timeseries activity sleep}
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/wearhouse/target}
 PG="postgres://postgres:postgres@127.0.0.1:5432"
