@@ -347,3 +347,40 @@ async fn a_sender_killed_mid_delivery_loses_no_message() {
     assert_eq!(status, 0);
     let _ = second.kill().await;
 }
+
+#[tokio::test]
+async fn an_endpoint_failing_for_five_days_is_disabled_and_says_so() {
+    let app = TestApp::spawn().await;
+    let admin = app.admin().await;
+    let key = app.api_key().await;
+    let user = app.user(&key, json!({})).await;
+    let (url, seen) = receiver(usize::MAX).await;
+    let (endpoint_id, _) = endpoint(&app, &admin, &url).await;
+    // It has been failing for six days already.
+    let db = app.db().await;
+    db.execute(
+        "update webhook_endpoints set failing_since = now() - interval '6 days' where id = $1",
+        &[&endpoint_id],
+    )
+    .await
+    .expect("age the failure");
+
+    app.sync_and_wait(&user, &key, &run("W-5", 13)).await;
+    wait_for(&seen, 1).await;
+    let path = format!("/api/v1/webhooks/endpoints/{endpoint_id}");
+    let mut listed = Value::Null;
+    for _ in 0..100 {
+        listed = app.get(&path, &admin).await.body;
+        if listed["disabled"] == true {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(listed["disabled"], true, "{listed}");
+    assert_eq!(listed["disabled_reason"], "every delivery failed for 5 days");
+    // A disabled endpoint receives nothing more, not even the retries of its message.
+    let r = app.post(&format!("{path}/test"), &admin, json!({})).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(seen.lock().map(|s| s.len()).unwrap_or_default(), 1);
+}
