@@ -16,12 +16,8 @@ use crate::util::{Auth, Mode, TestApp};
 /// What the receiver got: headers and raw body of each request.
 type Seen = Arc<Mutex<Vec<(HeaderMap, String)>>>;
 
-/// A receiver on 127.0.0.1 answering 500 to its first `fail_first` requests, then 204.
-async fn receiver(fail_first: usize) -> (String, Seen) {
-    receiver_with(fail_first, Duration::ZERO).await
-}
-
-/// As `receiver`, holding its first request for `hold` before answering.
+/// A receiver on 127.0.0.1 answering 500 to its first `fail_first` requests, then 204,
+/// holding its first request for `hold` before answering.
 async fn receiver_with(fail_first: usize, hold: Duration) -> (String, Seen) {
     let seen: Seen = Arc::default();
     let count = Arc::new(AtomicUsize::new(0));
@@ -113,14 +109,52 @@ fn run(id: &str, day: u32) -> String {
     body(vec![], vec![w], vec![])
 }
 
-#[tokio::test]
-async fn signed_deliveries_retried_with_the_same_id_until_accepted() {
-    let app = TestApp::spawn().await;
+/// The delivery status of the endpoint's one delivery, once it is `want` (or after 5 s).
+async fn delivery_status(app: &TestApp, endpoint_id: &str, want: i16) -> i16 {
+    let db = app.db().await;
+    let mut status = -1;
+    for _ in 0..100 {
+        status = db
+            .query_one(
+                "select status from webhook_deliveries where endpoint_id = $1",
+                &[&endpoint_id],
+            )
+            .await
+            .expect("delivery")
+            .get(0);
+        if status == want {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    status
+}
+
+/// A service, a developer, a user, and an endpoint for workouts at a local receiver that
+/// fails its first `fail_first` requests (holding the first for `hold`).
+struct Setup {
+    app: TestApp,
+    admin: Auth,
+    key: Auth,
+    user: String,
+    endpoint_id: String,
+    secret: String,
+    seen: Seen,
+}
+
+async fn setup(app: TestApp, fail_first: usize, hold: Duration) -> Setup {
     let admin = app.admin().await;
     let key = app.api_key().await;
     let user = app.user(&key, json!({})).await;
-    let (url, seen) = receiver(1).await;
+    let (url, seen) = receiver_with(fail_first, hold).await;
     let (endpoint_id, secret) = endpoint(&app, &admin, &url).await;
+    Setup { app, admin, key, user, endpoint_id, secret, seen }
+}
+
+#[tokio::test]
+async fn signed_deliveries_retried_with_the_same_id_until_accepted() {
+    let Setup { app, admin, key, user, endpoint_id, secret, seen } =
+        setup(TestApp::spawn().await, 1, Duration::ZERO).await;
 
     app.sync_and_wait(&user, &key, &run("W-1", 10)).await;
     let got = wait_for(&seen, 2).await;
@@ -239,34 +273,15 @@ async fn signed_deliveries_retried_with_the_same_id_until_accepted() {
 
 #[tokio::test]
 async fn a_receiver_down_for_the_whole_schedule_fails_the_message_and_ingest_goes_on() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
-    let key = app.api_key().await;
-    let user = app.user(&key, json!({})).await;
-    let (url, seen) = receiver(usize::MAX).await;
-    let (endpoint_id, _) = endpoint(&app, &admin, &url).await;
+    let Setup { app, admin, key, user, endpoint_id, seen, .. } =
+        setup(TestApp::spawn().await, usize::MAX, Duration::ZERO).await;
 
     app.sync_and_wait(&user, &key, &run("W-2", 10)).await;
     // The test schedule: the first attempt and three retries.
     let got = wait_for(&seen, 4).await;
     let ids: Vec<_> = got.iter().map(|(h, _)| h.get("webhook-id").cloned()).collect();
     assert!(ids.windows(2).all(|w| w[0] == w[1]));
-    let db = app.db().await;
-    let mut status = 1;
-    for _ in 0..100 {
-        status = db
-            .query_one(
-                "select status from webhook_deliveries where endpoint_id = $1",
-                &[&endpoint_id],
-            )
-            .await
-            .expect("delivery")
-            .get::<_, i16>(0);
-        if status == 2 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let status = delivery_status(&app, &endpoint_id, 2).await;
     assert_eq!(status, 2, "failed after the last retry");
     assert_eq!(
         app.count(&format!(
@@ -302,13 +317,10 @@ async fn a_receiver_down_for_the_whole_schedule_fails_the_message_and_ingest_goe
 
 #[tokio::test]
 async fn a_sender_killed_mid_delivery_loses_no_message() {
-    let app = TestApp::spawn_with(Mode::ApiOnly, |s| s.webhook_timeout_seconds = 60).await;
-    let admin = app.admin().await;
-    let key = app.api_key().await;
-    let user = app.user(&key, json!({})).await;
     // The first request is held for a minute: the worker is killed while it waits.
-    let (url, seen) = receiver_with(0, Duration::from_secs(60)).await;
-    let (endpoint_id, _) = endpoint(&app, &admin, &url).await;
+    let app = TestApp::spawn_with(Mode::ApiOnly, |s| s.webhook_timeout_seconds = 60).await;
+    let Setup { app, key, user, endpoint_id, seen, .. } =
+        setup(app, 0, Duration::from_secs(60)).await;
 
     let mut first = app.binary(&["worker"]).spawn().expect("spawn a worker");
     let r = app.sync(&user, &key, &run("W-4", 12)).await;
@@ -329,33 +341,15 @@ async fn a_sender_killed_mid_delivery_loses_no_message() {
     let again = wait_for(&seen, 2).await;
     let id = |h: &HeaderMap| h.get("webhook-id").cloned();
     assert_eq!(id(&again[1].0), id(&got[0].0), "the same message, the same webhook-id");
-    let mut status: i16 = 3;
-    for _ in 0..100 {
-        status = db
-            .query_one(
-                "select status from webhook_deliveries where endpoint_id = $1",
-                &[&endpoint_id],
-            )
-            .await
-            .expect("delivery")
-            .get(0);
-        if status == 0 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let status = delivery_status(&app, &endpoint_id, 0).await;
     assert_eq!(status, 0);
     let _ = second.kill().await;
 }
 
 #[tokio::test]
 async fn an_endpoint_failing_for_five_days_is_disabled_and_says_so() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
-    let key = app.api_key().await;
-    let user = app.user(&key, json!({})).await;
-    let (url, seen) = receiver(usize::MAX).await;
-    let (endpoint_id, _) = endpoint(&app, &admin, &url).await;
+    let Setup { app, admin, key, user, endpoint_id, seen, .. } =
+        setup(TestApp::spawn().await, usize::MAX, Duration::ZERO).await;
     // It has been failing for six days already.
     let db = app.db().await;
     db.execute(
