@@ -113,7 +113,7 @@ pub fn enabled(state: &AppState) -> ApiResult<()> {
     }
 }
 
-fn not_found(id: &str) -> ApiError {
+pub fn not_found(id: &str) -> ApiError {
     ApiError::not_found(format!("Webhook endpoint with ID: {id} not found."))
 }
 

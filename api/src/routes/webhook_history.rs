@@ -13,7 +13,7 @@ use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::webhook_endpoints::enabled;
+use super::webhook_endpoints::{enabled, not_found};
 use crate::AppState;
 use crate::error::{ApiError, ApiResult, ErrorBody, FieldError, ValidationBody};
 use crate::extract::{ApiJson, DeveloperAuth, Query};
@@ -148,10 +148,7 @@ fn page<T>(mut rows: Vec<T>, p: &ListParams, id: impl Fn(&T) -> String) -> ListO
 }
 
 async fn endpoint_exists(state: &AppState, id: &str) -> ApiResult<()> {
-    match schema::webhook_endpoints::get(&state.db, id).await? {
-        Some(_) => Ok(()),
-        None => Err(ApiError::not_found(format!("Webhook endpoint with ID: {id} not found."))),
-    }
+    schema::webhook_endpoints::get(&state.db, id).await?.map(|_| ()).ok_or_else(|| not_found(id))
 }
 
 #[utoipa::path(get, path = "/webhooks/endpoints/{endpoint_id}/attempts", tag = "webhooks",
