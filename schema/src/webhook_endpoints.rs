@@ -90,6 +90,9 @@ pub struct EndpointPatch {
     pub description: Option<String>,
     pub filter_types: Option<Option<Vec<String>>>,
     pub user_id: Option<Option<Uuid>>,
+    /// `Some(false)` re-enables a disabled endpoint (and forgets its failures); `Some(true)`
+    /// disables it by hand.
+    pub disabled: Option<bool>,
 }
 
 pub async fn update(db: &Db, id: &str, p: &EndpointPatch) -> Result<Option<Endpoint>> {
@@ -102,6 +105,11 @@ pub async fn update(db: &Db, id: &str, p: &EndpointPatch) -> Result<Option<Endpo
                      description = coalesce($3, description),
                      filter_types = case when $4 then $5 else filter_types end,
                      user_id = case when $6 then $7 else user_id end,
+                     disabled_at = case $8::bool when true then coalesce(disabled_at, now())
+                                                 when false then null else disabled_at end,
+                     disabled_reason = case $8::bool when true then 'disabled by a developer'
+                                                     when false then null else disabled_reason end,
+                     failing_since = case when $8::bool = false then null else failing_since end,
                      updated_at = now()
                  where id = $1 returning {COLUMNS}"
             ),
@@ -113,6 +121,7 @@ pub async fn update(db: &Db, id: &str, p: &EndpointPatch) -> Result<Option<Endpo
                 &p.filter_types.clone().flatten(),
                 &p.user_id.is_some(),
                 &p.user_id.flatten(),
+                &p.disabled,
             ],
         )
         .await?;

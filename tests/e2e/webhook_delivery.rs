@@ -377,4 +377,22 @@ async fn an_endpoint_failing_for_five_days_is_disabled_and_says_so() {
     assert_eq!(r.status, 200, "{}", r.body);
     tokio::time::sleep(Duration::from_millis(1500)).await;
     assert_eq!(seen.lock().map(|s| s.len()).unwrap_or_default(), 1);
+
+    // Re-enabled by a developer, it receives again; a message can be resent to it by hand.
+    let r = app.call(reqwest::Method::PATCH, &path, &admin, Some(json!({"disabled": false}))).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(
+        (r.body["disabled"].clone(), r.body["disabled_reason"].clone()),
+        (json!(false), Value::Null)
+    );
+    let msg = app.post(&format!("{path}/test"), &admin, json!({})).await.str("message_id");
+    wait_for(&seen, 2).await;
+    let resend = format!("{path}/messages/{msg}/resend");
+    let r = app.post(&resend, &admin, json!({})).await;
+    assert_eq!(r.status, 202, "{}", r.body);
+    let got = wait_for(&seen, 3).await;
+    let id = |i: usize| got[i].0.get("webhook-id").cloned();
+    assert_eq!(id(2), id(1), "a resend keeps the message's webhook-id");
+    let r = app.post(&format!("{path}/messages/msg_nope/resend"), &admin, json!({})).await;
+    assert_eq!(r.status, 404);
 }

@@ -94,6 +94,9 @@ pub struct EndpointPatchIn {
     #[serde(default, deserialize_with = "present")]
     #[schema(value_type = Option<Uuid>)]
     pub user_id: Option<Option<Uuid>>,
+    /// `false` re-enables an endpoint the sender disabled; `true` disables it.
+    #[serde(default)]
+    pub disabled: Option<bool>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -227,6 +230,7 @@ async fn patch_endpoint(
         description: body.description,
         filter_types: body.filter_types,
         user_id: body.user_id,
+        disabled: body.disabled,
     };
     let e = schema::webhook_endpoints::update(&state.db, &id, &patch)
         .await?
