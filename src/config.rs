@@ -84,6 +84,10 @@ pub struct Settings {
     #[arg(long, env = "WEBHOOK_TIMEOUT_SECONDS", global = true, default_value_t = 15)]
     pub webhook_timeout_seconds: u64,
 
+    /// A PEM file of extra root certificates the webhook sender trusts (an internal CA).
+    #[arg(long, env = "WEBHOOK_CA_FILE", global = true)]
+    pub webhook_ca_file: Option<std::path::PathBuf>,
+
     /// Development only: allow plain-http webhook URLs to loopback addresses.
     #[arg(long, env = "WEBHOOKS_ALLOW_HTTP_LOOPBACK", global = true, default_value_t = false, action = clap::ArgAction::Set)]
     pub webhooks_allow_http_loopback: bool,
@@ -199,6 +203,11 @@ impl Settings {
         // A delivery whose sender died is taken over as an abandoned ingest job is.
         config.claim_idle = Duration::from_secs(self.worker_claim_idle_seconds.max(1));
         config.allow_private = self.webhooks_allow_private_targets;
+        if let Some(path) = &self.webhook_ca_file {
+            let pem = std::fs::read(path)
+                .map_err(|e| anyhow::anyhow!("reading WEBHOOK_CA_FILE {}: {e}", path.display()))?;
+            config.extra_roots_pem = Some(pem);
+        }
         Ok(config)
     }
 

@@ -1,6 +1,7 @@
 //! Delivery to a real local receiver: signatures checked by an independent implementation
 //! (the `standardwebhooks` package from PyPI), failure then success with the same
-//! `webhook-id`, a receiver down for the whole schedule, and ingest unaffected meanwhile.
+//! `webhook-id`, a receiver down for the whole schedule, and ingest unaffected meanwhile;
+//! over https with a trusted certificate, and refused with an untrusted one.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -16,9 +17,9 @@ use crate::util::{Auth, Mode, TestApp};
 /// What the receiver got: headers and raw body of each request.
 type Seen = Arc<Mutex<Vec<(HeaderMap, String)>>>;
 
-/// A receiver on 127.0.0.1 answering 500 to its first `fail_first` requests, then 204,
-/// holding its first request for `hold` before answering.
-async fn receiver_with(fail_first: usize, hold: Duration) -> (String, Seen) {
+/// The receiving app: answers 500 to its first `fail_first` requests, then 204, holding its
+/// first request for `hold` before answering.
+fn receiver_app(fail_first: usize, hold: Duration) -> (axum::Router, Seen) {
     let seen: Seen = Arc::default();
     let count = Arc::new(AtomicUsize::new(0));
     let app = axum::Router::new()
@@ -44,10 +45,49 @@ async fn receiver_with(fail_first: usize, hold: Duration) -> (String, Seen) {
             ),
         )
         .with_state((seen.clone(), count));
+    (app, seen)
+}
+
+/// `receiver_app` over plain http on 127.0.0.1.
+async fn receiver_with(fail_first: usize, hold: Duration) -> (String, Seen) {
+    let (app, seen) = receiver_app(fail_first, hold);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let url = format!("http://{}/in", listener.local_addr().expect("addr"));
     tokio::spawn(async move { axum::serve(listener, app).await });
     (url, seen)
+}
+
+/// `receiver_app` over https at `localhost`, with a fresh self-signed certificate; returns its
+/// URL, what it saw, and the certificate's PEM (for the sender to trust, or not).
+async fn tls_receiver() -> (String, Seen, String) {
+    let (app, seen) = receiver_app(0, Duration::ZERO);
+    let issued = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).expect("cert");
+    let key = rustls::pki_types::PrivateKeyDer::Pkcs8(issued.key_pair.serialize_der().into());
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .expect("TLS versions")
+        .with_no_client_auth()
+        .with_single_cert(vec![issued.cert.der().clone()], key)
+        .expect("server certificate");
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    tokio::spawn(async move {
+        while let Ok((tcp, _)) = listener.accept().await {
+            let (acceptor, app) = (acceptor.clone(), app.clone());
+            tokio::spawn(async move {
+                let Ok(tls) = acceptor.accept(tcp).await else { return };
+                let service = hyper_util::service::TowerToHyperService::new(app);
+                let _ = hyper_util::server::conn::auto::Builder::new(
+                    hyper_util::rt::TokioExecutor::new(),
+                )
+                .serve_connection(hyper_util::rt::TokioIo::new(tls), service)
+                .await;
+            });
+        }
+    });
+    (format!("https://localhost:{port}/in"), seen, issued.cert.pem())
 }
 
 async fn wait_for(seen: &Seen, n: usize) -> Vec<(HeaderMap, String)> {
@@ -395,4 +435,34 @@ async fn an_endpoint_failing_for_five_days_is_disabled_and_says_so() {
     assert_eq!(id(2), id(1), "a resend keeps the message's webhook-id");
     let r = app.post(&format!("{path}/messages/msg_nope/resend"), &admin, json!({})).await;
     assert_eq!(r.status, 404);
+}
+
+#[tokio::test]
+async fn https_receivers_get_signed_events_and_untrusted_certificates_are_refused() {
+    let (url, seen, pem) = tls_receiver().await;
+    let (other_url, other_seen, _) = tls_receiver().await;
+    // The sender trusts the first receiver's certificate only.
+    let ca = std::env::temp_dir().join(format!("wearhouse-test-ca-{}.pem", uuid::Uuid::new_v4()));
+    std::fs::write(&ca, pem).expect("write the CA file");
+    let app = TestApp::spawn_with(Mode::All, |s| s.webhook_ca_file = Some(ca.clone())).await;
+    let admin = app.admin().await;
+    let key = app.api_key().await;
+    let user = app.user(&key, json!({})).await;
+    let (trusted, secret) = endpoint(&app, &admin, &url).await;
+    let (untrusted, _) = endpoint(&app, &admin, &other_url).await;
+
+    app.sync_and_wait(&user, &key, &run("W-6", 14)).await;
+    let got = wait_for(&seen, 1).await;
+    assert!(python_verifies(&secret, &got[0].0, &got[0].1).await);
+    assert_eq!(delivery_status(&app, &trusted, 0).await, 0);
+    // The other certificate is not trusted: no request reaches it, and the attempts say why.
+    assert_eq!(delivery_status(&app, &untrusted, 2).await, 2);
+    assert!(other_seen.lock().map(|s| s.is_empty()).unwrap_or(false));
+    let r = app.get(&format!("/api/v1/webhooks/endpoints/{untrusted}/attempts"), &admin).await;
+    let why = r.body["data"][0]["response"].as_str().unwrap_or("").to_lowercase();
+    assert!(
+        why.contains("certificate") || why.contains("tls") || why.contains("unknownissuer"),
+        "{why}"
+    );
+    let _ = std::fs::remove_file(ca);
 }

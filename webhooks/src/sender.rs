@@ -36,6 +36,8 @@ pub struct SenderConfig {
     pub claim_idle: Duration,
     /// Whether targets at private, loopback or link-local addresses may be reached.
     pub allow_private: bool,
+    /// Extra root certificates (PEM) trusted for receivers, e.g. an internal CA.
+    pub extra_roots_pem: Option<Vec<u8>>,
 }
 
 impl Default for SenderConfig {
@@ -48,6 +50,7 @@ impl Default for SenderConfig {
             tick: Duration::from_millis(200),
             claim_idle: Duration::from_secs(60),
             allow_private: false,
+            extra_roots_pem: None,
         }
     }
 }
@@ -78,11 +81,22 @@ pub async fn run(
     // Redirects are not followed: a 3xx is a failure, and a receiver cannot bounce a signed
     // message to an address the URL rules would refuse.
     let resolver = crate::guard::GuardedResolver { allow_private: config.allow_private };
-    let http = match reqwest::Client::builder()
+    let mut builder = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
-        .dns_resolver(Arc::new(resolver))
-        .build()
-    {
+        .dns_resolver(Arc::new(resolver));
+    if let Some(pem) = &config.extra_roots_pem {
+        match reqwest::Certificate::from_pem_bundle(pem) {
+            Ok(roots) => {
+                for root in roots {
+                    builder = builder.add_root_certificate(root);
+                }
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "webhook sender: unreadable WEBHOOK_CA_FILE; ignored")
+            }
+        }
+    }
+    let http = match builder.build() {
         Ok(h) => h,
         Err(e) => {
             tracing::error!(error = %e, "webhook sender: no HTTP client; not started");
