@@ -466,3 +466,22 @@ async fn https_receivers_get_signed_events_and_untrusted_certificates_are_refuse
     );
     let _ = std::fs::remove_file(ca);
 }
+
+#[tokio::test]
+async fn a_slow_endpoint_delays_no_other() {
+    let app = TestApp::spawn_with(Mode::All, |s| s.webhook_timeout_seconds = 60).await;
+    let Setup { app, admin, key, user, endpoint_id: slow, seen: slow_seen, .. } =
+        setup(app, 0, Duration::from_secs(60)).await;
+    let (fast_url, fast_seen) = receiver_with(0, Duration::ZERO).await;
+    let (fast, _) = endpoint(&app, &admin, &fast_url).await;
+
+    app.sync_and_wait(&user, &key, &run("W-7", 15)).await;
+    wait_for(&slow_seen, 1).await;
+    wait_for(&fast_seen, 1).await;
+    // The fast endpoint has its event while the slow one still holds its request.
+    assert_eq!(delivery_status(&app, &fast, 0).await, 0);
+    assert_eq!(delivery_status(&app, &slow, 3).await, 3, "the slow delivery is still in flight");
+    // And so is ingest: another batch is stored meanwhile.
+    app.sync_and_wait(&user, &key, &run("W-8", 16)).await;
+    assert_eq!(wait_for(&fast_seen, 2).await.len(), 2);
+}
