@@ -203,7 +203,7 @@ impl Settings {
         // A delivery whose sender died is taken over as an abandoned ingest job is.
         config.claim_idle = Duration::from_secs(self.worker_claim_idle_seconds.max(1));
         config.allow_private = self.webhooks_allow_private_targets;
-        if let Some(path) = &self.webhook_ca_file {
+        if let Some(path) = self.webhook_ca_file.as_ref().filter(|p| !p.as_os_str().is_empty()) {
             let pem = std::fs::read(path)
                 .map_err(|e| anyhow::anyhow!("reading WEBHOOK_CA_FILE {}: {e}", path.display()))?;
             config.extra_roots_pem = Some(pem);

@@ -243,6 +243,7 @@ impl TestApp {
             .env("OUTGOING_WEBHOOKS_ENABLED", s.outgoing_webhooks_enabled.to_string())
             .env("WEBHOOK_RETRY_SCHEDULE", s.webhook_retry_schedule.clone().unwrap_or_default())
             .env("WEBHOOK_TIMEOUT_SECONDS", s.webhook_timeout_seconds.to_string())
+            .env("WEBHOOK_CA_FILE", s.webhook_ca_file.clone().unwrap_or_default())
             .env("WEBHOOKS_ALLOW_HTTP_LOOPBACK", s.webhooks_allow_http_loopback.to_string())
             .env("WEBHOOKS_ALLOW_PRIVATE_TARGETS", s.webhooks_allow_private_targets.to_string())
             .envs(

@@ -1,4 +1,5 @@
-//! Delivery to a real local receiver: signatures checked by an independent implementation
+//! Delivery to real local https receivers (self-signed certificates the sender is told to
+//! trust through `WEBHOOK_CA_FILE`): signatures checked by an independent implementation
 //! (the `standardwebhooks` package from PyPI), failure then success with the same
 //! `webhook-id`, a receiver down for the whole schedule, and ingest unaffected meanwhile;
 //! over https with a trusted certificate, and refused with an untrusted one.
@@ -59,8 +60,8 @@ async fn receiver_with(fail_first: usize, hold: Duration) -> (String, Seen) {
 
 /// `receiver_app` over https at `localhost`, with a fresh self-signed certificate; returns its
 /// URL, what it saw, and the certificate's PEM (for the sender to trust, or not).
-async fn tls_receiver() -> (String, Seen, String) {
-    let (app, seen) = receiver_app(0, Duration::ZERO);
+async fn tls_receiver(fail_first: usize, hold: Duration) -> (String, Seen, String) {
+    let (app, seen) = receiver_app(fail_first, hold);
     let issued = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).expect("cert");
     let key = rustls::pki_types::PrivateKeyDer::Pkcs8(issued.key_pair.serialize_der().into());
     let provider = Arc::new(rustls::crypto::ring::default_provider());
@@ -170,8 +171,9 @@ async fn delivery_status(app: &TestApp, endpoint_id: &str, want: i16) -> i16 {
     status
 }
 
-/// A service, a developer, a user, and an endpoint for workouts at a local receiver that
-/// fails its first `fail_first` requests (holding the first for `hold`).
+/// A service, a developer, a user, and an endpoint for workouts at a local https receiver
+/// (its certificate trusted through `WEBHOOK_CA_FILE`) that fails its first `fail_first`
+/// requests, holding the first for `hold`.
 struct Setup {
     app: TestApp,
     admin: Auth,
@@ -182,11 +184,23 @@ struct Setup {
     seen: Seen,
 }
 
-async fn setup(app: TestApp, fail_first: usize, hold: Duration) -> Setup {
+async fn setup(
+    mode: Mode,
+    configure: impl FnOnce(&mut wearhouse::config::Settings),
+    fail_first: usize,
+    hold: Duration,
+) -> Setup {
+    let (url, seen, pem) = tls_receiver(fail_first, hold).await;
+    let ca = std::env::temp_dir().join(format!("wearhouse-test-ca-{}.pem", uuid::Uuid::new_v4()));
+    std::fs::write(&ca, pem).expect("write the CA file");
+    let app = TestApp::spawn_with(mode, |s| {
+        s.webhook_ca_file = Some(ca);
+        configure(s);
+    })
+    .await;
     let admin = app.admin().await;
     let key = app.api_key().await;
     let user = app.user(&key, json!({})).await;
-    let (url, seen) = receiver_with(fail_first, hold).await;
     let (endpoint_id, secret) = endpoint(&app, &admin, &url).await;
     Setup { app, admin, key, user, endpoint_id, secret, seen }
 }
@@ -194,7 +208,7 @@ async fn setup(app: TestApp, fail_first: usize, hold: Duration) -> Setup {
 #[tokio::test]
 async fn signed_deliveries_retried_with_the_same_id_until_accepted() {
     let Setup { app, admin, key, user, endpoint_id, secret, seen } =
-        setup(TestApp::spawn().await, 1, Duration::ZERO).await;
+        setup(Mode::All, |_| {}, 1, Duration::ZERO).await;
 
     app.sync_and_wait(&user, &key, &run("W-1", 10)).await;
     let got = wait_for(&seen, 2).await;
@@ -314,7 +328,7 @@ async fn signed_deliveries_retried_with_the_same_id_until_accepted() {
 #[tokio::test]
 async fn a_receiver_down_for_the_whole_schedule_fails_the_message_and_ingest_goes_on() {
     let Setup { app, admin, key, user, endpoint_id, seen, .. } =
-        setup(TestApp::spawn().await, usize::MAX, Duration::ZERO).await;
+        setup(Mode::All, |_| {}, usize::MAX, Duration::ZERO).await;
 
     app.sync_and_wait(&user, &key, &run("W-2", 10)).await;
     // The test schedule: the first attempt and three retries.
@@ -358,9 +372,8 @@ async fn a_receiver_down_for_the_whole_schedule_fails_the_message_and_ingest_goe
 #[tokio::test]
 async fn a_sender_killed_mid_delivery_loses_no_message() {
     // The first request is held for a minute: the worker is killed while it waits.
-    let app = TestApp::spawn_with(Mode::ApiOnly, |s| s.webhook_timeout_seconds = 60).await;
     let Setup { app, key, user, endpoint_id, seen, .. } =
-        setup(app, 0, Duration::from_secs(60)).await;
+        setup(Mode::ApiOnly, |s| s.webhook_timeout_seconds = 60, 0, Duration::from_secs(60)).await;
 
     let mut first = app.binary(&["worker"]).spawn().expect("spawn a worker");
     let r = app.sync(&user, &key, &run("W-4", 12)).await;
@@ -389,7 +402,7 @@ async fn a_sender_killed_mid_delivery_loses_no_message() {
 #[tokio::test]
 async fn an_endpoint_failing_for_five_days_is_disabled_and_says_so() {
     let Setup { app, admin, key, user, endpoint_id, seen, .. } =
-        setup(TestApp::spawn().await, usize::MAX, Duration::ZERO).await;
+        setup(Mode::All, |_| {}, usize::MAX, Duration::ZERO).await;
     // It has been failing for six days already.
     let db = app.db().await;
     db.execute(
@@ -439,8 +452,8 @@ async fn an_endpoint_failing_for_five_days_is_disabled_and_says_so() {
 
 #[tokio::test]
 async fn https_receivers_get_signed_events_and_untrusted_certificates_are_refused() {
-    let (url, seen, pem) = tls_receiver().await;
-    let (other_url, other_seen, _) = tls_receiver().await;
+    let (url, seen, pem) = tls_receiver(0, Duration::ZERO).await;
+    let (other_url, other_seen, _) = tls_receiver(0, Duration::ZERO).await;
     // The sender trusts the first receiver's certificate only.
     let ca = std::env::temp_dir().join(format!("wearhouse-test-ca-{}.pem", uuid::Uuid::new_v4()));
     std::fs::write(&ca, pem).expect("write the CA file");
@@ -469,9 +482,8 @@ async fn https_receivers_get_signed_events_and_untrusted_certificates_are_refuse
 
 #[tokio::test]
 async fn a_slow_endpoint_delays_no_other() {
-    let app = TestApp::spawn_with(Mode::All, |s| s.webhook_timeout_seconds = 60).await;
     let Setup { app, admin, key, user, endpoint_id: slow, seen: slow_seen, .. } =
-        setup(app, 0, Duration::from_secs(60)).await;
+        setup(Mode::All, |s| s.webhook_timeout_seconds = 60, 0, Duration::from_secs(60)).await;
     let (fast_url, fast_seen) = receiver_with(0, Duration::ZERO).await;
     let (fast, _) = endpoint(&app, &admin, &fast_url).await;
 
