@@ -241,9 +241,7 @@ impl TestApp {
             .env("WORKER_CLAIM_IDLE_SECONDS", s.worker_claim_idle_seconds.to_string())
             .env("WORKER_SWEEP_INTERVAL_SECONDS", s.worker_sweep_interval_seconds.to_string())
             .env("OUTGOING_WEBHOOKS_ENABLED", s.outgoing_webhooks_enabled.to_string())
-            .env("WEBHOOK_RETRY_SCHEDULE", s.webhook_retry_schedule.clone().unwrap_or_default())
             .env("WEBHOOK_TIMEOUT_SECONDS", s.webhook_timeout_seconds.to_string())
-            .env("WEBHOOK_CA_FILE", s.webhook_ca_file.clone().unwrap_or_default())
             .env("WEBHOOKS_ALLOW_HTTP_LOOPBACK", s.webhooks_allow_http_loopback.to_string())
             .env("WEBHOOKS_ALLOW_PRIVATE_TARGETS", s.webhooks_allow_private_targets.to_string())
             .envs(
@@ -262,6 +260,13 @@ impl TestApp {
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .kill_on_drop(true);
+        // Unset rather than empty: clap refuses an empty value.
+        if let Some(schedule) = &s.webhook_retry_schedule {
+            cmd.env("WEBHOOK_RETRY_SCHEDULE", schedule);
+        }
+        if let Some(ca) = &s.webhook_ca_file {
+            cmd.env("WEBHOOK_CA_FILE", ca);
+        }
         cmd
     }
 
