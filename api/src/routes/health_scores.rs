@@ -24,7 +24,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-use super::summaries::sleep::{SleepDay, day, resolve, wake_date};
+use super::summaries::sleep::{SleepDay, day, longest_night, night_span, resolve, wake_date};
 use super::summaries::{Ranking, round1, series};
 use crate::AppState;
 use crate::error::{ApiResult, ErrorBody, ValidationBody};
@@ -131,20 +131,11 @@ async fn sleep_scores(
     for (date, sessions) in by_day {
         let night = day(date, &sessions, &sources);
         let Some((score, components)) = sleep_score(&night) else { continue };
-        // The night's longest session stands for it: its id, source, end and offset.
-        let Some(main) = sessions
-            .iter()
-            .filter(|s| !s.is_nap)
-            .max_by_key(|s| (s.sleep_seconds.unwrap_or(s.duration_seconds), s.end_time))
-        else {
+        // The night's longest session stands for it: its id, source and offset; the score is
+        // recorded at the night's last wake-up.
+        let (Some(main), Some((_, end))) = (longest_night(&sessions), night_span(&sessions)) else {
             continue;
         };
-        let end = sessions
-            .iter()
-            .filter(|s| !s.is_nap)
-            .map(|s| s.end_time)
-            .max()
-            .unwrap_or(main.end_time);
         let components: serde_json::Map<String, Value> = components
             .into_iter()
             .map(|(n, v)| (n.to_string(), json!(Component { value: v, qualifier: qualifier(v) })))

@@ -107,11 +107,16 @@ pub fn resolve(sessions: Vec<Sleep>, ranking: &Ranking) -> Vec<Sleep> {
     sessions.into_iter().zip(keep).filter_map(|(s, k)| k.then_some(s)).collect()
 }
 
+/// The longest night (non-nap) session of a day, the one that stands for the night.
+pub fn longest_night(sessions: &[Sleep]) -> Option<&Sleep> {
+    sessions.iter().filter(|s| !s.is_nap).max_by_key(|s| (asleep(s), s.end_time))
+}
+
 /// The night's and naps' figures of one day (physiology filled in later).
 pub fn day(date: NaiveDate, sessions: &[Sleep], sources: &Sources) -> SleepDay {
     let nights: Vec<&Sleep> = sessions.iter().filter(|s| !s.is_nap).collect();
     let naps: Vec<&Sleep> = sessions.iter().filter(|s| s.is_nap).collect();
-    let longest = nights.iter().max_by_key(|s| (asleep(s), s.end_time)).copied();
+    let longest = longest_night(sessions);
     let night_sleep: i64 = nights.iter().map(|s| asleep(s)).sum();
     let nap_sleep: i64 = naps.iter().map(|s| asleep(s)).sum();
     let in_bed: Option<i64> = nights.iter().map(|s| s.in_bed_seconds.map(i64::from)).sum();
