@@ -124,6 +124,9 @@ async fn ensure_group(s: &Shared) {
 /// Outbox → messages, due deliveries → stream, stuck deliveries → pending.
 async fn announce_loop(s: Arc<Shared>, shutdown: CancellationToken) {
     let stale = (s.config.timeout + s.config.claim_idle).as_secs_f64() * 2.0;
+    // Stuck deliveries are rare and only become stale after `stale` seconds: no need to look
+    // for them on every tick.
+    let mut last_sweep = tokio::time::Instant::now();
     while !shutdown.is_cancelled() {
         if let Err(e) = crate::dispatch::dispatch_once(&s.db, 500).await {
             tracing::warn!(error = %e, "webhook dispatch failed; retrying");
@@ -143,8 +146,11 @@ async fn announce_loop(s: Arc<Shared>, shutdown: CancellationToken) {
             Ok(_) => {}
             Err(e) => tracing::warn!(error = %e, "could not claim due deliveries"),
         }
-        if let Err(e) = deliveries::reset_stuck(&s.db, stale).await {
-            tracing::warn!(error = %e, "could not reset stuck deliveries");
+        if last_sweep.elapsed() >= s.config.claim_idle / 2 {
+            last_sweep = tokio::time::Instant::now();
+            if let Err(e) = deliveries::reset_stuck(&s.db, stale).await {
+                tracing::warn!(error = %e, "could not reset stuck deliveries");
+            }
         }
         tokio::select! {
             () = shutdown.cancelled() => break,
