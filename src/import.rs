@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
-use ingest::import::{ImportTarget, run_import};
+use ingest::import::{ImportTarget, finish_run, run_import};
 use uuid::Uuid;
 
 use crate::app;
@@ -34,6 +34,7 @@ pub async fn run(settings: &Settings, user: Uuid, path: &Path) -> anyhow::Result
     })
     .await;
     bar.finish_and_clear();
+    finish_run(&db, target, &done).await.context("recording the import's outcome")?;
     let secs = started.elapsed().as_secs_f64();
     let w = &done.written;
     println!(

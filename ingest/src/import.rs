@@ -11,10 +11,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use schema::Db;
+use schema::imports::PROVIDER;
 use schema::menstrual_cycles::CycleRow;
-use schema::sync_runs::{Finish, SyncRun};
+use schema::sync_runs::{Finish, RunSource, RunStatus, SyncRun};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
@@ -22,8 +23,7 @@ use crate::export::{self, ExportBatch, ExportError, MenstrualItem};
 use crate::report::Report;
 use crate::store::{self, Target, Written};
 
-const PROVIDER: &str = "phonehealth";
-const SOURCE: &str = "xml_import";
+const SOURCE: RunSource = RunSource::XmlImport;
 /// Chunks written at once.
 const WRITERS: usize = 2;
 
@@ -56,6 +56,10 @@ pub enum ImportError {
     Join(#[from] tokio::task::JoinError),
     #[error("the user was deleted during the import")]
     UserGone,
+    #[error("the uploaded object does not exist")]
+    ObjectMissing,
+    #[error("reading the upload: {0}")]
+    Storage(String),
 }
 
 impl ImportError {
@@ -63,8 +67,10 @@ impl ImportError {
     pub fn is_retriable(&self) -> bool {
         match self {
             ImportError::Db(e) => e.is_retriable(),
-            ImportError::Export(ExportError::Io(_)) | ImportError::Join(_) => true,
-            ImportError::Export(_) | ImportError::UserGone => false,
+            ImportError::Export(ExportError::Io(_))
+            | ImportError::Join(_)
+            | ImportError::Storage(_) => true,
+            ImportError::Export(_) | ImportError::UserGone | ImportError::ObjectMissing => false,
         }
     }
 }
@@ -76,8 +82,9 @@ impl From<deadpool_postgres::tokio_postgres::Error> for ImportError {
 }
 
 /// What an import did (also when it failed part way).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Imported {
+    pub started_at: DateTime<Utc>,
     pub report: Report,
     pub written: Written,
     pub cycles_saved: u64,
@@ -85,12 +92,78 @@ pub struct Imported {
     pub chunks: u64,
     pub error: Option<ImportError>,
     /// The zone offset of the export's latest dated item.
-    pub latest_offset: Option<(chrono::DateTime<Utc>, i16)>,
-    /// The run as recorded at the end.
-    pub run: Option<SyncRun>,
+    pub latest_offset: Option<(DateTime<Utc>, i16)>,
+}
+
+/// A run's final report, owned (a [`Finish`] borrows from it).
+#[derive(Debug, Clone)]
+pub struct RunReport {
+    pub status: RunStatus,
+    pub message: String,
+    pub counts: Value,
+    pub dropped: Value,
+    pub error: Option<String>,
+    pub started_at: DateTime<Utc>,
+}
+
+impl RunReport {
+    pub fn finish(&self) -> Finish<'_> {
+        Finish {
+            status: self.status,
+            message: &self.message,
+            counts: &self.counts,
+            dropped: &self.dropped,
+            error: self.error.as_deref(),
+            started_at: self.started_at,
+        }
+    }
 }
 
 impl Imported {
+    /// An import that stopped before reading anything.
+    pub fn stopped(error: ImportError) -> Imported {
+        Imported { error: Some(error), ..Imported::new() }
+    }
+
+    fn new() -> Imported {
+        Imported {
+            started_at: Utc::now(),
+            report: Report::default(),
+            written: Written::default(),
+            cycles_saved: 0,
+            progress: Progress::default(),
+            chunks: 0,
+            error: None,
+            latest_offset: None,
+        }
+    }
+
+    /// The run's final report: `success`, `partial` (items dropped) or `failed`.
+    pub fn run_report(&self) -> RunReport {
+        let dropped = self.report.dropped_count();
+        let (status, message) = match &self.error {
+            Some(_) => (
+                RunStatus::Failed,
+                format!("Apple Health import failed after {} chunk(s)", self.chunks),
+            ),
+            None => match RunStatus::completed(dropped) {
+                RunStatus::Partial => (
+                    RunStatus::Partial,
+                    format!("Apple Health import completed ({dropped} item(s) dropped)"),
+                ),
+                status => (status, "Apple Health import completed".to_string()),
+            },
+        };
+        RunReport {
+            status,
+            message,
+            counts: self.counts(),
+            dropped: self.report.dropped_json(),
+            error: self.error.as_ref().map(ToString::to_string),
+            started_at: self.started_at,
+        }
+    }
+
     fn counts(&self) -> Value {
         json!({
             "received": self.report.received,
@@ -170,17 +243,17 @@ fn feed(reader: impl BufRead, tx: &Sender) {
     }
 }
 
-/// Imports an export for one user. `on_progress` is called after each chunk; `heartbeat` too
-/// (the worker uses it to show that the import is alive). Records the sync run: in progress
-/// while it runs, then its outcome.
+/// Imports an export for one user. `on_progress` is called after each chunk. Records the sync
+/// run in progress while it runs; its outcome is the caller's to record ([`record_user_sync`],
+/// then [`finish_run`] or `schema::imports::settle`), since only the caller knows whether a
+/// failure will be retried.
 pub async fn run_import(
     db: &Db,
     t: ImportTarget,
     input: Box<dyn Read + Send>,
     mut on_progress: impl FnMut(&Progress) + Send,
 ) -> Imported {
-    let started_at = Utc::now();
-    let mut out = Imported::default();
+    let mut out = Imported::new();
     let count = Arc::new(AtomicU64::new(0));
     let (tx, mut rx) = tokio::sync::mpsc::channel(2);
     let reader = {
@@ -258,7 +331,9 @@ pub async fn run_import(
             Err(e) => out.error = Some(e),
         }
     }
-    out.run = finish(db, t, &out, started_at).await.ok();
+    if let Err(e) = record_user_sync(db, t, &out).await {
+        tracing::warn!(error = %e, "could not record the user's last sync");
+    }
     out
 }
 
@@ -354,40 +429,24 @@ async fn write_cycles(
     Ok(saved)
 }
 
-/// Records the run's outcome: `success`, `partial` (items dropped) or `failed`.
-async fn finish(
+/// Notes on the user the last sync and zone offset, when the import committed anything.
+async fn record_user_sync(db: &Db, t: ImportTarget, out: &Imported) -> Result<(), schema::Error> {
+    if out.chunks == 0 {
+        return Ok(());
+    }
+    let offset = out.latest_offset.map(|(_, o)| o);
+    let client = db.client().await?;
+    schema::users::record_sync(&client, t.user_id, PROVIDER, offset).await
+}
+
+/// Records the final outcome of an import that is not retried (the CLI's).
+pub async fn finish_run(
     db: &Db,
     t: ImportTarget,
     out: &Imported,
-    started_at: chrono::DateTime<Utc>,
 ) -> Result<SyncRun, schema::Error> {
-    let dropped = out.report.dropped_count();
-    let error = out.error.as_ref().map(|e| e.to_string());
-    let (status, message) = match (&error, dropped) {
-        (Some(_), _) => {
-            ("failed", format!("Apple Health import failed after {} chunk(s)", out.chunks))
-        }
-        (None, 0) => ("success", "Apple Health import completed".to_string()),
-        (None, n) => ("partial", format!("Apple Health import completed ({n} item(s) dropped)")),
-    };
+    let report = out.run_report();
     let client = db.client().await?;
-    if out.chunks > 0 {
-        client
-            .execute(
-                "update users set last_synced_at = now(), last_synced_provider = $2,
-                     last_zone_offset = coalesce($3, last_zone_offset)
-                 where id = $1",
-                &[&t.user_id, &PROVIDER, &out.latest_offset.map(|(_, o)| o)],
-            )
-            .await?;
-    }
-    let finish = Finish {
-        status,
-        message: &message,
-        counts: &out.counts(),
-        dropped: &out.report.dropped_json(),
-        error: error.as_deref(),
-        started_at,
-    };
-    schema::sync_runs::finish(&client, t.run_id, t.user_id, PROVIDER, SOURCE, &finish).await
+    schema::sync_runs::finish(&client, t.run_id, t.user_id, PROVIDER, SOURCE, &report.finish())
+        .await
 }

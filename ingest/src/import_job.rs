@@ -1,14 +1,16 @@
 //! A worker's side of an export import: claim the import, stream the object from storage,
-//! run the import, record the outcome. A heartbeat shows other workers that a long import is
+//! run the import, settle the outcome. A heartbeat shows other workers that a long import is
 //! alive; an import whose heartbeat stops is taken over (and, being idempotent, redone).
 
+use std::io::Read;
 use std::time::Duration;
 
 use schema::Db;
+use schema::imports::{Import, Settled};
 use tokio_util::io::SyncIoBridge;
 use uuid::Uuid;
 
-use crate::import::{ImportTarget, run_import};
+use crate::import::{ImportError, ImportTarget, Imported, run_import};
 use crate::jobs::JobQueue;
 use crate::process;
 use crate::storage::{Storage, StorageError};
@@ -16,7 +18,8 @@ use crate::storage::{Storage, StorageError};
 /// An import without a heartbeat for this long is taken to have lost its worker.
 pub const STALE_AFTER: Duration = Duration::from_secs(120);
 const HEARTBEAT: Duration = Duration::from_secs(15);
-const MAX_ATTEMPTS: i32 = 3;
+/// Attempts at an import that keeps stopping on errors a retry could get past.
+pub const MAX_ATTEMPTS: i32 = 3;
 
 /// Runs one import job; returns whether to acknowledge it.
 pub async fn handle(
@@ -40,52 +43,92 @@ pub async fn handle(
             return false;
         }
     };
-    let (body, _) = match storage.get(&import.object_key).await {
-        Ok(b) => b,
-        Err(StorageError::NoSuchKey) => {
-            let _ = schema::imports::set_status(
-                db,
-                id,
-                "failed",
-                Some("the uploaded object does not exist"),
-            )
-            .await;
-            return true;
-        }
-        Err(e) => {
-            tracing::warn!(import_id = %id, error = %e, "reading the upload failed; retrying later");
-            let _ = schema::imports::set_status(db, id, "queued", Some(&e.to_string())).await;
-            return true;
-        }
+    let body = match storage.get(&import.object_key).await {
+        Ok((body, _)) => Ok(Box::new(SyncIoBridge::new(body.into_async_read())) as Input),
+        Err(StorageError::NoSuchKey) => Err(ImportError::ObjectMissing),
+        Err(e) => Err(ImportError::Storage(e.to_string())),
     };
-    let beat = {
-        let db = db.clone();
-        tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(HEARTBEAT).await;
-                let _ = schema::imports::heartbeat(&db, id).await;
-            }
-        })
-    };
-    let reader = SyncIoBridge::new(body.into_async_read());
-    let target = ImportTarget { user_id: import.user_id, run_id: id, events };
-    let done = run_import(db, target, Box::new(reader), |_| {}).await;
-    beat.abort();
-    let (status, error) = match &done.error {
-        None => ("done", None),
-        Some(e) if e.is_retriable() && import.attempts < MAX_ATTEMPTS => {
-            ("queued", Some(e.to_string()))
-        }
-        Some(e) => ("failed", Some(e.to_string())),
-    };
-    if let Err(e) = schema::imports::set_status(db, id, status, error.as_deref()).await {
-        tracing::warn!(import_id = %id, error = %e, "recording the import's outcome failed");
-    }
-    tracing::info!(import_id = %id, status, records = done.progress.records, "import finished");
-    if status != "queued"
-        && let Some(run) = &done.run
-    {
-        queue.publish_sync(run.user_id, &process::status_event(run)).await;
+    if let Some(run) = run_claimed(db, &import, body, events).await {
+        queue.publish_sync(run.user_id, &process::status_event(&run)).await;
     }
     true
+}
+
+/// An export's bytes, read on a blocking thread.
+pub type Input = Box<dyn Read + Send>;
+
+/// Runs a claimed import on `input` (or on the error opening it) and settles it: done, failed,
+/// or queued again. Returns the run when it is final.
+pub async fn run_claimed(
+    db: &Db,
+    import: &Import,
+    input: Result<Input, ImportError>,
+    events: bool,
+) -> Option<schema::sync_runs::SyncRun> {
+    let id = import.id;
+    let target = ImportTarget { user_id: import.user_id, run_id: id, events };
+    let done = match input {
+        Ok(reader) => {
+            let beat = {
+                let db = db.clone();
+                tokio::spawn(async move {
+                    loop {
+                        tokio::time::sleep(HEARTBEAT).await;
+                        let _ = schema::imports::heartbeat(&db, id).await;
+                    }
+                })
+            };
+            let done = run_import(db, target, reader, |_| {}).await;
+            beat.abort();
+            done
+        }
+        Err(e) => Imported::stopped(e),
+    };
+    let report = done.run_report();
+    let retry_error = retry_error(&done, import.attempts);
+    let settled = match &retry_error {
+        Some(error) => Settled::Retry { error },
+        None => Settled::Finished(report.finish()),
+    };
+    let status = settled.status();
+    tracing::info!(import_id = %id, ?status, records = done.progress.records, "import stopped");
+    match schema::imports::settle(db, id, import.user_id, &settled).await {
+        Ok(run) => run,
+        Err(e) => {
+            // The import stays `processing`; without a heartbeat it is taken over and redone.
+            tracing::warn!(import_id = %id, error = %e, "recording the import's outcome failed");
+            None
+        }
+    }
+}
+
+/// The one retry rule: an import that stopped on an error a later attempt can get past is
+/// queued again (with that error) until it has had `MAX_ATTEMPTS`; `None`: it is final.
+fn retry_error(done: &Imported, attempts: i32) -> Option<String> {
+    done.error
+        .as_ref()
+        .filter(|e| e.is_retriable() && attempts < MAX_ATTEMPTS)
+        .map(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_retriable_errors_are_retried_and_only_a_few_times() {
+        let stopped = |e| Imported::stopped(e);
+        let io = || ImportError::Storage("connection reset".into());
+        assert_eq!(
+            retry_error(&stopped(io()), 1).as_deref(),
+            Some("reading the upload: connection reset")
+        );
+        assert!(retry_error(&stopped(io()), MAX_ATTEMPTS - 1).is_some());
+        assert_eq!(retry_error(&stopped(io()), MAX_ATTEMPTS), None);
+        assert_eq!(retry_error(&stopped(ImportError::ObjectMissing), 1), None);
+        assert_eq!(retry_error(&stopped(ImportError::UserGone), 1), None);
+        let mut fine = stopped(io());
+        fine.error = None;
+        assert_eq!(retry_error(&fine, 1), None);
+    }
 }

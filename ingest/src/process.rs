@@ -5,7 +5,8 @@
 
 use chrono::Utc;
 use schema::Db;
-use schema::sync_runs::{Finish, SyncRun};
+use schema::sdk_batches::BatchStatus;
+use schema::sync_runs::{Finish, RunStatus, SyncRun};
 use serde_json::json;
 use uuid::Uuid;
 
@@ -81,7 +82,7 @@ pub async fn process_sdk_batch(
         // Gone, or another worker holds it.
         return Ok(Processed::Busy);
     };
-    if batch.status != "queued" && !opts.force {
+    if batch.status != BatchStatus::Queued && !opts.force {
         return Ok(Processed::AlreadyDone);
     }
     // One writer per user at a time: rollups and sleep merges stay consistent.
@@ -112,7 +113,7 @@ pub async fn process_sdk_batch(
         Err(e) => {
             let reason = e.to_string();
             let finish = Finish {
-                status: "failed",
+                status: RunStatus::Failed,
                 message: &format!("{} batch failed", batch.provider),
                 counts: &json!({}),
                 dropped: &json!({}),
@@ -141,7 +142,7 @@ pub async fn process_sdk_batch(
         format!("{} batch saved ({dropped} item(s) dropped)", n.provider)
     };
     let finish = Finish {
-        status: if dropped == 0 { "success" } else { "partial" },
+        status: RunStatus::completed(dropped),
         message: &message,
         counts: &counts(&n, &written),
         dropped: &n.report.dropped_json(),

@@ -6,9 +6,11 @@
 use std::time::Duration;
 
 use schema::Db;
+use schema::sync_runs::{RunSource, RunStatus};
 use tokio_util::sync::CancellationToken;
+use uuid::Uuid;
 
-use crate::jobs::{Job, JobKind, JobQueue};
+use crate::jobs::{Entry, Job, JobQueue, Task};
 use crate::process::{self, Options, Processed};
 use crate::storage::Storage;
 
@@ -85,7 +87,8 @@ async fn consume(
 ) {
     let mut backoff = Duration::from_millis(200);
     'connect: while !shutdown.is_cancelled() {
-        let mut conn = match queue.reader().await {
+        let stream = queue.stream();
+        let mut conn = match stream.reader().await {
             Ok(c) => c,
             Err(e) => {
                 tracing::warn!(error = %e, "worker cannot reach Redis; retrying");
@@ -96,7 +99,7 @@ async fn consume(
                 continue;
             }
         };
-        if let Err(e) = queue.ensure_group().await {
+        if let Err(e) = stream.ensure_group().await {
             tracing::warn!(error = %e, "cannot create the consumer group; retrying");
             pause(backoff, &shutdown).await;
             continue;
@@ -105,7 +108,7 @@ async fn consume(
         loop {
             let jobs = tokio::select! {
                 _ = shutdown.cancelled() => break 'connect,
-                r = queue.read(&mut conn, &consumer, 4, Duration::from_secs(2)) => r,
+                r = stream.read(&mut conn, &consumer, 4, Duration::from_secs(2)) => r,
             };
             match jobs {
                 Ok(jobs) => {
@@ -132,10 +135,10 @@ async fn claim(
 ) {
     let every = (config.claim_idle / 4).max(Duration::from_millis(250));
     while pause(every, &shutdown).await {
-        match queue.claim(&consumer, config.claim_idle, 16).await {
+        match queue.stream().claim(&consumer, config.claim_idle, 16).await {
             Ok(jobs) => {
                 for job in jobs {
-                    tracing::info!(entry = %job.entry, "took over a job left pending");
+                    tracing::info!(entry = %job.id, "took over a job left pending");
                     handle(&db, &queue, &config, job).await;
                 }
             }
@@ -176,26 +179,26 @@ async fn sweep(db: Db, queue: JobQueue, config: WorkerConfig, shutdown: Cancella
 }
 
 /// Processes one job and acknowledges it unless it should be retried.
-async fn handle(db: &Db, queue: &JobQueue, config: &WorkerConfig, job: Job) {
-    let batch_id = match job.kind {
-        JobKind::SdkBatch(id) => id,
-        JobKind::Import(id) => {
-            if crate::import_job::handle(db, queue, config.storage.as_ref(), config.events, id)
-                .await
-            {
-                let _ = queue.ack(&job.entry).await;
-            }
-            return;
+async fn handle(db: &Db, queue: &JobQueue, config: &WorkerConfig, entry: Entry<Job>) {
+    let ack = match entry.task {
+        Task::Task(Job::SdkBatch { id }) => handle_batch(db, queue, config, id).await,
+        Task::Task(Job::Import { id }) => {
+            crate::import_job::handle(db, queue, config.storage.as_ref(), config.events, id).await
         }
-        JobKind::Unknown => {
-            let _ = queue.ack(&job.entry).await;
-            return;
-        }
+        // Written by another version: the sweeper announces what still waits in PostgreSQL.
+        Task::Unreadable => true,
     };
+    if ack && let Err(e) = queue.stream().ack(&entry.id).await {
+        tracing::warn!(error = %e, entry = %entry.id, "acknowledging failed; the job will be seen again");
+    }
+}
+
+/// Processes one SDK batch; returns whether its job is settled (to acknowledge).
+async fn handle_batch(db: &Db, queue: &JobQueue, config: &WorkerConfig, batch_id: Uuid) -> bool {
     let opts = Options { events: config.events, force: false };
-    let ack = match process::process_sdk_batch(db, batch_id, opts).await {
+    match process::process_sdk_batch(db, batch_id, opts).await {
         Ok(Processed::Done(run)) | Ok(Processed::Failed(run)) => {
-            metrics::counter!("wearhouse_batches_processed_total", "status" => run.status.clone())
+            metrics::counter!("wearhouse_batches_processed_total", "status" => run.status.as_str())
                 .increment(1);
             queue.publish_sync(run.user_id, &process::status_event(&run)).await;
             true
@@ -206,9 +209,6 @@ async fn handle(db: &Db, queue: &JobQueue, config: &WorkerConfig, job: Job) {
         Err(e) => {
             give_up_after(db, queue, config, batch_id, &e.to_string(), e.is_retriable()).await
         }
-    };
-    if ack && let Err(e) = queue.ack(&job.entry).await {
-        tracing::warn!(error = %e, entry = %job.entry, "acknowledging failed; the job will be seen again");
     }
 }
 
@@ -219,7 +219,7 @@ async fn give_up_after(
     db: &Db,
     queue: &JobQueue,
     config: &WorkerConfig,
-    batch_id: uuid::Uuid,
+    batch_id: Uuid,
     error: &str,
     retriable: bool,
 ) -> bool {
@@ -230,21 +230,29 @@ async fn give_up_after(
     }
     let outcome = async {
         let client = db.client().await?;
-        schema::sdk_batches::set_status(&client, batch_id, "failed", Some(error)).await?;
+        schema::sdk_batches::mark_failed(&client, batch_id, error).await?;
         let Some(batch) = schema::sdk_batches::get(db, batch_id).await? else {
             return Ok(None);
         };
         let finish = schema::sync_runs::Finish {
-            status: "failed",
+            status: RunStatus::Failed,
             message: &format!("{} batch failed after {attempts} attempts", batch.provider),
             counts: &serde_json::json!({}),
             dropped: &serde_json::json!({}),
             error: Some(error),
             started_at: chrono::Utc::now(),
         };
-        schema::sync_runs::finish(&client, batch_id, batch.user_id, &batch.provider, "sdk", &finish)
-            .await
-            .map(Some)
+        let source = RunSource::Sdk;
+        schema::sync_runs::finish(
+            &client,
+            batch_id,
+            batch.user_id,
+            &batch.provider,
+            source,
+            &finish,
+        )
+        .await
+        .map(Some)
     }
     .await;
     match outcome {

@@ -2,10 +2,30 @@
 
 use chrono::{DateTime, Utc};
 use deadpool_postgres::GenericClient;
+use postgres_types::{FromSql, ToSql};
 use tokio_postgres::Row;
 use uuid::Uuid;
 
 use crate::{Db, Result};
+
+/// Whether a connection delivers data: `active`, or no more (`revoked` by the user, `expired`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ToSql, FromSql)]
+#[postgres(name = "connection_status", rename_all = "snake_case")]
+pub enum ConnectionStatus {
+    Active,
+    Revoked,
+    Expired,
+}
+
+impl ConnectionStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConnectionStatus::Active => "active",
+            ConnectionStatus::Revoked => "revoked",
+            ConnectionStatus::Expired => "expired",
+        }
+    }
+}
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Connection {
@@ -15,7 +35,7 @@ pub struct Connection {
     pub provider_user_id: Option<String>,
     pub provider_username: Option<String>,
     pub scope: Option<String>,
-    pub status: String,
+    pub status: ConnectionStatus,
     pub last_synced_at: Option<DateTime<Utc>>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,

@@ -91,10 +91,10 @@ pub async fn upsert_pushed(
         unique.iter().map(|s| f(s)).collect()
     };
     let rows = client.query(&client.prepare_cached("with c as (
-                 insert into connections (id, user_id, provider, status) values ($1, $2, $3, 'active')
+                 insert into connections (id, user_id, provider, status) values ($1, $2, $3, $10)
                  on conflict (user_id, provider) do update
-                     set status = 'active',
-                         updated_at = case when connections.status = 'active'
+                     set status = excluded.status,
+                         updated_at = case when connections.status = excluded.status
                                            then connections.updated_at else now() end
                  returning id)
              insert into data_sources (id, user_id, provider, user_connection_id, device_model,
@@ -116,6 +116,7 @@ pub async fn upsert_pushed(
                 &col(|s| s.source.as_deref()),
                 &col(|s| s.device_type.as_deref()),
                 &col(|s| s.original_source_name.as_deref()),
+                &crate::connections::ConnectionStatus::Active,
             ],
         )
         .await?;

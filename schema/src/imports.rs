@@ -2,9 +2,53 @@
 //! (bucket, key, ETag) is imported at most once, whichever route announced it.
 
 use chrono::{DateTime, Utc};
+use postgres_types::{FromSql, ToSql};
 use uuid::Uuid;
 
+use crate::sync_runs::{self, Finish, RunSource, RunStatus, SyncRun};
 use crate::{Db, Result};
+
+/// The provider every export import is recorded under.
+pub const PROVIDER: &str = "phonehealth";
+
+/// Where an import stands: `queued` → `processing` (claimed by a worker) → `done` or `failed`,
+/// or back to `queued` when it stopped on an error a later attempt can get past.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ToSql, FromSql)]
+#[postgres(name = "import_status", rename_all = "snake_case")]
+pub enum ImportStatus {
+    Queued,
+    Processing,
+    Done,
+    Failed,
+}
+
+/// Which route announced the object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ToSql, FromSql)]
+#[postgres(name = "import_origin", rename_all = "snake_case")]
+pub enum ImportOrigin {
+    Multipart,
+    BucketEvent,
+    Direct,
+    Cli,
+}
+
+/// How a claimed import ended: with its run's final report, or to be tried again.
+#[derive(Debug, Clone)]
+pub enum Settled<'a> {
+    Finished(Finish<'a>),
+    Retry { error: &'a str },
+}
+
+impl Settled<'_> {
+    /// The import's status afterwards.
+    pub fn status(&self) -> ImportStatus {
+        match self {
+            Settled::Finished(f) if f.status == RunStatus::Failed => ImportStatus::Failed,
+            Settled::Finished(_) => ImportStatus::Done,
+            Settled::Retry { .. } => ImportStatus::Queued,
+        }
+    }
+}
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Import {
@@ -14,8 +58,8 @@ pub struct Import {
     pub object_key: String,
     pub etag: String,
     pub size: Option<i64>,
-    pub origin: String,
-    pub status: String,
+    pub origin: ImportOrigin,
+    pub status: ImportStatus,
     pub attempts: i32,
     pub created_at: DateTime<Utc>,
 }
@@ -43,7 +87,7 @@ pub struct NewImport<'a> {
     pub key: &'a str,
     pub etag: &'a str,
     pub size: Option<i64>,
-    pub origin: &'a str,
+    pub origin: ImportOrigin,
 }
 
 /// Queues an import with its sync run, unless this object was queued before. Returns the new
@@ -59,10 +103,22 @@ pub async fn queue(db: &Db, n: &NewImport<'_>) -> Result<Option<Uuid>> {
                  on conflict (bucket, object_key, etag) do nothing
                  returning id, user_id, created_at)
              insert into sync_runs (id, user_id, provider, source, status, stage, message, created_at, updated_at)
-             select id, user_id, 'phonehealth', 'xml_import', 'queued', 'queued', 'Export received', created_at, created_at
+             select id, user_id, $8::text, $9::text, $10::run_status, $11::run_stage, 'Export received', created_at, created_at
              from i
              returning id",
-            &[&id, &n.user_id, &n.bucket, &n.key, &n.etag, &n.size, &n.origin],
+            &[
+                &id,
+                &n.user_id,
+                &n.bucket,
+                &n.key,
+                &n.etag,
+                &n.size,
+                &n.origin,
+                &PROVIDER,
+                &RunSource::XmlImport.as_str(),
+                &RunStatus::Queued,
+                &RunStatus::Queued.stage(),
+            ],
         )
         .await?;
     Ok(row.map(|_| id))
@@ -114,18 +170,41 @@ pub async fn heartbeat(db: &Db, id: Uuid) -> Result<()> {
     Ok(())
 }
 
-/// Marks an import finished (`done` or `failed`), or back to `queued` for a later attempt.
-pub async fn set_status(db: &Db, id: Uuid, status: &str, error: Option<&str>) -> Result<()> {
-    let client = db.client().await?;
-    client
-        .execute(
-            "update imports set status = $2, error = $3,
-                 finished_at = case when $2 in ('done', 'failed') then now() else finished_at end
-             where id = $1",
-            &[&id, &status, &error],
-        )
-        .await?;
-    Ok(())
+/// Records how a claimed import ended, with its sync run, in one transaction: finished (`done`
+/// or `failed`, the run final), or `queued` again for a later attempt (the run queued too).
+/// Returns the run when it is final.
+pub async fn settle(
+    db: &Db,
+    id: Uuid,
+    user_id: Uuid,
+    settled: &Settled<'_>,
+) -> Result<Option<SyncRun>> {
+    let status = settled.status();
+    let mut client = db.client().await?;
+    let tx = client.transaction().await?;
+    let (error, finished) = match settled {
+        Settled::Finished(f) => (f.error, true),
+        Settled::Retry { error } => (Some(*error), false),
+    };
+    tx.execute(
+        "update imports set status = $2, error = $3,
+             finished_at = case when $4 then now() else finished_at end
+         where id = $1",
+        &[&id, &status, &error, &finished],
+    )
+    .await?;
+    let run = match settled {
+        Settled::Finished(f) => {
+            Some(sync_runs::finish(&tx, id, user_id, PROVIDER, RunSource::XmlImport, f).await?)
+        }
+        Settled::Retry { error } => {
+            sync_runs::requeue(&tx, id, "Import interrupted; it will be tried again", error)
+                .await?;
+            None
+        }
+    };
+    tx.commit().await?;
+    Ok(run)
 }
 
 /// Imports waiting (queued, or processing without a heartbeat for `stale_after`) that were last

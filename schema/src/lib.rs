@@ -22,6 +22,7 @@ pub mod samples;
 pub mod sdk_batches;
 pub mod settings;
 pub mod sleep_sessions;
+mod smallint_enum;
 pub mod summaries;
 pub mod sync_runs;
 pub mod timeseries;

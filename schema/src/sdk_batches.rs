@@ -4,9 +4,32 @@
 
 use chrono::{DateTime, Utc};
 use deadpool_postgres::{GenericClient, Transaction};
+use postgres_types::{FromSql, ToSql};
 use uuid::Uuid;
 
+use crate::sync_runs::{RunSource, RunStatus};
 use crate::{Db, Result};
+
+/// Where a stored batch stands: `queued` until a worker processed it (`done`) or gave up on it
+/// (`failed`). `wearhouse reprocess` runs `done` and `failed` batches again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ToSql, FromSql)]
+#[postgres(name = "batch_status", rename_all = "snake_case")]
+pub enum BatchStatus {
+    Queued,
+    Done,
+    Failed,
+}
+
+impl BatchStatus {
+    /// The batch's status once its run has this (final) status.
+    pub fn after(run: RunStatus) -> BatchStatus {
+        match run {
+            RunStatus::Success | RunStatus::Partial => BatchStatus::Done,
+            RunStatus::Failed => BatchStatus::Failed,
+            RunStatus::Queued | RunStatus::InProgress => BatchStatus::Queued,
+        }
+    }
+}
 
 /// A stored batch as a worker needs it.
 #[derive(Debug, Clone)]
@@ -16,7 +39,7 @@ pub struct Batch {
     pub provider: String,
     /// zstd-compressed request body.
     pub body: Vec<u8>,
-    pub status: String,
+    pub status: BatchStatus,
     pub attempts: i32,
     pub received_at: DateTime<Utc>,
 }
@@ -37,14 +60,16 @@ pub async fn insert(
                  select $1, $2, $3, $4, $5 where exists (select 1 from users where id = $2)
                  returning id, user_id, provider, received_at)
              insert into sync_runs (id, user_id, provider, source, status, stage, message, created_at, updated_at)
-             select id, user_id, provider, 'sdk', 'queued', 'queued', 'Batch received', received_at, received_at
+             select id, user_id, provider, $6::text, $7::run_status, $8::run_stage, 'Batch received', received_at, received_at
              from b
              returning id",
         )
         .await?;
     let id = Uuid::now_v7();
-    let row =
-        client.query_opt(&stmt, &[&id, &user_id, &provider, &compressed_body, &body_size]).await;
+    let (source, status) = (RunSource::Sdk.as_str(), RunStatus::Queued);
+    let params: [&(dyn ToSql + Sync); 8] =
+        [&id, &user_id, &provider, &compressed_body, &body_size, &source, &status, &status.stage()];
+    let row = client.query_opt(&stmt, &params).await;
     match row {
         Ok(row) => Ok(row.map(|_| id)),
         // The user was deleted between the check and the insert.
@@ -92,7 +117,8 @@ pub async fn complete(
     zone_offset: Option<i16>,
     finish: &crate::sync_runs::Finish<'_>,
 ) -> Result<crate::sync_runs::SyncRun> {
-    let done = finish.status != "failed";
+    let status = BatchStatus::after(finish.status);
+    let done = status == BatchStatus::Done;
     let row = tx
         .query_one(
             &tx.prepare_cached(
@@ -101,12 +127,12 @@ pub async fn complete(
                      last_zone_offset = coalesce($4, last_zone_offset)
                  where id = $2 and $5),
              b as (
-                 update sdk_batches set status = case when $5 then 'done' else 'failed' end,
+                 update sdk_batches set status = $12,
                      error = $10, processed_at = now(), attempts = attempts + 1
                  where id = $1)
              insert into sync_runs (id, user_id, provider, source, status, stage, message, counts,
                                     dropped, error, started_at, ended_at, updated_at)
-             values ($1, $2, $3, 'sdk', $6, 'completed', $7, $8, $9, $10, $11, now(), now())
+             values ($1, $2, $3, $13, $6, $14, $7, $8, $9, $10, $11, now(), now())
              on conflict (id) do update set provider = excluded.provider, status = excluded.status,
                  stage = excluded.stage, message = excluded.message, counts = excluded.counts,
                  dropped = excluded.dropped, error = excluded.error,
@@ -127,23 +153,22 @@ pub async fn complete(
                 finish.dropped,
                 &finish.error,
                 &finish.started_at,
+                &status,
+                &RunSource::Sdk.as_str(),
+                &finish.status.stage(),
             ],
         )
         .await?;
     crate::sync_runs::from_row(&row)
 }
 
-pub async fn set_status(
-    client: &impl GenericClient,
-    id: Uuid,
-    status: &str,
-    error: Option<&str>,
-) -> Result<()> {
+/// Gives up on a batch that kept failing: `failed`, with the last error.
+pub async fn mark_failed(client: &impl GenericClient, id: Uuid, error: &str) -> Result<()> {
     client
         .execute(
             "update sdk_batches set status = $2, error = $3, processed_at = now(),
                  attempts = attempts + 1 where id = $1",
-            &[&id, &status, &error],
+            &[&id, &BatchStatus::Failed, &error],
         )
         .await?;
     Ok(())

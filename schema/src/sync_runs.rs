@@ -3,10 +3,96 @@
 
 use chrono::{DateTime, Utc};
 use deadpool_postgres::GenericClient;
+use postgres_types::{FromSql, ToSql};
+use serde::Serialize;
 use serde_json::Value;
 use uuid::Uuid;
 
 use crate::{Db, Result};
+
+/// Where a run stands. `queued` → `in_progress` → `success` | `partial` | `failed`; an import
+/// that will be retried goes back to `queued`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, ToSql, FromSql, Serialize)]
+#[postgres(name = "run_status", rename_all = "snake_case")]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    Queued,
+    InProgress,
+    Success,
+    /// Stored, with some items dropped.
+    Partial,
+    Failed,
+}
+
+impl RunStatus {
+    /// A run that stored what it could: `partial` when it dropped items, else `success`.
+    pub fn completed(dropped: u64) -> RunStatus {
+        if dropped == 0 { RunStatus::Success } else { RunStatus::Partial }
+    }
+
+    /// Whether the run has ended (nothing more will happen to it).
+    pub fn is_final(self) -> bool {
+        match self {
+            RunStatus::Queued | RunStatus::InProgress => false,
+            RunStatus::Success | RunStatus::Partial | RunStatus::Failed => true,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Queued => "queued",
+            RunStatus::InProgress => "in_progress",
+            RunStatus::Success => "success",
+            RunStatus::Partial => "partial",
+            RunStatus::Failed => "failed",
+        }
+    }
+
+    /// The stage a run in this status is at.
+    pub fn stage(self) -> RunStage {
+        match self {
+            RunStatus::Queued => RunStage::Queued,
+            RunStatus::InProgress => RunStage::Processing,
+            RunStatus::Success | RunStatus::Partial | RunStatus::Failed => RunStage::Completed,
+        }
+    }
+}
+
+/// The coarse stage of a run, as the sync-status events name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, ToSql, FromSql, Serialize)]
+#[postgres(name = "run_stage", rename_all = "snake_case")]
+#[serde(rename_all = "snake_case")]
+pub enum RunStage {
+    Queued,
+    Processing,
+    Completed,
+}
+
+impl RunStage {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStage::Queued => "queued",
+            RunStage::Processing => "processing",
+            RunStage::Completed => "completed",
+        }
+    }
+}
+
+/// What produced a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunSource {
+    Sdk,
+    XmlImport,
+}
+
+impl RunSource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunSource::Sdk => "sdk",
+            RunSource::XmlImport => "xml_import",
+        }
+    }
+}
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct SyncRun {
@@ -15,9 +101,8 @@ pub struct SyncRun {
     pub provider: String,
     /// `sdk`, `xml_import`, …
     pub source: String,
-    /// `queued`, `in_progress`, `success`, `partial` (some items dropped) or `failed`.
-    pub status: String,
-    pub stage: Option<String>,
+    pub status: RunStatus,
+    pub stage: Option<RunStage>,
     pub message: Option<String>,
     pub counts: Value,
     pub dropped: Value,
@@ -50,7 +135,8 @@ pub(crate) fn from_row(row: &tokio_postgres::Row) -> Result<SyncRun> {
 /// What a finished (or failed) run reports.
 #[derive(Debug, Clone)]
 pub struct Finish<'a> {
-    pub status: &'a str,
+    /// A final status (`success`, `partial` or `failed`).
+    pub status: RunStatus,
     pub message: &'a str,
     pub counts: &'a Value,
     pub dropped: &'a Value,
@@ -64,14 +150,14 @@ pub async fn finish(
     id: Uuid,
     user_id: Uuid,
     provider: &str,
-    source: &str,
+    source: RunSource,
     f: &Finish<'_>,
 ) -> Result<SyncRun> {
     let row = client
         .query_one(
             "insert into sync_runs (id, user_id, provider, source, status, stage, message, counts,
                                     dropped, error, started_at, ended_at, updated_at)
-             values ($1, $2, $3, $4, $5, 'completed', $6, $7, $8, $9, $10, now(), now())
+             values ($1, $2, $3, $4, $5, $11, $6, $7, $8, $9, $10, now(), now())
              on conflict (id) do update set status = excluded.status, stage = excluded.stage,
                  message = excluded.message, counts = excluded.counts, dropped = excluded.dropped,
                  error = excluded.error, started_at = excluded.started_at,
@@ -81,13 +167,14 @@ pub async fn finish(
                 &id,
                 &user_id,
                 &provider,
-                &source,
+                &source.as_str(),
                 &f.status,
                 &f.message,
                 &f.counts,
                 &f.dropped,
                 &f.error,
                 &f.started_at,
+                &f.status.stage(),
             ],
         )
         .await?;
@@ -100,20 +187,50 @@ pub async fn progress(
     id: Uuid,
     user_id: Uuid,
     provider: &str,
-    source: &str,
+    source: RunSource,
     message: &str,
     counts: &Value,
 ) -> Result<()> {
+    let status = RunStatus::InProgress;
     client
         .execute(
             "insert into sync_runs (id, user_id, provider, source, status, stage, message, counts,
                                     started_at, updated_at)
-             values ($1, $2, $3, $4, 'in_progress', 'processing', $5, $6, now(), now())
-             on conflict (id) do update set status = 'in_progress', stage = 'processing',
+             values ($1, $2, $3, $4, $7, $8, $5, $6, now(), now())
+             on conflict (id) do update set status = excluded.status, stage = excluded.stage,
                  message = excluded.message, counts = excluded.counts,
                  started_at = coalesce(sync_runs.started_at, excluded.started_at),
                  updated_at = now()",
-            &[&id, &user_id, &provider, &source, &message, counts],
+            &[
+                &id,
+                &user_id,
+                &provider,
+                &source.as_str(),
+                &message,
+                counts,
+                &status,
+                &status.stage(),
+            ],
+        )
+        .await?;
+    Ok(())
+}
+
+/// Puts a run back in the queue: its work stopped on an error that a later attempt can get
+/// past. The run is not final, so no terminal event is sent for it.
+pub async fn requeue(
+    client: &impl GenericClient,
+    id: Uuid,
+    message: &str,
+    error: &str,
+) -> Result<()> {
+    let status = RunStatus::Queued;
+    client
+        .execute(
+            "update sync_runs set status = $2, stage = $3, message = $4, error = $5,
+                 ended_at = null, updated_at = now()
+             where id = $1",
+            &[&id, &status, &status.stage(), &message, &error],
         )
         .await?;
     Ok(())

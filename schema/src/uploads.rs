@@ -1,8 +1,18 @@
 //! Multipart uploads opened through the API: who may sign, complete or abort them.
 
+use postgres_types::{FromSql, ToSql};
 use uuid::Uuid;
 
 use crate::{Db, Result};
+
+/// `open` until the client completes it (`completed`) or aborts it (`aborted`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ToSql, FromSql)]
+#[postgres(name = "upload_status", rename_all = "snake_case")]
+pub enum UploadStatus {
+    Open,
+    Completed,
+    Aborted,
+}
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Upload {
@@ -12,7 +22,7 @@ pub struct Upload {
     pub upload_id: String,
     pub file_size: i64,
     pub part_size: i64,
-    pub status: String,
+    pub status: UploadStatus,
 }
 
 pub async fn insert(
@@ -57,12 +67,22 @@ pub async fn find(db: &Db, key: &str, upload_id: &str) -> Result<Option<Upload>>
     .transpose()
 }
 
-pub async fn set_status(db: &Db, id: Uuid, status: &str) -> Result<()> {
+/// Marks an open upload completed.
+pub async fn complete(db: &Db, id: Uuid) -> Result<()> {
+    leave_open(db, id, UploadStatus::Completed).await
+}
+
+/// Marks an open upload aborted (a completed one stays completed).
+pub async fn abort(db: &Db, id: Uuid) -> Result<()> {
+    leave_open(db, id, UploadStatus::Aborted).await
+}
+
+async fn leave_open(db: &Db, id: Uuid, to: UploadStatus) -> Result<()> {
     let client = db.client().await?;
     client
         .execute(
-            "update uploads set status = $2, updated_at = now() where id = $1",
-            &[&id, &status],
+            "update uploads set status = $2, updated_at = now() where id = $1 and status = $3",
+            &[&id, &to, &UploadStatus::Open],
         )
         .await?;
     Ok(())

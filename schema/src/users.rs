@@ -142,6 +142,24 @@ pub async fn exists(db: &Db, id: Uuid) -> Result<bool> {
     Ok(row.try_get(0)?)
 }
 
+/// Notes a sync on the user: when, from which provider, and the zone offset it told (if any).
+pub async fn record_sync(
+    client: &impl deadpool_postgres::GenericClient,
+    id: Uuid,
+    provider: &str,
+    zone_offset: Option<i16>,
+) -> Result<()> {
+    client
+        .execute(
+            "update users set last_synced_at = now(), last_synced_provider = $2,
+                 last_zone_offset = coalesce($3, last_zone_offset)
+             where id = $1",
+            &[&id, &provider, &zone_offset],
+        )
+        .await?;
+    Ok(())
+}
+
 /// One page of users and the number of users matching the filters.
 pub async fn list(db: &Db, q: &ListQuery) -> Result<(Vec<User>, i64)> {
     let client = db.client().await?;

@@ -1,15 +1,83 @@
 //! The delivery state of each (message, endpoint) pair and its attempts: claimed for sending,
 //! then recorded as a success, a retry due later, or a failure for good.
+//!
+//! The states are Svix's numbers, stored and shown as they are. Partial indexes name the
+//! `pending` (1) and `sending` (3) rows, so the queries that use those indexes write the
+//! numbers in their SQL; everything else binds a [`DeliveryStatus`].
 
 use chrono::{DateTime, Utc};
+use deadpool_postgres::GenericClient;
 use serde_json::Value;
 
+use crate::smallint_enum::smallint_enum;
 use crate::{Db, Result};
 
-pub const SUCCESS: i16 = 0;
-pub const PENDING: i16 = 1;
-pub const FAILED: i16 = 2;
-pub const SENDING: i16 = 3;
+/// Where a delivery (or, `success` and `failed` only, one attempt) stands:
+/// `pending` → `sending` (claimed by a sender) → `success`, `pending` again (a retry is due
+/// later) or `failed` (the schedule ran out, or the endpoint was disabled). `resend` and
+/// `recover` make a delivery `pending` again; a sender that died leaves `sending`, which the
+/// sweep makes `pending` again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(i16)]
+pub enum DeliveryStatus {
+    Success = 0,
+    Pending = 1,
+    Failed = 2,
+    Sending = 3,
+}
+
+smallint_enum!(DeliveryStatus { Success, Pending, Failed, Sending });
+
+impl DeliveryStatus {
+    /// The state after an attempt: its own outcome, and whether the schedule has a retry left.
+    pub fn after_attempt(ok: bool, retry_left: bool) -> DeliveryStatus {
+        match (ok, retry_left) {
+            (true, _) => DeliveryStatus::Success,
+            (false, true) => DeliveryStatus::Pending,
+            (false, false) => DeliveryStatus::Failed,
+        }
+    }
+
+    /// An attempt's own status: `success` or `failed`.
+    pub fn of_attempt(ok: bool) -> DeliveryStatus {
+        if ok { DeliveryStatus::Success } else { DeliveryStatus::Failed }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeliveryStatus::Success => "success",
+            DeliveryStatus::Pending => "pending",
+            DeliveryStatus::Failed => "failed",
+            DeliveryStatus::Sending => "sending",
+        }
+    }
+}
+
+/// What made an attempt: the schedule, or a person (a test event, a resend).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(i16)]
+pub enum TriggerType {
+    Scheduled = 0,
+    Manual = 1,
+}
+
+smallint_enum!(TriggerType { Scheduled, Manual });
+
+/// A pending delivery of `message_id` to each endpoint, due now.
+pub async fn insert_pending(
+    client: &impl GenericClient,
+    message_id: &str,
+    endpoint_ids: &[String],
+) -> Result<()> {
+    let statement = client
+        .prepare_cached(
+            "insert into webhook_deliveries (message_id, endpoint_id, status, next_attempt_at)
+             select $1, e, $3, now() from unnest($2::text[]) e on conflict do nothing",
+        )
+        .await?;
+    client.execute(&statement, &[&message_id, &endpoint_ids, &DeliveryStatus::Pending]).await?;
+    Ok(())
+}
 
 /// Marks up to `limit` due pending deliveries as sending and returns them
 /// (`(message id, endpoint id)`), oldest due first.
@@ -45,7 +113,7 @@ pub async fn reset_stuck(db: &Db, stale_seconds: f64) -> Result<u64> {
 /// What a sender needs to make an attempt.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Due {
-    pub status: i16,
+    pub status: DeliveryStatus,
     pub attempts: i32,
     pub message_id: String,
     pub event_type: String,
@@ -113,12 +181,8 @@ pub async fn record(
     attempt: &Attempt,
     retry_at: Option<DateTime<Utc>>,
     disable_after_seconds: f64,
-) -> Result<i16> {
-    let status = match (attempt.ok, retry_at) {
-        (true, _) => SUCCESS,
-        (false, Some(_)) => PENDING,
-        (false, None) => FAILED,
-    };
+) -> Result<DeliveryStatus> {
+    let status = DeliveryStatus::after_attempt(attempt.ok, retry_at.is_some());
     let id = format!("atmpt_{}", uuid::Uuid::now_v7().simple());
     let mut client = db.client().await?;
     let tx = client.transaction().await?;
@@ -127,7 +191,7 @@ pub async fn record(
             "with attempt as (
                  insert into webhook_attempts (id, message_id, endpoint_id, url, response,
                      response_status_code, response_duration_ms, status)
-                 values ($1, $2, $3, $4, $5, $6, $7, case when $8 then 0 else 2 end)
+                 values ($1, $2, $3, $4, $5, $6, $7, $12)
              ),
              delivery as (
                  update webhook_deliveries set status = $9, attempts = attempts + 1,
@@ -163,6 +227,7 @@ pub async fn record(
             &status,
             &retry_at,
             &disable_after_seconds,
+            &DeliveryStatus::of_attempt(attempt.ok),
         ],
     )
     .await?;
@@ -175,8 +240,8 @@ pub async fn give_up(db: &Db, message_id: &str, endpoint_id: &str) -> Result<()>
     let client = db.client().await?;
     client
         .execute(
-            "update webhook_deliveries set status = 2 where message_id = $1 and endpoint_id = $2",
-            &[&message_id, &endpoint_id],
+            "update webhook_deliveries set status = $3 where message_id = $1 and endpoint_id = $2",
+            &[&message_id, &endpoint_id, &DeliveryStatus::Failed],
         )
         .await?;
     Ok(())
@@ -191,8 +256,8 @@ pub struct AttemptRow {
     pub response: String,
     pub status_code: i32,
     pub duration_ms: i32,
-    pub status: i16,
-    pub trigger_type: i16,
+    pub status: DeliveryStatus,
+    pub trigger_type: TriggerType,
     pub created_at: DateTime<Utc>,
     pub message_id: String,
     pub event_type: String,
@@ -207,7 +272,7 @@ pub struct AttemptRow {
 pub struct AttemptFilter {
     pub before: Option<DateTime<Utc>>,
     pub after: Option<DateTime<Utc>>,
-    pub status: Option<i16>,
+    pub status: Option<DeliveryStatus>,
     pub event_types: Option<Vec<String>>,
     /// Older than this id (the next page), or newer (`newer` true: the previous page).
     pub cursor: Option<String>,
@@ -284,9 +349,9 @@ pub async fn resend(db: &Db, endpoint_id: &str, message_id: &str) -> Result<bool
     let client = db.client().await?;
     let n = client
         .execute(
-            "update webhook_deliveries set status = 1, attempts = 0, next_attempt_at = now()
-             where endpoint_id = $1 and message_id = $2 and status <> 3",
-            &[&endpoint_id, &message_id],
+            "update webhook_deliveries set status = $3, attempts = 0, next_attempt_at = now()
+             where endpoint_id = $1 and message_id = $2 and status <> $4",
+            &[&endpoint_id, &message_id, &DeliveryStatus::Pending, &DeliveryStatus::Sending],
         )
         .await?;
     Ok(n > 0)
@@ -298,10 +363,10 @@ pub async fn recover(db: &Db, endpoint_id: &str, since: DateTime<Utc>) -> Result
     let client = db.client().await?;
     Ok(client
         .execute(
-            "update webhook_deliveries d set status = 1, attempts = 0, next_attempt_at = now()
+            "update webhook_deliveries d set status = $3, attempts = 0, next_attempt_at = now()
              from webhook_messages m
-             where d.message_id = m.id and d.endpoint_id = $1 and d.status = 2 and m.created_at >= $2",
-            &[&endpoint_id, &since],
+             where d.message_id = m.id and d.endpoint_id = $1 and d.status = $4 and m.created_at >= $2",
+            &[&endpoint_id, &since, &DeliveryStatus::Pending, &DeliveryStatus::Failed],
         )
         .await?)
 }

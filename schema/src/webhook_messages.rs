@@ -108,22 +108,6 @@ pub async fn insert_message(
     Ok(row.map(|r| r.try_get(0)).transpose()?)
 }
 
-/// A pending delivery of `message_id` to each endpoint, due now.
-pub async fn insert_deliveries(
-    client: &impl GenericClient,
-    message_id: &str,
-    endpoint_ids: &[String],
-) -> Result<()> {
-    let statement = client
-        .prepare_cached(
-            "insert into webhook_deliveries (message_id, endpoint_id, status, next_attempt_at)
-             select $1, e, 1, now() from unnest($2::text[]) e on conflict do nothing",
-        )
-        .await?;
-    client.execute(&statement, &[&message_id, &endpoint_ids]).await?;
-    Ok(())
-}
-
 /// A sent message, for the message list.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MessageRow {

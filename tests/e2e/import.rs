@@ -37,7 +37,7 @@ async fn wait_import(app: &TestApp, key: &Auth, user: &str, task: &str) -> (Stri
         let status = app
             .db()
             .await
-            .query_opt("select status from imports where id = $1::text::uuid", &[&task])
+            .query_opt("select status::text from imports where id = $1::text::uuid", &[&task])
             .await
             .expect("query");
         if let Some(s) = status.map(|r| r.get::<_, String>(0))
@@ -538,4 +538,95 @@ async fn the_cli_imports_a_file_from_disk() {
     );
     assert_eq!(samples(&app, &user).await, first);
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// An import whose object is gone fails, and so does its sync run (which used to stay `queued`
+/// for ever while the import said `failed`).
+#[tokio::test]
+async fn an_import_of_a_missing_object_fails_with_its_run() {
+    let app = TestApp::spawn_with(Mode::All, |s| {
+        s.s3.upload_completion_mode = wearhouse::config::CompletionMode::BucketEvent
+    })
+    .await;
+    let key = app.api_key().await;
+    let user = app.user(&key, json!({})).await;
+    let ev =
+        bucket_event(&app, &format!("{user}/raw/gone.zip"), "\"0ff1ce\"", BUCKET_EVENTS_SECRET)
+            .await;
+    assert_eq!(ev.status, 200, "{}", ev.body);
+    let task = ev.body["queued"][0].as_str().expect("queued").to_string();
+    let (status, run) = wait_import(&app, &key, &user, &task).await;
+    assert_eq!(status, "failed");
+    assert_eq!(run["status"], "failed", "{run}");
+    assert_eq!(run["stage"], "completed", "{run}");
+    assert_eq!(run["error"], "the uploaded object does not exist", "{run}");
+}
+
+/// Reads `data`, then fails as a dropped connection does.
+struct DropsHalfWay(std::io::Cursor<Vec<u8>>);
+
+impl std::io::Read for DropsHalfWay {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self.0.read(buf)? {
+            0 => Err(std::io::Error::new(std::io::ErrorKind::ConnectionReset, "connection reset")),
+            n => Ok(n),
+        }
+    }
+}
+
+/// An import that stops on an error a retry can get past is queued again, and so is its run
+/// (which used to say `failed` while the import waited for its next attempt); the last attempt
+/// fails both.
+#[tokio::test]
+async fn an_interrupted_import_is_queued_again_with_its_run() {
+    use schema::imports::{ImportOrigin, NewImport};
+    let app = TestApp::spawn_with(Mode::ApiOnly, |_| {}).await;
+    let key = app.api_key().await;
+    let user = app.user(&key, json!({})).await;
+    let db = schema::Db::connect(&app.settings.database_url, 2).await.expect("db");
+    let new = NewImport {
+        user_id: user.parse().expect("uuid"),
+        bucket: "b",
+        key: "k",
+        etag: "e",
+        size: None,
+        origin: ImportOrigin::Cli,
+    };
+    let id = schema::imports::queue(&db, &new).await.expect("queue").expect("new");
+    let xml = export(2);
+    let half = xml[..xml.len() / 2].to_vec();
+    let run_of = |body: Value| {
+        body.as_array()
+            .and_then(|a| a.iter().find(|r| r["run_id"] == id.to_string()))
+            .cloned()
+            .unwrap_or_default()
+    };
+    for attempt in 1..=ingest::import_job::MAX_ATTEMPTS {
+        let import = schema::imports::claim(&db, id, ingest::import_job::STALE_AFTER)
+            .await
+            .expect("claim")
+            .expect("claimable");
+        assert_eq!(import.attempts, attempt);
+        let input = Box::new(DropsHalfWay(std::io::Cursor::new(half.clone())));
+        let final_run = ingest::import_job::run_claimed(&db, &import, Ok(input), false).await;
+        let status: String = app
+            .db()
+            .await
+            .query_one("select status::text from imports where id = $1", &[&id])
+            .await
+            .expect("status")
+            .get(0);
+        let run = run_of(app.get(&format!("/api/v1/users/{user}/sync/runs"), &key).await.body);
+        if attempt < ingest::import_job::MAX_ATTEMPTS {
+            assert!(final_run.is_none());
+            assert_eq!(status, "queued");
+            assert_eq!(run["status"], "queued", "{run}");
+            assert_eq!(run["stage"], "queued", "{run}");
+            assert!(run["error"].as_str().is_some_and(|e| e.contains("connection reset")), "{run}");
+        } else {
+            assert_eq!(final_run.map(|r| r.status.as_str()), Some("failed"));
+            assert_eq!(status, "failed");
+            assert_eq!(run["status"], "failed", "{run}");
+        }
+    }
 }

@@ -96,7 +96,7 @@ async fn a_worker_killed_mid_batch_loses_nothing_and_stores_nothing_twice() {
     let status: String = app
         .db()
         .await
-        .query_one("select status from sdk_batches where id = $1::text::uuid", &[&batch])
+        .query_one("select status::text from sdk_batches where id = $1::text::uuid", &[&batch])
         .await
         .expect("status")
         .get(0);

@@ -285,7 +285,7 @@ impl TestApp {
         let db = self.db().await;
         for _ in 0..1200 {
             let row = db
-                .query_opt("select status from sdk_batches where id = $1", &[&id])
+                .query_opt("select status::text from sdk_batches where id = $1", &[&id])
                 .await
                 .expect("query");
             if let Some(status) = row.map(|r| r.get::<_, String>(0))

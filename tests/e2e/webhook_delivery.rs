@@ -497,3 +497,40 @@ async fn a_slow_endpoint_delays_no_other() {
     app.sync_and_wait(&user, &key, &run("W-8", 16)).await;
     assert_eq!(wait_for(&fast_seen, 2).await.len(), 2);
 }
+
+/// The webhook stream holds only deliveries not yet done: each entry leaves it once its attempt
+/// is recorded (and the one queue trims every stream to a bound besides; `queue` tests that).
+#[tokio::test]
+async fn the_webhook_stream_keeps_no_delivered_entry() {
+    let Setup { app, key, user, endpoint_id, seen, .. } =
+        setup(Mode::All, |_| {}, 0, Duration::ZERO).await;
+    let workouts: Vec<Value> = (0..20)
+        .map(|i| {
+            let (start, end) =
+                (format!("2026-03-10T{i:02}:00:00Z"), format!("2026-03-10T{i:02}:30:00Z"));
+            workout(&format!("S-{i}"), "running", &start, &end, 300.0, 5000.0, "+02:00", &watch())
+        })
+        .collect();
+    app.sync_and_wait(&user, &key, &body(vec![], workouts, vec![])).await;
+    wait_for(&seen, 20).await;
+    let db = app.db().await;
+    let stream = format!("{}:webhooks", app.settings.redis_key_prefix);
+    let mut redis = app.redis().await;
+    let mut len = usize::MAX;
+    for _ in 0..100 {
+        let done: i64 = db
+            .query_one(
+                "select count(*) from webhook_deliveries where endpoint_id = $1 and status = 0",
+                &[&endpoint_id],
+            )
+            .await
+            .expect("deliveries")
+            .get(0);
+        len = redis::cmd("XLEN").arg(&stream).query_async(&mut redis).await.expect("xlen");
+        if done == 20 && len == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(len, 0, "20 deliveries done, {len} entries left in {stream}");
+}

@@ -98,7 +98,7 @@ pub async fn dispatch_once(db: &Db, limit: i64) -> schema::Result<Dispatched> {
             if let Some(message_id) = stored {
                 done.messages += 1;
                 if !targets.is_empty() {
-                    messages::insert_deliveries(&tx, &message_id, &targets).await?;
+                    schema::webhook_deliveries::insert_pending(&tx, &message_id, &targets).await?;
                     done.deliveries += targets.len();
                 }
             }

@@ -1,26 +1,42 @@
 //! The sender, run by the worker: turns the outbox into messages, announces due deliveries on
-//! a Redis stream, and delivers what the stream hands it (consumer group `senders`), each
-//! delivery on its own task so a slow or dead endpoint delays no other. An entry is
-//! acknowledged only after its attempt is recorded: a sender killed mid-delivery leaves it
-//! pending, and another sender claims it after `claim_idle`. PostgreSQL holds the state, so a
-//! lost stream only delays deliveries until the sweep finds them.
+//! the one queue ([`queue::Queue`]: stream `<prefix>:webhooks`, consumer group `senders`), and
+//! delivers what it hands out, each delivery on its own task so a slow or dead endpoint delays
+//! no other. An entry is acknowledged only after its attempt is recorded: a sender killed
+//! mid-delivery leaves it pending, and another sender claims it after `claim_idle`. PostgreSQL
+//! holds the state, so a lost or trimmed stream only delays deliveries until the sweep finds
+//! them.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use redis::AsyncCommands;
+use queue::{Entry, Queue, QueueSpec, Task};
 use redis::aio::{ConnectionManager, MultiplexedConnection};
-use redis::streams::{
-    StreamAutoClaimOptions, StreamAutoClaimReply, StreamId, StreamReadOptions, StreamReadReply,
-};
 use schema::Db;
-use schema::webhook_deliveries::{self as deliveries, SENDING};
+use schema::webhook_deliveries::{self as deliveries, DeliveryStatus};
+use serde::{Deserialize, Serialize};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use crate::schedule::Schedule;
 
 const GROUP: &str = "senders";
+/// Deliveries are claimed a thousand at a time: the stream never needs to hold many more.
+const MAX_LEN: usize = 100_000;
+
+/// What the webhook stream carries.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum SendTask {
+    /// Attempt the delivery of a message to an endpoint (claimed: `sending`).
+    Delivery { message: String, endpoint: String },
+}
+
+/// The webhook stream of a deployment (`prefix` is `REDIS_KEY_PREFIX`).
+pub fn send_queue(client: redis::Client, conn: ConnectionManager, prefix: &str) -> Queue<SendTask> {
+    let spec =
+        QueueSpec { stream: format!("{prefix}:webhooks"), group: GROUP.into(), max_len: MAX_LEN };
+    Queue::new(client, conn, spec)
+}
 
 #[derive(Debug, Clone)]
 pub struct SenderConfig {
@@ -57,8 +73,7 @@ impl Default for SenderConfig {
 
 struct Shared {
     db: Db,
-    conn: ConnectionManager,
-    stream: String,
+    queue: Queue<SendTask>,
     http: reqwest::Client,
     config: SenderConfig,
 }
@@ -103,22 +118,15 @@ pub async fn run(
             return;
         }
     };
-    let shared = Arc::new(Shared { db, conn, stream: format!("{prefix}:webhooks"), http, config });
-    ensure_group(&shared).await;
-    let consumer = format!("sender-{}", uuid::Uuid::new_v4().simple());
-    let announcer = tokio::spawn(announce_loop(shared.clone(), shutdown.clone()));
-    deliver_loop(shared, redis, consumer, shutdown).await;
-    let _ = announcer.await;
-}
-
-async fn ensure_group(s: &Shared) {
-    let mut conn = s.conn.clone();
-    let r: redis::RedisResult<()> = conn.xgroup_create_mkstream(&s.stream, GROUP, "0").await;
-    if let Err(e) = r
-        && e.code() != Some("BUSYGROUP")
-    {
+    let queue = send_queue(redis, conn, prefix);
+    if let Err(e) = queue.ensure_group().await {
         tracing::warn!(error = %e, "webhook sender: could not create the consumer group");
     }
+    let shared = Arc::new(Shared { db, queue, http, config });
+    let consumer = format!("sender-{}", uuid::Uuid::new_v4().simple());
+    let announcer = tokio::spawn(announce_loop(shared.clone(), shutdown.clone()));
+    deliver_loop(shared, consumer, shutdown).await;
+    let _ = announcer.await;
 }
 
 /// Outbox → messages, due deliveries → stream, stuck deliveries → pending.
@@ -133,14 +141,13 @@ async fn announce_loop(s: Arc<Shared>, shutdown: CancellationToken) {
         }
         match deliveries::claim_due(&s.db, 1000).await {
             Ok(due) if !due.is_empty() => {
-                let mut pipe = redis::pipe();
-                for (m, e) in &due {
-                    pipe.xadd(&s.stream, "*", &[("m", m.as_str()), ("e", e.as_str())]).ignore();
-                }
-                let mut conn = s.conn.clone();
-                if let Err(e) = pipe.query_async::<()>(&mut conn).await {
+                let tasks: Vec<SendTask> = due
+                    .into_iter()
+                    .map(|(message, endpoint)| SendTask::Delivery { message, endpoint })
+                    .collect();
+                if let Err(e) = s.queue.publish(&tasks).await {
                     // The sweep below makes them pending again.
-                    tracing::warn!(error = %e, count = due.len(), "could not announce deliveries");
+                    tracing::warn!(error = %e, count = tasks.len(), "could not announce deliveries");
                 }
             }
             Ok(_) => {}
@@ -159,70 +166,55 @@ async fn announce_loop(s: Arc<Shared>, shutdown: CancellationToken) {
     }
 }
 
-fn entry(id: &StreamId) -> Option<(String, String, String)> {
-    let m: String = id.get("m")?;
-    let e: String = id.get("e")?;
-    Some((id.id.clone(), m, e))
-}
-
-async fn deliver_loop(
-    s: Arc<Shared>,
-    redis: redis::Client,
-    consumer: String,
-    shutdown: CancellationToken,
-) {
+async fn deliver_loop(s: Arc<Shared>, consumer: String, shutdown: CancellationToken) {
     let permits = Arc::new(Semaphore::new(s.config.concurrency.max(1)));
-    let config = redis::AsyncConnectionConfig::new().set_response_timeout(None);
     let mut reader: Option<MultiplexedConnection> = None;
     let mut last_claim = tokio::time::Instant::now();
     while !shutdown.is_cancelled() {
         if reader.is_none() {
-            reader = redis.get_multiplexed_async_connection_with_config(&config).await.ok();
+            reader = s.queue.reader().await.ok();
         }
         let Some(conn) = reader.as_mut() else {
             tokio::time::sleep(Duration::from_secs(1)).await;
             continue;
         };
-        let mut entries = Vec::new();
+        let mut entries: Vec<Entry<SendTask>> = Vec::new();
         if last_claim.elapsed() >= s.config.claim_idle / 2 {
             last_claim = tokio::time::Instant::now();
-            let opts = StreamAutoClaimOptions::default().count(100);
-            let idle = s.config.claim_idle.as_millis() as u64;
-            let claimed: redis::RedisResult<StreamAutoClaimReply> =
-                conn.xautoclaim_options(&s.stream, GROUP, &consumer, idle, "0-0", opts).await;
-            if let Ok(c) = claimed {
-                entries.extend(c.claimed.iter().filter_map(entry));
+            match s.queue.claim(&consumer, s.config.claim_idle, 100).await {
+                Ok(claimed) => entries.extend(claimed),
+                Err(e) => tracing::debug!(error = %e, "claiming webhook entries failed"),
             }
         }
-        let opts = StreamReadOptions::default().group(GROUP, &consumer).count(100).block(500);
-        let read: redis::RedisResult<Option<StreamReadReply>> =
-            conn.xread_options(&[&s.stream], &[">"], &opts).await;
-        match read {
-            Ok(Some(reply)) => {
-                entries.extend(reply.keys.iter().flat_map(|k| k.ids.iter().filter_map(entry)));
-            }
-            Ok(None) => {}
+        match s.queue.read(conn, &consumer, 100, Duration::from_millis(500)).await {
+            Ok(read) => entries.extend(read),
             Err(e) => {
-                if e.code() == Some("NOGROUP") {
-                    ensure_group(&s).await;
-                } else {
-                    tracing::warn!(error = %e, "webhook stream read failed");
-                    reader = None;
-                    tokio::time::sleep(Duration::from_millis(500)).await;
-                }
+                tracing::warn!(error = %e, "webhook stream read failed");
+                reader = None;
+                tokio::time::sleep(Duration::from_millis(500)).await;
             }
         }
-        for (entry_id, message, endpoint) in entries {
+        for entry in entries {
+            let Task::Task(SendTask::Delivery { message, endpoint }) = entry.task else {
+                ack(&s, &entry.id).await;
+                continue;
+            };
             let Ok(permit) = permits.clone().acquire_owned().await else { return };
             let s = s.clone();
             tokio::spawn(async move {
-                deliver(&s, &entry_id, &message, &endpoint).await;
+                deliver(&s, &entry.id, &message, &endpoint).await;
                 drop(permit);
             });
         }
     }
     // Let deliveries in flight finish recording (their entries stay pending otherwise).
     let _ = permits.acquire_many(s.config.concurrency.max(1) as u32).await;
+}
+
+async fn ack(s: &Shared, entry_id: &str) {
+    if let Err(e) = s.queue.ack(entry_id).await {
+        tracing::warn!(error = %e, "could not acknowledge a webhook entry");
+    }
 }
 
 async fn deliver(s: &Shared, entry_id: &str, message: &str, endpoint: &str) {
@@ -234,7 +226,7 @@ async fn deliver(s: &Shared, entry_id: &str, message: &str, endpoint: &str) {
             return;
         }
     };
-    if let Some(due) = due.filter(|d| d.status == SENDING) {
+    if let Some(due) = due.filter(|d| d.status == DeliveryStatus::Sending) {
         if due.disabled {
             let _ = deliveries::give_up(&s.db, message, endpoint).await;
         } else {
@@ -255,7 +247,7 @@ async fn deliver(s: &Shared, entry_id: &str, message: &str, endpoint: &str) {
                 Ok(status) => tracing::debug!(
                     message,
                     endpoint,
-                    status,
+                    status = status.as_str(),
                     code = attempt.status_code,
                     "webhook attempt"
                 ),
@@ -266,9 +258,5 @@ async fn deliver(s: &Shared, entry_id: &str, message: &str, endpoint: &str) {
             }
         }
     }
-    let mut conn = s.conn.clone();
-    let acked: redis::RedisResult<()> = conn.xack(&s.stream, GROUP, &[entry_id]).await;
-    if let Err(e) = acked {
-        tracing::warn!(error = %e, "could not acknowledge a webhook entry");
-    }
+    ack(s, entry_id).await;
 }

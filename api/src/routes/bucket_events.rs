@@ -82,7 +82,7 @@ async fn events(
             key: &key,
             etag: ingest::storage::bare_etag(&etag),
             size,
-            origin: "bucket_event",
+            origin: schema::imports::ImportOrigin::BucketEvent,
         };
         if let Some(id) = schema::imports::queue(&state.db, &new).await? {
             queued.push(id);

@@ -60,7 +60,7 @@ impl From<Connection> for ConnectionOut {
             id: c.id,
             user_id: c.user_id,
             provider: c.provider,
-            status: c.status,
+            status: c.status.as_str().to_string(),
             provider_user_id: c.provider_user_id,
             provider_username: c.provider_username,
             scope: c.scope,

@@ -39,8 +39,9 @@ pub struct SyncRunOut {
     /// `sdk`, `xml_import`, …
     pub source: String,
     /// `queued`, `in_progress`, `success`, `partial` (some items dropped) or `failed`.
-    pub status: String,
-    pub stage: Option<String>,
+    pub status: &'static str,
+    /// `queued`, `processing` or `completed`.
+    pub stage: Option<&'static str>,
     pub message: Option<String>,
     /// Items received per kind, samples inserted/updated/unchanged, sessions saved.
     #[schema(value_type = Object)]
@@ -62,8 +63,8 @@ impl From<SyncRun> for SyncRunOut {
             user_id: r.user_id,
             provider: r.provider,
             source: r.source,
-            status: r.status,
-            stage: r.stage,
+            status: r.status.as_str(),
+            stage: r.stage.map(|s| s.as_str()),
             message: r.message,
             counts: r.counts,
             dropped: r.dropped,

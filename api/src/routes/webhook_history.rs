@@ -6,7 +6,7 @@ use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
-use schema::webhook_deliveries::{AttemptFilter, AttemptRow};
+use schema::webhook_deliveries::{AttemptFilter, AttemptRow, DeliveryStatus};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use utoipa::ToSchema;
@@ -70,15 +70,6 @@ pub struct ListOut<T> {
     pub prev_iterator: Option<String>,
 }
 
-fn status_text(status: i16) -> &'static str {
-    match status {
-        0 => "success",
-        1 => "pending",
-        3 => "sending",
-        _ => "failed",
-    }
-}
-
 fn channels(user: Option<uuid::Uuid>) -> Vec<String> {
     user.map(|u| vec![format!("user.{u}")]).unwrap_or_default()
 }
@@ -92,9 +83,9 @@ fn attempt_out(a: AttemptRow) -> AttemptOut {
         response: a.response,
         response_status_code: a.status_code,
         response_duration_ms: a.duration_ms,
-        status: a.status,
-        status_text: status_text(a.status),
-        trigger_type: a.trigger_type,
+        status: a.status.code(),
+        status_text: a.status.as_str(),
+        trigger_type: a.trigger_type.code(),
         timestamp: a.created_at,
         msg: MessageOut {
             id: a.message_id,
@@ -167,7 +158,12 @@ async fn list_attempts(
 ) -> ApiResult<Json<ListOut<AttemptOut>>> {
     enabled(&state)?;
     let p = list_params(&mut params);
-    let status = params.raw("status").is_some().then(|| params.int("status", 0, 0, 3) as i16);
+    // Every number 0..=3 names a state (the range is checked first).
+    let status = params
+        .raw("status")
+        .is_some()
+        .then(|| DeliveryStatus::from_code(params.int("status", 0, 0, 3) as i16))
+        .flatten();
     params.finish()?;
     endpoint_exists(&state, &id).await?;
     let filter = AttemptFilter {
@@ -308,7 +304,7 @@ async fn send_test(
         schema::webhook_messages::insert_message(&client, &event_type, &event_id, None, &payload)
             .await?
             .ok_or_else(|| ApiError::client(StatusCode::CONFLICT, "Test event already sent"))?;
-    schema::webhook_messages::insert_deliveries(&client, &message_id, std::slice::from_ref(&id))
+    schema::webhook_deliveries::insert_pending(&client, &message_id, std::slice::from_ref(&id))
         .await?;
     Ok(Json(TestOut { message: "Test event sent successfully.".into(), message_id }))
 }

@@ -15,7 +15,8 @@ use axum::Json;
 use axum::extract::{DefaultBodyLimit, Multipart, Path, State};
 use axum::http::StatusCode;
 use ingest::storage::{Storage, StorageError, bare_etag};
-use schema::imports::NewImport;
+use schema::imports::{ImportOrigin, NewImport};
+use schema::uploads::UploadStatus;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -353,7 +354,7 @@ async fn queue_import(
     key: &str,
     etag: &str,
     size: Option<i64>,
-    origin: &str,
+    origin: ImportOrigin,
 ) -> ApiResult<Uuid> {
     let storage = storage(state)?;
     let new = NewImport {
@@ -402,7 +403,7 @@ async fn complete(
     let storage = storage(&state)?;
     let client_mode = state.config.completion_mode == CompletionMode::Client;
     let bucket = storage.bucket().to_string();
-    if upload.status == "completed" {
+    if upload.status == UploadStatus::Completed {
         // A repeated call (the client did not see the first answer): same answer again.
         let task_id = schema::imports::find_by_key(&state.db, &bucket, &body.key)
             .await?
@@ -441,7 +442,7 @@ async fn complete(
     }
     let etag =
         storage.complete(&body.key, &body.upload_id, &stored).await.map_err(storage_failure)?;
-    schema::uploads::set_status(&state.db, upload.id, "completed").await?;
+    schema::uploads::complete(&state.db, upload.id).await?;
     if !client_mode {
         let out = CompleteOut {
             status: "completed",
@@ -452,8 +453,15 @@ async fn complete(
         };
         return Ok((StatusCode::OK, Json(out)));
     }
-    let id =
-        queue_import(&state, user, &body.key, &etag, Some(upload.file_size), "multipart").await?;
+    let id = queue_import(
+        &state,
+        user,
+        &body.key,
+        &etag,
+        Some(upload.file_size),
+        ImportOrigin::Multipart,
+    )
+    .await?;
     Ok((
         StatusCode::ACCEPTED,
         Json(CompleteOut {
@@ -499,8 +507,8 @@ async fn abort(
         return Err(ApiError::forbidden("The object key does not belong to this user"));
     }
     storage(&state)?.abort(&body.key, &body.upload_id).await.map_err(storage_failure)?;
-    if let Some(u) = upload.filter(|u| u.status == "open") {
-        schema::uploads::set_status(&state.db, u.id, "aborted").await?;
+    if let Some(u) = upload {
+        schema::uploads::abort(&state.db, u.id).await?;
     }
     Ok(Json(AbortOut { status: "aborted", key: body.key }))
 }
@@ -565,7 +573,7 @@ async fn direct(
     let key = object_key(user, &name);
     let size = bytes.len() as i64;
     let etag = storage.put(&key, bytes).await.map_err(storage_failure)?;
-    let task_id = queue_import(&state, user, &key, &etag, Some(size), "direct").await?;
+    let task_id = queue_import(&state, user, &key, &etag, Some(size), ImportOrigin::Direct).await?;
     Ok((
         StatusCode::ACCEPTED,
         Json(DirectOut { status: "processing", task_id, user_id: user, key }),

@@ -105,9 +105,10 @@ impl<R: BufRead> ExportReader<R> {
     fn fill(&mut self) -> Result<Option<RawChunk>, ExportError> {
         loop {
             self.buf.clear();
-            let event = self.xml.read_event_into(&mut self.buf).map_err(|e| ExportError::Xml {
-                offset: self.xml.error_position(),
-                reason: e.to_string(),
+            let event = self.xml.read_event_into(&mut self.buf).map_err(|e| match e {
+                // The input failed (a storage stream dropped): not the file's fault.
+                quick_xml::Error::Io(io) => ExportError::Io(io.to_string()),
+                e => ExportError::Xml { offset: self.xml.error_position(), reason: e.to_string() },
             })?;
             let (tag, empty) = match &event {
                 Event::Start(e) => (Some(e), false),
