@@ -17,6 +17,10 @@ pub enum ConnectionStatus {
     Expired,
 }
 
+/// Whether the user `u` has an active connection (an SQL expression).
+pub(crate) const HAS_ACTIVE: &str =
+    "exists (select 1 from connections c where c.user_id = u.id and c.status = 'active')";
+
 impl ConnectionStatus {
     pub fn as_str(self) -> &'static str {
         match self {

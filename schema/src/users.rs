@@ -4,6 +4,7 @@ use chrono::{DateTime, Utc};
 use tokio_postgres::Row;
 use uuid::Uuid;
 
+use crate::connections::HAS_ACTIVE;
 use crate::error::{Conflict, unique_violation};
 use crate::{Db, Error, Result};
 
@@ -87,9 +88,7 @@ pub struct ListQuery {
 }
 
 const COLUMNS: &str = "u.id, u.email, u.first_name, u.last_name, u.external_user_id,
-    u.last_synced_at, u.last_synced_provider, u.created_at,
-    exists (select 1 from connections c where c.user_id = u.id and c.status = 'active')
-        as has_active_connection";
+    u.last_synced_at, u.last_synced_provider, u.created_at";
 
 fn from_row(row: &Row) -> Result<User> {
     Ok(User {
@@ -117,7 +116,7 @@ pub async fn insert(db: &Db, new: &NewUser) -> Result<User> {
     let sql = format!(
         "with u as (insert into users (id, email, first_name, last_name, external_user_id)
                     values ($1, $2, $3, $4, $5) returning *)
-         select {COLUMNS} from u"
+         select {COLUMNS}, {HAS_ACTIVE} as has_active_connection from u"
     );
     let row = client
         .query_one(
@@ -131,7 +130,9 @@ pub async fn insert(db: &Db, new: &NewUser) -> Result<User> {
 
 pub async fn get(db: &Db, id: Uuid) -> Result<Option<User>> {
     let client = db.client().await?;
-    let sql = format!("select {COLUMNS} from users u where u.id = $1");
+    let sql = format!(
+        "select {COLUMNS}, {HAS_ACTIVE} as has_active_connection from users u where u.id = $1"
+    );
     client.query_opt(&sql, &[&id]).await?.as_ref().map(from_row).transpose()
 }
 
@@ -171,7 +172,7 @@ pub async fn list(db: &Db, q: &ListQuery) -> Result<(Vec<User>, i64)> {
     let order = if q.descending { "desc" } else { "asc" };
     let nulls = if q.descending { "nulls last" } else { "nulls first" };
     let sql = format!(
-        "select {COLUMNS} from users u where {filter}
+        "select {COLUMNS}, {HAS_ACTIVE} as has_active_connection from users u where {filter}
          order by {col} {order} {nulls}, u.id {order} limit $4 offset $5",
         col = q.sort_by.column()
     );
@@ -200,7 +201,7 @@ pub async fn update(db: &Db, id: Uuid, patch: &UserPatch) -> Result<Option<User>
              external_user_id = case when $8 then $9 else external_user_id end,
              updated_at = now()
            where id = $1 returning *)
-         select {COLUMNS} from u"
+         select {COLUMNS}, {HAS_ACTIVE} as has_active_connection from u"
     );
     let (email_set, email) = split(&patch.email);
     let (first_set, first) = split(&patch.first_name);
@@ -223,7 +224,9 @@ pub async fn update(db: &Db, id: Uuid, patch: &UserPatch) -> Result<Option<User>
 pub async fn delete(db: &Db, id: Uuid) -> Result<Option<User>> {
     let mut client = db.client().await?;
     let tx = client.transaction().await?;
-    let sql = format!("select {COLUMNS} from users u where u.id = $1 for update");
+    let sql = format!(
+        "select {COLUMNS}, {HAS_ACTIVE} as has_active_connection from users u where u.id = $1 for update"
+    );
     let Some(row) = tx.query_opt(&sql, &[&id]).await? else {
         return Ok(None);
     };
