@@ -3,11 +3,8 @@
 //! an endpoint cannot be pointed at the service's own network. Hosts given by name are checked
 //! by the sender when it resolves them (`webhooks::guard`).
 
-use std::net::IpAddr;
-
-use webhooks::guard::is_internal;
-
 use url::{Host, Url};
+use webhooks::guard::host_is_internal;
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct TargetRules {
@@ -36,12 +33,7 @@ pub fn check(raw: &str, rules: TargetRules) -> Result<Url, String> {
     if !url.username().is_empty() || url.password().is_some() {
         return Err("Webhook URLs must not carry credentials".into());
     }
-    let internal = match host {
-        Host::Domain(d) => d.eq_ignore_ascii_case("localhost") || d.ends_with(".localhost"),
-        Host::Ipv4(ip) => is_internal(IpAddr::V4(ip)),
-        Host::Ipv6(ip) => is_internal(IpAddr::V6(ip)),
-    };
-    if internal && !rules.allow_private {
+    if host_is_internal(&host) && !rules.allow_private {
         return Err(
             "Webhook URLs must not point at private, loopback or link-local addresses".into()
         );

@@ -9,7 +9,7 @@ use schema::data_sources::NewDataSource;
 use schema::workouts::WorkoutRow;
 
 use crate::report::Report;
-use crate::sleep::Interval;
+pub use crate::sleep::SleepSession;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Sample {
@@ -48,15 +48,6 @@ pub struct Workout {
     pub source: usize,
     /// `data_source_id` is filled in by the writer.
     pub row: WorkoutRow,
-}
-
-/// The stage intervals of one sleep session of one source, as split by the gap rule.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SleepSession {
-    pub source: usize,
-    pub intervals: Vec<Interval>,
-    pub zone_offset: Option<i16>,
-    pub external_id: Option<String>,
 }
 
 /// The data sources of a batch, interned by identity (device model and source name).
@@ -99,7 +90,38 @@ pub struct Normalised {
     pub sleep: Vec<SleepSession>,
     pub report: Report,
     /// The zone offset of the latest item that had one: the best guess for items without.
-    pub latest_offset: Option<(DateTime<Utc>, i16)>,
+    pub latest_offset: LatestOffset,
+}
+
+/// The zone offset of the latest item that had one. Of items at the same instant, the one
+/// noted last wins. The one rule for SDK batches and export chunks alike.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LatestOffset(Option<(DateTime<Utc>, i16)>);
+
+impl LatestOffset {
+    pub fn note(&mut self, at: DateTime<Utc>, offset: Option<i16>) {
+        if let Some(o) = offset
+            && self.0.is_none_or(|(t, _)| at >= t)
+        {
+            self.0 = Some((at, o));
+        }
+    }
+
+    /// Notes what another batch found.
+    pub fn merge(&mut self, other: LatestOffset) {
+        if let Some((at, o)) = other.0 {
+            self.note(at, Some(o));
+        }
+    }
+
+    pub fn offset(&self) -> Option<i16> {
+        self.0.map(|(_, o)| o)
+    }
+
+    /// When and what: the latest item's time and offset.
+    pub fn get(&self) -> Option<(DateTime<Utc>, i16)> {
+        self.0
+    }
 }
 
 impl Normalised {
@@ -128,16 +150,10 @@ impl Normalised {
             s
         }));
         self.report.merge(other.report);
-        if let Some((t, o)) = other.latest_offset {
-            self.note_offset(t, Some(o));
-        }
+        self.latest_offset.merge(other.latest_offset);
     }
 
     pub fn note_offset(&mut self, at: DateTime<Utc>, offset: Option<i16>) {
-        if let Some(o) = offset
-            && self.latest_offset.is_none_or(|(t, _)| at >= t)
-        {
-            self.latest_offset = Some((at, o));
-        }
+        self.latest_offset.note(at, offset);
     }
 }

@@ -19,6 +19,7 @@ use schema::sync_runs::{Finish, RunSource, RunStatus, SyncRun};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
+use crate::batch::LatestOffset;
 use crate::export::{self, ExportBatch, ExportError, MenstrualItem};
 use crate::report::Report;
 use crate::store::{self, Target, Written};
@@ -92,7 +93,7 @@ pub struct Imported {
     pub chunks: u64,
     pub error: Option<ImportError>,
     /// The zone offset of the export's latest dated item.
-    pub latest_offset: Option<(DateTime<Utc>, i16)>,
+    pub latest_offset: LatestOffset,
 }
 
 /// A run's final report, owned (a [`Finish`] borrows from it).
@@ -134,7 +135,7 @@ impl Imported {
             progress: Progress::default(),
             chunks: 0,
             error: None,
-            latest_offset: None,
+            latest_offset: LatestOffset::default(),
         }
     }
 
@@ -165,20 +166,11 @@ impl Imported {
     }
 
     fn counts(&self) -> Value {
-        json!({
-            "received": self.report.received,
-            "dropped": self.report.dropped_count(),
-            "bytes": self.progress.bytes,
-            "chunks": self.chunks,
-            "samples_inserted": self.written.samples.inserted,
-            "samples_updated": self.written.samples.updated,
-            "samples_unchanged": self.written.samples.unchanged,
-            "workouts_saved": self.written.workouts_saved,
-            "workouts_duplicate": self.written.workouts_duplicate,
-            "sleep_sessions_saved": self.written.sleep_saved,
-            "sleep_sessions_unchanged": self.written.sleep_unchanged,
-            "menstrual_cycles_saved": self.cycles_saved,
-        })
+        let mut counts = store::run_counts(&self.report, &self.written);
+        counts.insert("bytes".into(), json!(self.progress.bytes));
+        counts.insert("chunks".into(), json!(self.chunks));
+        counts.insert("menstrual_cycles_saved".into(), json!(self.cycles_saved));
+        Value::Object(counts)
     }
 }
 
@@ -303,11 +295,7 @@ pub async fn run_import(
         out.progress.records +=
             batch.normalised.report.received.get("records").copied().unwrap_or(0);
         menstrual.extend(batch.menstrual);
-        if let Some((at, o)) = batch.normalised.latest_offset
-            && out.latest_offset.is_none_or(|(t, _)| at > t)
-        {
-            out.latest_offset = Some((at, o));
-        }
+        out.latest_offset.merge(batch.normalised.latest_offset);
         out.report.merge(batch.normalised.report);
         out.progress.bytes = count.load(Ordering::Relaxed);
         out.progress.samples = (out.written.samples.inserted + out.written.samples.updated) as u64;
@@ -383,7 +371,7 @@ async fn write_chunk(
     let target = Target {
         user_id: t.user_id,
         batch_id: t.run_id,
-        default_offset: n.latest_offset.map(|(_, o)| o).or(last),
+        default_offset: n.latest_offset.offset().or(last),
         events: t.events,
     };
     let written = store::write(&tx, target, n).await?;
@@ -434,7 +422,7 @@ async fn record_user_sync(db: &Db, t: ImportTarget, out: &Imported) -> Result<()
     if out.chunks == 0 {
         return Ok(());
     }
-    let offset = out.latest_offset.map(|(_, o)| o);
+    let offset = out.latest_offset.offset();
     let client = db.client().await?;
     schema::users::record_sync(&client, t.user_id, PROVIDER, offset).await
 }

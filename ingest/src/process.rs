@@ -127,7 +127,7 @@ pub async fn process_sdk_batch(
         }
     };
 
-    let latest_offset = n.latest_offset.map(|(_, o)| o);
+    let latest_offset = n.latest_offset.offset();
     let target = Target {
         user_id: batch.user_id,
         batch_id,
@@ -157,17 +157,7 @@ pub async fn process_sdk_batch(
 }
 
 fn counts(n: &Normalised, w: &Written) -> serde_json::Value {
-    json!({
-        "received": n.report.received,
-        "dropped": n.report.dropped_count(),
-        "samples_inserted": w.samples.inserted,
-        "samples_updated": w.samples.updated,
-        "samples_unchanged": w.samples.unchanged,
-        "workouts_saved": w.workouts_saved,
-        "workouts_duplicate": w.workouts_duplicate,
-        "sleep_sessions_saved": w.sleep_saved,
-        "sleep_sessions_unchanged": w.sleep_unchanged,
-    })
+    serde_json::Value::Object(store::run_counts(&n.report, w))
 }
 
 fn record_metrics(n: &Normalised, w: &Written) {

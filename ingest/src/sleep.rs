@@ -15,7 +15,6 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Duration, Timelike, Utc};
 use serde_json::{Value, json};
 
-use crate::batch::{Normalised, SleepSession};
 
 /// Sessions further apart than this are separate.
 pub const GAP: Duration = Duration::minutes(120);
@@ -247,6 +246,16 @@ pub fn from_json(v: &Value) -> Vec<Interval> {
         .collect()
 }
 
+/// The stage intervals of one sleep session of one source, as split by the gap rule.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SleepSession {
+    /// The batch's index of the session's data source.
+    pub source: usize,
+    pub intervals: Vec<Interval>,
+    pub zone_offset: Option<i16>,
+    pub external_id: Option<String>,
+}
+
 /// One accepted stage item, kept until the batch's items are grouped into sessions.
 pub struct StageItem {
     pub source: usize,
@@ -257,7 +266,8 @@ pub struct StageItem {
 }
 
 /// Groups the batch's stage items by source and splits each source's items into sessions.
-pub fn sessions(items: Vec<StageItem>, out: &mut Normalised) {
+pub fn sessions(items: Vec<StageItem>) -> Vec<SleepSession> {
+    let mut out = Vec::new();
     let mut by_source: BTreeMap<usize, Vec<StageItem>> = BTreeMap::new();
     for it in items {
         by_source.entry(it.source).or_default().push(it);
@@ -274,9 +284,10 @@ pub fn sessions(items: Vec<StageItem>, out: &mut Normalised) {
                 .iter()
                 .find_map(|i| i.parent_id.clone())
                 .or_else(|| members.iter().find_map(|i| i.id.clone()));
-            out.sleep.push(SleepSession { source, intervals: session, zone_offset, external_id });
+            out.push(SleepSession { source, intervals: session, zone_offset, external_id });
         }
     }
+    out
 }
 
 #[cfg(test)]

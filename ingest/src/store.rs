@@ -10,6 +10,7 @@ use uuid::Uuid;
 
 use crate::batch::{Normalised, SleepSession};
 use crate::events;
+use crate::report::Report;
 use crate::sleep::{self, GAP, Interval};
 
 /// What writing a batch did.
@@ -20,6 +21,26 @@ pub struct Written {
     pub workouts_duplicate: u64,
     pub sleep_saved: u64,
     pub sleep_unchanged: u64,
+}
+
+/// A run's `counts`: what it received and dropped, and what writing stored. SDK batches and
+/// imports report these keys alike (imports add their own beside them).
+pub fn run_counts(report: &Report, w: &Written) -> serde_json::Map<String, serde_json::Value> {
+    let counts = serde_json::json!({
+        "received": report.received,
+        "dropped": report.dropped_count(),
+        "samples_inserted": w.samples.inserted,
+        "samples_updated": w.samples.updated,
+        "samples_unchanged": w.samples.unchanged,
+        "workouts_saved": w.workouts_saved,
+        "workouts_duplicate": w.workouts_duplicate,
+        "sleep_sessions_saved": w.sleep_saved,
+        "sleep_sessions_unchanged": w.sleep_unchanged,
+    });
+    match counts {
+        serde_json::Value::Object(map) => map,
+        _ => serde_json::Map::new(),
+    }
 }
 
 /// Where and how to write.

@@ -2,10 +2,21 @@
 
 use chrono::{DateTime, Utc};
 use deadpool_postgres::GenericClient;
-use serde_json::Value;
+use serde_json::{Map, Value, json};
 use uuid::Uuid;
 
 use crate::Result;
+
+/// A workout statistic as `statistics` keeps it, whichever client sent it:
+/// `{"value": …, "unit": …}`, in its series' canonical unit.
+pub fn statistic(value: f64, unit: &str) -> Value {
+    json!({ "value": value, "unit": unit })
+}
+
+/// The value of a statistic kept by [`statistic`].
+pub fn statistic_value(statistics: &Map<String, Value>, name: &str) -> Option<f64> {
+    statistics.get(name).and_then(|s| s["value"].as_f64())
+}
 
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct WorkoutRow {

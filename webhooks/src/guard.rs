@@ -67,15 +67,21 @@ impl Resolve for GuardedResolver {
     }
 }
 
-/// Whether a URL's host, when an IP literal, may be connected to.
+/// Whether a URL's host names the inside before any lookup: an internal IP literal, or
+/// `localhost`. Other names are judged where they resolve ([`GuardedResolver`]). The one host
+/// rule for endpoint URLs (checked when saved) and for the sender (checked again when sending).
+pub fn host_is_internal(host: &url::Host<&str>) -> bool {
+    match host {
+        url::Host::Domain(d) => d.eq_ignore_ascii_case("localhost") || d.ends_with(".localhost"),
+        url::Host::Ipv4(ip) => is_internal(IpAddr::V4(*ip)),
+        url::Host::Ipv6(ip) => is_internal(IpAddr::V6(*ip)),
+    }
+}
+
+/// Whether a URL's host, as written, may be connected to.
 pub fn literal_allowed(url: &str, allow_private: bool) -> bool {
     let Ok(parsed) = reqwest::Url::parse(url) else { return false };
-    match parsed.host() {
-        Some(url::Host::Ipv4(ip)) => allow_private || !is_internal(IpAddr::V4(ip)),
-        Some(url::Host::Ipv6(ip)) => allow_private || !is_internal(IpAddr::V6(ip)),
-        Some(url::Host::Domain(_)) => true,
-        None => false,
-    }
+    parsed.host().is_some_and(|h| allow_private || !host_is_internal(&h))
 }
 
 #[cfg(test)]

@@ -62,6 +62,6 @@ pub fn normalise(chunk: &RawChunk) -> ExportBatch {
     for s in &chunk.summaries {
         workouts::activity_summary(s, &mut out);
     }
-    crate::sleep::sessions(stages, &mut out.n);
+    out.n.sleep.extend(crate::sleep::sessions(stages));
     ExportBatch { normalised: out.n, menstrual: out.menstrual, position: chunk.position }
 }

@@ -61,6 +61,8 @@ fn a_generated_export_normalises() {
     assert_eq!(w.avg_heart_rate_bpm, Some(151.2));
     assert!(w.elevation_gain_meters.is_some_and(|e| (e - 41.23).abs() < 1e-9));
     assert_eq!(w.statistics["events"]["Pause"], 1);
+    // Statistics in the SDK path's shape: value and canonical unit.
+    assert_eq!(w.statistics["distance"], serde_json::json!({"value": 5455.0, "unit": "meters"}));
     assert!(w.route.is_some());
     // Activity summaries are daily totals.
     let totals: Vec<_> = n.samples.iter().filter(|s| s.is_daily_total == Some(true)).collect();

@@ -34,7 +34,7 @@ fn convert(slug: &str, value: f64, unit: Option<&str>) -> Option<f64> {
     units::to_canonical(series, unit, value, Origin::AppleExport).ok()
 }
 
-/// Records a statistic converted into its series' unit.
+/// Records a statistic converted into its series' unit, as the SDK path records it.
 fn put(
     stats: &mut Map<String, Value>,
     name: &str,
@@ -42,8 +42,9 @@ fn put(
     value: Option<f64>,
     unit: Option<&str>,
 ) {
+    let Some(series) = series_types::by_slug(slug) else { return };
     if let Some(v) = value.and_then(|v| convert(slug, v, unit)) {
-        stats.insert(name.to_string(), json!(v));
+        stats.insert(name.to_string(), schema::workouts::statistic(v, series.unit));
     }
 }
 
@@ -158,13 +159,11 @@ pub fn workout(raw: &RawWorkout, p: &mut Partial) {
     if !raw.route_files.is_empty() {
         stats.insert("route_files".into(), json!(raw.route_files));
     }
-    let stat = |k: &str| stats.get(k).and_then(Value::as_f64);
-    let duration = match (get(&a, b"duration").and_then(attrs::number), text(&a, b"durationUnit")) {
-        (Some(d), Some(u)) if u == "min" => d * 60.0,
-        (Some(d), Some(u)) if u == "s" || u == "sec" => d,
-        (Some(d), Some(u)) if u == "h" || u == "hr" => d * 3600.0,
-        _ => (end - start).num_milliseconds() as f64 / 1000.0,
-    };
+    let stat = |k: &str| schema::workouts::statistic_value(&stats, k);
+    let duration = get(&a, b"duration")
+        .and_then(attrs::number)
+        .and_then(|d| units::duration_seconds(d, text(&a, b"durationUnit").as_deref()))
+        .unwrap_or_else(|| (end - start).num_milliseconds() as f64 / 1000.0);
     let route = (!raw.route_files.is_empty()).then(|| json!({"file_references": raw.route_files}));
     let row = WorkoutRow {
         data_source_id: uuid::Uuid::nil(),
@@ -204,7 +203,7 @@ pub fn activity_summary(tag: &[u8], p: &mut Partial) {
     else {
         return p.n.report.drop("activity_summary.invalid_date", text(&a, b"dateComponents"));
     };
-    let offset = p.n.latest_offset.map(|(_, o)| o);
+    let offset = p.n.latest_offset.offset();
     let midnight = date.and_hms_opt(0, 0, 0).map(|t| Utc.from_utc_datetime(&t));
     let Some(ts) = midnight.map(|m| m - Duration::minutes(i64::from(offset.unwrap_or(0)))) else {
         return;

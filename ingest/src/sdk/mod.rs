@@ -79,7 +79,7 @@ pub fn normalise(body: &mut [u8]) -> Result<Normalised, EnvelopeError> {
     for s in sleep {
         sleep_items::item(s, &mut out, &mut stages);
     }
-    crate::sleep::sessions(stages, &mut out);
+    out.sleep.extend(crate::sleep::sessions(stages));
     Ok(out)
 }
 

@@ -79,7 +79,7 @@ fn ios_values_and_units() {
     assert_eq!(energy.map(|s| (s.is_daily_total, s.zone_offset)), Some((Some(false), Some(60))));
     assert_eq!(n.samples[0].is_daily_total, None);
     assert_eq!(n.samples[0].ts, utc("2026-03-14T18:46:45Z"));
-    assert_eq!(n.latest_offset, Some((utc("2026-03-14T18:46:45Z"), 60)));
+    assert_eq!(n.latest_offset.get(), Some((utc("2026-03-14T18:46:45Z"), 60)));
 }
 
 #[test]

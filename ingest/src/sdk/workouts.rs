@@ -48,17 +48,6 @@ fn sample_series(kind: &str) -> Option<&'static SeriesType> {
     })
 }
 
-/// Seconds from a duration statistic in its unit (Samsung sends milliseconds).
-fn duration_seconds(value: f64, unit: Option<&str>) -> Option<f64> {
-    Some(match unit.map(str::trim).unwrap_or("s") {
-        "ms" => value / 1000.0,
-        "s" | "" | "sec" => value,
-        "min" => value * 60.0,
-        "h" | "hr" => value * 3600.0,
-        _ => return None,
-    })
-}
-
 pub fn workout(item: &Obj<WorkoutIn<'_>>, origin: Origin, out: &mut Normalised) {
     let Some(w) = fields::object(item, &fields::WORKOUT, &mut out.report) else { return };
     let Some((start, end)) =
@@ -83,7 +72,7 @@ pub fn workout(item: &Obj<WorkoutIn<'_>>, origin: Origin, out: &mut Normalised) 
         };
         let unit = v.unit.str();
         if matches!(name, "duration" | "totalDuration") {
-            match duration_seconds(value, unit) {
+            match units::duration_seconds(value, unit) {
                 Some(s) => duration = Some(s),
                 None => out.report.warn(
                     "workout.unknown_unit",
@@ -100,14 +89,14 @@ pub fn workout(item: &Obj<WorkoutIn<'_>>, origin: Origin, out: &mut Normalised) 
         let unit = if series.unit == "count" { None } else { unit };
         match units::to_canonical(series, unit, value, origin) {
             Ok(v) => {
-                stats.insert(name.to_string(), json!({ "value": v, "unit": series.unit }));
+                stats.insert(name.to_string(), schema::workouts::statistic(v, series.unit));
             }
             Err(_) => out
                 .report
                 .warn("workout.unknown_unit", Some(format!("{name} in '{}'", unit.unwrap_or("")))),
         }
     }
-    let stat = |name: &str| stats.get(name).and_then(|s| s["value"].as_f64());
+    let stat = |name: &str| schema::workouts::statistic_value(&stats, name);
     let first = |names: &[&str]| names.iter().find_map(|n| stat(n));
 
     // Active energy where the client reports it; otherwise total minus basal, or total.

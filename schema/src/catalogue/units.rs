@@ -179,6 +179,19 @@ fn percent_is_fraction(series: &SeriesType, origin: Origin) -> bool {
     }
 }
 
+/// Seconds from a duration in its unit: the one table for SDK workout statistics (Samsung
+/// sends milliseconds) and export workouts (`durationUnit`). No unit means seconds; `None` for
+/// a unit we do not know.
+pub fn duration_seconds(value: f64, unit: Option<&str>) -> Option<f64> {
+    Some(match unit.map(str::trim).unwrap_or("s") {
+        "ms" => value / 1000.0,
+        "s" | "" | "sec" => value,
+        "min" => value * 60.0,
+        "h" | "hr" => value * 3600.0,
+        _ => return None,
+    })
+}
+
 /// Converts a value sent with `unit` by `origin` into `series`' canonical unit.
 pub fn to_canonical(
     series: &SeriesType,
@@ -213,6 +226,16 @@ pub fn to_canonical(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn durations_in_every_unit_clients_send() {
+        let cases = [(Some("ms"), 90_000.0), (Some("s"), 90.0), (None, 90.0), (Some("min"), 1.5)];
+        for (unit, value) in cases {
+            assert_eq!(duration_seconds(value, unit), Some(90.0), "{unit:?}");
+        }
+        assert_eq!(duration_seconds(0.025, Some("hr")), Some(90.0));
+        assert_eq!(duration_seconds(1.0, Some("fortnight")), None);
+    }
     use crate::catalogue::series_types::{SERIES_TYPES, by_slug};
 
     fn series(slug: &str) -> &'static SeriesType {
