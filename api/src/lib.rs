@@ -8,7 +8,7 @@ mod openapi;
 pub mod pagination;
 pub mod routes;
 pub mod security;
-pub mod source;
+
 pub mod validate;
 pub mod webhook_url;
 

@@ -15,7 +15,6 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Duration, Timelike, Utc};
 use serde_json::{Value, json};
 
-
 /// Sessions further apart than this are separate.
 pub const GAP: Duration = Duration::minutes(120);
 /// A session with less sleep than this that starts in the local daytime is a nap.

@@ -6,7 +6,7 @@ use uuid::Uuid;
 
 use crate::{Db, Result};
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct DataSource {
     pub id: Uuid,
     pub user_id: Uuid,

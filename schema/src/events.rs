@@ -149,7 +149,7 @@ impl Event for Workout {
     }
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Sleep {
     pub id: Uuid,
     pub data_source_id: Uuid,

@@ -9,7 +9,7 @@ use crate::events::{Event, Sleep};
 use crate::{Db, Result};
 
 /// One rollup row: a day of one series from one source.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct DayRollup {
     pub local_date: NaiveDate,
     pub series_type_id: i16,

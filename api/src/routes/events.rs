@@ -20,8 +20,8 @@ use crate::error::{ApiError, ApiResult, ErrorBody, ValidationBody};
 use crate::extract::{ApiAuth, Query, path_uuid};
 use crate::pagination::{Cursor, CursorPage, PageMetadata, paginate};
 use crate::routes::existing_user;
-use crate::source::{SourceOut, Sources};
 use crate::validate::Params;
+use rules::{SourceOut, Sources};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()

@@ -16,7 +16,7 @@ use crate::error::{ApiError, ApiResult, ErrorBody, FieldError, ValidationBody};
 use crate::extract::{ApiAuth, Query};
 use crate::pagination::{Cursor, CursorPage, PageMetadata, paginate};
 use crate::routes::existing_user;
-use crate::source::{SourceOut, Sources};
+use rules::{SourceOut, Sources};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(timeseries))

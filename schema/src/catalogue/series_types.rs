@@ -201,6 +201,34 @@ pub const SERIES_TYPES: &[SeriesType] = &[
     st(507, "hydration", "mL", "other", Sum, ACTIVITY),
 ];
 
+/// The id of the series `slug`, for `const` items: a slug not in the catalogue fails the build
+/// (there is no sentinel id to mistake for data).
+pub const fn id(slug: &str) -> i16 {
+    let mut i = 0;
+    while i < SERIES_TYPES.len() {
+        if const_eq(SERIES_TYPES[i].slug, slug) {
+            return SERIES_TYPES[i].id;
+        }
+        i += 1;
+    }
+    panic!("no such series slug in the catalogue")
+}
+
+const fn const_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
 /// Looks a series type up by its slug (`heart_rate`, `steps`, …).
 pub fn by_slug(slug: &str) -> Option<&'static SeriesType> {
     SERIES_TYPES.iter().find(|t| t.slug == slug)
@@ -231,6 +259,15 @@ mod tests {
             assert!(
                 t.slug.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
             );
+        }
+    }
+
+    #[test]
+    fn const_ids_agree() {
+        const STEPS: i16 = id("steps");
+        assert_eq!(by_id(STEPS).map(|t| t.slug), Some("steps"));
+        for t in SERIES_TYPES {
+            assert_eq!(id(t.slug), t.id);
         }
     }
 

@@ -7,13 +7,12 @@ mod activity;
 mod body;
 mod data;
 mod recovery;
-pub mod sleep;
+mod sleep;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use chrono::{DateTime, Duration, NaiveDate, Utc};
-use schema::data_sources::DataSource;
-use schema::summaries::DayRollup;
+use rules::Ranking;
 use utoipa_axum::router::OpenApiRouter;
 use uuid::Uuid;
 
@@ -93,47 +92,22 @@ pub fn page_days<T>(
     paginate(rows, paging.limit, paging.cursor.as_ref(), |(d, _)| (midnight(*d), "day".into()))
 }
 
-/// A user's sources and ranks (lower wins).
-pub struct Ranking {
-    pub sources: Vec<DataSource>,
-    ranks: HashMap<Uuid, i32>,
+/// The user's sources, ranked by the one source-priority rule.
+pub async fn ranking(state: &AppState, user_id: Uuid) -> ApiResult<Ranking> {
+    Ok(Ranking::new(schema::priority::ranked_sources(&state.db, user_id).await?))
 }
 
-impl Ranking {
-    pub async fn load(state: &AppState, user_id: Uuid) -> ApiResult<Ranking> {
-        let ranked = schema::priority::ranked_sources(&state.db, user_id).await?;
-        let ranks = ranked.iter().map(|(s, r)| (s.id, *r)).collect();
-        Ok(Ranking { sources: ranked.into_iter().map(|(s, _)| s).collect(), ranks })
-    }
-
-    pub fn rank(&self, id: Uuid) -> (i32, Uuid) {
-        (self.ranks.get(&id).copied().unwrap_or(i32::MAX), id)
-    }
-
-    /// Of several rollups (one series, one day), the best-ranked source's.
-    pub fn best<'a>(&self, rows: impl IntoIterator<Item = &'a DayRollup>) -> Option<&'a DayRollup> {
-        rows.into_iter().min_by_key(|r| self.rank(r.data_source_id))
-    }
-}
-
-/// Rollups grouped by day, then series.
-pub fn by_day(rows: Vec<DayRollup>) -> BTreeMap<NaiveDate, HashMap<i16, Vec<DayRollup>>> {
-    let mut out: BTreeMap<NaiveDate, HashMap<i16, Vec<DayRollup>>> = BTreeMap::new();
-    for r in rows {
-        out.entry(r.local_date).or_default().entry(r.series_type_id).or_default().push(r);
-    }
-    out
-}
-
-/// A series id by slug; the catalogue is static, so a miss is a programming error caught by
-/// the tests, mapped to an impossible id rather than a panic.
-pub fn series(slug: &str) -> i16 {
-    schema::catalogue::series_types::by_slug(slug).map(|t| t.id).unwrap_or(i16::MIN)
-}
-
-/// One decimal.
-pub fn round1(v: f64) -> f64 {
-    (v * 10.0).round() / 10.0
+/// The resolved nights of each wake-up day in `[first, last]`.
+pub async fn nights(
+    state: &AppState,
+    user_id: Uuid,
+    first: NaiveDate,
+    last: NaiveDate,
+    ranking: &Ranking,
+) -> ApiResult<BTreeMap<NaiveDate, Vec<schema::events::Sleep>>> {
+    let (from, to) = rules::sleep::read_window(first, last);
+    let sessions = schema::summaries::sleep_ending(&state.db, user_id, from, to).await?;
+    Ok(rules::sleep::nights(sessions, ranking, Some((first, last))))
 }
 
 #[cfg(test)]
@@ -151,14 +125,5 @@ mod tests {
         assert_eq!((w.first, w.last), (d("2026-03-01"), d("2026-03-07")));
         let w = Days::from_window((at("2026-03-01T00:00:00Z"), at("2026-03-08T10:00:00Z")));
         assert_eq!(w.last, d("2026-03-08"));
-    }
-
-    #[test]
-    fn every_slug_used_exists() {
-        for slug in
-            ["steps", "energy", "basal_energy", "heart_rate", "resting_heart_rate", "weight"]
-        {
-            assert!(series(slug) > 0, "{slug}");
-        }
     }
 }

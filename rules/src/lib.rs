@@ -1,0 +1,23 @@
+//! The rules of reading a user's data, in one place: which source wins when several report the
+//! same thing (`ranking`), which sessions make a night and what it adds up to (`sleep`), and
+//! the day summaries and scores built on them (`activity`, `body`, `recovery`, `scores`).
+//!
+//! Pure functions over the typed rows `schema` reads; the API's handlers load the rows, call
+//! these and serialise what they return. Nothing here knows HTTP or SQL.
+
+pub mod activity;
+pub mod body;
+pub mod ranking;
+pub mod recovery;
+pub mod scores;
+pub mod series;
+pub mod sleep;
+pub mod source;
+
+pub use ranking::Ranking;
+pub use source::{SourceOut, Sources};
+
+/// One decimal, as every summary figure is given.
+pub fn round1(v: f64) -> f64 {
+    (v * 10.0).round() / 10.0
+}
