@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 use schema::Db;
+use schema::catalogue::event_types::SessionEvent;
 use schema::imports::PROVIDER;
 use schema::menstrual_cycles::CycleRow;
 use schema::sync_runs::{Finish, RunSource, RunStatus, SyncRun};
@@ -409,7 +410,8 @@ async fn write_cycles(
             saved += 1;
             if t.events {
                 let data = crate::events::menstrual_cycle_created(id, t.user_id, &row, &c.source);
-                schema::outbox::insert(&tx, "menstrual_cycle.created", t.user_id, &data).await?;
+                let event = SessionEvent::MenstrualCycleCreated;
+                schema::outbox::insert_session(&tx, event, t.user_id, data).await?;
             }
         }
     }

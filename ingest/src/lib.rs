@@ -9,6 +9,8 @@ pub mod export;
 pub mod import;
 pub mod import_job;
 pub mod jobs;
+/// Test and benchmark payload generators: not part of the service.
+#[cfg(any(test, feature = "testsuite"))]
 pub mod payloads;
 pub mod process;
 pub mod report;

@@ -3,6 +3,7 @@
 //! same night), with one outbox event per new session.
 
 use deadpool_postgres::Transaction;
+use schema::catalogue::event_types::SessionEvent;
 use schema::samples::{SampleRow, Stored};
 use schema::sleep_sessions::{self, SleepRow};
 use schema::workouts;
@@ -61,20 +62,26 @@ pub async fn write(
 ) -> Result<Written, schema::Error> {
     let source_ids =
         schema::data_sources::upsert_pushed(tx, t.user_id, n.provider, &n.sources.list).await?;
-    let sid = |i: usize| source_ids.get(i).copied().unwrap_or_default();
-
-    let rows: Vec<SampleRow> = n
+    let sid = |i: usize| {
+        source_ids
+            .get(i)
+            .copied()
+            .ok_or(schema::Error::Inconsistent("a source index past the batch's sources"))
+    };
+    let rows = n
         .samples
         .iter()
-        .map(|s| SampleRow {
-            series_type_id: s.series_type_id,
-            data_source_id: sid(s.source),
-            ts: s.ts,
-            value: s.value,
-            zone_offset: s.zone_offset.or(t.default_offset),
-            is_daily_total: s.is_daily_total,
+        .map(|s| {
+            Ok(SampleRow {
+                series_type_id: s.series_type_id,
+                data_source_id: sid(s.source)?,
+                ts: s.ts,
+                value: s.value,
+                zone_offset: s.zone_offset.or(t.default_offset),
+                is_daily_total: s.is_daily_total,
+            })
         })
-        .collect();
+        .collect::<Result<Vec<SampleRow>, schema::Error>>()?;
     let mut written = Written {
         samples: schema::samples::store(tx, t.user_id, t.batch_id, n.provider, &rows, t.events)
             .await?,
@@ -83,14 +90,23 @@ pub async fn write(
 
     for w in &n.workouts {
         let mut row = w.row.clone();
-        row.data_source_id = sid(w.source);
+        row.data_source_id = sid(w.source)?;
         match workouts::insert_new(tx, t.user_id, t.batch_id, &row).await? {
             Some(id) => {
                 written.workouts_saved += 1;
                 if t.events {
-                    let data =
-                        events::workout_created(id, t.user_id, &row, &n.sources.list[w.source]);
-                    schema::outbox::insert(tx, "workout.created", t.user_id, &data).await?;
+                    let source =
+                        n.sources.list.get(w.source).ok_or(schema::Error::Inconsistent(
+                            "a workout's source index past the batch's sources",
+                        ))?;
+                    let data = events::workout_created(id, t.user_id, &row, source);
+                    schema::outbox::insert_session(
+                        tx,
+                        SessionEvent::WorkoutCreated,
+                        t.user_id,
+                        data,
+                    )
+                    .await?;
                 }
             }
             None => written.workouts_duplicate += 1,
@@ -98,7 +114,7 @@ pub async fn write(
     }
 
     for s in &n.sleep {
-        if save_sleep(tx, t, n, s, sid(s.source)).await? {
+        if save_sleep(tx, t, n, s, sid(s.source)?).await? {
             written.sleep_saved += 1;
         } else {
             written.sleep_unchanged += 1;
@@ -177,8 +193,11 @@ async fn save_sleep(
     sleep_sessions::delete(tx, replaced.get(1..).unwrap_or_default()).await?;
     let id = sleep_sessions::save(tx, t.user_id, t.batch_id, replace, &row).await?;
     if t.events {
-        let data = events::sleep_created(id, t.user_id, &row, &n.sources.list[s.source]);
-        schema::outbox::insert(tx, "sleep.created", t.user_id, &data).await?;
+        let source = n.sources.list.get(s.source).ok_or(schema::Error::Inconsistent(
+            "a night's source index past the batch's sources",
+        ))?;
+        let data = events::sleep_created(id, t.user_id, &row, source);
+        schema::outbox::insert_session(tx, SessionEvent::SleepCreated, t.user_id, data).await?;
     }
     Ok(true)
 }

@@ -124,7 +124,15 @@ pub async fn upsert_pushed(
     for r in &rows {
         by_identity.insert(r.try_get::<_, String>(1)?, r.try_get::<_, Uuid>(0)?);
     }
-    Ok(sources.iter().map(|s| by_identity.get(&identity(s)).copied().unwrap_or_default()).collect())
+    sources
+        .iter()
+        .map(|s| {
+            by_identity
+                .get(&identity(s))
+                .copied()
+                .ok_or(crate::Error::Inconsistent("the source upsert skipped a source"))
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -29,6 +29,12 @@ pub enum Error {
     /// A unique constraint refused a row; the payload names what already exists.
     #[error("{0} already exists")]
     Conflict(Conflict),
+    /// What the code relies on did not hold (a bug, not bad input): said, not papered over.
+    #[error("inconsistent data: {0}")]
+    Inconsistent(&'static str),
+    /// A stored payload that does not read as its type.
+    #[error("unreadable {what}: {source}")]
+    Payload { what: &'static str, source: serde_json::Error },
 }
 
 impl Error {

@@ -1,19 +1,64 @@
 //! The event outbox: rows written in the same transaction as the data they announce, picked up
-//! by the webhook sender. The ingest pipeline and the sender share nothing else.
+//! by the webhook sender. The ingest pipeline and the sender share nothing else, so the payload
+//! is one type both sides use ([`Payload`]): sessions are written here, timeseries events by the
+//! samples upsert statement (`queries/samples_upsert.sql`, which builds the same JSON; a test
+//! reads it back as this type).
 
+use chrono::{DateTime, Utc};
 use deadpool_postgres::GenericClient;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use uuid::Uuid;
 
-use crate::Result;
+use crate::catalogue::event_types::SessionEvent;
+use crate::{Error, Result};
 
-/// Writes one event. `payload` is the event's `data` object (the sender adds the envelope).
-pub async fn insert(
+/// What an outbox event carries.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Payload {
+    /// New or changed samples of one series from one batch: named, not copied (copying them
+    /// cost a third of the ingest rate).
+    Timeseries(TimeseriesRef),
+    /// A new session: the event's `data` object, as the contract shapes it.
+    Session { data: Value },
+}
+
+/// The samples a timeseries event announces: those of the user and series between
+/// `start_time` and `end_time` (inclusive) stored by batch `batch_id`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TimeseriesRef {
+    pub user_id: Uuid,
+    pub provider: String,
+    /// The series type's slug.
+    pub series_type: String,
+    pub batch_id: Uuid,
+    pub sample_count: i64,
+    pub start_time: DateTime<Utc>,
+    pub end_time: DateTime<Utc>,
+}
+
+impl Payload {
+    /// Reads a stored payload. Rows written before payloads were tagged hold a session's data
+    /// object as it is.
+    pub fn read(stored: Value) -> Result<Payload> {
+        if stored.get("kind").is_none() {
+            return Ok(Payload::Session { data: stored });
+        }
+        serde_json::from_value(stored)
+            .map_err(|source| Error::Payload { what: "outbox payload", source })
+    }
+}
+
+/// Writes a session event.
+pub async fn insert_session(
     client: &impl GenericClient,
-    event_type: &str,
+    event: SessionEvent,
     user_id: Uuid,
-    payload: &Value,
+    data: Value,
 ) -> Result<()> {
+    let payload = serde_json::to_value(Payload::Session { data })
+        .map_err(|source| Error::Payload { what: "outbox payload", source })?;
     client
         .execute(
             &client
@@ -21,8 +66,31 @@ pub async fn insert(
                     "insert into outbox (event_type, user_id, payload) values ($1, $2, $3)",
                 )
                 .await?,
-            &[&event_type, &user_id, payload],
+            &[&event.name(), &user_id, &payload],
         )
         .await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn payloads_read_back_and_old_session_rows_still_read() {
+        // As the samples upsert statement builds it (jsonb renders timestamps with an offset).
+        let sql = json!({"kind": "timeseries", "user_id": "018f2c3e-0000-7000-8000-000000000001",
+            "provider": "apple", "series_type": "heart_rate",
+            "batch_id": "018f2c3e-0000-7000-8000-000000000002", "sample_count": 3,
+            "start_time": "2026-03-10T18:00:00+00:00", "end_time": "2026-03-10T18:02:00+00:00"});
+        let Ok(Payload::Timeseries(t)) = Payload::read(sql) else { panic!("not a timeseries ref") };
+        assert_eq!((t.series_type.as_str(), t.sample_count), ("heart_rate", 3));
+        let data = json!({"id": "x", "type": "running"});
+        let written = serde_json::to_value(Payload::Session { data: data.clone() }).ok();
+        assert_eq!(written, Some(json!({"kind": "session", "data": data})));
+        assert_eq!(Payload::read(data.clone()).ok(), Some(Payload::Session { data }));
+        assert!(Payload::read(json!({"kind": "timeseries"})).is_err());
+    }
 }

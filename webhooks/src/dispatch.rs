@@ -3,13 +3,12 @@
 //! it, in one transaction with marking the event dispatched. A message's `event_id` (outbox id
 //! and chunk) makes a replay store nothing twice.
 
-use chrono::{DateTime, Utc};
 use schema::Db;
 use schema::catalogue::series_types;
+use schema::outbox::Payload;
 use schema::webhook_endpoints::Endpoint;
 use schema::webhook_messages::{self as messages, EventSample, OutboxEvent};
 use serde_json::{Map, Value, json};
-use uuid::Uuid;
 
 use crate::chunk::{MAX_BODY_BYTES, MAX_SAMPLES, timeseries_bodies};
 use crate::fanout::{Target, receives};
@@ -35,34 +34,44 @@ fn sample_json(s: &EventSample, slug: &str, unit: &str, additive: bool) -> Value
     })
 }
 
-fn time(v: &Value) -> Option<DateTime<Utc>> {
-    DateTime::parse_from_rfc3339(v.as_str()?).ok().map(|t| t.with_timezone(&Utc))
-}
-
-/// The bodies of one outbox event.
+/// The bodies of one outbox event; none for an event that cannot be read (logged, and marked
+/// dispatched with the rest, so that it does not hold up the outbox).
 async fn bodies(
     client: &impl deadpool_postgres::GenericClient,
     e: &OutboxEvent,
 ) -> schema::Result<Vec<Value>> {
-    let p = &e.payload;
-    if p["kind"] != "timeseries" {
-        return Ok(vec![json!({ "type": e.event_type, "data": p })]);
-    }
-    let series = p["series_type"].as_str().and_then(series_types::by_slug);
-    let batch = p["batch_id"].as_str().and_then(|b| Uuid::parse_str(b).ok());
-    let (Some(series), Some(batch), Some(from), Some(to)) =
-        (series, batch, time(&p["start_time"]), time(&p["end_time"]))
-    else {
-        tracing::warn!(outbox_id = e.id, "malformed timeseries outbox event; sent without samples");
-        return Ok(vec![json!({ "type": e.event_type, "data": p })]);
+    let t = match Payload::read(e.payload.clone()) {
+        Ok(Payload::Session { data }) => {
+            return Ok(vec![json!({ "type": e.event_type, "data": data })]);
+        }
+        Ok(Payload::Timeseries(t)) => t,
+        Err(err) => {
+            tracing::error!(outbox_id = e.id, error = %err, "unreadable outbox event; not sent");
+            return Ok(Vec::new());
+        }
     };
-    let rows = messages::event_samples(client, e.user_id, series.id, batch, from, to).await?;
+    let Some(series) = series_types::by_slug(&t.series_type) else {
+        tracing::error!(
+            outbox_id = e.id,
+            series = t.series_type,
+            "outbox event of an unknown series; not sent"
+        );
+        return Ok(Vec::new());
+    };
+    let rows =
+        messages::event_samples(client, e.user_id, series.id, t.batch_id, t.start_time, t.end_time)
+            .await?;
     let additive = series.is_additive();
     let samples: Vec<Value> =
         rows.iter().map(|s| sample_json(s, series.slug, series.unit, additive)).collect();
-    let mut data: Map<String, Value> = p.as_object().cloned().unwrap_or_default();
-    data.remove("kind");
-    data.remove("batch_id");
+    // The event's data: the reference without the batch it points into.
+    let mut data = Map::new();
+    data.insert("user_id".into(), json!(t.user_id));
+    data.insert("provider".into(), json!(t.provider));
+    data.insert("series_type".into(), json!(t.series_type));
+    data.insert("sample_count".into(), json!(t.sample_count));
+    data.insert("start_time".into(), json!(t.start_time));
+    data.insert("end_time".into(), json!(t.end_time));
     Ok(timeseries_bodies(&e.event_type, &data, &samples, MAX_SAMPLES, MAX_BODY_BYTES))
 }
 

@@ -8,6 +8,8 @@
 
 mod attrs;
 mod device;
+/// A generator of exports for tests and benchmarks: not part of the service.
+#[cfg(any(test, feature = "testsuite"))]
 pub mod generate;
 mod menstrual;
 mod normalise;

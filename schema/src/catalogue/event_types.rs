@@ -11,6 +11,25 @@ pub struct EventType {
     pub child_events: Vec<String>,
 }
 
+/// The session events ingest writes to the outbox.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionEvent {
+    WorkoutCreated,
+    SleepCreated,
+    MenstrualCycleCreated,
+}
+
+impl SessionEvent {
+    /// Its name in the catalogue (and on the wire).
+    pub fn name(self) -> &'static str {
+        match self {
+            SessionEvent::WorkoutCreated => "workout.created",
+            SessionEvent::SleepCreated => "sleep.created",
+            SessionEvent::MenstrualCycleCreated => "menstrual_cycle.created",
+        }
+    }
+}
+
 /// Session and connection events: fired once per saved session or connection change.
 const SESSION_EVENTS: &[(&str, &str)] = &[
     ("connection.created", "A user connected a provider."),
@@ -85,6 +104,14 @@ pub fn all() -> Vec<EventType> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn session_events_are_in_the_catalogue() {
+        use SessionEvent::*;
+        for e in [WorkoutCreated, SleepCreated, MenstrualCycleCreated] {
+            assert!(SESSION_EVENTS.iter().any(|(name, _)| *name == e.name()), "{e:?}");
+        }
+    }
 
     #[test]
     fn every_series_belongs_to_exactly_one_listed_group() {
