@@ -58,7 +58,7 @@ async fn admin(sql: &str) {
 
 async fn drain(db: &schema::Db, queue: &JobQueue, ids: &[Uuid], concurrency: usize) -> Duration {
     let shutdown = CancellationToken::new();
-    let config = WorkerConfig { concurrency, events: true, ..Default::default() };
+    let config = WorkerConfig { concurrency, outbox: true, ..Default::default() };
     let worker =
         tokio::spawn(ingest::worker::run(db.clone(), queue.clone(), config, shutdown.clone()));
     let started = Instant::now();

@@ -147,9 +147,9 @@ pub struct S3Settings {
 pub use api::CompletionMode;
 
 impl S3Settings {
-    pub fn storage(&self) -> Option<ingest::storage::Storage> {
+    pub fn storage(&self) -> Option<ingest::object_store::Storage> {
         let nonempty = |v: &Option<String>| v.clone().filter(|s| !s.is_empty());
-        let config = ingest::storage::StorageConfig {
+        let config = ingest::object_store::StorageConfig {
             endpoint: nonempty(&self.s3_endpoint),
             public_endpoint: nonempty(&self.s3_public_endpoint),
             region: self.s3_region.clone(),
@@ -158,7 +158,7 @@ impl S3Settings {
             secret_access_key: nonempty(&self.s3_secret_access_key)?,
             force_path_style: self.s3_force_path_style,
         };
-        Some(ingest::storage::Storage::new(config))
+        Some(ingest::object_store::Storage::new(config))
     }
 }
 
@@ -180,7 +180,7 @@ impl Settings {
             part_size: self.s3.multipart_part_size,
             bucket_events_secret: self.s3.bucket_events_secret.clone().filter(|s| !s.is_empty()),
             direct_upload_max_bytes: self.s3.direct_upload_max_bytes,
-            events: self.outgoing_webhooks_enabled,
+            outbox: self.outgoing_webhooks_enabled,
             webhook_targets: api::webhook_url::TargetRules {
                 allow_http_loopback: self.webhooks_allow_http_loopback,
                 allow_private: self.webhooks_allow_private_targets,
@@ -219,7 +219,7 @@ impl Settings {
             sweep_every: sweep,
             sweep_grace: sweep * 2,
             retention_days: self.batch_retention_days,
-            events: self.outgoing_webhooks_enabled,
+            outbox: self.outgoing_webhooks_enabled,
             max_attempts: 5,
             storage: self.s3.storage(),
         }

@@ -26,7 +26,7 @@ pub async fn run(settings: &Settings, user: Uuid, path: &Path) -> anyhow::Result
     );
     let started = Instant::now();
     let run_id = Uuid::now_v7();
-    let target = ImportTarget { user_id: user, run_id, events: settings.outgoing_webhooks_enabled };
+    let target = ImportTarget { user_id: user, run_id, outbox: settings.outgoing_webhooks_enabled };
     let done = run_import(&db, target, Box::new(file), |p| {
         bar.set_position(p.bytes);
         let secs = started.elapsed().as_secs_f64().max(1e-3);

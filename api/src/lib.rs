@@ -43,7 +43,7 @@ pub struct ApiConfig {
     pub direct_upload_max_bytes: usize,
     /// Whether webhook events are written (for imports the API queues itself), and outgoing
     /// webhooks are on.
-    pub events: bool,
+    pub outbox: bool,
     /// Which webhook URLs are accepted.
     pub webhook_targets: webhook_url::TargetRules,
 }
@@ -65,7 +65,7 @@ pub struct AppState {
     pub redis: redis::aio::ConnectionManager,
     pub queue: ingest::jobs::JobQueue,
     /// Object storage for exports; `None` when not configured.
-    pub storage: Option<ingest::storage::Storage>,
+    pub storage: Option<ingest::object_store::Storage>,
     pub tokens: Arc<TokenKeys>,
     pub config: Arc<ApiConfig>,
 }
@@ -87,7 +87,7 @@ pub async fn build_state(
     db: schema::Db,
     redis: redis::aio::ConnectionManager,
     queue: ingest::jobs::JobQueue,
-    storage: Option<ingest::storage::Storage>,
+    storage: Option<ingest::object_store::Storage>,
     config: ApiConfig,
 ) -> Result<AppState, StartError> {
     let secret = match &config.secret_key {

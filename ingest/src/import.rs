@@ -36,7 +36,7 @@ pub struct ImportTarget {
     /// The task id: names the sync run and tags every stored row.
     pub run_id: Uuid,
     /// Write outbox events.
-    pub events: bool,
+    pub outbox: bool,
 }
 
 /// How far an import has come.
@@ -373,7 +373,7 @@ async fn write_chunk(
         user_id: t.user_id,
         batch_id: t.run_id,
         default_offset: n.latest_offset.offset().or(last),
-        events: t.events,
+        outbox: t.outbox,
     };
     let written = store::write(&tx, target, n).await?;
     tx.commit().await?;
@@ -408,8 +408,9 @@ async fn write_cycles(
         let (id, new) = schema::menstrual_cycles::upsert(&tx, t.user_id, t.run_id, &row).await?;
         if new {
             saved += 1;
-            if t.events {
-                let data = crate::events::menstrual_cycle_created(id, t.user_id, &row, &c.source);
+            if t.outbox {
+                let data =
+                    crate::event_data::menstrual_cycle_created(id, t.user_id, &row, &c.source);
                 let event = SessionEvent::MenstrualCycleCreated;
                 schema::outbox::insert_session(&tx, event, t.user_id, data).await?;
             }

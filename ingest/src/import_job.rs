@@ -12,8 +12,8 @@ use uuid::Uuid;
 
 use crate::import::{ImportError, ImportTarget, Imported, run_import};
 use crate::jobs::JobQueue;
+use crate::object_store::{Storage, StorageError};
 use crate::process;
-use crate::storage::{Storage, StorageError};
 
 /// An import without a heartbeat for this long is taken to have lost its worker.
 pub const STALE_AFTER: Duration = Duration::from_secs(120);
@@ -26,7 +26,7 @@ pub async fn handle(
     db: &Db,
     queue: &JobQueue,
     storage: Option<&Storage>,
-    events: bool,
+    outbox: bool,
     id: Uuid,
 ) -> bool {
     let Some(storage) = storage else {
@@ -48,7 +48,7 @@ pub async fn handle(
         Err(StorageError::NoSuchKey) => Err(ImportError::ObjectMissing),
         Err(e) => Err(ImportError::Storage(e.to_string())),
     };
-    if let Some(run) = run_claimed(db, &import, body, events).await {
+    if let Some(run) = run_claimed(db, &import, body, outbox).await {
         queue.publish_sync(run.user_id, &process::status_event(&run)).await;
     }
     true
@@ -63,10 +63,10 @@ pub async fn run_claimed(
     db: &Db,
     import: &Import,
     input: Result<Input, ImportError>,
-    events: bool,
+    outbox: bool,
 ) -> Option<schema::sync_runs::SyncRun> {
     let id = import.id;
-    let target = ImportTarget { user_id: import.user_id, run_id: id, events };
+    let target = ImportTarget { user_id: import.user_id, run_id: id, outbox };
     let done = match input {
         Ok(reader) => {
             let beat = {

@@ -1,14 +1,18 @@
-//! The ingest pipeline: parse (SDK JSON with simd-json; XML exports next), normalise
-//! (identifiers, units, sleep stages into sessions, workouts), write (binary COPY into the
-//! hypertable, dedup, rollups, outbox events), and the jobs that drive it (Redis stream consumer
-//! groups over durable batches in PostgreSQL).
+//! The ingest pipeline: parse (SDK JSON with simd-json, Apple Health XML exports with
+//! quick-xml), normalise (identifiers, units, sleep stages into sessions, workouts), write
+//! (binary COPY into the hypertable, dedup, rollups, outbox events), and the jobs that drive it
+//! (the one queue's job stream over durable batches and imports in PostgreSQL).
+//!
+//! Other crates use the jobs and the worker, the SDK envelope, imports and object storage;
+//! the stages between them (`batch`, `sleep`, `store`, `event_data`, `time`) are private.
 
-pub mod batch;
-pub mod events;
+mod batch;
+mod event_data;
 pub mod export;
 pub mod import;
 pub mod import_job;
 pub mod jobs;
+pub mod object_store;
 /// Test and benchmark payload generators: not part of the service.
 #[cfg(any(test, feature = "testsuite"))]
 pub mod payloads;
@@ -16,8 +20,10 @@ pub mod process;
 pub mod report;
 pub mod reprocess;
 pub mod sdk;
-pub mod sleep;
-pub mod storage;
-pub mod store;
-pub mod time;
+mod sleep;
+mod store;
+mod time;
 pub mod worker;
+
+pub use batch::{LatestOffset, Normalised};
+pub use store::Written;

@@ -59,7 +59,7 @@ pub enum ProcessError {
 #[derive(Debug, Clone, Copy)]
 pub struct Options {
     /// Write outbox events.
-    pub events: bool,
+    pub outbox: bool,
     /// Process even when the batch is already done (reprocessing).
     pub force: bool,
 }
@@ -132,7 +132,7 @@ pub async fn process_sdk_batch(
         user_id: batch.user_id,
         batch_id,
         default_offset: latest_offset.or(last_offset),
-        events: opts.events,
+        outbox: opts.outbox,
     };
     let written = store::write(&tx, target, &n).await?;
     let dropped = n.report.dropped_count();

@@ -46,7 +46,7 @@ pub async fn reprocess_user(
     }
     for (i, id) in ids.iter().enumerate() {
         if let Processed::Failed(_) =
-            process::process_sdk_batch(db, *id, Options { events: false, force: true }).await?
+            process::process_sdk_batch(db, *id, Options { outbox: false, force: true }).await?
         {
             out.failed += 1
         }

@@ -10,7 +10,7 @@ use schema::workouts;
 use uuid::Uuid;
 
 use crate::batch::{Normalised, SleepSession};
-use crate::events;
+use crate::event_data;
 use crate::report::Report;
 use crate::sleep::{self, GAP, Interval};
 
@@ -52,7 +52,7 @@ pub struct Target {
     /// The zone offset for samples that arrive without one (see `Normalised::latest_offset`).
     pub default_offset: Option<i16>,
     /// Whether to write outbox events.
-    pub events: bool,
+    pub outbox: bool,
 }
 
 pub async fn write(
@@ -83,7 +83,7 @@ pub async fn write(
         })
         .collect::<Result<Vec<SampleRow>, schema::Error>>()?;
     let mut written = Written {
-        samples: schema::samples::store(tx, t.user_id, t.batch_id, n.provider, &rows, t.events)
+        samples: schema::samples::store(tx, t.user_id, t.batch_id, n.provider, &rows, t.outbox)
             .await?,
         ..Default::default()
     };
@@ -94,12 +94,12 @@ pub async fn write(
         match workouts::insert_new(tx, t.user_id, t.batch_id, &row).await? {
             Some(id) => {
                 written.workouts_saved += 1;
-                if t.events {
+                if t.outbox {
                     let source =
                         n.sources.list.get(w.source).ok_or(schema::Error::Inconsistent(
                             "a workout's source index past the batch's sources",
                         ))?;
-                    let data = events::workout_created(id, t.user_id, &row, source);
+                    let data = event_data::workout_created(id, t.user_id, &row, source);
                     schema::outbox::insert_session(
                         tx,
                         SessionEvent::WorkoutCreated,
@@ -192,11 +192,11 @@ async fn save_sleep(
     let replace = replaced.first().copied();
     sleep_sessions::delete(tx, replaced.get(1..).unwrap_or_default()).await?;
     let id = sleep_sessions::save(tx, t.user_id, t.batch_id, replace, &row).await?;
-    if t.events {
+    if t.outbox {
         let source = n.sources.list.get(s.source).ok_or(schema::Error::Inconsistent(
             "a night's source index past the batch's sources",
         ))?;
-        let data = events::sleep_created(id, t.user_id, &row, source);
+        let data = event_data::sleep_created(id, t.user_id, &row, source);
         schema::outbox::insert_session(tx, SessionEvent::SleepCreated, t.user_id, data).await?;
     }
     Ok(true)

@@ -11,8 +11,8 @@ use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 
 use crate::jobs::{Entry, Job, JobQueue, Task};
+use crate::object_store::Storage;
 use crate::process::{self, Options, Processed};
-use crate::storage::Storage;
 
 #[derive(Debug, Clone)]
 pub struct WorkerConfig {
@@ -26,7 +26,7 @@ pub struct WorkerConfig {
     /// Stored batches are kept this many days.
     pub retention_days: i32,
     /// Write outbox events for the webhook sender.
-    pub events: bool,
+    pub outbox: bool,
     /// Attempts before a batch that keeps failing is marked failed.
     pub max_attempts: i32,
     /// Where uploaded exports are read from; `None`: this worker takes no import jobs.
@@ -41,7 +41,7 @@ impl Default for WorkerConfig {
             sweep_every: Duration::from_secs(30),
             sweep_grace: Duration::from_secs(60),
             retention_days: 30,
-            events: false,
+            outbox: false,
             max_attempts: 5,
             storage: None,
         }
@@ -183,7 +183,7 @@ async fn handle(db: &Db, queue: &JobQueue, config: &WorkerConfig, entry: Entry<J
     let ack = match entry.task {
         Task::Task(Job::SdkBatch { id }) => handle_batch(db, queue, config, id).await,
         Task::Task(Job::Import { id }) => {
-            crate::import_job::handle(db, queue, config.storage.as_ref(), config.events, id).await
+            crate::import_job::handle(db, queue, config.storage.as_ref(), config.outbox, id).await
         }
         // Written by another version: the sweeper announces what still waits in PostgreSQL.
         Task::Unreadable => true,
@@ -195,7 +195,7 @@ async fn handle(db: &Db, queue: &JobQueue, config: &WorkerConfig, entry: Entry<J
 
 /// Processes one SDK batch; returns whether its job is settled (to acknowledge).
 async fn handle_batch(db: &Db, queue: &JobQueue, config: &WorkerConfig, batch_id: Uuid) -> bool {
-    let opts = Options { events: config.events, force: false };
+    let opts = Options { outbox: config.outbox, force: false };
     match process::process_sdk_batch(db, batch_id, opts).await {
         Ok(Processed::Done(run)) | Ok(Processed::Failed(run)) => {
             metrics::counter!("wearhouse_batches_processed_total", "status" => run.status.as_str())

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use chrono::{Duration, NaiveDate};
-use schema::events::Sleep;
+use schema::sessions::Sleep;
 use serde::Serialize;
 use utoipa::ToSchema;
 

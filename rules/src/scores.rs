@@ -13,7 +13,7 @@
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
-use schema::events::Sleep;
+use schema::sessions::Sleep;
 use schema::summaries::Reading;
 use serde::Serialize;
 use utoipa::ToSchema;

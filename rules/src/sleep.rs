@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Duration, NaiveDate, Utc};
-use schema::events::Sleep;
+use schema::sessions::Sleep;
 use serde::Serialize;
 use utoipa::ToSchema;
 use uuid::Uuid;

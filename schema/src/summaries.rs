@@ -5,7 +5,7 @@
 use chrono::{DateTime, NaiveDate, Utc};
 use uuid::Uuid;
 
-use crate::events::{Event, Sleep};
+use crate::sessions::{Event, Sleep};
 use crate::{Db, Result};
 
 /// One rollup row: a day of one series from one source.

@@ -80,7 +80,7 @@ async fn events(
             user_id: user,
             bucket: storage.bucket(),
             key: &key,
-            etag: ingest::storage::bare_etag(&etag),
+            etag: ingest::object_store::bare_etag(&etag),
             size,
             origin: schema::imports::ImportOrigin::BucketEvent,
         };

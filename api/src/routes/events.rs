@@ -7,7 +7,7 @@
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use schema::events::{Cycle, Event, EventQuery, Kind, Sleep, Workout};
+use schema::sessions::{Cycle, Event, EventQuery, Kind, Sleep, Workout};
 use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
@@ -216,8 +216,8 @@ async fn list<E: Event, T>(
         sources: schema::priority::arrays(&ranked),
     };
     let (rows, total) = tokio::try_join!(
-        schema::events::page::<E>(&state.db, &query),
-        schema::events::count(&state.db, E::KIND, &query)
+        schema::sessions::page::<E>(&state.db, &query),
+        schema::sessions::count(&state.db, E::KIND, &query)
     )?;
     let (rows, mut pagination) = paginate(rows, limit as usize, cursor.as_ref(), |e| {
         let (at, id) = e.position();
@@ -309,7 +309,7 @@ async fn delete(
 ) -> ApiResult<StatusCode> {
     let user_id = path_uuid(user_id)?;
     let id = path_uuid(id)?;
-    if schema::events::delete(&state.db, kind, user_id, id).await? {
+    if schema::sessions::delete(&state.db, kind, user_id, id).await? {
         Ok(StatusCode::NO_CONTENT)
     } else {
         Err(ApiError::not_found(missing))

@@ -106,7 +106,7 @@ pub struct SecretOut {
 }
 
 pub fn enabled(state: &AppState) -> ApiResult<()> {
-    if state.config.events {
+    if state.config.outbox {
         Ok(())
     } else {
         Err(ApiError::client(

@@ -14,7 +14,7 @@ use std::time::Duration;
 use axum::Json;
 use axum::extract::{DefaultBodyLimit, Multipart, Path, State};
 use axum::http::StatusCode;
-use ingest::storage::{Storage, StorageError, bare_etag};
+use ingest::object_store::{Storage, StorageError, bare_etag};
 use schema::imports::{ImportOrigin, NewImport};
 use schema::uploads::UploadStatus;
 use serde::{Deserialize, Serialize};

@@ -104,7 +104,7 @@ pub async fn nights(
     first: NaiveDate,
     last: NaiveDate,
     ranking: &Ranking,
-) -> ApiResult<BTreeMap<NaiveDate, Vec<schema::events::Sleep>>> {
+) -> ApiResult<BTreeMap<NaiveDate, Vec<schema::sessions::Sleep>>> {
     let (from, to) = rules::sleep::read_window(first, last);
     let sessions = schema::summaries::sleep_ending(&state.db, user_id, from, to).await?;
     Ok(rules::sleep::nights(sessions, ranking, Some((first, last))))
