@@ -2,6 +2,7 @@
 -- source of the user has a session overlapping at least half of the shorter of the two and
 -- that source ranks better (ties: the older record). Sessions are assumed shorter than two days,
 -- which bounds the search. RESOLVE: whether to; IDS/RANKS: the user's sources and ranks.
+-- The summaries apply the same rule in Rust (rules/src/sleep.rs, `resolve`): change both together.
 and (not {resolve} or not exists (
     select 1 from {table} o
     where o.user_id = $1 and o.data_source_id <> e.data_source_id
