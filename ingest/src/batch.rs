@@ -59,6 +59,13 @@ pub struct Sources {
 }
 
 impl Sources {
+    /// The source at a batch index; an index past the list is a bug, said as an error.
+    pub fn get(&self, i: usize) -> Result<&NewDataSource, schema::Error> {
+        self.list
+            .get(i)
+            .ok_or(schema::Error::Inconsistent("a source index past the batch's sources"))
+    }
+
     /// The index of the source with this identity; `make` describes it when first seen.
     pub fn intern(
         &mut self,

@@ -97,30 +97,6 @@ pub struct Imported {
     pub latest_offset: LatestOffset,
 }
 
-/// A run's final report, owned (a [`Finish`] borrows from it).
-#[derive(Debug, Clone)]
-pub struct RunReport {
-    pub status: RunStatus,
-    pub message: String,
-    pub counts: Value,
-    pub dropped: Value,
-    pub error: Option<String>,
-    pub started_at: DateTime<Utc>,
-}
-
-impl RunReport {
-    pub fn finish(&self) -> Finish<'_> {
-        Finish {
-            status: self.status,
-            message: &self.message,
-            counts: &self.counts,
-            dropped: &self.dropped,
-            error: self.error.as_deref(),
-            started_at: self.started_at,
-        }
-    }
-}
-
 impl Imported {
     /// An import that stopped before reading anything.
     pub fn stopped(error: ImportError) -> Imported {
@@ -141,7 +117,7 @@ impl Imported {
     }
 
     /// The run's final report: `success`, `partial` (items dropped) or `failed`.
-    pub fn run_report(&self) -> RunReport {
+    pub fn run_report(&self) -> Finish {
         let dropped = self.report.dropped_count();
         let (status, message) = match &self.error {
             Some(_) => (
@@ -156,7 +132,7 @@ impl Imported {
                 status => (status, "Apple Health import completed".to_string()),
             },
         };
-        RunReport {
+        Finish {
             status,
             message,
             counts: self.counts(),
@@ -436,8 +412,7 @@ pub async fn finish_run(
     t: ImportTarget,
     out: &Imported,
 ) -> Result<SyncRun, schema::Error> {
-    let report = out.run_report();
     let client = db.client().await?;
-    schema::sync_runs::finish(&client, t.run_id, t.user_id, PROVIDER, SOURCE, &report.finish())
+    schema::sync_runs::finish(&client, t.run_id, t.user_id, PROVIDER, SOURCE, &out.run_report())
         .await
 }

@@ -84,11 +84,9 @@ pub async fn run_claimed(
         }
         Err(e) => Imported::stopped(e),
     };
-    let report = done.run_report();
-    let retry_error = retry_error(&done, import.attempts);
-    let settled = match &retry_error {
+    let settled = match retry_error(&done, import.attempts) {
         Some(error) => Settled::Retry { error },
-        None => Settled::Finished(report.finish()),
+        None => Settled::Finished(done.run_report()),
     };
     let status = settled.status();
     tracing::info!(import_id = %id, ?status, records = done.progress.records, "import stopped");

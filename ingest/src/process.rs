@@ -111,13 +111,12 @@ pub async fn process_sdk_batch(
     let n = match parsed {
         Ok(n) => n,
         Err(e) => {
-            let reason = e.to_string();
             let finish = Finish {
                 status: RunStatus::Failed,
-                message: &format!("{} batch failed", batch.provider),
-                counts: &json!({}),
-                dropped: &json!({}),
-                error: Some(&reason),
+                message: format!("{} batch failed", batch.provider),
+                counts: json!({}),
+                dropped: json!({}),
+                error: Some(e.to_string()),
                 started_at,
             };
             let run =
@@ -143,9 +142,9 @@ pub async fn process_sdk_batch(
     };
     let finish = Finish {
         status: RunStatus::completed(dropped),
-        message: &message,
-        counts: &counts(&n, &written),
-        dropped: &n.report.dropped_json(),
+        message,
+        counts: counts(&n, &written),
+        dropped: n.report.dropped_json(),
         error: None,
         started_at,
     };

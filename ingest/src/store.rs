@@ -27,21 +27,21 @@ pub struct Written {
 /// A run's `counts`: what it received and dropped, and what writing stored. SDK batches and
 /// imports report these keys alike (imports add their own beside them).
 pub fn run_counts(report: &Report, w: &Written) -> serde_json::Map<String, serde_json::Value> {
-    let counts = serde_json::json!({
-        "received": report.received,
-        "dropped": report.dropped_count(),
-        "samples_inserted": w.samples.inserted,
-        "samples_updated": w.samples.updated,
-        "samples_unchanged": w.samples.unchanged,
-        "workouts_saved": w.workouts_saved,
-        "workouts_duplicate": w.workouts_duplicate,
-        "sleep_sessions_saved": w.sleep_saved,
-        "sleep_sessions_unchanged": w.sleep_unchanged,
-    });
-    match counts {
-        serde_json::Value::Object(map) => map,
-        _ => serde_json::Map::new(),
-    }
+    use serde_json::json;
+    [
+        ("received", json!(report.received)),
+        ("dropped", json!(report.dropped_count())),
+        ("samples_inserted", json!(w.samples.inserted)),
+        ("samples_updated", json!(w.samples.updated)),
+        ("samples_unchanged", json!(w.samples.unchanged)),
+        ("workouts_saved", json!(w.workouts_saved)),
+        ("workouts_duplicate", json!(w.workouts_duplicate)),
+        ("sleep_sessions_saved", json!(w.sleep_saved)),
+        ("sleep_sessions_unchanged", json!(w.sleep_unchanged)),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect()
 }
 
 /// Where and how to write.
@@ -95,10 +95,7 @@ pub async fn write(
             Some(id) => {
                 written.workouts_saved += 1;
                 if t.outbox {
-                    let source =
-                        n.sources.list.get(w.source).ok_or(schema::Error::Inconsistent(
-                            "a workout's source index past the batch's sources",
-                        ))?;
+                    let source = n.sources.get(w.source)?;
                     let data = event_data::workout_created(id, t.user_id, &row, source);
                     schema::outbox::insert_session(
                         tx,
@@ -193,10 +190,7 @@ async fn save_sleep(
     sleep_sessions::delete(tx, replaced.get(1..).unwrap_or_default()).await?;
     let id = sleep_sessions::save(tx, t.user_id, t.batch_id, replace, &row).await?;
     if t.outbox {
-        let source = n.sources.list.get(s.source).ok_or(schema::Error::Inconsistent(
-            "a night's source index past the batch's sources",
-        ))?;
-        let data = event_data::sleep_created(id, t.user_id, &row, source);
+        let data = event_data::sleep_created(id, t.user_id, &row, n.sources.get(s.source)?);
         schema::outbox::insert_session(tx, SessionEvent::SleepCreated, t.user_id, data).await?;
     }
     Ok(true)

@@ -236,10 +236,10 @@ async fn give_up_after(
         };
         let finish = schema::sync_runs::Finish {
             status: RunStatus::Failed,
-            message: &format!("{} batch failed after {attempts} attempts", batch.provider),
-            counts: &serde_json::json!({}),
-            dropped: &serde_json::json!({}),
-            error: Some(error),
+            message: format!("{} batch failed after {attempts} attempts", batch.provider),
+            counts: serde_json::json!({}),
+            dropped: serde_json::json!({}),
+            error: Some(error.to_string()),
             started_at: chrono::Utc::now(),
         };
         let source = RunSource::Sdk;

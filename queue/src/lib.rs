@@ -90,10 +90,6 @@ impl<T: Serialize + DeserializeOwned> Queue<T> {
         Queue { client, conn, spec, task: PhantomData }
     }
 
-    pub fn spec(&self) -> &QueueSpec {
-        &self.spec
-    }
-
     pub fn client(&self) -> &redis::Client {
         &self.client
     }

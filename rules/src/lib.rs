@@ -17,6 +17,11 @@ pub mod source;
 pub use ranking::Ranking;
 pub use source::{SourceOut, Sources};
 
+/// The start of a day, in UTC.
+pub fn midnight(d: chrono::NaiveDate) -> chrono::DateTime<chrono::Utc> {
+    d.and_hms_opt(0, 0, 0).map(|t| t.and_utc()).unwrap_or_default()
+}
+
 /// One decimal, as every summary figure is given.
 pub fn round1(v: f64) -> f64 {
     (v * 10.0).round() / 10.0

@@ -16,7 +16,7 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::series;
-use crate::{Ranking, SourceOut, Sources, round1};
+use crate::{Ranking, SourceOut, Sources, midnight, round1};
 
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct StageMinutes {
@@ -103,10 +103,6 @@ pub fn resolve(sessions: Vec<Sleep>, ranking: &Ranking) -> Vec<Sleep> {
 /// within 14 hours of UTC days.
 pub fn read_window(first: NaiveDate, last: NaiveDate) -> (DateTime<Utc>, DateTime<Utc>) {
     (midnight(first) - Duration::hours(15), midnight(last) + Duration::hours(39))
-}
-
-fn midnight(d: NaiveDate) -> DateTime<Utc> {
-    d.and_hms_opt(0, 0, 0).map(|t| t.and_utc()).unwrap_or_default()
 }
 
 /// The sessions (duplicates resolved) of each wake-up day, within `[first, last]` when given.

@@ -34,12 +34,12 @@ pub enum ImportOrigin {
 
 /// How a claimed import ended: with its run's final report, or to be tried again.
 #[derive(Debug, Clone)]
-pub enum Settled<'a> {
-    Finished(Finish<'a>),
-    Retry { error: &'a str },
+pub enum Settled {
+    Finished(Finish),
+    Retry { error: String },
 }
 
-impl Settled<'_> {
+impl Settled {
     /// The import's status afterwards.
     pub fn status(&self) -> ImportStatus {
         match self {
@@ -177,14 +177,14 @@ pub async fn settle(
     db: &Db,
     id: Uuid,
     user_id: Uuid,
-    settled: &Settled<'_>,
+    settled: &Settled,
 ) -> Result<Option<SyncRun>> {
     let status = settled.status();
     let mut client = db.client().await?;
     let tx = client.transaction().await?;
     let (error, finished) = match settled {
-        Settled::Finished(f) => (f.error, true),
-        Settled::Retry { error } => (Some(*error), false),
+        Settled::Finished(f) => (f.error.as_deref(), true),
+        Settled::Retry { error } => (Some(error.as_str()), false),
     };
     tx.execute(
         "update imports set status = $2, error = $3,

@@ -115,7 +115,7 @@ pub async fn complete(
     batch: &Batch,
     provider: &str,
     zone_offset: Option<i16>,
-    finish: &crate::sync_runs::Finish<'_>,
+    finish: &crate::sync_runs::Finish,
 ) -> Result<crate::sync_runs::SyncRun> {
     let status = BatchStatus::after(finish.status);
     let done = status == BatchStatus::Done;
@@ -149,8 +149,8 @@ pub async fn complete(
                 &done,
                 &finish.status,
                 &finish.message,
-                finish.counts,
-                finish.dropped,
+                &finish.counts,
+                &finish.dropped,
                 &finish.error,
                 &finish.started_at,
                 &status,

@@ -30,14 +30,6 @@ impl RunStatus {
         if dropped == 0 { RunStatus::Success } else { RunStatus::Partial }
     }
 
-    /// Whether the run has ended (nothing more will happen to it).
-    pub fn is_final(self) -> bool {
-        match self {
-            RunStatus::Queued | RunStatus::InProgress => false,
-            RunStatus::Success | RunStatus::Partial | RunStatus::Failed => true,
-        }
-    }
-
     pub fn as_str(self) -> &'static str {
         match self {
             RunStatus::Queued => "queued",
@@ -134,13 +126,13 @@ pub(crate) fn from_row(row: &tokio_postgres::Row) -> Result<SyncRun> {
 
 /// What a finished (or failed) run reports.
 #[derive(Debug, Clone)]
-pub struct Finish<'a> {
+pub struct Finish {
     /// A final status (`success`, `partial` or `failed`).
     pub status: RunStatus,
-    pub message: &'a str,
-    pub counts: &'a Value,
-    pub dropped: &'a Value,
-    pub error: Option<&'a str>,
+    pub message: String,
+    pub counts: Value,
+    pub dropped: Value,
+    pub error: Option<String>,
     pub started_at: DateTime<Utc>,
 }
 
@@ -151,7 +143,7 @@ pub async fn finish(
     user_id: Uuid,
     provider: &str,
     source: RunSource,
-    f: &Finish<'_>,
+    f: &Finish,
 ) -> Result<SyncRun> {
     let row = client
         .query_one(

@@ -32,7 +32,7 @@ async fn latest_value(
 ) -> ApiResult<Option<Reading>> {
     let days = schema::summaries::last_days(&state.db, user_id, series).await?;
     let Some((source, last)) = body::latest_source(&days, ranking) else { return Ok(None) };
-    let since = super::midnight(last) - Duration::days(1);
+    let since = rules::midnight(last) - Duration::days(1);
     Ok(schema::summaries::latest(&state.db, user_id, series, Some(source), since).await?)
 }
 

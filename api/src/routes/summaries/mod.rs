@@ -12,7 +12,7 @@ mod sleep;
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Duration, NaiveDate, Utc};
-use rules::Ranking;
+use rules::{Ranking, midnight};
 use utoipa_axum::router::OpenApiRouter;
 use uuid::Uuid;
 
@@ -62,10 +62,6 @@ pub fn day_paging(mut params: Params, max_limit: i64) -> ApiResult<DayPaging> {
     let window = window.ok_or_else(|| ApiError::bad_request("Invalid date window"))?;
     let cursor = raw.as_deref().map(Cursor::decode).transpose()?;
     Ok(DayPaging { days: Days::from_window(window), limit: limit as usize, cursor })
-}
-
-pub fn midnight(d: NaiveDate) -> DateTime<Utc> {
-    d.and_hms_opt(0, 0, 0).map(|t| t.and_utc()).unwrap_or_default()
 }
 
 /// Pages per-day items (in date order) from the cursor on.
