@@ -57,7 +57,7 @@ impl Modify for SecuritySchemes {
 }
 
 /// Every documented route: `/api/v1/...` plus `/health`.
-pub fn router(direct_upload_max_bytes: usize) -> OpenApiRouter<AppState> {
+pub(crate) fn router(direct_upload_max_bytes: usize) -> OpenApiRouter<AppState> {
     let v1 = OpenApiRouter::new()
         .merge(routes::auth::router())
         .merge(routes::api_keys::router())
@@ -85,6 +85,6 @@ pub fn router(direct_upload_max_bytes: usize) -> OpenApiRouter<AppState> {
 }
 
 /// `/openapi.json` and the interactive docs at `/docs` (Swagger UI, served from the binary).
-pub fn docs(doc: OpenApiDoc) -> Router<AppState> {
+pub(crate) fn docs(doc: OpenApiDoc) -> Router<AppState> {
     Router::new().merge(SwaggerUi::new("/docs").url("/openapi.json", doc))
 }

@@ -9,7 +9,7 @@ use schema::data_sources::NewDataSource;
 use schema::workouts::WorkoutRow;
 
 use crate::report::Report;
-pub use crate::sleep::SleepSession;
+pub(crate) use crate::sleep::SleepSession;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Sample {

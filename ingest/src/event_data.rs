@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use uuid::Uuid;
 
 /// `{provider, device}`: the device model, else the source's name.
-pub fn source(s: &NewDataSource) -> Value {
+pub(crate) fn source(s: &NewDataSource) -> Value {
     json!({ "provider": s.provider, "device": s.device_model.as_deref().or(s.source.as_deref()) })
 }
 
@@ -17,7 +17,12 @@ fn offset(z: Option<i16>) -> Option<String> {
     z.map(zone::format)
 }
 
-pub fn workout_created(id: Uuid, user_id: Uuid, w: &WorkoutRow, src: &NewDataSource) -> Value {
+pub(crate) fn workout_created(
+    id: Uuid,
+    user_id: Uuid,
+    w: &WorkoutRow,
+    src: &NewDataSource,
+) -> Value {
     let pace = w.avg_speed_m_per_s.filter(|s| *s > 0.0).map(|s| (1000.0 / s).round() as i64);
     json!({
         "id": id,
@@ -37,7 +42,7 @@ pub fn workout_created(id: Uuid, user_id: Uuid, w: &WorkoutRow, src: &NewDataSou
     })
 }
 
-pub fn sleep_created(id: Uuid, user_id: Uuid, s: &SleepRow, src: &NewDataSource) -> Value {
+pub(crate) fn sleep_created(id: Uuid, user_id: Uuid, s: &SleepRow, src: &NewDataSource) -> Value {
     json!({
         "id": id,
         "user_id": user_id,
@@ -57,7 +62,7 @@ pub fn sleep_created(id: Uuid, user_id: Uuid, s: &SleepRow, src: &NewDataSource)
     })
 }
 
-pub fn menstrual_cycle_created(
+pub(crate) fn menstrual_cycle_created(
     id: Uuid,
     user_id: Uuid,
     c: &schema::menstrual_cycles::CycleRow,

@@ -16,7 +16,7 @@ use chrono::{DateTime, Duration, Timelike, Utc};
 use serde_json::{Value, json};
 
 /// Sessions further apart than this are separate.
-pub const GAP: Duration = Duration::minutes(120);
+pub(crate) const GAP: Duration = Duration::minutes(120);
 /// A session with less sleep than this that starts in the local daytime is a nap.
 const NAP_MAX: Duration = Duration::hours(3);
 const DAY_STARTS: u32 = 9;
@@ -78,7 +78,7 @@ pub struct Interval {
 
 /// A session's totals, computed from its raw intervals.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Summary {
+pub(crate) struct Summary {
     pub start: DateTime<Utc>,
     pub end: DateTime<Utc>,
     pub sleep_seconds: i64,
@@ -96,7 +96,7 @@ pub struct Summary {
 
 /// Splits one source's intervals into sessions by the gap rule. Intervals are deduplicated and
 /// sorted; awake or unknown intervals before any sleep are dropped.
-pub fn split(mut intervals: Vec<Interval>) -> Vec<Vec<Interval>> {
+pub(crate) fn split(mut intervals: Vec<Interval>) -> Vec<Vec<Interval>> {
     intervals.sort();
     intervals.dedup();
     let mut sessions: Vec<Vec<Interval>> = Vec::new();
@@ -146,7 +146,7 @@ fn union_seconds(mut spans: Vec<(DateTime<Utc>, DateTime<Utc>)>) -> i64 {
 
 /// Applies precedence and clipping to one session's intervals and totals it.
 /// `zone_offset` (minutes) decides whether the session starts in the local daytime.
-pub fn summarize(intervals: &[Interval], zone_offset: Option<i16>) -> Option<Summary> {
+pub(crate) fn summarize(intervals: &[Interval], zone_offset: Option<i16>) -> Option<Summary> {
     let detailed = intervals.iter().any(|i| i.stage.is_detailed());
     let generic = intervals.iter().any(|i| i.stage == Stage::Sleeping);
     let mut kept: Vec<Interval> = intervals
@@ -220,7 +220,7 @@ pub fn summarize(intervals: &[Interval], zone_offset: Option<i16>) -> Option<Sum
 }
 
 /// `[{stage, start_time, end_time}]`.
-pub fn to_json(intervals: &[Interval]) -> Value {
+pub(crate) fn to_json(intervals: &[Interval]) -> Value {
     Value::Array(
         intervals
             .iter()
@@ -230,7 +230,7 @@ pub fn to_json(intervals: &[Interval]) -> Value {
 }
 
 /// Reads what `to_json` wrote; entries it cannot read are skipped.
-pub fn from_json(v: &Value) -> Vec<Interval> {
+pub(crate) fn from_json(v: &Value) -> Vec<Interval> {
     let Some(items) = v.as_array() else {
         return Vec::new();
     };
@@ -256,7 +256,7 @@ pub struct SleepSession {
 }
 
 /// One accepted stage item, kept until the batch's items are grouped into sessions.
-pub struct StageItem {
+pub(crate) struct StageItem {
     pub source: usize,
     pub interval: Interval,
     pub zone_offset: Option<i16>,
@@ -265,7 +265,7 @@ pub struct StageItem {
 }
 
 /// Groups the batch's stage items by source and splits each source's items into sessions.
-pub fn sessions(items: Vec<StageItem>) -> Vec<SleepSession> {
+pub(crate) fn sessions(items: Vec<StageItem>) -> Vec<SleepSession> {
     let mut out = Vec::new();
     let mut by_source: BTreeMap<usize, Vec<StageItem>> = BTreeMap::new();
     for it in items {

@@ -26,7 +26,10 @@ pub struct Written {
 
 /// A run's `counts`: what it received and dropped, and what writing stored. SDK batches and
 /// imports report these keys alike (imports add their own beside them).
-pub fn run_counts(report: &Report, w: &Written) -> serde_json::Map<String, serde_json::Value> {
+pub(crate) fn run_counts(
+    report: &Report,
+    w: &Written,
+) -> serde_json::Map<String, serde_json::Value> {
     use serde_json::json;
     [
         ("received", json!(report.received)),
@@ -46,7 +49,7 @@ pub fn run_counts(report: &Report, w: &Written) -> serde_json::Map<String, serde
 
 /// Where and how to write.
 #[derive(Debug, Clone, Copy)]
-pub struct Target {
+pub(crate) struct Target {
     pub user_id: Uuid,
     pub batch_id: Uuid,
     /// The zone offset for samples that arrive without one (see `Normalised::latest_offset`).
@@ -55,7 +58,7 @@ pub struct Target {
     pub outbox: bool,
 }
 
-pub async fn write(
+pub(crate) async fn write(
     tx: &Transaction<'_>,
     t: Target,
     n: &Normalised,

@@ -4,7 +4,7 @@
 use chrono::{DateTime, FixedOffset, Utc};
 
 /// Parses an RFC 3339 timestamp (`Z` or an offset, optional fraction, `T` or a space).
-pub fn parse_timestamp(s: &str) -> Option<DateTime<Utc>> {
+pub(crate) fn parse_timestamp(s: &str) -> Option<DateTime<Utc>> {
     let b = s.as_bytes();
     if b.len() == 20
         && b[19] == b'Z'
@@ -26,7 +26,7 @@ pub fn parse_timestamp(s: &str) -> Option<DateTime<Utc>> {
 
 /// An Apple Health export timestamp, `2024-01-01 08:00:00 +0100`: the instant and its offset
 /// in minutes. A fast path for exactly that layout; anything else goes through `parse_timestamp`.
-pub fn parse_export_timestamp(s: &[u8]) -> Option<(DateTime<Utc>, Option<i16>)> {
+pub(crate) fn parse_export_timestamp(s: &[u8]) -> Option<(DateTime<Utc>, Option<i16>)> {
     if s.len() == 25 && s[10] == b' ' && s[19] == b' ' && (s[20] == b'+' || s[20] == b'-') {
         let mut utc_like = [0u8; 20];
         utc_like[..10].copy_from_slice(&s[..10]);
@@ -47,7 +47,7 @@ pub fn parse_export_timestamp(s: &[u8]) -> Option<(DateTime<Utc>, Option<i16>)> 
 }
 
 /// The offset of a timestamp string, in minutes, when it carries one other than `Z`.
-pub fn offset_of_timestamp(s: &str) -> Option<i16> {
+pub(crate) fn offset_of_timestamp(s: &str) -> Option<i16> {
     let b = s.as_bytes();
     if b.last() == Some(&b'Z') {
         return None;
@@ -99,11 +99,11 @@ fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
 
 /// A zone offset in none of the accepted forms.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct InvalidOffset;
+pub(crate) struct InvalidOffset;
 
 /// Parses a zone offset: `Z`, `+HH:MM`, `-HH:MM`, `+HH:MM:SS` (Java writes seconds when it
 /// has them), `+HHMM`, `+HH`. Minutes east of UTC; `Err` for anything else.
-pub fn parse_offset(s: &str) -> Result<i16, InvalidOffset> {
+pub(crate) fn parse_offset(s: &str) -> Result<i16, InvalidOffset> {
     let s = s.trim();
     if s == "Z" || s == "z" {
         return Ok(0);

@@ -32,6 +32,11 @@ impl Ranking {
         rows.into_iter().min_by_key(|r| self.rank(r.data_source_id))
     }
 
+    /// `(source ids, ranks)` as parallel arrays, for the queries that resolve duplicates.
+    pub fn arrays(&self) -> (Vec<Uuid>, Vec<i32>) {
+        self.sources.iter().map(|s| (s.id, self.rank(s.id).0)).unzip()
+    }
+
     /// The provider of a source, if it is the user's.
     pub fn provider_of(&self, id: Uuid) -> Option<&str> {
         self.sources.iter().find(|s| s.id == id).map(|s| s.provider.as_str())
@@ -63,11 +68,17 @@ pub fn best_of<'a>(
 pub(crate) mod tests {
     use super::*;
 
-    pub fn source(n: u128, provider: &str) -> DataSource {
+    pub(crate) fn source(n: u128, provider: &str) -> DataSource {
         DataSource { id: Uuid::from_u128(n), provider: provider.into(), ..DataSource::default() }
     }
 
-    pub fn rollup(source: u128, series: i16, day: NaiveDate, sum: f64, count: i64) -> DayRollup {
+    pub(crate) fn rollup(
+        source: u128,
+        series: i16,
+        day: NaiveDate,
+        sum: f64,
+        count: i64,
+    ) -> DayRollup {
         DayRollup {
             series_type_id: series,
             data_source_id: Uuid::from_u128(source),

@@ -2,9 +2,10 @@
 //!
 //! - A session belongs to the local day it ends on (the day one wakes up).
 //! - A night recorded by two sources counts once: of two sessions from different sources
-//!   overlapping by at least half of the shorter one, the better-ranked source's is kept (the
-//!   event lists apply the same rule in SQL, `schema/queries/events_dedup.sql`). A night from
-//!   one source and a nap from another both count.
+//!   overlapping by at least half of the shorter one, the better-ranked source's is kept. The
+//!   rule is the sessions' one, applied when they are read (`schema::summaries::sleep_ending`,
+//!   `schema/queries/events_dedup.sql`), so the summaries and the event lists agree. A night
+//!   from one source and a nap from another both count.
 //! - The longest night session stands for the night: its source, offset and id.
 
 use std::collections::BTreeMap;
@@ -16,7 +17,7 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::series;
-use crate::{Ranking, SourceOut, Sources, midnight, round1};
+use crate::{SourceOut, Sources, midnight, round1};
 
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct StageMinutes {
@@ -78,41 +79,20 @@ fn asleep(s: &Sleep) -> i64 {
     i64::from(s.sleep_seconds.unwrap_or(s.duration_seconds))
 }
 
-/// Drops sessions overlapping a better-ranked source's by half of the shorter one.
-pub fn resolve(sessions: Vec<Sleep>, ranking: &Ranking) -> Vec<Sleep> {
-    let keep: Vec<bool> = sessions
-        .iter()
-        .map(|e| {
-            !sessions.iter().any(|o| {
-                let overlap =
-                    (o.end_time.min(e.end_time) - o.start_time.max(e.start_time)).num_seconds();
-                let shorter =
-                    (o.end_time - o.start_time).min(e.end_time - e.start_time).num_seconds();
-                o.data_source_id != e.data_source_id
-                    && overlap > 0
-                    && overlap * 2 >= shorter
-                    && (ranking.rank(o.data_source_id), o.id)
-                        < (ranking.rank(e.data_source_id), e.id)
-            })
-        })
-        .collect();
-    sessions.into_iter().zip(keep).filter_map(|(s, k)| k.then_some(s)).collect()
-}
-
 /// The window of session ends to read for the wake-up days `[first, last]`: local days lie
 /// within 14 hours of UTC days.
 pub fn read_window(first: NaiveDate, last: NaiveDate) -> (DateTime<Utc>, DateTime<Utc>) {
     (midnight(first) - Duration::hours(15), midnight(last) + Duration::hours(39))
 }
 
-/// The sessions (duplicates resolved) of each wake-up day, within `[first, last]` when given.
+/// The sessions (duplicates already resolved) of each wake-up day, within `[first, last]` when
+/// given.
 pub fn nights(
     sessions: Vec<Sleep>,
-    ranking: &Ranking,
     days: Option<(NaiveDate, NaiveDate)>,
 ) -> BTreeMap<NaiveDate, Vec<Sleep>> {
     let mut out: BTreeMap<NaiveDate, Vec<Sleep>> = BTreeMap::new();
-    for s in resolve(sessions, ranking) {
+    for s in sessions {
         let d = wake_date(&s);
         if days.is_none_or(|(first, last)| d >= first && d <= last) {
             out.entry(d).or_default().push(s);
@@ -227,12 +207,12 @@ pub(crate) mod tests {
     use super::*;
     use crate::ranking::tests::source;
 
-    pub fn at(s: &str) -> DateTime<Utc> {
+    pub(crate) fn at(s: &str) -> DateTime<Utc> {
         DateTime::parse_from_rfc3339(s).map(|d| d.with_timezone(&Utc)).unwrap_or_default()
     }
 
     /// A session of `source` from `start` to `end` (UTC), asleep for all of it but `awake_min`.
-    pub fn session(id: u128, source: u128, start: &str, end: &str, awake_min: i32) -> Sleep {
+    pub(crate) fn session(id: u128, source: u128, start: &str, end: &str, awake_min: i32) -> Sleep {
         let (start_time, end_time) = (at(start), at(end));
         let length = (end_time - start_time).num_seconds() as i32;
         Sleep {
@@ -258,8 +238,8 @@ pub(crate) mod tests {
         NaiveDate::parse_from_str(s, "%Y-%m-%d").unwrap_or_default()
     }
 
-    fn ranking() -> Ranking {
-        Ranking::new(vec![(source(1, "apple"), 1), (source(2, "oura"), 2)])
+    fn ranking() -> crate::Ranking {
+        crate::Ranking::new(vec![(source(1, "apple"), 1), (source(2, "oura"), 2)])
     }
 
     #[test]
@@ -273,20 +253,6 @@ pub(crate) mod tests {
             ..session(2, 1, "2026-03-11T20:00:00-08:00", "2026-03-11T23:30:00-08:00", 0)
         };
         assert_eq!(wake_date(&late), d("2026-03-11"));
-    }
-
-    #[test]
-    fn a_night_from_two_sources_counts_once_and_another_sources_nap_counts() {
-        let watch = session(1, 1, "2026-03-11T07:00:00Z", "2026-03-11T14:00:00Z", 30);
-        let ring = session(2, 2, "2026-03-11T07:30:00Z", "2026-03-11T14:30:00Z", 10);
-        let nap = Sleep {
-            is_nap: true,
-            ..session(3, 2, "2026-03-11T22:00:00Z", "2026-03-11T22:40:00Z", 0)
-        };
-        // Overlapping by less than half the shorter one: both kept.
-        let brief = session(4, 2, "2026-03-11T13:00:00Z", "2026-03-11T16:00:00Z", 0);
-        let kept = resolve(vec![watch.clone(), ring, nap.clone(), brief.clone()], &ranking());
-        assert_eq!(kept, vec![watch, nap, brief]);
     }
 
     #[test]
@@ -318,7 +284,7 @@ pub(crate) mod tests {
             session(2, 1, "2026-03-11T07:00:00Z", "2026-03-11T15:00:00Z", 0),
             session(3, 1, "2026-03-12T07:00:00Z", "2026-03-12T15:00:00Z", 0),
         ];
-        let n = nights(sessions, &ranking(), Some((d("2026-03-11"), d("2026-03-12"))));
+        let n = nights(sessions, Some((d("2026-03-11"), d("2026-03-12"))));
         assert_eq!(n.keys().copied().collect::<Vec<_>>(), [d("2026-03-11"), d("2026-03-12")]);
         let (from, to) = read_window(d("2026-03-11"), d("2026-03-12"));
         assert_eq!((from, to), (at("2026-03-10T09:00:00Z"), at("2026-03-13T15:00:00Z")));

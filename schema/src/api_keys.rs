@@ -76,12 +76,6 @@ pub async fn list_active(db: &Db) -> Result<Vec<ApiKey>> {
     client.query(&sql, &[]).await?.iter().map(from_row).collect()
 }
 
-pub async fn get_active(db: &Db, id: Uuid) -> Result<Option<ApiKey>> {
-    let client = db.client().await?;
-    let sql = format!("select {COLUMNS} from api_keys where id = $1 and revoked_at is null");
-    client.query_opt(&sql, &[&id]).await?.as_ref().map(from_row).transpose()
-}
-
 pub async fn rename(db: &Db, id: Uuid, name: &str) -> Result<Option<ApiKey>> {
     let client = db.client().await?;
     let sql = format!(

@@ -58,7 +58,7 @@ pub async fn list_for_user(db: &Db, user_id: Uuid) -> Result<Vec<DataSource>> {
 }
 
 /// `list_for_user` on a given connection, with the statement prepared once per connection.
-pub async fn list_with(
+pub(crate) async fn list_with(
     client: &deadpool_postgres::Client,
     user_id: Uuid,
 ) -> Result<Vec<DataSource>> {

@@ -41,6 +41,6 @@ use sha2::{Digest, Sha256};
 
 /// SHA-256 of a high-entropy secret (API key, refresh token). Such secrets need no slow hash:
 /// they cannot be guessed, and a fast hash lets us look them up by value.
-pub fn secret_hash(secret: &str) -> Vec<u8> {
+pub(crate) fn secret_hash(secret: &str) -> Vec<u8> {
     Sha256::digest(secret.as_bytes()).to_vec()
 }

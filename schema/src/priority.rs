@@ -156,11 +156,6 @@ pub async fn ranked_sources(db: &Db, user_id: Uuid) -> Result<Vec<(DataSource, i
     Ok(out)
 }
 
-/// `(source ids, ranks)` as parallel arrays, for queries that resolve duplicates.
-pub fn arrays(ranked: &[(DataSource, i32)]) -> (Vec<Uuid>, Vec<i32>) {
-    ranked.iter().map(|(s, r)| (s.id, *r)).unzip()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -81,7 +81,8 @@ pub struct EventQuery {
     pub sources: (Vec<Uuid>, Vec<i32>),
 }
 
-fn dedup(kind: Kind, resolve: &str, ids: &str, ranks: &str) -> String {
+/// The cross-source duplicate filter for `kind`'s table aliased `e`, with its parameters named.
+pub(crate) fn dedup(kind: Kind, resolve: &str, ids: &str, ranks: &str) -> String {
     if !kind.resolves() {
         return String::new();
     }

@@ -79,28 +79,38 @@ pub async fn rollups(
         .collect()
 }
 
-/// The user's sleep sessions ending in `[from, to)`, in order of their end.
+/// The user's sleep sessions ending in `[from, to)`, in order of their end, with a night that
+/// two sources recorded kept once (the sessions' one duplicate rule, `events_dedup.sql`, over
+/// the whole table: a better-ranked copy just outside the window still wins).
+/// `sources`: the user's source ids and ranks (lower wins).
 pub async fn sleep_ending(
     db: &Db,
     user_id: Uuid,
     from: DateTime<Utc>,
     to: DateTime<Utc>,
+    sources: &(Vec<Uuid>, Vec<i32>),
 ) -> Result<Vec<Sleep>> {
     let client = db.client().await?;
     // Sessions are shorter than two days: the start bound lets the index do the work.
-    let statement = client
-        .prepare_cached(
-            "select e.id, e.data_source_id, e.start_time, e.end_time, e.zone_offset,
-                    e.duration_seconds, e.sleep_seconds, e.in_bed_seconds, e.deep_minutes,
-                    e.rem_minutes, e.light_minutes, e.awake_minutes, e.efficiency_percent,
-                    e.is_nap, e.stages
-             from sleep_sessions e
-             where e.user_id = $1 and e.start_time >= $2::timestamptz - interval '2 days' and e.start_time < $3
-               and e.end_time >= $2 and e.end_time < $3
-             order by e.end_time, e.id",
-        )
-        .await?;
-    client.query(&statement, &[&user_id, &from, &to]).await?.iter().map(Sleep::from_row).collect()
+    let sql = format!(
+        "select e.id, e.data_source_id, e.start_time, e.end_time, e.zone_offset,
+                e.duration_seconds, e.sleep_seconds, e.in_bed_seconds, e.deep_minutes,
+                e.rem_minutes, e.light_minutes, e.awake_minutes, e.efficiency_percent,
+                e.is_nap, e.stages
+         from sleep_sessions e
+         where e.user_id = $1 and e.start_time >= $2::timestamptz - interval '2 days' and e.start_time < $3
+           and e.end_time >= $2 and e.end_time < $3 {dedup}
+         order by e.end_time, e.id",
+        dedup = crate::sessions::dedup(crate::sessions::Kind::Sleep, "true", "$4", "$5"),
+    );
+    let statement = client.prepare_cached(&sql).await?;
+    let (ids, ranks) = sources;
+    client
+        .query(&statement, &[&user_id, &from, &to, ids, ranks])
+        .await?
+        .iter()
+        .map(Sleep::from_row)
+        .collect()
 }
 
 /// Means of each of `series` (any source) over each interval: `(interval index, series, mean)`.

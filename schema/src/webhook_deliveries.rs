@@ -30,7 +30,7 @@ smallint_enum!(DeliveryStatus { Success, Pending, Failed, Sending });
 
 impl DeliveryStatus {
     /// The state after an attempt: its own outcome, and whether the schedule has a retry left.
-    pub fn after_attempt(ok: bool, retry_left: bool) -> DeliveryStatus {
+    pub(crate) fn after_attempt(ok: bool, retry_left: bool) -> DeliveryStatus {
         match (ok, retry_left) {
             (true, _) => DeliveryStatus::Success,
             (false, true) => DeliveryStatus::Pending,
@@ -39,7 +39,7 @@ impl DeliveryStatus {
     }
 
     /// An attempt's own status: `success` or `failed`.
-    pub fn of_attempt(ok: bool) -> DeliveryStatus {
+    pub(crate) fn of_attempt(ok: bool) -> DeliveryStatus {
         if ok { DeliveryStatus::Success } else { DeliveryStatus::Failed }
     }
 

@@ -1,5 +1,8 @@
 //! End-to-end tests: the real service against real PostgreSQL/TimescaleDB and Redis.
 
+// A test binary has no public surface: `pub` here only shares helpers between its modules.
+#![allow(unreachable_pub)]
+
 mod fixtures;
 mod util;
 

@@ -248,6 +248,40 @@ async fn sleep_by_wake_up_day_and_recovery_computed_from_stored_data() {
     assert_eq!(p["data"][0]["stages"]["deep"], 0);
 }
 
+/// The duplicate rule's boundary, as the summaries and the lists apply it (one rule, in SQL):
+/// a session of another source overlapping the night by less than half of the shorter one is
+/// another session; by half or more, a copy.
+#[tokio::test]
+async fn a_session_overlapping_the_night_by_less_than_half_counts_beside_it() {
+    let app = TestApp::spawn().await;
+    let key = app.api_key().await;
+    let user = app.user(&key, json!({})).await;
+    let utc = "+00:00";
+    let mut items =
+        sleep(&[("light", "2026-03-10T23:00:00Z", "2026-03-11T07:00:00Z")], utc, &watch());
+    // One hour of three inside the night: counts.
+    items.extend(sleep(&[("light", "2026-03-11T06:00:00Z", "2026-03-11T09:00:00Z")], utc, &ring()));
+    // Half of its length inside the night: a copy, left out.
+    items.extend(sleep(&[("light", "2026-03-10T21:00:00Z", "2026-03-11T01:00:00Z")], utc, &ring()));
+    app.sync_and_wait(&user, &key, &body(vec![], vec![], items)).await;
+
+    let p = get(&app, &key, &user, "sleep?start_date=2026-03-11&end_date=2026-03-11").await;
+    let starts: Vec<&Value> = p["data"][0]["sessions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|s| &s["start_time"])
+        .collect();
+    assert_eq!(starts, [&json!("2026-03-10T23:00:00+00:00"), &json!("2026-03-11T06:00:00+00:00")]);
+    let r = app
+        .get(
+            &format!("/api/v1/users/{user}/events/sleep?start_date=2026-03-10&end_date=2026-03-12"),
+            &key,
+        )
+        .await;
+    assert_eq!(r.body["pagination"]["total_count"], 2, "{}", r.body);
+}
+
 #[tokio::test]
 async fn body_takes_the_latest_value_and_names_each_source() {
     let app = TestApp::spawn().await;

@@ -19,7 +19,7 @@ use crate::AppState;
 use crate::error::{ApiError, ApiResult};
 use crate::security::tokens::Scope;
 
-pub const API_KEY_HEADER: &str = "x-service-api-key";
+pub(super) const API_KEY_HEADER: &str = "x-service-api-key";
 /// The header the mobile SDKs of the reference system send.
 const SDK_API_KEY_HEADER: &str = "x-open-wearables-api-key";
 

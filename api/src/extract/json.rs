@@ -23,7 +23,7 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
 }
 
 /// Deserialises a body; an empty body is parsed as `{}` only for types that accept it.
-pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+pub(super) fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return serde_json::from_value(json!({}))
             .map_err(|_| ApiError::validation(missing(vec![json!("body")])));

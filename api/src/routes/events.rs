@@ -19,7 +19,7 @@ use crate::AppState;
 use crate::error::{ApiError, ApiResult, ErrorBody, ValidationBody};
 use crate::extract::{ApiAuth, Query, path_uuid};
 use crate::pagination::{Cursor, CursorPage, PageMetadata, paginate};
-use crate::routes::existing_user;
+use crate::routes::{existing_user, ranking};
 use crate::validate::Params;
 use rules::{SourceOut, Sources};
 
@@ -203,8 +203,8 @@ async fn list<E: Event, T>(
         (Some(c), Some(raw)) => Some((c.at, c.id(raw)?)),
         _ => None,
     };
-    let ranked = schema::priority::ranked_sources(&state.db, user_id).await?;
-    let sources = Sources::new(ranked.iter().map(|(s, _)| s));
+    let ranking = ranking(state, user_id).await?;
+    let sources = Sources::new(&ranking.sources);
     let query = EventQuery {
         user_id,
         start,
@@ -213,7 +213,7 @@ async fn list<E: Event, T>(
         backward: cursor.as_ref().is_some_and(|c| c.backward),
         fetch: limit + 1,
         resolve,
-        sources: schema::priority::arrays(&ranked),
+        sources: ranking.arrays(),
     };
     let (rows, total) = tokio::try_join!(
         schema::sessions::page::<E>(&state.db, &query),

@@ -10,7 +10,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-use super::summaries::ranking;
+use super::ranking;
 use crate::AppState;
 use crate::error::{ApiResult, ErrorBody, ValidationBody};
 use crate::extract::{ApiAuth, Query};
@@ -68,9 +68,10 @@ async fn health_scores(
             user_id,
             from.unwrap_or(DateTime::UNIX_EPOCH),
             to.unwrap_or(DateTime::<Utc>::MAX_UTC),
+            &ranking.arrays(),
         )
         .await?;
-        let nights = rules::sleep::nights(sessions, &ranking, None);
+        let nights = rules::sleep::nights(sessions, None);
         scores = scores::sleep_scores(&nights, &Sources::new(&ranking.sources));
         total += scores.len() as i64;
     }

@@ -31,6 +31,11 @@ use crate::extract::path_uuid;
 
 /// Parses a `{user_id}` path segment and checks that the user exists: the contract's 400 for a
 /// malformed id, its 404 for an unknown one.
+/// The user's sources, ranked by the one source-priority rule.
+pub async fn ranking(state: &AppState, user_id: Uuid) -> ApiResult<rules::Ranking> {
+    Ok(rules::Ranking::new(schema::priority::ranked_sources(&state.db, user_id).await?))
+}
+
 pub async fn existing_user(state: &AppState, raw: &str) -> ApiResult<Uuid> {
     let id = path_uuid(raw)?;
     if schema::users::exists(&state.db, id).await? {

@@ -15,7 +15,7 @@ use crate::AppState;
 use crate::error::{ApiError, ApiResult, ErrorBody, FieldError, ValidationBody};
 use crate::extract::{ApiAuth, Query};
 use crate::pagination::{Cursor, CursorPage, PageMetadata, paginate};
-use crate::routes::existing_user;
+use crate::routes::{existing_user, ranking};
 use rules::{SourceOut, Sources};
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -136,8 +136,8 @@ async fn timeseries(
         _ => None,
     };
     let bucket_seconds = RESOLUTIONS.iter().find(|(n, _)| *n == resolution).and_then(|(_, b)| *b);
-    let ranked = schema::priority::ranked_sources(&state.db, user_id).await?;
-    let sources = Sources::new(ranked.iter().map(|(s, _)| s));
+    let ranking = ranking(&state, user_id).await?;
+    let sources = Sources::new(&ranking.sources);
     let query = SeriesQuery {
         user_id,
         types,
@@ -147,7 +147,7 @@ async fn timeseries(
         backward: cursor.as_ref().is_some_and(|c| c.backward),
         fetch: limit + 1,
         bucket_seconds,
-        sources: schema::priority::arrays(&ranked),
+        sources: ranking.arrays(),
         resolve,
     };
     let rows = schema::timeseries::page(&state.db, &query).await?;

@@ -4,14 +4,14 @@
 use std::borrow::Cow;
 
 /// Iterates `(key, raw value)` pairs of a tag's content (its name first, then attributes).
-pub struct Attrs<'a> {
+pub(super) struct Attrs<'a> {
     b: &'a [u8],
     i: usize,
 }
 
 impl<'a> Attrs<'a> {
     /// `tag` is what is between `<` and `>` (or `/>`): the element name, then attributes.
-    pub fn of_tag(tag: &'a [u8]) -> Attrs<'a> {
+    pub(super) fn of_tag(tag: &'a [u8]) -> Attrs<'a> {
         let name_end = tag.iter().position(|c| c.is_ascii_whitespace()).unwrap_or(tag.len());
         Attrs { b: tag, i: name_end }
     }
@@ -53,7 +53,7 @@ impl<'a> Iterator for Attrs<'a> {
 }
 
 /// An attribute value as text, with XML escapes resolved.
-pub fn text(raw: &[u8]) -> Option<Cow<'_, str>> {
+pub(super) fn text(raw: &[u8]) -> Option<Cow<'_, str>> {
     let s = std::str::from_utf8(raw).ok()?;
     if s.contains('&') {
         quick_xml::escape::unescape(s).ok().map(|c| Cow::Owned(c.into_owned()))
@@ -63,7 +63,7 @@ pub fn text(raw: &[u8]) -> Option<Cow<'_, str>> {
 }
 
 /// An attribute value as a number.
-pub fn number(raw: &[u8]) -> Option<f64> {
+pub(super) fn number(raw: &[u8]) -> Option<f64> {
     std::str::from_utf8(raw).ok()?.trim().parse::<f64>().ok().filter(|v| v.is_finite())
 }
 

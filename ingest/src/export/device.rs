@@ -5,7 +5,7 @@
 use schema::data_sources::NewDataSource;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Device {
+pub(super) struct Device {
     pub name: Option<String>,
     pub manufacturer: Option<String>,
     pub model: Option<String>,
@@ -24,7 +24,7 @@ const KEYS: &[&str] = &[
     "FDAUDI",
 ];
 
-pub fn parse(s: &str) -> Device {
+pub(super) fn parse(s: &str) -> Device {
     let body = s.trim().trim_start_matches('<').trim_end_matches('>');
     // Skip the `HKDevice: 0x…>` header.
     let body = body.split_once(">,").map(|(_, rest)| rest).unwrap_or(body);
@@ -65,7 +65,7 @@ pub fn parse(s: &str) -> Device {
 
 /// The data source of an export record: its device's hardware model (as the iOS SDK reports
 /// it, so SDK and export data of one watch share a source) and its `sourceName`.
-pub fn source(source_name: Option<&str>, device: Option<&Device>) -> NewDataSource {
+pub(super) fn source(source_name: Option<&str>, device: Option<&Device>) -> NewDataSource {
     let model = device.and_then(|d| d.hardware.clone().or_else(|| d.model.clone()));
     let kind = model.as_deref().map(|m| {
         let m = m.to_ascii_lowercase();

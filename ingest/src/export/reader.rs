@@ -6,12 +6,12 @@ use std::io::BufRead;
 use quick_xml::events::Event;
 
 /// Records per chunk: enough to amortise a transaction, small enough to keep memory flat.
-pub const CHUNK_RECORDS: usize = 32_768;
+pub(super) const CHUNK_RECORDS: usize = 32_768;
 /// A chunk also closes at this many bytes of raw tags.
 const CHUNK_BYTES: usize = 24 << 20;
 
 /// Flag of a record whose metadata marks the first day of a menstrual cycle.
-pub const CYCLE_START: u8 = 1;
+pub(super) const CYCLE_START: u8 = 1;
 
 #[derive(Debug, Clone, Default)]
 pub struct RawWorkout {

@@ -30,7 +30,7 @@ pub struct MenstrualItem {
 }
 
 /// What one worker makes of a slice of records.
-pub struct Partial {
+pub(super) struct Partial {
     pub n: Normalised,
     pub stages: Vec<StageItem>,
     pub menstrual: Vec<MenstrualItem>,
@@ -41,7 +41,7 @@ pub struct Partial {
 }
 
 impl Partial {
-    pub fn new() -> Partial {
+    pub(super) fn new() -> Partial {
         Partial {
             n: Normalised { provider: "phonehealth", ..Default::default() },
             stages: Vec::new(),
@@ -51,7 +51,11 @@ impl Partial {
         }
     }
 
-    pub fn source(&mut self, source_name: Option<&[u8]>, device_raw: Option<&[u8]>) -> usize {
+    pub(super) fn source(
+        &mut self,
+        source_name: Option<&[u8]>,
+        device_raw: Option<&[u8]>,
+    ) -> usize {
         self.key.clear();
         self.key.extend_from_slice(source_name.unwrap_or_default());
         self.key.push(0);
@@ -97,7 +101,7 @@ fn flow(value: &[u8]) -> String {
     level.to_ascii_lowercase()
 }
 
-pub fn record(tag: &[u8], flags: u8, p: &mut Partial) {
+pub(super) fn record(tag: &[u8], flags: u8, p: &mut Partial) {
     let (mut kind, mut name, mut dev, mut unit, mut value, mut start, mut end) =
         (None, None, None, None, None, None, None);
     for (k, v) in Attrs::of_tag(tag) {

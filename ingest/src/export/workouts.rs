@@ -55,7 +55,7 @@ fn quantity(s: &str) -> Option<(f64, Option<&str>)> {
     Some((v, parts.next()))
 }
 
-pub fn workout(raw: &RawWorkout, p: &mut Partial) {
+pub(super) fn workout(raw: &RawWorkout, p: &mut Partial) {
     let a = attr_map(&raw.tag);
     let start = get(&a, b"startDate").and_then(parse_export_timestamp);
     let end = get(&a, b"endDate").and_then(parse_export_timestamp);
@@ -196,7 +196,7 @@ pub fn workout(raw: &RawWorkout, p: &mut Partial) {
 /// `ActivitySummary` → the day's totals (`is_daily_total`): active energy, exercise and move
 /// minutes. The summary has a date but no time zone: it is placed at local midnight, with the
 /// offset of the export's latest dated item.
-pub fn activity_summary(tag: &[u8], p: &mut Partial) {
+pub(super) fn activity_summary(tag: &[u8], p: &mut Partial) {
     let a = attr_map(tag);
     let Some(date) =
         text(&a, b"dateComponents").and_then(|d| NaiveDate::parse_from_str(&d, "%Y-%m-%d").ok())

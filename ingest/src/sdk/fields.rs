@@ -6,14 +6,14 @@ use super::wire::{Obj, Scalar};
 use crate::report::Report;
 use crate::time;
 
-pub enum Field<T> {
+pub(super) enum Field<T> {
     Missing,
     Invalid,
     Ok(T),
 }
 
 /// A timestamp field.
-pub fn timestamp(v: &Scalar<'_>) -> Field<DateTime<Utc>> {
+pub(super) fn timestamp(v: &Scalar<'_>) -> Field<DateTime<Utc>> {
     if v.is_null() {
         return Field::Missing;
     }
@@ -24,7 +24,7 @@ pub fn timestamp(v: &Scalar<'_>) -> Field<DateTime<Utc>> {
 }
 
 /// A zone offset field: `Ok(None)` when absent or null, `Err` when unreadable.
-pub fn zone_offset(v: &Scalar<'_>) -> Result<Option<i16>, time::InvalidOffset> {
+pub(super) fn zone_offset(v: &Scalar<'_>) -> Result<Option<i16>, time::InvalidOffset> {
     if v.is_null() {
         return Ok(None);
     }
@@ -32,7 +32,7 @@ pub fn zone_offset(v: &Scalar<'_>) -> Result<Option<i16>, time::InvalidOffset> {
 }
 
 /// The report reasons of one kind of item.
-pub struct Kind {
+pub(super) struct Kind {
     pub not_an_object: &'static str,
     pub missing_date: &'static str,
     pub invalid_date: &'static str,
@@ -40,7 +40,7 @@ pub struct Kind {
     pub invalid_zone_offset: &'static str,
 }
 
-pub const RECORD: Kind = Kind {
+pub(super) const RECORD: Kind = Kind {
     not_an_object: "record.not_an_object",
     missing_date: "record.missing_start_date",
     invalid_date: "record.invalid_date",
@@ -48,7 +48,7 @@ pub const RECORD: Kind = Kind {
     invalid_zone_offset: "record.invalid_zone_offset",
 };
 
-pub const SLEEP: Kind = Kind {
+pub(super) const SLEEP: Kind = Kind {
     not_an_object: "sleep.not_an_object",
     missing_date: "sleep.missing_date",
     invalid_date: "sleep.invalid_date",
@@ -56,7 +56,7 @@ pub const SLEEP: Kind = Kind {
     invalid_zone_offset: "sleep.invalid_zone_offset",
 };
 
-pub const WORKOUT: Kind = Kind {
+pub(super) const WORKOUT: Kind = Kind {
     not_an_object: "workout.not_an_object",
     missing_date: "workout.missing_date",
     invalid_date: "workout.invalid_date",
@@ -65,7 +65,7 @@ pub const WORKOUT: Kind = Kind {
 };
 
 /// The item as an object, or `None` with the item reported as dropped.
-pub fn object<'i, T>(item: &'i Obj<T>, kind: &Kind, report: &mut Report) -> Option<&'i T> {
+pub(super) fn object<'i, T>(item: &'i Obj<T>, kind: &Kind, report: &mut Report) -> Option<&'i T> {
     match item {
         Obj::Value(v) => Some(v),
         Obj::Null => {
@@ -80,7 +80,7 @@ pub fn object<'i, T>(item: &'i Obj<T>, kind: &Kind, report: &mut Report) -> Opti
 }
 
 /// A start and an end in order, or `None` with the item reported as dropped.
-pub fn span(
+pub(super) fn span(
     start: &Scalar<'_>,
     end: &Scalar<'_>,
     kind: &Kind,
@@ -104,7 +104,7 @@ pub fn span(
 }
 
 /// The item's zone offset; an unreadable one is dropped with a warning (the item is kept).
-pub fn offset(v: &Scalar<'_>, kind: &Kind, report: &mut Report) -> Option<i16> {
+pub(super) fn offset(v: &Scalar<'_>, kind: &Kind, report: &mut Report) -> Option<i16> {
     zone_offset(v).unwrap_or_else(|_| {
         report.warn(kind.invalid_zone_offset, v.example());
         None

@@ -8,7 +8,7 @@ use super::sources;
 use super::wire::{Obj, RecordIn};
 use crate::batch::{Normalised, Sample};
 
-pub fn record(item: &Obj<RecordIn<'_>>, origin: Origin, out: &mut Normalised) {
+pub(super) fn record(item: &Obj<RecordIn<'_>>, origin: Origin, out: &mut Normalised) {
     let Some(r) = fields::object(item, &fields::RECORD, &mut out.report) else { return };
     let Some(kind) = r.kind.str() else {
         return out.report.drop("record.missing_type", None);

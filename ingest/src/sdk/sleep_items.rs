@@ -6,7 +6,7 @@ use super::wire::{Obj, SleepIn};
 use crate::batch::Normalised;
 use crate::sleep::{Interval, Stage, StageItem};
 
-pub fn item(v: &Obj<SleepIn<'_>>, out: &mut Normalised, items: &mut Vec<StageItem>) {
+pub(super) fn item(v: &Obj<SleepIn<'_>>, out: &mut Normalised, items: &mut Vec<StageItem>) {
     let Some(s) = fields::object(v, &fields::SLEEP, &mut out.report) else { return };
     let Some(stage_raw) = s.stage.str() else {
         return out.report.drop("sleep.missing_stage", None);

@@ -39,7 +39,7 @@ fn os_version(s: &SourceIn<'_>) -> Option<String> {
 }
 
 /// The index of an item's source (a `null` or missing source is the provider's unknown source).
-pub fn intern(sources: &mut Sources, provider: &str, source: &Obj<SourceIn<'_>>) -> usize {
+pub(super) fn intern(sources: &mut Sources, provider: &str, source: &Obj<SourceIn<'_>>) -> usize {
     let Some(s) = source.value() else {
         return sources.intern(None, None, || NewDataSource {
             provider: provider.to_string(),

@@ -14,7 +14,7 @@ use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 /// A JSON value of any kind; strings and numbers kept, containers only named.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub enum Scalar<'a> {
+pub(super) enum Scalar<'a> {
     /// Missing or `null`.
     #[default]
     Null,
@@ -27,7 +27,7 @@ pub enum Scalar<'a> {
 
 impl Scalar<'_> {
     /// A non-blank string.
-    pub fn str(&self) -> Option<&str> {
+    pub(super) fn str(&self) -> Option<&str> {
         match self {
             Scalar::Str(s) => Some(s.trim()).filter(|s| !s.is_empty()),
             _ => None,
@@ -35,7 +35,7 @@ impl Scalar<'_> {
     }
 
     /// A finite number, or a string holding one.
-    pub fn number(&self) -> Option<f64> {
+    pub(super) fn number(&self) -> Option<f64> {
         let n = match self {
             Scalar::Num(n) => *n,
             Scalar::Str(s) => s.trim().parse().ok()?,
@@ -44,12 +44,12 @@ impl Scalar<'_> {
         n.is_finite().then_some(n)
     }
 
-    pub fn is_null(&self) -> bool {
+    pub(super) fn is_null(&self) -> bool {
         matches!(self, Scalar::Null)
     }
 
     /// A short rendering for reports.
-    pub fn example(&self) -> Option<String> {
+    pub(super) fn example(&self) -> Option<String> {
         Some(match self {
             Scalar::Null => return None,
             Scalar::Str(s) => s.chars().take(80).collect(),
@@ -117,7 +117,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Scalar<'a> {
 
 /// An object read as `T`, or whatever else stood there.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub enum Obj<T> {
+pub(super) enum Obj<T> {
     #[default]
     Null,
     Value(T),
@@ -126,7 +126,7 @@ pub enum Obj<T> {
 }
 
 impl<T> Obj<T> {
-    pub fn value(&self) -> Option<&T> {
+    pub(super) fn value(&self) -> Option<&T> {
         match self {
             Obj::Value(v) => Some(v),
             _ => None,
@@ -187,7 +187,7 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Obj<T> {
 
 /// An array of `T`, or whatever else stood there.
 #[derive(Debug, Clone, PartialEq)]
-pub enum List<T> {
+pub(super) enum List<T> {
     Items(Vec<T>),
     /// Not an array (`null` and missing are an empty list).
     Other,
@@ -200,7 +200,7 @@ impl<T> Default for List<T> {
 }
 
 impl<T> List<T> {
-    pub fn items(&self) -> &[T] {
+    pub(super) fn items(&self) -> &[T] {
         match self {
             List::Items(v) => v,
             List::Other => &[],
@@ -263,7 +263,7 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for List<T> {
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
-pub struct Envelope<'a> {
+pub(super) struct Envelope<'a> {
     #[serde(borrow)]
     pub provider: Scalar<'a>,
     #[serde(borrow)]
@@ -272,7 +272,7 @@ pub struct Envelope<'a> {
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
-pub struct Data<'a> {
+pub(super) struct Data<'a> {
     #[serde(borrow)]
     pub records: List<Obj<RecordIn<'a>>>,
     #[serde(borrow)]
@@ -283,7 +283,7 @@ pub struct Data<'a> {
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
-pub struct RecordIn<'a> {
+pub(super) struct RecordIn<'a> {
     #[serde(borrow, rename = "type")]
     pub kind: Scalar<'a>,
     #[serde(borrow, alias = "start_date")]
@@ -300,7 +300,7 @@ pub struct RecordIn<'a> {
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
-pub struct SourceIn<'a> {
+pub(super) struct SourceIn<'a> {
     #[serde(borrow, alias = "app_id")]
     pub app_id: Scalar<'a>,
     #[serde(borrow)]
@@ -325,7 +325,7 @@ pub struct SourceIn<'a> {
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
-pub struct OsVersion<'a> {
+pub(super) struct OsVersion<'a> {
     #[serde(borrow)]
     pub major_version: Scalar<'a>,
     #[serde(borrow)]
@@ -336,7 +336,7 @@ pub struct OsVersion<'a> {
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
-pub struct SleepIn<'a> {
+pub(super) struct SleepIn<'a> {
     #[serde(borrow)]
     pub id: Scalar<'a>,
     #[serde(borrow, alias = "parent_id")]
@@ -355,7 +355,7 @@ pub struct SleepIn<'a> {
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
-pub struct WorkoutIn<'a> {
+pub(super) struct WorkoutIn<'a> {
     #[serde(borrow)]
     pub id: Scalar<'a>,
     #[serde(borrow, rename = "type")]
@@ -380,7 +380,7 @@ pub struct WorkoutIn<'a> {
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
-pub struct StatIn<'a> {
+pub(super) struct StatIn<'a> {
     #[serde(borrow, rename = "type")]
     pub kind: Scalar<'a>,
     #[serde(borrow)]
@@ -391,7 +391,7 @@ pub struct StatIn<'a> {
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
-pub struct WorkoutSampleIn<'a> {
+pub(super) struct WorkoutSampleIn<'a> {
     #[serde(borrow)]
     pub timestamp: Scalar<'a>,
     #[serde(borrow, rename = "type")]
@@ -404,7 +404,7 @@ pub struct WorkoutSampleIn<'a> {
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
-pub struct RoutePointIn<'a> {
+pub(super) struct RoutePointIn<'a> {
     #[serde(borrow)]
     pub timestamp: Scalar<'a>,
     #[serde(borrow)]

@@ -48,7 +48,7 @@ fn sample_series(kind: &str) -> Option<&'static SeriesType> {
     })
 }
 
-pub fn workout(item: &Obj<WorkoutIn<'_>>, origin: Origin, out: &mut Normalised) {
+pub(super) fn workout(item: &Obj<WorkoutIn<'_>>, origin: Origin, out: &mut Normalised) {
     let Some(w) = fields::object(item, &fields::WORKOUT, &mut out.report) else { return };
     let Some((start, end)) =
         fields::span(&w.start_date, &w.end_date, &fields::WORKOUT, &mut out.report)

@@ -12,7 +12,7 @@ use std::sync::LazyLock;
 use super::series_types::{self, SeriesType};
 
 /// `(wire identifier, series slug)`.
-pub const IDENTIFIERS: &[(&str, &str)] = &[
+pub(crate) const IDENTIFIERS: &[(&str, &str)] = &[
     // HealthKit quantity types.
     ("HKQuantityTypeIdentifierHeartRate", "heart_rate"),
     ("HKQuantityTypeIdentifierRestingHeartRate", "resting_heart_rate"),

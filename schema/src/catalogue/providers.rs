@@ -51,7 +51,7 @@ impl Provider {
     }
 }
 
-pub const PHONEHEALTH: Provider = Provider {
+pub(crate) const PHONEHEALTH: Provider = Provider {
     slug: "phonehealth",
     name: "Apple Health",
     has_cloud_api: false,
@@ -61,7 +61,7 @@ pub const PHONEHEALTH: Provider = Provider {
 };
 
 /// Health Connect on Android, pushed by the Android SDK.
-pub const GOOGLE: Provider = Provider {
+pub(crate) const GOOGLE: Provider = Provider {
     slug: "google",
     name: "Google Health Connect",
     has_cloud_api: false,
@@ -71,7 +71,7 @@ pub const GOOGLE: Provider = Provider {
 };
 
 /// Samsung Health, pushed by the Android SDK.
-pub const SAMSUNG: Provider = Provider {
+pub(crate) const SAMSUNG: Provider = Provider {
     slug: "samsung",
     name: "Samsung Health",
     has_cloud_api: false,

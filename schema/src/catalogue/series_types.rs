@@ -61,7 +61,7 @@ impl SeriesType {
     }
 
     /// The fine-grained event for this series alone, listed as a child of its group event.
-    pub fn child_event(&self) -> String {
+    pub(crate) fn child_event(&self) -> String {
         format!("series.{}.created", self.slug)
     }
 }

@@ -44,7 +44,7 @@ enum Conv {
 
 /// `(canonical unit, unit on the wire, conversion)`. Unit strings are matched exactly (`Cal`
 /// is a kilocalorie, `cal` a calorie).
-pub const CONVERSIONS: &[(&str, &str, f64)] = &[
+pub(crate) const CONVERSIONS: &[(&str, &str, f64)] = &[
     ("bpm", "bpm", 1.0),
     ("bpm", "count/min", 1.0),
     ("bpm", "beats/min", 1.0),

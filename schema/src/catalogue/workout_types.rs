@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::sync::LazyLock;
 
 /// The unified workout types.
-pub const WORKOUT_TYPES: &[&str] = &[
+pub(crate) const WORKOUT_TYPES: &[&str] = &[
     "running",
     "trail_running",
     "treadmill",
@@ -128,7 +128,7 @@ pub const WORKOUT_TYPES: &[&str] = &[
 ];
 
 /// `(wire name, lower case → unified type)` for names that differ from a unified type.
-pub const WIRE_NAMES: &[(&str, &str)] = &[
+pub(crate) const WIRE_NAMES: &[(&str, &str)] = &[
     ("wheelchair_walk", "walking"),
     ("wheelchair_walk_pace", "walking"),
     ("wheelchair_run", "running"),

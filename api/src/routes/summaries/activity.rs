@@ -8,15 +8,16 @@ use rules::ranking::by_day;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::{DayPaging, day_paging, page_days, ranking};
+use super::{DayPaging, day_paging, page_days};
 use crate::AppState;
 use crate::error::{ApiResult, ErrorBody, ValidationBody};
 use crate::extract::{ApiAuth, Query};
 use crate::pagination::{CursorPage, PageMetadata};
 use crate::routes::existing_user;
+use crate::routes::ranking;
 use rules::Sources;
 
-pub fn router() -> OpenApiRouter<AppState> {
+pub(super) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(activity))
 }
 

@@ -16,12 +16,12 @@ use crate::error::{ApiResult, ErrorBody, ValidationBody};
 use crate::extract::{ApiAuth, Query};
 use crate::routes::existing_user;
 
-pub fn router() -> OpenApiRouter<AppState> {
+pub(super) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(data_summary))
 }
 
 #[derive(Debug, Default, Serialize, ToSchema)]
-pub struct ProviderCounts {
+pub(super) struct ProviderCounts {
     pub provider: String,
     pub data_points: i64,
     pub series_counts: BTreeMap<String, i64>,
@@ -30,7 +30,7 @@ pub struct ProviderCounts {
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct DataSummary {
+pub(super) struct DataSummary {
     pub user_id: Uuid,
     pub total_data_points: i64,
     pub total_workouts: i64,

@@ -88,11 +88,6 @@ pub fn page_days<T>(
     paginate(rows, paging.limit, paging.cursor.as_ref(), |(d, _)| (midnight(*d), "day".into()))
 }
 
-/// The user's sources, ranked by the one source-priority rule.
-pub async fn ranking(state: &AppState, user_id: Uuid) -> ApiResult<Ranking> {
-    Ok(Ranking::new(schema::priority::ranked_sources(&state.db, user_id).await?))
-}
-
 /// The resolved nights of each wake-up day in `[first, last]`.
 pub async fn nights(
     state: &AppState,
@@ -102,8 +97,9 @@ pub async fn nights(
     ranking: &Ranking,
 ) -> ApiResult<BTreeMap<NaiveDate, Vec<schema::sessions::Sleep>>> {
     let (from, to) = rules::sleep::read_window(first, last);
-    let sessions = schema::summaries::sleep_ending(&state.db, user_id, from, to).await?;
-    Ok(rules::sleep::nights(sessions, ranking, Some((first, last))))
+    let sessions =
+        schema::summaries::sleep_ending(&state.db, user_id, from, to, &ranking.arrays()).await?;
+    Ok(rules::sleep::nights(sessions, Some((first, last))))
 }
 
 #[cfg(test)]

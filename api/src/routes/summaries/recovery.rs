@@ -10,14 +10,15 @@ use rules::recovery::{self, BASELINE_DAYS, RecoveryDay};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::{day_paging, nights, page_days, ranking};
+use super::{day_paging, nights, page_days};
 use crate::AppState;
 use crate::error::{ApiResult, ErrorBody, ValidationBody};
 use crate::extract::{ApiAuth, Query};
 use crate::pagination::{CursorPage, PageMetadata};
 use crate::routes::existing_user;
+use crate::routes::ranking;
 
-pub fn router() -> OpenApiRouter<AppState> {
+pub(super) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(recovery))
 }
 
