@@ -59,6 +59,11 @@ pub struct Settings {
     #[arg(long, env = "WORKER_CONCURRENCY", global = true, default_value_t = 4)]
     pub worker_concurrency: usize,
 
+    /// Export imports one worker process runs at once, beside the batches (an import keeps a
+    /// core busy for minutes; its own budget keeps SDK batches flowing meanwhile).
+    #[arg(long, env = "WORKER_IMPORT_CONCURRENCY", global = true, default_value_t = 1)]
+    pub worker_import_concurrency: usize,
+
     /// A job left pending this long by a worker that died is taken over by another.
     #[arg(long, env = "WORKER_CLAIM_IDLE_SECONDS", global = true, default_value_t = 60)]
     pub worker_claim_idle_seconds: u64,
@@ -215,6 +220,7 @@ impl Settings {
         let sweep = Duration::from_secs(self.worker_sweep_interval_seconds.max(1));
         ingest::worker::WorkerConfig {
             concurrency: self.worker_concurrency.max(1),
+            import_concurrency: self.worker_import_concurrency.max(1),
             claim_idle: Duration::from_secs(self.worker_claim_idle_seconds.max(1)),
             sweep_every: sweep,
             sweep_grace: sweep * 2,

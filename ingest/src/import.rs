@@ -169,6 +169,7 @@ type Sender = tokio::sync::mpsc::Sender<Result<ExportBatch, ExportError>>;
 
 /// Reads an export (or a zip holding one) and sends its normalised chunks.
 fn read_export(input: Box<dyn Read + Send>, count: Arc<AtomicU64>, tx: &Sender) {
+    let compressed = count.clone();
     let mut buffered = BufReader::with_capacity(1 << 20, Counting { inner: input, count });
     let is_zip = match buffered.fill_buf() {
         Ok(head) => head.starts_with(b"PK\x03\x04"),
@@ -186,19 +187,30 @@ fn read_export(input: Box<dyn Read + Send>, count: Arc<AtomicU64>, tx: &Sender) 
                 let name = file.name().to_string();
                 // `export_cda.xml` sits beside `export.xml`; only the latter is the export.
                 if name == "export.xml" || name.ends_with("/export.xml") {
-                    return feed(BufReader::with_capacity(1 << 20, file), tx);
+                    let inflated = export::InflationBounded::new(file, compressed);
+                    return feed(BufReader::with_capacity(1 << 20, inflated), tx);
                 }
             }
             Ok(None) => {
-                let _ =
-                    tx.blocking_send(Err(ExportError::Io("the zip holds no export.xml".into())));
+                let _ = tx.blocking_send(Err(ExportError::NoExportInZip));
                 return;
             }
             Err(e) => {
-                let _ = tx.blocking_send(Err(ExportError::Io(format!("reading the zip: {e}"))));
+                let _ = tx.blocking_send(Err(zip_error(e)));
                 return;
             }
         }
+    }
+}
+
+/// A zip error: the input's (retriable) or the archive's (final).
+fn zip_error(e: zip::result::ZipError) -> ExportError {
+    match e {
+        zip::result::ZipError::Io(io) if io.kind() == std::io::ErrorKind::UnexpectedEof => {
+            ExportError::Zip(format!("the archive ends early: {io}"))
+        }
+        zip::result::ZipError::Io(io) => ExportError::Io(format!("reading the zip: {io}")),
+        e => ExportError::Zip(e.to_string()),
     }
 }
 
@@ -415,4 +427,78 @@ pub async fn finish_run(
     let client = db.client().await?;
     schema::sync_runs::finish(&client, t.run_id, t.user_id, PROVIDER, SOURCE, &out.run_report())
         .await
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{Cursor, Write};
+
+    use super::*;
+    use crate::export::Limit;
+
+    /// What `read_export` reports on `file`: the chunks it sent, then its error.
+    fn read(file: Vec<u8>) -> (usize, Option<ExportError>) {
+        let (tx, mut rx) = tokio::sync::mpsc::channel(1024);
+        let reader = std::thread::spawn(move || {
+            read_export(Box::new(Cursor::new(file)), Arc::default(), &tx);
+        });
+        let mut chunks = 0;
+        let mut error = None;
+        while let Some(msg) = rx.blocking_recv() {
+            match msg {
+                Ok(_) => chunks += 1,
+                Err(e) => error = Some(e),
+            }
+        }
+        let _ = reader.join();
+        (chunks, error)
+    }
+
+    fn zip(name: &str, parts: &[&[u8]], repeat: usize) -> Vec<u8> {
+        let mut z = zip::ZipWriter::new(Cursor::new(Vec::new()));
+        let opts = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Deflated)
+            .large_file(true);
+        let mut out = || -> zip::result::ZipResult<Vec<u8>> {
+            z.start_file(name, opts)?;
+            z.write_all(parts[0])?;
+            for _ in 0..repeat {
+                z.write_all(parts[1])?;
+            }
+            z.write_all(parts[2])?;
+            Ok(std::mem::replace(&mut z, zip::ZipWriter::new(Cursor::new(Vec::new())))
+                .finish()?
+                .into_inner())
+        };
+        out().unwrap_or_default()
+    }
+
+    #[test]
+    fn a_zip_bomb_is_refused_and_a_bad_zip_is_not_retried() {
+        // 80 MiB of elements (ignored ones: nothing to store) in a zip of about 100 KB.
+        let unit = [b"<Nothing/>".as_slice(); 1024].concat();
+        let bomb = zip("export.xml", &[b"<HealthData>", &unit, b"</HealthData>"], 8 * 1024);
+        assert!(bomb.len() < 1 << 20, "{}", bomb.len());
+        let (_, err) = read(bomb);
+        assert!(
+            matches!(
+                err,
+                Some(ExportError::Refused { limit: Limit::Inflation { ratio: 200 }, .. })
+            ),
+            "{err:?}"
+        );
+
+        // The same structure at an honest size imports.
+        let honest = zip("a/export.xml", &[b"<HealthData>", &unit, b"</HealthData>"], 4);
+        assert_eq!(read(honest).1, None);
+
+        let none = zip("a/export_cda.xml", &[b"<x>", b"", b"</x>"], 0);
+        let (_, err) = read(none);
+        assert_eq!(err, Some(ExportError::NoExportInZip));
+        let err = err.map(|e| ImportError::Export(e).is_retriable());
+        assert_eq!(err, Some(false));
+
+        let (_, err) = read(b"PK\x03\x04 but nothing else that makes a zip".to_vec());
+        assert!(matches!(err, Some(ExportError::Zip(_))), "{err:?}");
+    }
 }

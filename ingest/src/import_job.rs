@@ -6,7 +6,7 @@ use std::io::Read;
 use std::time::Duration;
 
 use schema::Db;
-use schema::imports::{Import, Settled};
+use schema::imports::{Claim, Import, Settled};
 use tokio_util::io::SyncIoBridge;
 use uuid::Uuid;
 
@@ -18,7 +18,8 @@ use crate::process;
 /// An import without a heartbeat for this long is taken to have lost its worker.
 pub const STALE_AFTER: Duration = Duration::from_secs(120);
 const HEARTBEAT: Duration = Duration::from_secs(15);
-/// Attempts at an import that keeps stopping on errors a retry could get past.
+/// Attempts at an import: it stops on errors a retry could get past, or its worker stops
+/// (killed, out of memory) without settling it.
 pub const MAX_ATTEMPTS: i32 = 3;
 
 /// Runs one import job; returns whether to acknowledge it.
@@ -34,10 +35,14 @@ pub async fn handle(
         tracing::warn!(import_id = %id, "an import job arrived but object storage is not configured");
         return false;
     };
-    let import = match schema::imports::claim(db, id, STALE_AFTER).await {
-        Ok(Some(i)) => i,
-        // Done, failed, gone, or alive in another worker.
-        Ok(None) => return true,
+    let import = match schema::imports::claim(db, id, STALE_AFTER, MAX_ATTEMPTS).await {
+        Ok(Claim::Claimed(i)) => i,
+        Ok(Claim::Parked(run)) => {
+            tracing::warn!(import_id = %id, "an import that kept stopping its worker is failed");
+            queue.publish_sync(run.user_id, &process::status_event(&run)).await;
+            return true;
+        }
+        Ok(Claim::Nothing) => return true,
         Err(e) => {
             tracing::warn!(import_id = %id, error = %e, "claiming an import failed");
             return false;

@@ -1,6 +1,7 @@
 //! The ingest jobs: announcements over durable work in PostgreSQL, on the one queue
-//! ([`queue::Queue`]): stream `<prefix>:jobs`, consumer group `workers`, trimmed to about a
-//! million entries.
+//! ([`queue::Queue`]), in two lanes with their own consumers, so that long imports never
+//! starve SDK batches: stream `<prefix>:jobs` (SDK batches) and `<prefix>:imports` (export
+//! imports), consumer group `workers`, each trimmed to about a million entries.
 //!
 //! - A job is acknowledged only after its batch's transaction committed (or the batch was found
 //!   done, gone, or hopeless); a job whose worker died is claimed by another worker.
@@ -29,24 +30,54 @@ pub enum Job {
     Import { id: Uuid },
 }
 
-/// The job stream, and the sync-status channels beside it.
+/// A stream of jobs with its own consumers (and so its own concurrency budget).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lane {
+    Batches,
+    Imports,
+}
+
+impl Lane {
+    pub const ALL: [Lane; 2] = [Lane::Batches, Lane::Imports];
+
+    fn stream(self, prefix: &str) -> String {
+        match self {
+            Lane::Batches => format!("{prefix}:jobs"),
+            Lane::Imports => format!("{prefix}:imports"),
+        }
+    }
+}
+
+/// The job streams, and the sync-status channels beside them.
 #[derive(Clone)]
 pub struct JobQueue {
-    queue: Queue<Job>,
+    batches: Queue<Job>,
+    imports: Queue<Job>,
     conn: ConnectionManager,
     prefix: String,
 }
 
 impl JobQueue {
     pub fn new(client: redis::Client, conn: ConnectionManager, prefix: &str) -> JobQueue {
-        let spec =
-            QueueSpec { stream: format!("{prefix}:jobs"), group: GROUP.into(), max_len: MAX_LEN };
-        JobQueue { queue: Queue::new(client, conn.clone(), spec), conn, prefix: prefix.into() }
+        let lane = |lane: Lane| {
+            let spec =
+                QueueSpec { stream: lane.stream(prefix), group: GROUP.into(), max_len: MAX_LEN };
+            Queue::new(client.clone(), conn.clone(), spec)
+        };
+        JobQueue {
+            batches: lane(Lane::Batches),
+            imports: lane(Lane::Imports),
+            conn,
+            prefix: prefix.into(),
+        }
     }
 
-    /// The stream itself: read, claim, acknowledge.
-    pub fn stream(&self) -> &Queue<Job> {
-        &self.queue
+    /// One lane's stream: read, claim, acknowledge.
+    pub fn stream(&self, lane: Lane) -> &Queue<Job> {
+        match lane {
+            Lane::Batches => &self.batches,
+            Lane::Imports => &self.imports,
+        }
     }
 
     /// The pub/sub channel of one user's sync status events.
@@ -55,24 +86,24 @@ impl JobQueue {
     }
 
     pub fn client(&self) -> &redis::Client {
-        self.queue.client()
+        self.batches.client()
     }
 
     /// Announces stored SDK batches to the workers.
     pub async fn announce(&self, batch_ids: &[Uuid]) -> redis::RedisResult<()> {
         let jobs: Vec<Job> = batch_ids.iter().map(|&id| Job::SdkBatch { id }).collect();
-        self.queue.publish(&jobs).await
+        self.batches.publish(&jobs).await
     }
 
     /// Announces queued imports to the workers.
     pub async fn announce_imports(&self, import_ids: &[Uuid]) -> redis::RedisResult<()> {
         let jobs: Vec<Job> = import_ids.iter().map(|&id| Job::Import { id }).collect();
-        self.queue.publish(&jobs).await
+        self.imports.publish(&jobs).await
     }
 
     /// Whether Redis answers (within two seconds).
     pub async fn ping(&self) -> bool {
-        self.queue.ping().await
+        self.batches.ping().await
     }
 
     /// Publishes a sync status event (best effort).

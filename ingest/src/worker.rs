@@ -1,7 +1,9 @@
-//! The background worker: `concurrency` consumer loops on the job stream, a claimer that takes
-//! over entries a dead worker left pending, and a sweeper that re-announces batches Redis lost
-//! and deletes batches past their retention. Several workers (on several machines) share the
-//! stream through the consumer group.
+//! The background worker: `concurrency` consumer loops on the batch lane and
+//! `import_concurrency` on the import lane (only with object storage), so long imports never
+//! hold up SDK batches; a claimer per lane that takes over entries a dead worker left pending;
+//! and a sweeper that re-announces batches and imports Redis lost and deletes batches past
+//! their retention. Several workers (on several machines) share the lanes through the
+//! consumer group.
 
 use std::time::Duration;
 
@@ -10,7 +12,7 @@ use schema::sync_runs::{RunSource, RunStatus};
 use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 
-use crate::jobs::{Entry, Job, JobQueue, Task};
+use crate::jobs::{Entry, Job, JobQueue, Lane, Task};
 use crate::object_store::Storage;
 use crate::process::{self, Options, Processed};
 
@@ -18,6 +20,8 @@ use crate::process::{self, Options, Processed};
 pub struct WorkerConfig {
     /// Batches processed at once by this process.
     pub concurrency: usize,
+    /// Imports run at once by this process (each keeps a core busy for minutes).
+    pub import_concurrency: usize,
     /// A pending entry idle this long is taken over.
     pub claim_idle: Duration,
     /// How often the sweeper runs, and how long a queued batch may wait before it re-announces it.
@@ -37,6 +41,7 @@ impl Default for WorkerConfig {
     fn default() -> Self {
         WorkerConfig {
             concurrency: 4,
+            import_concurrency: 1,
             claim_idle: Duration::from_secs(60),
             sweep_every: Duration::from_secs(30),
             sweep_grace: Duration::from_secs(60),
@@ -50,20 +55,26 @@ impl Default for WorkerConfig {
 
 /// Runs the worker until `shutdown` is cancelled; in-flight batches finish first.
 pub async fn run(db: Db, queue: JobQueue, config: WorkerConfig, shutdown: CancellationToken) {
-    tracing::info!(concurrency = config.concurrency, "worker started");
+    let imports = if config.storage.is_some() { config.import_concurrency.max(1) } else { 0 };
+    tracing::info!(concurrency = config.concurrency, imports, "worker started");
     let name = format!("{}-{}", gethostname::gethostname().to_string_lossy(), std::process::id());
     let mut tasks = tokio::task::JoinSet::new();
-    for n in 0..config.concurrency.max(1) {
-        let (db, queue, config, shutdown) =
-            (db.clone(), queue.clone(), config.clone(), shutdown.clone());
-        let consumer = format!("{name}-{n}");
-        tasks.spawn(async move { consume(db, queue, config, consumer, shutdown).await });
-    }
+    for (lane, consumers) in [(Lane::Batches, config.concurrency.max(1)), (Lane::Imports, imports)]
     {
+        if consumers == 0 {
+            // Another worker, configured with storage, takes the imports.
+            continue;
+        }
+        for n in 0..consumers {
+            let (db, queue, config, shutdown) =
+                (db.clone(), queue.clone(), config.clone(), shutdown.clone());
+            let consumer = format!("{name}-{lane:?}-{n}");
+            tasks.spawn(async move { consume(db, queue, lane, config, consumer, shutdown).await });
+        }
         let (db, queue, config, shutdown) =
             (db.clone(), queue.clone(), config.clone(), shutdown.clone());
-        let consumer = format!("{name}-claim");
-        tasks.spawn(async move { claim(db, queue, config, consumer, shutdown).await });
+        let consumer = format!("{name}-{lane:?}-claim");
+        tasks.spawn(async move { claim(db, queue, lane, config, consumer, shutdown).await });
     }
     tasks.spawn(sweep(db, queue, config, shutdown));
     while tasks.join_next().await.is_some() {}
@@ -81,13 +92,14 @@ async fn pause(d: Duration, shutdown: &CancellationToken) -> bool {
 async fn consume(
     db: Db,
     queue: JobQueue,
+    lane: Lane,
     config: WorkerConfig,
     consumer: String,
     shutdown: CancellationToken,
 ) {
     let mut backoff = Duration::from_millis(200);
     'connect: while !shutdown.is_cancelled() {
-        let stream = queue.stream();
+        let stream = queue.stream(lane);
         let mut conn = match stream.reader().await {
             Ok(c) => c,
             Err(e) => {
@@ -113,7 +125,7 @@ async fn consume(
             match jobs {
                 Ok(jobs) => {
                     for job in jobs {
-                        handle(&db, &queue, &config, job).await;
+                        handle(&db, &queue, lane, &config, job).await;
                     }
                 }
                 Err(e) => {
@@ -129,17 +141,18 @@ async fn consume(
 async fn claim(
     db: Db,
     queue: JobQueue,
+    lane: Lane,
     config: WorkerConfig,
     consumer: String,
     shutdown: CancellationToken,
 ) {
     let every = (config.claim_idle / 4).max(Duration::from_millis(250));
     while pause(every, &shutdown).await {
-        match queue.stream().claim(&consumer, config.claim_idle, 16).await {
+        match queue.stream(lane).claim(&consumer, config.claim_idle, 16).await {
             Ok(jobs) => {
                 for job in jobs {
                     tracing::info!(entry = %job.id, "took over a job left pending");
-                    handle(&db, &queue, &config, job).await;
+                    handle(&db, &queue, lane, &config, job).await;
                 }
             }
             Err(e) => tracing::debug!(error = %e, "claiming pending jobs failed"),
@@ -179,7 +192,7 @@ async fn sweep(db: Db, queue: JobQueue, config: WorkerConfig, shutdown: Cancella
 }
 
 /// Processes one job and acknowledges it unless it should be retried.
-async fn handle(db: &Db, queue: &JobQueue, config: &WorkerConfig, entry: Entry<Job>) {
+async fn handle(db: &Db, queue: &JobQueue, lane: Lane, config: &WorkerConfig, entry: Entry<Job>) {
     let ack = match entry.task {
         Task::Task(Job::SdkBatch { id }) => handle_batch(db, queue, config, id).await,
         Task::Task(Job::Import { id }) => {
@@ -188,7 +201,7 @@ async fn handle(db: &Db, queue: &JobQueue, config: &WorkerConfig, entry: Entry<J
         // Written by another version: the sweeper announces what still waits in PostgreSQL.
         Task::Unreadable => true,
     };
-    if ack && let Err(e) = queue.stream().ack(&entry.id).await {
+    if ack && let Err(e) = queue.stream(lane).ack(&entry.id).await {
         tracing::warn!(error = %e, entry = %entry.id, "acknowledging failed; the job will be seen again");
     }
 }

@@ -148,20 +148,68 @@ pub async fn find_by_key(db: &Db, bucket: &str, key: &str) -> Result<Option<Uuid
     row.map(|r| r.try_get(0)).transpose().map_err(Into::into)
 }
 
+/// What claiming an import found.
+#[derive(Debug)]
+pub enum Claim {
+    /// Taken for processing (its attempt counted): run it.
+    Claimed(Import),
+    /// It had been taken `max_attempts` times and never settled (its worker killed, out of
+    /// memory, restarted): it is failed now, with its run, instead of being taken again.
+    Parked(SyncRun),
+    /// Done, failed, gone, or alive in another worker.
+    Nothing,
+}
+
 /// Takes an import for processing: a queued one, or one whose worker stopped sending
-/// heartbeats. `None` when it is done, failed, gone, or alive in another worker.
-pub async fn claim(db: &Db, id: Uuid, stale_after: std::time::Duration) -> Result<Option<Import>> {
-    let client = db.client().await?;
-    let row = client
+/// heartbeats, counting the attempt when it is taken, so that an import that stops its worker
+/// every time (a poison import) is parked as failed instead of being claimed forever.
+pub async fn claim(
+    db: &Db,
+    id: Uuid,
+    stale_after: std::time::Duration,
+    max_attempts: i32,
+) -> Result<Claim> {
+    let mut client = db.client().await?;
+    let tx = client.transaction().await?;
+    let row = tx
         .query_opt(
-            "update imports set status = 'processing', attempts = attempts + 1, heartbeat_at = now()
-             where id = $1 and (status = 'queued' or (status = 'processing'
-                   and heartbeat_at < now() - make_interval(secs => $2)))
-             returning *",
-            &[&id, &stale_after.as_secs_f64()],
+            "select * from imports
+             where id = $1 and (status = $2 or (status = $3
+                   and heartbeat_at < now() - make_interval(secs => $4)))
+             for update skip locked",
+            &[&id, &ImportStatus::Queued, &ImportStatus::Processing, &stale_after.as_secs_f64()],
         )
         .await?;
-    row.as_ref().map(from_row).transpose()
+    let Some(import) = row.as_ref().map(from_row).transpose()? else {
+        return Ok(Claim::Nothing);
+    };
+    if import.attempts >= max_attempts {
+        let error = format!(
+            "the import was taken {} times and never finished (its worker stopped: killed, out \
+             of memory or restarted); it is not tried again",
+            import.attempts
+        );
+        let finish = Finish {
+            status: RunStatus::Failed,
+            message: "Apple Health import failed".into(),
+            counts: serde_json::json!({}),
+            dropped: serde_json::json!({}),
+            error: Some(error),
+            started_at: Utc::now(),
+        };
+        let run = settle_in(&tx, id, import.user_id, &Settled::Finished(finish)).await?;
+        tx.commit().await?;
+        return Ok(run.map_or(Claim::Nothing, Claim::Parked));
+    }
+    let row = tx
+        .query_one(
+            "update imports set status = $2, attempts = attempts + 1, heartbeat_at = now()
+             where id = $1 returning *",
+            &[&id, &ImportStatus::Processing],
+        )
+        .await?;
+    tx.commit().await?;
+    Ok(Claim::Claimed(from_row(&row)?))
 }
 
 pub async fn heartbeat(db: &Db, id: Uuid) -> Result<()> {
@@ -179,9 +227,20 @@ pub async fn settle(
     user_id: Uuid,
     settled: &Settled,
 ) -> Result<Option<SyncRun>> {
-    let status = settled.status();
     let mut client = db.client().await?;
     let tx = client.transaction().await?;
+    let run = settle_in(&tx, id, user_id, settled).await?;
+    tx.commit().await?;
+    Ok(run)
+}
+
+async fn settle_in(
+    tx: &deadpool_postgres::Transaction<'_>,
+    id: Uuid,
+    user_id: Uuid,
+    settled: &Settled,
+) -> Result<Option<SyncRun>> {
+    let status = settled.status();
     let (error, finished) = match settled {
         Settled::Finished(f) => (f.error.as_deref(), true),
         Settled::Retry { error } => (Some(error.as_str()), false),
@@ -193,18 +252,15 @@ pub async fn settle(
         &[&id, &status, &error, &finished],
     )
     .await?;
-    let run = match settled {
+    Ok(match settled {
         Settled::Finished(f) => {
-            Some(sync_runs::finish(&tx, id, user_id, PROVIDER, RunSource::XmlImport, f).await?)
+            Some(sync_runs::finish(tx, id, user_id, PROVIDER, RunSource::XmlImport, f).await?)
         }
         Settled::Retry { error } => {
-            sync_runs::requeue(&tx, id, "Import interrupted; it will be tried again", error)
-                .await?;
+            sync_runs::requeue(tx, id, "Import interrupted; it will be tried again", error).await?;
             None
         }
-    };
-    tx.commit().await?;
-    Ok(run)
+    })
 }
 
 /// Imports waiting (queued, or processing without a heartbeat for `stale_after`) that were last
@@ -221,12 +277,18 @@ pub async fn take_unannounced(
             "update imports set announced_at = now()
              where id in (select id from imports
                           where announced_at < now() - make_interval(secs => $1)
-                            and (status = 'queued' or (status = 'processing'
+                            and (status = $4 or (status = $5
                                  and heartbeat_at < now() - make_interval(secs => $2)))
                           order by announced_at limit $3
                           for update skip locked)
              returning id",
-            &[&older_than.as_secs_f64(), &stale_after.as_secs_f64(), &limit],
+            &[
+                &older_than.as_secs_f64(),
+                &stale_after.as_secs_f64(),
+                &limit,
+                &ImportStatus::Queued,
+                &ImportStatus::Processing,
+            ],
         )
         .await?;
     rows.iter().map(|r| r.try_get(0).map_err(Into::into)).collect()

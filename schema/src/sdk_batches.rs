@@ -108,8 +108,9 @@ pub async fn lock(tx: &Transaction<'_>, id: Uuid) -> Result<Option<Batch>> {
     tx.query_opt(&stmt, &[&id]).await?.as_ref().map(from_row).transpose()
 }
 
-/// Records a processed batch in one statement: its status, its sync run, and on the user the
-/// last sync (and zone offset, when the batch told one). Returns the run.
+/// Records a processed batch: its status and, on the user, the last sync (and zone offset,
+/// when the batch told one) in one statement; then its sync run by the one run rule,
+/// `sync_runs::finish`. Returns the run.
 pub async fn complete(
     tx: &Transaction<'_>,
     batch: &Batch,
@@ -119,47 +120,21 @@ pub async fn complete(
 ) -> Result<crate::sync_runs::SyncRun> {
     let status = BatchStatus::after(finish.status);
     let done = status == BatchStatus::Done;
-    let row = tx
-        .query_one(
-            &tx.prepare_cached(
-                "with u as (
+    tx.execute(
+        &tx.prepare_cached(
+            "with u as (
                  update users set last_synced_at = now(), last_synced_provider = $3,
                      last_zone_offset = coalesce($4, last_zone_offset)
-                 where id = $2 and $5),
-             b as (
-                 update sdk_batches set status = $12,
-                     error = $10, processed_at = now(), attempts = attempts + 1
-                 where id = $1)
-             insert into sync_runs (id, user_id, provider, source, status, stage, message, counts,
-                                    dropped, error, started_at, ended_at, updated_at)
-             values ($1, $2, $3, $13, $6, $14, $7, $8, $9, $10, $11, now(), now())
-             on conflict (id) do update set provider = excluded.provider, status = excluded.status,
-                 stage = excluded.stage, message = excluded.message, counts = excluded.counts,
-                 dropped = excluded.dropped, error = excluded.error,
-                 started_at = excluded.started_at, ended_at = excluded.ended_at,
-                 updated_at = excluded.updated_at
-             returning *",
-            )
-            .await?,
-            &[
-                &batch.id,
-                &batch.user_id,
-                &provider,
-                &zone_offset,
-                &done,
-                &finish.status,
-                &finish.message,
-                &finish.counts,
-                &finish.dropped,
-                &finish.error,
-                &finish.started_at,
-                &status,
-                &RunSource::Sdk.as_str(),
-                &finish.status.stage(),
-            ],
+                 where id = $2 and $5)
+             update sdk_batches set status = $6, error = $7, processed_at = now(),
+                 attempts = attempts + 1
+             where id = $1",
         )
-        .await?;
-    crate::sync_runs::from_row(&row)
+        .await?,
+        &[&batch.id, &batch.user_id, &provider, &zone_offset, &done, &status, &finish.error],
+    )
+    .await?;
+    crate::sync_runs::finish(tx, batch.id, batch.user_id, provider, RunSource::Sdk, finish).await
 }
 
 /// Gives up on a batch that kept failing: `failed`, with the last error.

@@ -145,16 +145,22 @@ pub async fn finish(
     source: RunSource,
     f: &Finish,
 ) -> Result<SyncRun> {
-    let row = client
-        .query_one(
+    let statement = client
+        .prepare_cached(
             "insert into sync_runs (id, user_id, provider, source, status, stage, message, counts,
                                     dropped, error, started_at, ended_at, updated_at)
              values ($1, $2, $3, $4, $5, $11, $6, $7, $8, $9, $10, now(), now())
-             on conflict (id) do update set status = excluded.status, stage = excluded.stage,
-                 message = excluded.message, counts = excluded.counts, dropped = excluded.dropped,
-                 error = excluded.error, started_at = excluded.started_at,
-                 ended_at = excluded.ended_at, updated_at = excluded.updated_at
+             on conflict (id) do update set provider = excluded.provider,
+                 status = excluded.status, stage = excluded.stage, message = excluded.message,
+                 counts = excluded.counts, dropped = excluded.dropped, error = excluded.error,
+                 started_at = excluded.started_at, ended_at = excluded.ended_at,
+                 updated_at = excluded.updated_at
              returning *",
+        )
+        .await?;
+    let row = client
+        .query_one(
+            &statement,
             &[
                 &id,
                 &user_id,
@@ -189,8 +195,8 @@ pub async fn progress(
             "insert into sync_runs (id, user_id, provider, source, status, stage, message, counts,
                                     started_at, updated_at)
              values ($1, $2, $3, $4, $7, $8, $5, $6, now(), now())
-             on conflict (id) do update set status = excluded.status, stage = excluded.stage,
-                 message = excluded.message, counts = excluded.counts,
+             on conflict (id) do update set provider = excluded.provider,
+                 status = excluded.status, stage = excluded.stage, message = excluded.message, counts = excluded.counts,
                  started_at = coalesce(sync_runs.started_at, excluded.started_at),
                  updated_at = now()",
             &[

@@ -602,10 +602,7 @@ async fn an_interrupted_import_is_queued_again_with_its_run() {
             .unwrap_or_default()
     };
     for attempt in 1..=ingest::import_job::MAX_ATTEMPTS {
-        let import = schema::imports::claim(&db, id, ingest::import_job::STALE_AFTER)
-            .await
-            .expect("claim")
-            .expect("claimable");
+        let import = claimed(&db, id).await;
         assert_eq!(import.attempts, attempt);
         let input = Box::new(DropsHalfWay(std::io::Cursor::new(half.clone())));
         let final_run = ingest::import_job::run_claimed(&db, &import, Ok(input), false).await;
@@ -629,4 +626,142 @@ async fn an_interrupted_import_is_queued_again_with_its_run() {
             assert_eq!(run["status"], "failed", "{run}");
         }
     }
+}
+
+async fn claimed(db: &schema::Db, id: uuid::Uuid) -> schema::imports::Import {
+    use ingest::import_job::{MAX_ATTEMPTS, STALE_AFTER};
+    match schema::imports::claim(db, id, STALE_AFTER, MAX_ATTEMPTS).await.expect("claim") {
+        schema::imports::Claim::Claimed(import) => import,
+        other => panic!("not claimable: {other:?}"),
+    }
+}
+
+/// An import whose worker dies every time (killed, out of memory) is not claimed for ever:
+/// the claim after the last attempt fails it, with its run.
+#[tokio::test]
+async fn an_import_that_keeps_stopping_its_worker_is_parked_as_failed() {
+    use ingest::import_job::{MAX_ATTEMPTS, STALE_AFTER};
+    use schema::imports::{Claim, ImportOrigin, NewImport};
+    let app = TestApp::spawn_with(Mode::ApiOnly, |_| {}).await;
+    let key = app.api_key().await;
+    let user = app.user(&key, json!({})).await;
+    let db = schema::Db::connect(&app.settings.database_url, 2).await.expect("db");
+    let new = NewImport {
+        user_id: user.parse().expect("uuid"),
+        bucket: "b",
+        key: "poison",
+        etag: "e",
+        size: None,
+        origin: ImportOrigin::Cli,
+    };
+    let id = schema::imports::queue(&db, &new).await.expect("queue").expect("new");
+    let die = "update imports set heartbeat_at = now() - interval '1 hour' where id = $1";
+    for attempt in 1..=MAX_ATTEMPTS {
+        assert_eq!(claimed(&db, id).await.attempts, attempt);
+        // Alive: nobody else takes it.
+        let again = schema::imports::claim(&db, id, STALE_AFTER, MAX_ATTEMPTS).await;
+        assert!(matches!(again, Ok(Claim::Nothing)), "{again:?}");
+        // The worker dies without a word: its heartbeat stops.
+        app.db().await.execute(die, &[&id]).await.expect("stale");
+    }
+    let parked = schema::imports::claim(&db, id, STALE_AFTER, MAX_ATTEMPTS).await.expect("claim");
+    let Claim::Parked(run) = parked else { panic!("not parked: {parked:?}") };
+    assert_eq!(run.status.as_str(), "failed");
+    assert!(run.error.as_deref().is_some_and(|e| e.contains("taken 3 times")), "{run:?}");
+    let status: String = app
+        .db()
+        .await
+        .query_one("select status::text from imports where id = $1", &[&id])
+        .await
+        .expect("status")
+        .get(0);
+    assert_eq!(status, "failed");
+    let again = schema::imports::claim(&db, id, STALE_AFTER, MAX_ATTEMPTS).await;
+    assert!(matches!(again, Ok(Claim::Nothing)), "{again:?}");
+}
+
+async fn import_status(app: &TestApp, task: &str) -> String {
+    app.db()
+        .await
+        .query_opt("select status::text from imports where id = $1::text::uuid", &[&task])
+        .await
+        .expect("query")
+        .map(|r| r.get(0))
+        .unwrap_or_default()
+}
+
+async fn upload_direct(app: &TestApp, key: &Auth, user: &str, file: Vec<u8>) -> String {
+    let url = app.url(&format!("/api/v1/users/{user}/import/phonehealth/xml/direct"));
+    let form = Form::new().part("file", Part::bytes(file).file_name("export.zip"));
+    let r = crate::util::Resp::read(
+        key.apply(app.http.post(url)).multipart(form).send().await.expect("upload"),
+    )
+    .await;
+    assert_eq!(r.status, 202, "{}", r.body);
+    r.str("task_id")
+}
+
+/// Imports have their own lane and consumers: an import in progress does not hold up SDK
+/// batches, even with a single batch consumer (they used to share one stream and its
+/// consumers, so a worker busy with imports processed no batch).
+#[tokio::test]
+async fn sdk_batches_flow_while_an_import_runs() {
+    let app = TestApp::spawn_with(Mode::ApiOnly, |_| {}).await;
+    let key = app.api_key().await;
+    let user = app.user(&key, json!({})).await;
+    let task = upload_direct(&app, &key, &user, zipped(&export(2))).await;
+    // Hold the import's run: the import stops at its first progress report, until released.
+    let mut held = app.db().await;
+    let lock = held.transaction().await.expect("tx");
+    lock.execute("select 1 from sync_runs where id = $1::text::uuid for update", &[&task])
+        .await
+        .expect("lock");
+    let _worker =
+        app.binary(&["worker"]).env("WORKER_CONCURRENCY", "1").spawn().expect("spawn a worker");
+    for _ in 0..600 {
+        if import_status(&app, &task).await == "processing" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(import_status(&app, &task).await, "processing");
+
+    let body = crate::fixtures::body(
+        vec![crate::fixtures::at(
+            "HeartRate",
+            "2026-03-10T07:00:00Z",
+            60.0,
+            "count/min",
+            None,
+            &crate::fixtures::watch(),
+        )],
+        vec![],
+        vec![],
+    );
+    app.sync_and_wait(&user, &key, &body).await;
+    assert_eq!(import_status(&app, &task).await, "processing");
+
+    lock.rollback().await.expect("release");
+    let (status, run) = wait_import(&app, &key, &user, &task).await;
+    assert_eq!(status, "done", "{run}");
+}
+
+/// A hostile export fails at once (no retry) with the bound it broke.
+#[tokio::test]
+async fn a_hostile_export_fails_at_once_with_its_reason() {
+    let app = TestApp::spawn().await;
+    let key = app.api_key().await;
+    let user = app.user(&key, json!({})).await;
+    // One text node of 9 MiB: about 9 KB zipped.
+    let mut xml = b"<HealthData>".to_vec();
+    xml.extend(std::iter::repeat_n(b'x', 9 << 20));
+    xml.extend(b"</HealthData>");
+    let task = upload_direct(&app, &key, &user, zipped(&xml)).await;
+    let (status, run) = wait_import(&app, &key, &user, &task).await;
+    assert_eq!(status, "failed", "{run}");
+    let error = run["error"].as_str().unwrap_or_default();
+    assert!(error.contains("larger than 8388608 bytes"), "{error}");
+    let attempts =
+        app.count(&format!("select attempts::bigint from imports where id = '{task}'")).await;
+    assert_eq!(attempts, 1);
 }

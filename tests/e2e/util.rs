@@ -162,6 +162,7 @@ pub fn settings(database: &str) -> Settings {
         redis_key_prefix: format!("wearhouse_test_{}", uuid::Uuid::new_v4().simple()),
         sdk_max_body_bytes: 1024 * 1024,
         worker_concurrency: 2,
+        worker_import_concurrency: 1,
         worker_claim_idle_seconds: 2,
         worker_sweep_interval_seconds: 1,
         batch_retention_days: 30,

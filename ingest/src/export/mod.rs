@@ -7,6 +7,7 @@
 //! `ActivitySummary` days become daily totals, and menstrual flow records become cycles.
 
 mod attrs;
+mod bounds;
 mod device;
 /// A generator of exports for tests and benchmarks: not part of the service.
 #[cfg(any(test, feature = "testsuite"))]
@@ -17,6 +18,7 @@ mod reader;
 mod records;
 mod workouts;
 
+pub use bounds::{InflationBounded, Limit};
 pub use menstrual::{Cycle, cycles};
 pub use normalise::{ExportBatch, normalise};
 pub use reader::{ExportError, ExportReader, RawChunk};

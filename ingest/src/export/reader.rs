@@ -5,6 +5,8 @@ use std::io::BufRead;
 
 use quick_xml::events::Event;
 
+use super::bounds::{EventBounded, Limit, MAX_OPEN_BYTES};
+
 /// Records per chunk: enough to amortise a transaction, small enough to keep memory flat.
 pub(super) const CHUNK_RECORDS: usize = 32_768;
 /// A chunk also closes at this many bytes of raw tags.
@@ -30,6 +32,8 @@ pub struct RawChunk {
     pub records: Vec<(u32, u32, u8)>,
     pub workouts: Vec<RawWorkout>,
     pub summaries: Vec<Vec<u8>>,
+    /// Bytes held in workouts and summaries (the arena counts itself).
+    held: usize,
     /// Bytes of the export read when the chunk closed.
     pub position: u64,
 }
@@ -40,8 +44,13 @@ impl RawChunk {
         (&self.arena[start as usize..(start + len) as usize], flags)
     }
 
+    /// Bytes of raw tags the chunk holds.
+    fn bytes(&self) -> usize {
+        self.arena.len() + self.held
+    }
+
     fn is_full(&self) -> bool {
-        self.records.len() >= CHUNK_RECORDS || self.arena.len() >= CHUNK_BYTES
+        self.records.len() >= CHUNK_RECORDS || self.bytes() >= CHUNK_BYTES
     }
 
     fn is_empty(&self) -> bool {
@@ -57,12 +66,20 @@ pub enum ExportError {
     Truncated { offset: u64 },
     #[error("not an Apple Health export: no <HealthData> element")]
     NotAnExport,
+    /// A bound of `export::bounds`: the file is hostile or damaged.
+    #[error("refused at byte {offset}: {limit}")]
+    Refused { offset: u64, limit: Limit },
+    #[error("not a readable zip: {0}")]
+    Zip(String),
+    #[error("the zip holds no export.xml")]
+    NoExportInZip,
+    /// The input failed (a storage stream dropped): not the file's fault.
     #[error("reading the file: {0}")]
     Io(String),
 }
 
 pub struct ExportReader<R: BufRead> {
-    xml: quick_xml::Reader<R>,
+    xml: quick_xml::Reader<EventBounded<R>>,
     buf: Vec<u8>,
     opened_root: bool,
     closed_root: bool,
@@ -71,11 +88,13 @@ pub struct ExportReader<R: BufRead> {
     open_workout: Option<RawWorkout>,
     in_route: bool,
     chunk: RawChunk,
+    /// What an open element may gather: [`MAX_OPEN_BYTES`] (smaller in tests).
+    open_max: usize,
 }
 
 impl<R: BufRead> ExportReader<R> {
     pub fn new(input: R) -> ExportReader<R> {
-        let mut xml = quick_xml::Reader::from_reader(input);
+        let mut xml = quick_xml::Reader::from_reader(EventBounded::new(input));
         xml.config_mut().trim_text(false);
         ExportReader {
             xml,
@@ -87,7 +106,13 @@ impl<R: BufRead> ExportReader<R> {
             open_workout: None,
             in_route: false,
             chunk: RawChunk::default(),
+            open_max: MAX_OPEN_BYTES,
         }
+    }
+
+    #[cfg(test)]
+    pub(super) fn with_open_max(input: R, open_max: usize) -> ExportReader<R> {
+        ExportReader { open_max, ..ExportReader::new(input) }
     }
 
     /// Bytes consumed so far.
@@ -105,9 +130,14 @@ impl<R: BufRead> ExportReader<R> {
     fn fill(&mut self) -> Result<Option<RawChunk>, ExportError> {
         loop {
             self.buf.clear();
+            self.xml.get_mut().start_event();
             let event = self.xml.read_event_into(&mut self.buf).map_err(|e| match e {
-                // The input failed (a storage stream dropped): not the file's fault.
-                quick_xml::Error::Io(io) => ExportError::Io(io.to_string()),
+                quick_xml::Error::Io(io) => match Limit::of_io(&io) {
+                    Some(limit) => {
+                        ExportError::Refused { offset: self.xml.buffer_position(), limit }
+                    }
+                    None => ExportError::Io(io.to_string()),
+                },
                 e => ExportError::Xml { offset: self.xml.error_position(), reason: e.to_string() },
             })?;
             let (tag, empty) = match &event {
@@ -136,10 +166,12 @@ impl<R: BufRead> ExportReader<R> {
                             && !self.in_route
                         {
                             w.metadata.push(content.to_vec());
+                            self.chunk.held += content.len();
                         }
                     }
                     b"Workout" => {
                         let w = RawWorkout { tag: content.to_vec(), ..Default::default() };
+                        self.chunk.held += content.len();
                         if empty {
                             self.chunk.workouts.push(w);
                         } else {
@@ -149,11 +181,13 @@ impl<R: BufRead> ExportReader<R> {
                     b"WorkoutStatistics" => {
                         if let Some(w) = self.open_workout.as_mut() {
                             w.statistics.push(content.to_vec());
+                            self.chunk.held += content.len();
                         }
                     }
                     b"WorkoutEvent" => {
                         if let Some(w) = self.open_workout.as_mut() {
                             w.events.push(content.to_vec());
+                            self.chunk.held += content.len();
                         }
                     }
                     b"WorkoutRoute" => self.in_route = !empty,
@@ -163,10 +197,14 @@ impl<R: BufRead> ExportReader<R> {
                                 super::attrs::Attrs::of_tag(content).find(|(k, _)| *k == b"path")
                             && let Some(path) = super::attrs::text(path)
                         {
+                            self.chunk.held += path.len();
                             w.route_files.push(path.into_owned());
                         }
                     }
-                    b"ActivitySummary" => self.chunk.summaries.push(content.to_vec()),
+                    b"ActivitySummary" => {
+                        self.chunk.summaries.push(content.to_vec());
+                        self.chunk.held += content.len();
+                    }
                     _ => {}
                 }
             }
@@ -194,9 +232,15 @@ impl<R: BufRead> ExportReader<R> {
                 }
                 _ => {}
             }
-            // Never cut a record from its metadata or a workout from its statistics.
-            if self.chunk.is_full() && self.open_record.is_none() && self.open_workout.is_none() {
-                return Ok(Some(self.take_chunk()));
+            // Never cut a record from its metadata or a workout from its statistics; but an
+            // element that does not close within a bound is refused.
+            if self.open_record.is_none() && self.open_workout.is_none() {
+                if self.chunk.is_full() {
+                    return Ok(Some(self.take_chunk()));
+                }
+            } else if self.chunk.bytes() > self.open_max {
+                let limit = Limit::Open { max: self.open_max };
+                return Err(ExportError::Refused { offset: self.bytes_read(), limit });
             }
         }
     }

@@ -121,3 +121,88 @@ fn malformed_and_truncated_files_fail_with_a_position() {
     }
     assert!(matches!(read_all(b"<NotHealth/>").err(), Some(ExportError::NotAnExport)));
 }
+
+/// `unit` over and over.
+struct Repeat {
+    unit: &'static [u8],
+    at: usize,
+}
+
+impl std::io::Read for Repeat {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        for b in buf.iter_mut() {
+            *b = self.unit[self.at];
+            self.at = (self.at + 1) % self.unit.len();
+        }
+        Ok(buf.len())
+    }
+}
+
+/// `head`, then `unit` repeated up to `bytes` in all, never closing what `head` opened.
+fn hostile(head: &'static [u8], unit: &'static [u8], bytes: u64) -> impl std::io::BufRead {
+    use std::io::Read;
+    std::io::BufReader::new(head.chain(Repeat { unit, at: 0 }).take(bytes))
+}
+
+/// The chunks read before the first error, and that error (open elements bounded at 1 MiB).
+fn read_raw(input: impl std::io::BufRead) -> (usize, Option<ExportError>) {
+    let mut chunks = 0;
+    for chunk in ExportReader::with_open_max(input, 1 << 20) {
+        match chunk {
+            Ok(_) => chunks += 1,
+            Err(e) => return (chunks, Some(e)),
+        }
+    }
+    (chunks, None)
+}
+
+fn refused(e: &Option<ExportError>) -> Option<&Limit> {
+    match e {
+        Some(ExportError::Refused { limit, .. }) => Some(limit),
+        _ => None,
+    }
+}
+
+#[test]
+fn hostile_exports_are_refused_with_the_bound_they_broke() {
+    let event = Some(&Limit::Event { max: 8 << 20 });
+    // One text node of 9 MiB.
+    let (_, err) = read_raw(hostile(b"<HealthData>", b"x", 9 << 20));
+    assert_eq!(refused(&err), event, "{err:?}");
+    // A tag that never ends.
+    let (_, err) = read_raw(hostile(b"<HealthData><Record value=\"", b"1", 9 << 20));
+    assert_eq!(refused(&err), event, "{err:?}");
+    assert!(err.is_some_and(|e| e.to_string().contains("larger than 8388608 bytes")));
+
+    let open = Some(&Limit::Open { max: 1 << 20 });
+    // A workout that never closes: its statistics pile up.
+    let (_, err) = read_raw(hostile(
+        b"<HealthData><Workout workoutActivityType=\"HKWorkoutActivityTypeRunning\">",
+        b"<WorkoutStatistics type=\"HKQuantityTypeIdentifierActiveEnergyBurned\" sum=\"1\"/>",
+        2 << 20,
+    ));
+    assert_eq!(refused(&err), open, "{err:?}");
+    // A record that never closes, with records inside it.
+    let (_, err) = read_raw(hostile(
+        b"<HealthData><Record type=\"HKQuantityTypeIdentifierHeartRate\" value=\"1\">",
+        b"<Record type=\"HKQuantityTypeIdentifierStepCount\" value=\"1\"/>",
+        2 << 20,
+    ));
+    assert_eq!(refused(&err), open, "{err:?}");
+}
+
+#[test]
+fn workouts_in_a_row_are_cut_into_chunks_like_records() {
+    // 30 MiB of workouts, each closed: more than one chunk's worth, so chunks come out before
+    // the end (where this file, cut anywhere, is broken).
+    let (chunks, err) = read_raw(hostile(
+        b"<HealthData>",
+        b"<Workout workoutActivityType=\"HKWorkoutActivityTypeRunning\" duration=\"1\"/>",
+        30 << 20,
+    ));
+    assert!(chunks >= 1, "{chunks}");
+    assert!(
+        matches!(err, Some(ExportError::Truncated { .. } | ExportError::Xml { .. })),
+        "{err:?}"
+    );
+}
