@@ -579,20 +579,9 @@ impl std::io::Read for DropsHalfWay {
 /// fails both.
 #[tokio::test]
 async fn an_interrupted_import_is_queued_again_with_its_run() {
-    use schema::imports::{ImportOrigin, NewImport};
     let app = TestApp::spawn_with(Mode::ApiOnly, |_| {}).await;
     let key = app.api_key().await;
-    let user = app.user(&key, json!({})).await;
-    let db = schema::Db::connect(&app.settings.database_url, 2).await.expect("db");
-    let new = NewImport {
-        user_id: user.parse().expect("uuid"),
-        bucket: "b",
-        key: "k",
-        etag: "e",
-        size: None,
-        origin: ImportOrigin::Cli,
-    };
-    let id = schema::imports::queue(&db, &new).await.expect("queue").expect("new");
+    let (user, db, id) = queued_import(&app, &key).await;
     let xml = export(2);
     let half = xml[..xml.len() / 2].to_vec();
     let run_of = |body: Value| {
@@ -628,6 +617,23 @@ async fn an_interrupted_import_is_queued_again_with_its_run() {
     }
 }
 
+/// A new user with an import queued for them (as the CLI queues one): the user, a pool, the id.
+async fn queued_import(app: &TestApp, key: &Auth) -> (String, schema::Db, uuid::Uuid) {
+    use schema::imports::{ImportOrigin, NewImport};
+    let user = app.user(key, json!({})).await;
+    let db = schema::Db::connect(&app.settings.database_url, 2).await.expect("db");
+    let new = NewImport {
+        user_id: user.parse().expect("uuid"),
+        bucket: "b",
+        key: "k",
+        etag: "e",
+        size: None,
+        origin: ImportOrigin::Cli,
+    };
+    let id = schema::imports::queue(&db, &new).await.expect("queue").expect("new");
+    (user, db, id)
+}
+
 async fn claimed(db: &schema::Db, id: uuid::Uuid) -> schema::imports::Import {
     use ingest::import_job::{MAX_ATTEMPTS, STALE_AFTER};
     match schema::imports::claim(db, id, STALE_AFTER, MAX_ATTEMPTS).await.expect("claim") {
@@ -641,20 +647,10 @@ async fn claimed(db: &schema::Db, id: uuid::Uuid) -> schema::imports::Import {
 #[tokio::test]
 async fn an_import_that_keeps_stopping_its_worker_is_parked_as_failed() {
     use ingest::import_job::{MAX_ATTEMPTS, STALE_AFTER};
-    use schema::imports::{Claim, ImportOrigin, NewImport};
+    use schema::imports::Claim;
     let app = TestApp::spawn_with(Mode::ApiOnly, |_| {}).await;
     let key = app.api_key().await;
-    let user = app.user(&key, json!({})).await;
-    let db = schema::Db::connect(&app.settings.database_url, 2).await.expect("db");
-    let new = NewImport {
-        user_id: user.parse().expect("uuid"),
-        bucket: "b",
-        key: "poison",
-        etag: "e",
-        size: None,
-        origin: ImportOrigin::Cli,
-    };
-    let id = schema::imports::queue(&db, &new).await.expect("queue").expect("new");
+    let (_, db, id) = queued_import(&app, &key).await;
     let die = "update imports set heartbeat_at = now() - interval '1 hour' where id = $1";
     for attempt in 1..=MAX_ATTEMPTS {
         assert_eq!(claimed(&db, id).await.attempts, attempt);
