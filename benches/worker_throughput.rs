@@ -112,10 +112,11 @@ async fn main() {
         raw_bytes += body.len();
         expected += a.records;
         let compressed = zstd::bulk::compress(body.as_bytes(), 1).expect("zstd");
-        let id = schema::sdk_batches::insert(&db, user, "bench", &compressed, body.len() as i32)
+        let size = body.len() as i32;
+        let inserted = schema::sdk_batches::insert(&db, user, "bench", &compressed, size, i64::MAX)
             .await
-            .expect("insert")
-            .expect("user exists");
+            .expect("insert");
+        let schema::sdk_batches::Inserted::Batch(id) = inserted else { panic!("{inserted:?}") };
         ids.push(id);
     }
     // The provider column is informative; processing reads the envelope.

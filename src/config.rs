@@ -54,6 +54,11 @@ pub struct Settings {
     #[arg(long, env = "SDK_MAX_BODY_BYTES", global = true, default_value_t = 50 * 1024 * 1024)]
     pub sdk_max_body_bytes: usize,
 
+    /// Bytes of SDK batches (as sent) one user may have waiting to be processed; a batch sent
+    /// beyond that is answered 503 with `Retry-After`, which the SDKs retry later.
+    #[arg(long, env = "SDK_MAX_PENDING_BYTES_PER_USER", global = true, default_value_t = 256 * 1024 * 1024)]
+    pub sdk_max_pending_bytes_per_user: i64,
+
     /// Batches one worker process handles at once (each waits on its commit, so more than the
     /// cores helps with small batches).
     #[arg(long, env = "WORKER_CONCURRENCY", global = true, default_value_t = 4)]
@@ -181,6 +186,7 @@ impl Settings {
             admin_email: self.admin_email.clone(),
             admin_password: self.admin_password.clone().filter(|p| !p.is_empty()),
             sdk_max_body_bytes: self.sdk_max_body_bytes,
+            sdk_max_pending_bytes: self.sdk_max_pending_bytes_per_user,
             completion_mode: self.s3.upload_completion_mode,
             part_size: self.s3.multipart_part_size,
             bucket_events_secret: self.s3.bucket_events_secret.clone().filter(|s| !s.is_empty()),

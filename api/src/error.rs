@@ -52,6 +52,9 @@ pub enum ApiError {
     /// A client error with the contract's `{detail}` body.
     #[error("{status}: {detail}")]
     Client { status: StatusCode, detail: String, bearer_challenge: bool },
+    /// Not now: the client should come back after `retry_after` seconds (`Retry-After`).
+    #[error("{status}: {detail} (retry after {retry_after} s)")]
+    Later { status: StatusCode, detail: String, retry_after: u64 },
     /// 422 with the validation array.
     #[error("validation failed: {0:?}")]
     Validation(Vec<FieldError>),
@@ -126,6 +129,11 @@ impl IntoResponse for ApiError {
                         .headers_mut()
                         .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
                 }
+                response
+            }
+            ApiError::Later { status, detail: text, retry_after } => {
+                let mut response = detail(status, &text);
+                response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(retry_after));
                 response
             }
             ApiError::Validation(errors) => {

@@ -34,6 +34,8 @@ pub struct ApiConfig {
     pub admin_password: Option<String>,
     /// Largest SDK sync body accepted (after decompression).
     pub sdk_max_body_bytes: usize,
+    /// Bytes of SDK batches one user may have waiting to be processed; more → 503.
+    pub sdk_max_pending_bytes: i64,
     /// What starts processing an upload.
     pub completion_mode: CompletionMode,
     /// Part size handed to multipart uploads.

@@ -44,40 +44,76 @@ pub struct Batch {
     pub received_at: DateTime<Utc>,
 }
 
-/// Stores a batch and its queued sync run in one statement. `None` when the user does not exist.
+/// What storing a batch came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Inserted {
+    /// Stored, with its queued sync run.
+    Batch(Uuid),
+    /// No such user.
+    NoUser,
+    /// Not stored: the user already has `pending` bytes waiting, at or over the bound.
+    Backlog { pending: i64 },
+}
+
+/// Stores a batch (its body compressed; `body_size` bytes as sent) with its queued sync run,
+/// while the user has fewer than `max_pending` bytes of batches waiting to be processed.
 pub async fn insert(
     db: &Db,
     user_id: Uuid,
     provider: &str,
     compressed_body: &[u8],
     body_size: i32,
-) -> Result<Option<Uuid>> {
+    max_pending: i64,
+) -> Result<Inserted> {
     let client = db.client().await?;
     let stmt = client
         .prepare_cached(
-            "with b as (
+            "with u as (select 1 from users where id = $2),
+             q as (select coalesce(sum(body_size), 0)::bigint as pending
+                   from sdk_batches where user_id = $2 and status = $9),
+             b as (
                  insert into sdk_batches (id, user_id, provider, body, body_size)
-                 select $1, $2, $3, $4, $5 where exists (select 1 from users where id = $2)
-                 returning id, user_id, provider, received_at)
-             insert into sync_runs (id, user_id, provider, source, status, stage, message, created_at, updated_at)
-             select id, user_id, provider, $6::text, $7::run_status, $8::run_stage, 'Batch received', received_at, received_at
-             from b
-             returning id",
+                 select $1, $2, $3, $4, $5 from u, q where q.pending < $10
+                 returning id, user_id, provider, received_at),
+             r as (
+                 insert into sync_runs (id, user_id, provider, source, status, stage, message,
+                                        created_at, updated_at)
+                 select id, user_id, provider, $6::text, $7::run_status, $8::run_stage,
+                        'Batch received', received_at, received_at
+                 from b
+                 returning id)
+             select exists (select 1 from u), (select pending from q), exists (select 1 from r)",
         )
         .await?;
     let id = Uuid::now_v7();
     let (source, status) = (RunSource::Sdk.as_str(), RunStatus::Queued);
-    let params: [&(dyn ToSql + Sync); 8] =
-        [&id, &user_id, &provider, &compressed_body, &body_size, &source, &status, &status.stage()];
-    let row = client.query_opt(&stmt, &params).await;
-    match row {
-        Ok(row) => Ok(row.map(|_| id)),
+    let params: [&(dyn ToSql + Sync); 10] = [
+        &id,
+        &user_id,
+        &provider,
+        &compressed_body,
+        &body_size,
+        &source,
+        &status,
+        &status.stage(),
+        &BatchStatus::Queued,
+        &max_pending,
+    ];
+    let row = match client.query_one(&stmt, &params).await {
+        Ok(row) => row,
         // The user was deleted between the check and the insert.
         Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::FOREIGN_KEY_VIOLATION) => {
-            Ok(None)
+            return Ok(Inserted::NoUser);
         }
-        Err(e) => Err(e.into()),
-    }
+        Err(e) => return Err(e.into()),
+    };
+    let (user, pending, stored): (bool, i64, bool) =
+        (row.try_get(0)?, row.try_get(1)?, row.try_get(2)?);
+    Ok(match (user, stored) {
+        (_, true) => Inserted::Batch(id),
+        (false, false) => Inserted::NoUser,
+        (true, false) => Inserted::Backlog { pending },
+    })
 }
 
 fn from_row(row: &tokio_postgres::Row) -> Result<Batch> {

@@ -294,10 +294,16 @@ async fn accept_path_errors() {
     let r = app.sync(&user, &key, r#"{"provider":"Samsung","sdkVersion":"1","syncTimestamp":"x","data":{"records":[{"type":"?"}]}}"#).await;
     assert_eq!(r.status, 202, "{}", r.body);
     assert_eq!(app.wait_batch(&r.str("task_id")).await, "done");
-    // A body that is no JSON at all fails in the worker, with a reason, not at the door.
+    // A body that is not JSON (junk after the provider) is refused at the door, as the
+    // reference refuses it, and nothing is stored.
+    let before = app.count("select count(*) from sdk_batches").await;
     let r = app.sync(&user, &key, r#"{"provider":"apple","data":{"records":[1,2,"#).await;
-    assert_eq!(r.status, 202, "{}", r.body);
-    assert_eq!(app.wait_batch(&r.str("task_id")).await, "failed");
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert!(r.detail().starts_with("JSON decode error - "), "{}", r.body);
+    let r =
+        app.sync(&user, &key, &format!(r#"{{"provider":"apple"}}{}"#, "x".repeat(50_000))).await;
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert_eq!(app.count("select count(*) from sdk_batches").await, before);
 
     // Over the limit: 413 with {detail}.
     let big = format!(
@@ -523,4 +529,33 @@ async fn android_units_are_converted_by_client() {
         .map(|a| a.iter().filter_map(|i| i["provider"].as_str()).collect())
         .unwrap_or_default();
     assert_eq!(names, vec!["google", "samsung"]);
+}
+
+/// A user whose batches wait unprocessed past the bound gets 503 with `Retry-After` (which the
+/// SDKs retry later; a 4xx would make iOS drop the chunk), and is accepted again once the
+/// worker has caught up.
+#[tokio::test]
+async fn a_full_backlog_is_answered_503_with_retry_after() {
+    let app = TestApp::spawn_with(crate::util::Mode::ApiOnly, |s| {
+        s.sdk_max_pending_bytes_per_user = 1;
+    })
+    .await;
+    let key = app.api_key().await;
+    let user = app.user(&key, json!({})).await;
+    let other = app.user(&key, json!({})).await;
+    let body = ios_body();
+    // Nothing waiting: accepted (the bound is on what waits, not on one batch).
+    let first = app.sync(&user, &key, &body).await;
+    assert_eq!(first.status, 202, "{}", first.body);
+    let r = app.sync(&user, &key, &body).await;
+    assert_eq!(r.status, 503, "{}", r.body);
+    assert_eq!(r.headers.get("retry-after").and_then(|v| v.to_str().ok()), Some("30"));
+    assert!(r.detail().contains("waiting to be processed"), "{}", r.body);
+    assert_eq!(app.count("select count(*) from sdk_batches").await, 1);
+    // Another user is not held up by this one.
+    assert_eq!(app.sync(&other, &key, &body).await.status, 202);
+
+    let _worker = app.binary(&["worker"]).spawn().expect("spawn a worker");
+    assert_eq!(app.wait_batch(&first.str("task_id")).await, "done");
+    assert_eq!(app.sync(&user, &key, &body).await.status, 202);
 }

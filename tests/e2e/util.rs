@@ -161,6 +161,7 @@ pub fn settings(database: &str) -> Settings {
         // Each test has its own Redis keys.
         redis_key_prefix: format!("wearhouse_test_{}", uuid::Uuid::new_v4().simple()),
         sdk_max_body_bytes: 1024 * 1024,
+        sdk_max_pending_bytes_per_user: 256 * 1024 * 1024,
         worker_concurrency: 2,
         worker_import_concurrency: 1,
         worker_claim_idle_seconds: 2,

@@ -1,7 +1,11 @@
 //! `POST /api/v1/sdk/users/{user_id}/sync`: the mobile SDK push. The hottest path: it reads the
-//! body (up to the configured limit), finds the provider without parsing the rest, stores the
-//! batch (compressed) durably, announces it to the workers and answers 202. Records are
-//! validated later, one by one, by the worker: a bad record never costs the client its batch.
+//! body (up to the configured limit), checks that it is well-formed JSON and finds the provider
+//! without parsing the rest, stores the batch (compressed) durably while the user's backlog is
+//! under its bound, announces it to the workers and answers 202. Records are validated later,
+//! one by one, by the worker: a bad record never costs the client its batch.
+//!
+//! A user over the backlog bound gets 503 with `Retry-After`, not a 4xx: the iOS SDK drops a
+//! chunk for good on any 4xx but 401, and retries later on a 5xx (README, "Limits").
 
 use std::io::Read;
 
@@ -10,6 +14,7 @@ use axum::body::{Body, Bytes};
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use ingest::sdk::envelope;
+use schema::sdk_batches::Inserted;
 use serde::Serialize;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
@@ -74,9 +79,18 @@ async fn read_body(headers: &HeaderMap, body: Body, limit: usize) -> ApiResult<B
     Ok(Bytes::from(out))
 }
 
-/// zstd at a fast level: SDK JSON shrinks about tenfold.
-fn compress(body: &[u8]) -> std::io::Result<Vec<u8>> {
-    zstd::bulk::compress(body, 1)
+/// How long a client over its backlog is asked to wait.
+const BACKLOG_RETRY_AFTER: u64 = 30;
+
+/// Checks the body is well-formed JSON, then compresses it (zstd at a fast level: SDK JSON
+/// shrinks about tenfold).
+fn check_and_compress(body: &[u8]) -> ApiResult<Vec<u8>> {
+    envelope::validate(body).map_err(|e| {
+        // The reference's wording for a body that is not JSON.
+        let reason = e.to_string();
+        ApiError::bad_request(format!("JSON decode error - {reason}"))
+    })?;
+    zstd::bulk::compress(body, 1).map_err(|e| ApiError::Other(format!("compressing a batch: {e}")))
 }
 
 /// Accepts a sync batch from the mobile SDK.
@@ -85,9 +99,10 @@ fn compress(body: &[u8]) -> std::io::Result<Vec<u8>> {
     request_body(content = Object, description = "The SDK sync payload: {provider, sdkVersion, syncTimestamp, data: {records, sleep, workouts}}"),
     responses(
         (status = 202, body = UploadOut),
-        (status = 400, body = ErrorBody, description = "Unsupported provider or malformed user id"),
+        (status = 400, body = ErrorBody, description = "Unsupported provider, a body that is not JSON, or a malformed user id"),
         (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody), (status = 413, body = ErrorBody),
+        (status = 503, body = ErrorBody, description = "The user's backlog is full: retry after `Retry-After` seconds"),
     ),
     security(("api_key" = []), ("bearer" = [])))]
 async fn sync(
@@ -105,17 +120,33 @@ async fn sync(
         return Err(ApiError::bad_request(envelope::unsupported_message(name.as_deref())));
     };
     let size = i32::try_from(bytes.len()).unwrap_or(i32::MAX);
-    let compressed = if bytes.len() > 1 << 20 {
-        tokio::task::spawn_blocking(move || compress(&bytes))
+    // Large bodies are checked and compressed off the async threads.
+    let compressed = if bytes.len() > 256 << 10 {
+        tokio::task::spawn_blocking(move || check_and_compress(&bytes))
             .await
-            .map_err(|e| ApiError::Other(e.to_string()))?
+            .map_err(|e| ApiError::Other(e.to_string()))??
     } else {
-        compress(&bytes)
-    }
-    .map_err(|e| ApiError::Other(format!("compressing a batch: {e}")))?;
-    let batch = schema::sdk_batches::insert(&state.db, id, provider.slug, &compressed, size)
-        .await?
-        .ok_or_else(|| ApiError::user_not_found(id))?;
+        check_and_compress(&bytes)?
+    };
+    let max_pending = state.config.sdk_max_pending_bytes;
+    let inserted =
+        schema::sdk_batches::insert(&state.db, id, provider.slug, &compressed, size, max_pending)
+            .await?;
+    let batch = match inserted {
+        Inserted::Batch(batch) => batch,
+        Inserted::NoUser => return Err(ApiError::user_not_found(id)),
+        Inserted::Backlog { pending } => {
+            metrics::counter!("wearhouse_batches_deferred_total").increment(1);
+            return Err(ApiError::Later {
+                status: StatusCode::SERVICE_UNAVAILABLE,
+                detail: format!(
+                    "This user has {pending} bytes of batches waiting to be processed (the \
+                     limit is {max_pending}); send this batch again later"
+                ),
+                retry_after: BACKLOG_RETRY_AFTER,
+            });
+        }
+    };
     // The batch is durable: if Redis is down, the worker's sweeper announces it later.
     if let Err(e) = state.queue.announce(&[batch]).await {
         tracing::warn!(error = %e, batch_id = %batch, "could not announce a batch; the sweeper will");

@@ -26,6 +26,15 @@ pub fn unsupported_message(name: Option<&str>) -> String {
     format!("Unsupported provider: {}. Supported: apple, samsung, google", name.unwrap_or("(none)"))
 }
 
+/// The accept-time check of a body: well-formed JSON (simd-json's validating parse, at memory
+/// speed, on a copy: the stored batch stays as sent). Records are checked one by one later;
+/// a body no worker could read at all is refused now, instead of being stored for a month.
+pub fn validate(body: &[u8]) -> Result<(), super::EnvelopeError> {
+    let mut copy = body.to_vec();
+    simd_json::to_tape(&mut copy).map_err(|e| super::EnvelopeError::Json(e.to_string()))?;
+    Ok(())
+}
+
 /// The top-level `provider` string of a JSON object, found without parsing the document:
 /// a scan that skips every other member's value. `None` if the body is not an object with a
 /// string `provider` (or is too malformed to tell).
@@ -162,6 +171,25 @@ mod tests {
             b"not json",
         ] {
             assert_eq!(peek_provider(body), None, "{}", String::from_utf8_lossy(body));
+        }
+    }
+
+    #[test]
+    fn a_body_is_well_formed_json_or_refused() {
+        assert_eq!(validate(br#"{"provider":"apple","data":{"records":[1, "x", null]}}"#), Ok(()));
+        for junk in [
+            &br#"{"provider":"apple", "#[..],
+            br#"{"provider":"apple"} trailing"#,
+            br#"{"provider":"apple", "data": [1, 2}"#,
+            b"{\"provider\":\"apple\", \"x\": \"\xff\"}",
+            b"",
+        ] {
+            let e = validate(junk);
+            assert!(
+                matches!(e, Err(crate::sdk::EnvelopeError::Json(_))),
+                "{}: {e:?}",
+                String::from_utf8_lossy(junk)
+            );
         }
     }
 
