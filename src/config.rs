@@ -64,6 +64,29 @@ pub struct Settings {
     #[arg(long, env = "WORKER_CONCURRENCY", global = true, default_value_t = 4)]
     pub worker_concurrency: usize,
 
+    /// Failed developer logins allowed per account within `LOGIN_FAILURE_WINDOW_SECONDS`; more
+    /// are answered 429 with `Retry-After` until the window ends.
+    #[arg(long, env = "LOGIN_MAX_FAILURES_PER_ACCOUNT", global = true, default_value_t = 10)]
+    pub login_max_failures_per_account: u32,
+
+    /// Failed developer logins allowed per client address within the window.
+    #[arg(long, env = "LOGIN_MAX_FAILURES_PER_ADDRESS", global = true, default_value_t = 50)]
+    pub login_max_failures_per_address: u32,
+
+    /// The window failed logins are counted over, from the first failure.
+    #[arg(long, env = "LOGIN_FAILURE_WINDOW_SECONDS", global = true, default_value_t = 900)]
+    pub login_failure_window_seconds: u64,
+
+    /// Threads that hash passwords (Argon2), apart from every other work; up to four logins
+    /// per thread wait for one, more are answered 503.
+    #[arg(long, env = "PASSWORD_HASH_THREADS", global = true, default_value_t = 2)]
+    pub password_hash_threads: usize,
+
+    /// Behind a reverse proxy you trust: take the client's address from the last
+    /// `X-Forwarded-For` entry (for the per-address login throttle).
+    #[arg(long, env = "TRUST_FORWARDED_FOR", global = true, default_value_t = false, action = clap::ArgAction::Set)]
+    pub trust_forwarded_for: bool,
+
     /// Export imports one worker process runs at once, beside the batches (an import keeps a
     /// core busy for minutes; its own budget keeps SDK batches flowing meanwhile).
     #[arg(long, env = "WORKER_IMPORT_CONCURRENCY", global = true, default_value_t = 1)]
@@ -187,6 +210,14 @@ impl Settings {
             admin_password: self.admin_password.clone().filter(|p| !p.is_empty()),
             sdk_max_body_bytes: self.sdk_max_body_bytes,
             sdk_max_pending_bytes: self.sdk_max_pending_bytes_per_user,
+            login_limits: api::security::login_throttle::LoginLimits {
+                per_account: self.login_max_failures_per_account,
+                per_address: self.login_max_failures_per_address,
+                window: Duration::from_secs(self.login_failure_window_seconds),
+            },
+            password_hash_threads: self.password_hash_threads,
+            trust_forwarded_for: self.trust_forwarded_for,
+            redis_key_prefix: self.redis_key_prefix.clone(),
             completion_mode: self.s3.upload_completion_mode,
             part_size: self.s3.multipart_part_size,
             bucket_events_secret: self.s3.bucket_events_secret.clone().filter(|s| !s.is_empty()),

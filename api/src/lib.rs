@@ -13,12 +13,15 @@ pub mod validate;
 pub mod webhook_url;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tower_http::trace::TraceLayer;
 
+use security::hash_pool::HashPool;
+use security::login_throttle::LoginThrottle;
 use security::tokens::TokenKeys;
 
 /// Settings of the HTTP API.
@@ -48,6 +51,14 @@ pub struct ApiConfig {
     pub outbox: bool,
     /// Which webhook URLs are accepted.
     pub webhook_targets: webhook_url::TargetRules,
+    /// Failed logins allowed per account and per address within a window.
+    pub login_limits: security::login_throttle::LoginLimits,
+    /// Threads that hash passwords.
+    pub password_hash_threads: usize,
+    /// Take the client's address from `X-Forwarded-For` (behind a trusted reverse proxy).
+    pub trust_forwarded_for: bool,
+    /// Prefix of the service's Redis keys.
+    pub redis_key_prefix: String,
 }
 
 /// Which event dispatches the processing of an uploaded export. Only the configured one does,
@@ -69,6 +80,9 @@ pub struct AppState {
     /// Object storage for exports; `None` when not configured.
     pub storage: Option<ingest::object_store::Storage>,
     pub tokens: Arc<TokenKeys>,
+    /// Password hashes run here, never on the blocking pool.
+    pub hashes: Arc<HashPool>,
+    pub logins: Arc<LoginThrottle>,
     pub config: Arc<ApiConfig>,
 }
 
@@ -82,6 +96,8 @@ pub enum StartError {
     Io(#[from] std::io::Error),
     #[error("redis: {0}")]
     Redis(#[from] redis::RedisError),
+    #[error("starting the password-hash threads: {0}")]
+    HashPool(#[from] rayon::ThreadPoolBuildError),
 }
 
 /// Resolves the signing key and creates the first developer when there is none.
@@ -107,7 +123,13 @@ pub async fn build_state(
     ensure_admin(&db, &config).await?;
     let tokens = Arc::new(TokenKeys::new(secret.as_bytes(), config.access_token_minutes * 60));
     routes::metrics::recorder();
-    Ok(AppState { db, redis, queue, storage, tokens, config: Arc::new(config) })
+    let hashes = Arc::new(HashPool::new(config.password_hash_threads, Duration::from_secs(2))?);
+    let logins = Arc::new(LoginThrottle::new(
+        redis.clone(),
+        &config.redis_key_prefix,
+        config.login_limits.clone(),
+    ));
+    Ok(AppState { db, redis, queue, storage, tokens, hashes, logins, config: Arc::new(config) })
 }
 
 async fn ensure_admin(db: &schema::Db, config: &ApiConfig) -> Result<(), StartError> {
@@ -156,7 +178,9 @@ pub async fn serve(
 ) -> Result<(), StartError> {
     let addr = listener.local_addr()?;
     tracing::info!(%addr, "API listening");
-    axum::serve(listener, router(state)).with_graceful_shutdown(shutdown.cancelled_owned()).await?;
+    // Connection info: the login throttle counts failures per client address.
+    let app = router(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
+    axum::serve(listener, app).with_graceful_shutdown(shutdown.cancelled_owned()).await?;
     Ok(())
 }
 

@@ -119,3 +119,38 @@ async fn integration_routes_take_a_key_or_a_developer_token() {
         .await
         .assert_error(401, "Authentication required: provide JWT token or API key");
 }
+
+/// Failed logins are counted per account and per client address: past the limit the answer is
+/// 429 with `Retry-After` (even for the right password), before any hash is computed; a
+/// success clears the account's count.
+#[tokio::test]
+async fn repeated_login_failures_are_throttled_per_account_and_per_address() {
+    let app = TestApp::spawn_with(crate::util::Mode::ApiOnly, |s| {
+        s.login_max_failures_per_account = 3;
+        s.login_max_failures_per_address = 6;
+    })
+    .await;
+    let fail = |email: &'static str| {
+        let app = &app;
+        async move { app.login(email, "wrong password").await.status }
+    };
+    assert_eq!((fail(ADMIN_EMAIL).await, fail(ADMIN_EMAIL).await), (401, 401));
+    assert_eq!(app.login(ADMIN_EMAIL, ADMIN_PASSWORD).await.status, 200);
+    // The success cleared the account's two failures: three more are needed.
+    assert_eq!((fail(ADMIN_EMAIL).await, fail(ADMIN_EMAIL).await), (401, 401));
+    assert_eq!(fail(ADMIN_EMAIL).await, 401);
+    let r = app.login(&ADMIN_EMAIL.to_uppercase(), ADMIN_PASSWORD).await;
+    assert_eq!(r.status, 429, "{}", r.body);
+    let wait: u64 = r
+        .headers
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    assert!((1..=900).contains(&wait), "{wait}");
+    assert!(r.detail().starts_with("Too many failed login attempts"), "{}", r.body);
+
+    // Six failures from this address in all: every account is refused from here on.
+    assert_eq!(fail("nobody@example.com").await, 401);
+    assert_eq!(fail("someone@example.com").await, 429);
+}

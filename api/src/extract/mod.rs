@@ -3,10 +3,12 @@
 //! unauthenticated and malformed gets 401.
 
 mod auth;
+mod client_addr;
 mod json;
 mod query;
 
 pub use auth::{ApiAuth, DeveloperAuth, ImportAuth, Principal, SdkAuth};
+pub use client_addr::ClientAddr;
 pub use json::{ApiJson, double_option};
 pub use query::Query;
 

@@ -3,6 +3,7 @@
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::State;
+use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -12,7 +13,8 @@ use uuid::Uuid;
 
 use crate::AppState;
 use crate::error::{ApiError, ApiResult, ErrorBody};
-use crate::extract::DeveloperAuth;
+use crate::extract::{ClientAddr, DeveloperAuth};
+use crate::security::login_throttle::Attempt;
 use crate::security::passwords;
 use crate::security::tokens::Scope;
 
@@ -54,8 +56,14 @@ const WRONG_LOGIN: &str = "Incorrect email or password";
 /// answered like a wrong password, so the endpoint tells nothing about which accounts exist.
 #[utoipa::path(post, path = "/auth/login", tag = "auth",
     request_body(content = LoginForm, content_type = "application/x-www-form-urlencoded"),
-    responses((status = 200, body = LoginOut), (status = 401, body = ErrorBody)))]
-async fn login(State(state): State<AppState>, body: Bytes) -> ApiResult<Json<LoginOut>> {
+    responses((status = 200, body = LoginOut), (status = 401, body = ErrorBody),
+        (status = 429, body = ErrorBody, description = "Too many failed logins for this account or from this address; see `Retry-After`"),
+        (status = 503, body = ErrorBody, description = "Too many logins at once; see `Retry-After`")))]
+async fn login(
+    State(state): State<AppState>,
+    ClientAddr(address): ClientAddr,
+    body: Bytes,
+) -> ApiResult<Json<LoginOut>> {
     let mut username = None;
     let mut password = None;
     for (k, v) in url::form_urlencoded::parse(&body) {
@@ -68,13 +76,28 @@ async fn login(State(state): State<AppState>, body: Bytes) -> ApiResult<Json<Log
     let (Some(username), Some(password)) = (username, password) else {
         return Err(ApiError::bearer_unauthorized(WRONG_LOGIN));
     };
+    let attempt = Attempt { account: username.clone(), address };
+    if let Some(wait) = state.logins.blocked(&attempt).await {
+        return Err(ApiError::Later {
+            status: StatusCode::TOO_MANY_REQUESTS,
+            detail: format!("Too many failed login attempts; try again in {wait} seconds"),
+            retry_after: wait,
+        });
+    }
     let developer = schema::developers::find_by_email(&state.db, username.trim()).await?;
     let hash = developer.as_ref().map(|d| d.password_hash.clone());
-    let ok = passwords::verify_off_thread(password, hash).await;
+    let ok =
+        passwords::verify_on(&state.hashes, password, hash).await.map_err(|_| ApiError::Later {
+            status: StatusCode::SERVICE_UNAVAILABLE,
+            detail: "Too many logins at once; try again in a moment".into(),
+            retry_after: 1,
+        })?;
     let Some(developer) = developer.filter(|_| ok) else {
-        tracing::info!("failed developer login");
+        tracing::info!(?address, "failed developer login");
+        state.logins.failed(&attempt).await;
         return Err(ApiError::bearer_unauthorized(WRONG_LOGIN));
     };
+    state.logins.succeeded(&attempt).await;
     let token = state
         .tokens
         .issue(developer.id, Scope::Developer)

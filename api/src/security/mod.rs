@@ -1,5 +1,8 @@
-//! Credentials: password hashing, signed access tokens, and random secrets.
+//! Credentials: password hashing (on a pool of its own), the login throttle, signed access
+//! tokens, and random secrets.
 
+pub mod hash_pool;
+pub mod login_throttle;
 pub mod passwords;
 pub mod secrets;
 pub mod tokens;

@@ -5,6 +5,8 @@ use argon2::password_hash::rand_core::OsRng;
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 use std::sync::LazyLock;
 
+use super::hash_pool::{Busy, HashPool};
+
 pub fn hash(password: &str) -> Result<String, argon2::password_hash::Error> {
     let salt = SaltString::generate(&mut OsRng);
     Ok(Argon2::default().hash_password(password.as_bytes(), &salt)?.to_string())
@@ -17,11 +19,15 @@ pub fn verify(password: &str, hash: &str) -> bool {
         .unwrap_or(false)
 }
 
-/// `verify` off the async threads: Argon2 deliberately takes tens of milliseconds.
-/// With no stored hash (unknown email) a dummy hash is checked, so that the answer takes as
-/// long whether or not the account exists.
-pub async fn verify_off_thread(password: String, hash: Option<String>) -> bool {
-    tokio::task::spawn_blocking(move || match hash {
+/// `verify` on the hash pool (Argon2 deliberately takes tens of milliseconds). With no stored
+/// hash (unknown email) a dummy hash is checked, so that the answer takes as long whether or
+/// not the account exists.
+pub async fn verify_on(
+    pool: &HashPool,
+    password: String,
+    hash: Option<String>,
+) -> Result<bool, Busy> {
+    pool.run(move || match hash {
         Some(hash) => verify(&password, &hash),
         None => {
             let _ = verify(&password, &DUMMY_HASH);
@@ -29,7 +35,6 @@ pub async fn verify_off_thread(password: String, hash: Option<String>) -> bool {
         }
     })
     .await
-    .unwrap_or(false)
 }
 
 /// A hash with the default parameters, checked when there is no account to check against.

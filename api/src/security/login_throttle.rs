@@ -1,0 +1,93 @@
+//! Failed developer logins, counted in Redis per account and per client address over a
+//! window: past the limit, logins for that account (or from that address) are answered 429
+//! with `Retry-After` until the window ends, before any password is hashed. A success clears
+//! the account's count. Redis unreachable: logins go on unthrottled (the hash pool still bounds
+//! their cost), with a warning.
+
+use std::net::IpAddr;
+use std::time::Duration;
+
+use redis::aio::ConnectionManager;
+
+/// The throttle's settings.
+#[derive(Debug, Clone)]
+pub struct LoginLimits {
+    pub per_account: u32,
+    pub per_address: u32,
+    pub window: Duration,
+}
+
+/// Who is logging in.
+#[derive(Debug, Clone)]
+pub struct Attempt {
+    /// The email, as typed (compared without case).
+    pub account: String,
+    pub address: Option<IpAddr>,
+}
+
+pub struct LoginThrottle {
+    redis: ConnectionManager,
+    prefix: String,
+    limits: LoginLimits,
+}
+
+impl LoginThrottle {
+    pub fn new(redis: ConnectionManager, prefix: &str, limits: LoginLimits) -> LoginThrottle {
+        LoginThrottle { redis, prefix: format!("{prefix}:login-failures"), limits }
+    }
+
+    /// The counters of an attempt, with the limit of each.
+    fn keys(&self, a: &Attempt) -> Vec<(String, u32)> {
+        let mut keys = vec![(
+            format!("{}:account:{}", self.prefix, a.account.trim().to_lowercase()),
+            self.limits.per_account,
+        )];
+        if let Some(ip) = a.address {
+            keys.push((format!("{}:address:{ip}", self.prefix), self.limits.per_address));
+        }
+        keys
+    }
+
+    /// `Some(seconds)` to wait when the account or the address has used up its failures.
+    pub async fn blocked(&self, a: &Attempt) -> Option<u64> {
+        let keys = self.keys(a);
+        let mut pipe = redis::pipe();
+        for (key, _) in &keys {
+            pipe.get(key).ttl(key);
+        }
+        let mut conn = self.redis.clone();
+        let replies: Vec<(Option<u32>, i64)> = match pipe.query_async(&mut conn).await {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::warn!(error = %e, "login throttle unavailable (Redis)");
+                return None;
+            }
+        };
+        keys.iter()
+            .zip(replies)
+            .filter(|((_, max), (count, _))| count.is_some_and(|c| c >= *max))
+            .map(|(_, (_, ttl))| ttl.max(1) as u64)
+            .max()
+    }
+
+    /// Counts a failed attempt against the account and the address.
+    pub async fn failed(&self, a: &Attempt) {
+        let window = self.limits.window.as_secs().max(1) as i64;
+        let mut pipe = redis::pipe();
+        for (key, _) in self.keys(a) {
+            // The window starts at the first failure.
+            pipe.incr(&key, 1).ignore().cmd("EXPIRE").arg(&key).arg(window).arg("NX").ignore();
+        }
+        let mut conn = self.redis.clone();
+        if let Err(e) = pipe.query_async::<()>(&mut conn).await {
+            tracing::warn!(error = %e, "could not count a failed login (Redis)");
+        }
+    }
+
+    /// Clears the account's failures after a successful login.
+    pub async fn succeeded(&self, a: &Attempt) {
+        let Some((key, _)) = self.keys(a).into_iter().next() else { return };
+        let mut conn = self.redis.clone();
+        let _ = redis::cmd("DEL").arg(key).query_async::<()>(&mut conn).await;
+    }
+}
