@@ -18,6 +18,18 @@ pub fn end_bound(t: QueryTime) -> DateTime<Utc> {
     if t.date_only { t.at + chrono::Duration::days(1) } else { t.at }
 }
 
+/// The earliest and the latest instant a parameter may name: health data lies well inside, and
+/// arithmetic on the bounds (a date-only end plus a day, local days) never overflows.
+pub fn range() -> (DateTime<Utc>, DateTime<Utc>) {
+    let at = |y| Utc.with_ymd_and_hms(y, 1, 1, 0, 0, 0).single().unwrap_or_default();
+    (at(1900), at(2200))
+}
+
+/// The message for a value outside [`range`].
+pub fn out_of_range_message() -> &'static str {
+    "Value error, dates must lie between 1900-01-01 and 2199-12-31"
+}
+
 /// The message for a value that is none of the accepted formats.
 pub fn invalid_message(value: &str) -> String {
     format!("Invalid datetime format: '{value}'. Expected ISO 8601 format or Unix timestamp.")
@@ -103,6 +115,16 @@ mod tests {
         {
             assert_eq!(parse(input), None, "{input}");
         }
+    }
+
+    #[test]
+    fn far_dates_parse_and_lie_outside_the_range() {
+        let (earliest, latest) = range();
+        assert_eq!(earliest, at("1900-01-01T00:00:00Z"));
+        assert_eq!(latest, at("2200-01-01T00:00:00Z"));
+        // chrono reads them; adding a day to the last one used to panic.
+        let far = parse("+262142-12-31").map(|t| t.at);
+        assert!(far.is_some_and(|t| t >= latest), "{far:?}");
     }
 
     #[test]

@@ -171,3 +171,40 @@ fn capitalise(s: &str) -> String {
         None => String::new(),
     }
 }
+
+/// The answer to a handler that panicked: 500 `{detail}`, the panic logged.
+pub fn panic_response(panic: Box<dyn std::any::Any + Send + 'static>) -> Response {
+    let message = panic
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| panic.downcast_ref::<&str>().copied())
+        .unwrap_or("(no message)");
+    tracing::error!(panic = message, "a request handler panicked");
+    detail(StatusCode::INTERNAL_SERVER_ERROR, "Internal Server Error")
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::Router;
+    use axum::body::Body;
+    use axum::http::Request;
+    use tower::ServiceExt;
+    use tower_http::catch_panic::CatchPanicLayer;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn a_handler_that_panics_answers_500_in_the_contracts_shape() {
+        async fn boom() -> &'static str {
+            panic!("a bug")
+        }
+        let app = Router::new()
+            .route("/boom", axum::routing::get(boom))
+            .layer(CatchPanicLayer::custom(panic_response));
+        let request = Request::get("/boom").body(Body::empty()).expect("request");
+        let response = app.oneshot(request).await.expect("a response, not a dropped connection");
+        assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        let body = axum::body::to_bytes(response.into_body(), 1024).await.unwrap_or_default();
+        assert_eq!(&body[..], br#"{"detail":"Internal Server Error"}"#);
+    }
+}

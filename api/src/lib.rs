@@ -18,6 +18,7 @@ use std::time::Duration;
 use axum::Router;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
+use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::trace::TraceLayer;
 
 use security::hash_pool::HashPool;
@@ -166,6 +167,9 @@ pub fn router(state: AppState) -> Router {
     api.route_layer(axum::middleware::from_fn(routes::metrics::track))
         .merge(openapi::docs(doc))
         .merge(routes::static_files::router())
+        // A handler that panics (a bug) answers 500 in the contract's shape; the connection
+        // and the process live on.
+        .layer(CatchPanicLayer::custom(error::panic_response))
         .layer(TraceLayer::new_for_http())
         .with_state(state)
 }

@@ -102,7 +102,8 @@ impl Cursor {
         let text = String::from_utf8(bytes).map_err(|_| invalid())?;
         let (at, id) = text.split_once('|').ok_or_else(invalid)?;
         let at = DateTime::parse_from_rfc3339(at).map_err(|_| invalid())?.with_timezone(&Utc);
-        if id.is_empty() {
+        let (earliest, latest) = crate::dates::range();
+        if id.is_empty() || at < earliest || at >= latest {
             return Err(invalid());
         }
         Ok(Cursor { at, key: id.to_string(), backward })

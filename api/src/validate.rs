@@ -151,7 +151,7 @@ impl Params {
         Params { pairs, errors: Vec::new() }
     }
 
-    fn loc(name: &str) -> Vec<Value> {
+    pub fn loc(name: &str) -> Vec<Value> {
         vec![json!("query"), json!(name)]
     }
 
@@ -242,8 +242,7 @@ impl Params {
             }
             return None;
         };
-        let parsed = dates::parse(raw);
-        if parsed.is_none() {
+        let Some(parsed) = dates::parse(raw) else {
             let e = FieldError::new(
                 Self::loc(name),
                 "datetime_parsing",
@@ -251,8 +250,16 @@ impl Params {
                 json!(raw),
             );
             self.errors.push(e);
+            return None;
+        };
+        let (earliest, latest) = dates::range();
+        if parsed.at < earliest || parsed.at >= latest {
+            let msg = dates::out_of_range_message();
+            let e = FieldError::new(Self::loc(name), "value_error", msg, json!(raw));
+            self.errors.push(e);
+            return None;
         }
-        parsed
+        Some(parsed)
     }
 
     /// A required date/time bound; for convenience when only the instant matters.

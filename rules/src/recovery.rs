@@ -140,8 +140,14 @@ pub fn days(
         (1..=BASELINE_DAYS).filter_map(|k| mean_of(date - Duration::days(k), id)).collect()
     };
     let mut items = BTreeMap::new();
-    let mut date = first;
-    while date <= last {
+    // Only days with a rollup or a night can have data: the walk costs what the data does,
+    // whatever the window.
+    let dates: std::collections::BTreeSet<NaiveDate> = rollups
+        .range(first..=last)
+        .map(|(d, _)| *d)
+        .chain(nights.range(first..=last).map(|(d, _)| *d))
+        .collect();
+    for date in dates {
         let summary = nights.get(&date).map(|s| sleep::day(date, s, sources));
         let rhr = mean_of(date, series::RESTING_HEART_RATE);
         let sdnn = mean_of(date, series::HRV_SDNN);
@@ -190,7 +196,6 @@ pub fn days(
             };
             items.insert(date, day);
         }
-        date += Duration::days(1);
     }
     items
 }

@@ -378,3 +378,46 @@ async fn data_counts_with_and_without_a_window() {
     let d = get(&app, &key, &user, "data?start_date=2026-03-12").await;
     assert_eq!(d["total_data_points"], 0);
 }
+
+/// Dates far outside any health data, and summary windows longer than a year, are 422 (a
+/// far-future end used to overflow while computing the window and drop the connection).
+#[tokio::test]
+async fn far_dates_and_overlong_windows_are_refused() {
+    let app = TestApp::spawn().await;
+    let key = app.api_key().await;
+    let user = app.user(&key, json!({})).await;
+    let base = format!("/api/v1/users/{user}");
+    let far = "%2B262142-12-31";
+    let r = app
+        .get(&format!("{base}/summaries/activity?start_date=2026-01-01&end_date={far}"), &key)
+        .await;
+    r.assert_invalid(&["query", "end_date"], "value_error");
+    let r = app
+        .get(
+            &format!("{base}/timeseries?start_time=2026-01-01&end_time={far}&types=heart_rate"),
+            &key,
+        )
+        .await;
+    r.assert_invalid(&["query", "end_time"], "value_error");
+    let r = app
+        .get(&format!("{base}/events/sleep?start_date=1000-01-01&end_date=2026-01-01"), &key)
+        .await;
+    r.assert_invalid(&["query", "start_date"], "value_error");
+
+    for what in ["activity", "sleep", "recovery"] {
+        let r = app
+            .get(
+                &format!("{base}/summaries/{what}?start_date=2025-01-01&end_date=2026-01-01"),
+                &key,
+            )
+            .await;
+        assert_eq!(r.status, 200, "{what}: a year and a day: {}", r.body);
+        let r = app
+            .get(
+                &format!("{base}/summaries/{what}?start_date=2025-01-01&end_date=2026-01-02"),
+                &key,
+            )
+            .await;
+        r.assert_invalid(&["query", "end_date"], "value_error");
+    }
+}

@@ -17,7 +17,7 @@ use utoipa_axum::router::OpenApiRouter;
 use uuid::Uuid;
 
 use crate::AppState;
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, FieldError};
 use crate::pagination::{Cursor, CursorPagination, paginate};
 use crate::validate::Params;
 
@@ -54,8 +54,19 @@ pub struct DayPaging {
     pub cursor: Option<Cursor>,
 }
 
+/// The longest window a day-paged summary reads (every page reads the whole window).
+pub const MAX_DAYS: i64 = 366;
+
 pub fn day_paging(mut params: Params, max_limit: i64) -> ApiResult<DayPaging> {
-    let window = params.window("start_date", "end_date", true);
+    let mut window = params.window("start_date", "end_date", true);
+    if let Some((start, end)) = window
+        && end - start > Duration::days(MAX_DAYS)
+    {
+        let msg = format!("Value error, the window may span at most {MAX_DAYS} days");
+        let input = serde_json::json!(params.raw("end_date"));
+        params.push(FieldError::new(Params::loc("end_date"), "value_error", msg, input));
+        window = None;
+    }
     let limit = params.limit(50, max_limit);
     let raw = params.string("cursor");
     params.finish()?;
