@@ -121,6 +121,12 @@ pub struct Settings {
     #[arg(long, env = "WEBHOOK_CA_FILE", global = true)]
     pub webhook_ca_file: Option<std::path::PathBuf>,
 
+    /// An HTTP(S) proxy for webhook deliveries. Unset: no proxy, whatever `HTTPS_PROXY` says
+    /// (a proxy resolves the receiver's name itself, out of the reach of the address guard;
+    /// the proxy must refuse internal targets on its own).
+    #[arg(long, env = "WEBHOOK_PROXY", global = true)]
+    pub webhook_proxy: Option<String>,
+
     /// Development only: allow plain-http webhook URLs to loopback addresses.
     #[arg(long, env = "WEBHOOKS_ALLOW_HTTP_LOOPBACK", global = true, default_value_t = false, action = clap::ArgAction::Set)]
     pub webhooks_allow_http_loopback: bool,
@@ -245,6 +251,7 @@ impl Settings {
         // A delivery whose sender died is taken over as an abandoned ingest job is.
         config.claim_idle = Duration::from_secs(self.worker_claim_idle_seconds.max(1));
         config.allow_private = self.webhooks_allow_private_targets;
+        config.proxy = self.webhook_proxy.clone().filter(|p| !p.is_empty());
         if let Some(path) = self.webhook_ca_file.as_ref().filter(|p| !p.as_os_str().is_empty()) {
             let pem = std::fs::read(path)
                 .map_err(|e| anyhow::anyhow!("reading WEBHOOK_CA_FILE {}: {e}", path.display()))?;

@@ -178,6 +178,7 @@ pub fn settings(database: &str) -> Settings {
         webhook_retry_schedule: Some("0.2,0.2,0.2".to_string()),
         webhook_timeout_seconds: 2,
         webhook_ca_file: None,
+        webhook_proxy: None,
         webhooks_allow_http_loopback: true,
         webhooks_allow_private_targets: true,
         metrics_bind: None,

@@ -534,3 +534,66 @@ async fn the_webhook_stream_keeps_no_delivered_entry() {
     }
     assert_eq!(len, 0, "20 deliveries done, {len} entries left in {stream}");
 }
+
+/// Deliveries go through no proxy unless `WEBHOOK_PROXY` names one: a proxy in the sender's
+/// environment (`HTTPS_PROXY`), which would resolve receivers past the address guard, is not
+/// used (here it points at a closed port: using it would lose the delivery).
+#[tokio::test]
+async fn deliveries_ignore_the_proxy_of_the_environment() {
+    let Setup { app, key, user, seen, .. } = setup(Mode::ApiOnly, |_| {}, 0, Duration::ZERO).await;
+    let closed = "http://127.0.0.1:9";
+    let _worker = app
+        .binary(&["worker"])
+        .env("HTTPS_PROXY", closed)
+        .env("HTTP_PROXY", closed)
+        .env("ALL_PROXY", closed)
+        .env("NO_PROXY", "")
+        .spawn()
+        .expect("spawn a worker");
+    let r = app.sync(&user, &key, &run("W-P", 14)).await;
+    assert_eq!(r.status, 202, "{}", r.body);
+    assert_eq!(wait_for(&seen, 1).await.len(), 1);
+}
+
+/// A receiver that answers 200 with a body that never ends: the sender reads a little of it,
+/// records the delivery as done, and moves on (it used to read until its timeout and record a
+/// failure).
+#[tokio::test]
+async fn an_endless_answer_is_read_only_in_part() {
+    let endless = axum::Router::new().route(
+        "/in",
+        axum::routing::post(|| async {
+            let chunk = axum::body::Bytes::from_static(&[b'x'; 8192]);
+            let stream =
+                futures::stream::repeat_with(move || Ok::<_, std::io::Error>(chunk.clone()));
+            axum::body::Body::from_stream(stream)
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let url = format!("http://{}/in", listener.local_addr().expect("addr"));
+    tokio::spawn(async move { axum::serve(listener, endless).await });
+    let app = TestApp::spawn_with(Mode::All, |s| s.webhook_timeout_seconds = 30).await;
+    let (admin, key) = (app.admin().await, app.api_key().await);
+    let user = app.user(&key, json!({})).await;
+    let (endpoint_id, _) = endpoint(&app, &admin, &url).await;
+    app.sync_and_wait(&user, &key, &run("W-E", 15)).await;
+    let sql = format!("select count(*) from webhook_attempts where endpoint_id = '{endpoint_id}'");
+    for _ in 0..100 {
+        if app.count(&sql).await > 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(delivery_status(&app, &endpoint_id, 0).await, 0, "delivered");
+    let kept: i64 = app
+        .db()
+        .await
+        .query_one(
+            "select length(response)::bigint from webhook_attempts where endpoint_id = $1",
+            &[&endpoint_id],
+        )
+        .await
+        .expect("attempt")
+        .get(0);
+    assert_eq!(kept, 1000);
+}

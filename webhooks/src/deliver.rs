@@ -9,6 +9,9 @@ use crate::schedule::retry_after;
 
 /// Longest response body kept in the attempt history.
 const RESPONSE_KEEP: usize = 1_000;
+/// The most of a receiver's answer that is read: a receiver streaming an endless body costs
+/// the sender nothing more.
+const RESPONSE_READ: usize = 16 << 10;
 
 /// The attempt, and the receiver's `Retry-After` when it gave one.
 pub async fn send(
@@ -59,7 +62,7 @@ pub async fn send(
                 .get("retry-after")
                 .and_then(|v| v.to_str().ok())
                 .and_then(retry_after);
-            let text = resp.text().await.unwrap_or_default();
+            let text = read_capped(resp, RESPONSE_READ).await;
             let kept: String = text.chars().take(RESPONSE_KEEP).collect();
             (i32::from(status.as_u16()), kept, status.is_success(), wait)
         }
@@ -70,6 +73,18 @@ pub async fn send(
     };
     let duration_ms = i32::try_from(started.elapsed().as_millis()).unwrap_or(i32::MAX);
     (Attempt { url: due.url.clone(), response, status_code, duration_ms, ok }, wait)
+}
+
+/// The start of a response body, at most `max` bytes of it (lossy UTF-8); the rest is not read.
+async fn read_capped(mut resp: reqwest::Response, max: usize) -> String {
+    let mut body = Vec::new();
+    while body.len() < max {
+        match resp.chunk().await {
+            Ok(Some(chunk)) => body.extend_from_slice(&chunk[..chunk.len().min(max - body.len())]),
+            _ => break,
+        }
+    }
+    String::from_utf8_lossy(&body).into_owned()
 }
 
 fn error_chain(e: &dyn std::error::Error) -> String {

@@ -18,25 +18,45 @@ pub fn is_internal(ip: IpAddr) -> bool {
 }
 
 fn internal_v4(ip: Ipv4Addr) -> bool {
-    let [a, b, ..] = ip.octets();
+    let [a, b, c, _] = ip.octets();
     ip.is_loopback()
         || ip.is_private()
         || ip.is_link_local()
         || ip.is_unspecified()
         || ip.is_broadcast()
         || ip.is_documentation()
+        || ip.is_multicast()
         || a == 0
         // Carrier-grade NAT, 100.64.0.0/10.
         || (a == 100 && (64..128).contains(&b))
+        // IETF protocol assignments, 192.0.0.0/24.
+        || (a == 192 && b == 0 && c == 0)
+        // Benchmarking, 198.18.0.0/15.
+        || (a == 198 && (b & 0xfe) == 18)
+        // Reserved, 240.0.0.0/4.
+        || a >= 240
 }
 
 fn internal_v6(ip: Ipv6Addr) -> bool {
-    let first = ip.segments()[0];
+    let s = ip.segments();
+    let embedded = |hi: u16, lo: u16| {
+        let [a, b] = hi.to_be_bytes();
+        let [c, d] = lo.to_be_bytes();
+        Ipv4Addr::new(a, b, c, d)
+    };
     ip.is_loopback()
         || ip.is_unspecified()
+        || ip.is_multicast()
+        // IPv4-compatible ::/96 (deprecated; it reaches IPv4 hosts some stacks route).
+        || s[..6] == [0; 6]
         // Unique local fc00::/7 and link-local fe80::/10.
-        || (first & 0xfe00) == 0xfc00
-        || (first & 0xffc0) == 0xfe80
+        || (s[0] & 0xfe00) == 0xfc00
+        || (s[0] & 0xffc0) == 0xfe80
+        // Local-use NAT64, 64:ff9b:1::/48.
+        || (s[0] == 0x64 && s[1] == 0xff9b && s[2] == 1)
+        // NAT64 64:ff9b::/96 and 6to4 2002::/16 carry an IPv4 address: judged by that one.
+        || (s[..6] == [0x64, 0xff9b, 0, 0, 0, 0] && internal_v4(embedded(s[6], s[7])))
+        || (s[0] == 0x2002 && internal_v4(embedded(s[1], s[2])))
 }
 
 /// A resolver that drops internal addresses (unless allowed) and fails when none is left.
@@ -107,6 +127,34 @@ mod tests {
         assert!(!literal_allowed("https://169.254.169.254/x", false));
         assert!(literal_allowed("https://169.254.169.254/x", true));
         assert!(literal_allowed("https://hooks.example.com/x", false));
+    }
+
+    #[test]
+    fn every_special_purpose_range_is_inside() {
+        for inside in [
+            "::7f00:1",           // IPv4-compatible 127.0.0.1
+            "::a00:1",            // IPv4-compatible 10.0.0.1
+            "64:ff9b::7f00:1",    // NAT64 of 127.0.0.1
+            "64:ff9b::a9fe:a9fe", // NAT64 of 169.254.169.254
+            "64:ff9b:1::1",       // local-use NAT64
+            "2002:7f00:1::1",     // 6to4 of 127.0.0.1
+            "2002:c0a8:101::1",   // 6to4 of 192.168.1.1
+            "ff02::1",
+            "198.18.0.1",
+            "198.19.255.254",
+            "192.0.0.8",
+            "240.0.0.1",
+            "255.255.255.254",
+            "224.0.0.251",
+        ] {
+            let ip: IpAddr = inside.parse().unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED));
+            assert!(is_internal(ip), "{inside}");
+        }
+        for outside in ["64:ff9b::5db8:d822", "2002:5db8:d822::1", "198.20.0.1", "192.0.2.0"] {
+            let ip: IpAddr = outside.parse().unwrap_or(IpAddr::V4(Ipv4Addr::LOCALHOST));
+            // 192.0.2.0/24 is documentation: inside too.
+            assert_eq!(is_internal(ip), outside == "192.0.2.0", "{outside}");
+        }
     }
 
     #[tokio::test]

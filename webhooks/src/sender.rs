@@ -54,6 +54,8 @@ pub struct SenderConfig {
     pub allow_private: bool,
     /// Extra root certificates (PEM) trusted for receivers, e.g. an internal CA.
     pub extra_roots_pem: Option<Vec<u8>>,
+    /// The only proxy deliveries go through; `None`: none (the environment's is ignored).
+    pub proxy: Option<String>,
 }
 
 impl Default for SenderConfig {
@@ -67,6 +69,7 @@ impl Default for SenderConfig {
             claim_idle: Duration::from_secs(60),
             allow_private: false,
             extra_roots_pem: None,
+            proxy: None,
         }
     }
 }
@@ -76,6 +79,33 @@ struct Shared {
     queue: Queue<SendTask>,
     http: reqwest::Client,
     config: SenderConfig,
+}
+
+/// The delivery client. Redirects are not followed: a 3xx is a failure, and a receiver cannot
+/// bounce a signed message to an address the URL rules would refuse. No proxy from the
+/// environment: a proxy would resolve the receiver itself, past the address guard.
+pub fn client(config: &SenderConfig) -> reqwest::Result<reqwest::Client> {
+    let resolver = crate::guard::GuardedResolver { allow_private: config.allow_private };
+    let mut builder = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .dns_resolver(Arc::new(resolver));
+    builder = match &config.proxy {
+        Some(url) => builder.proxy(reqwest::Proxy::all(url)?),
+        None => builder.no_proxy(),
+    };
+    if let Some(pem) = &config.extra_roots_pem {
+        match reqwest::Certificate::from_pem_bundle(pem) {
+            Ok(roots) => {
+                for root in roots {
+                    builder = builder.add_root_certificate(root);
+                }
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "webhook sender: unreadable WEBHOOK_CA_FILE; ignored")
+            }
+        }
+    }
+    builder.build()
 }
 
 /// Runs until `shutdown`.
@@ -93,25 +123,7 @@ pub async fn run(
             return;
         }
     };
-    // Redirects are not followed: a 3xx is a failure, and a receiver cannot bounce a signed
-    // message to an address the URL rules would refuse.
-    let resolver = crate::guard::GuardedResolver { allow_private: config.allow_private };
-    let mut builder = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .dns_resolver(Arc::new(resolver));
-    if let Some(pem) = &config.extra_roots_pem {
-        match reqwest::Certificate::from_pem_bundle(pem) {
-            Ok(roots) => {
-                for root in roots {
-                    builder = builder.add_root_certificate(root);
-                }
-            }
-            Err(e) => {
-                tracing::error!(error = %e, "webhook sender: unreadable WEBHOOK_CA_FILE; ignored")
-            }
-        }
-    }
-    let http = match builder.build() {
+    let http = match client(&config) {
         Ok(h) => h,
         Err(e) => {
             tracing::error!(error = %e, "webhook sender: no HTTP client; not started");
