@@ -181,6 +181,10 @@ pub struct S3Settings {
     /// Largest export accepted by the direct (non-S3-presigned) upload.
     #[arg(long, env = "DIRECT_UPLOAD_MAX_BYTES", global = true, default_value_t = 64 * 1024 * 1024)]
     pub direct_upload_max_bytes: usize,
+    /// Direct uploads one API process takes at once (each is held in memory, up to
+    /// `DIRECT_UPLOAD_MAX_BYTES`); more are answered 503 with `Retry-After`.
+    #[arg(long, env = "DIRECT_UPLOAD_CONCURRENCY", global = true, default_value_t = 2)]
+    pub direct_upload_concurrency: usize,
 }
 
 pub use api::CompletionMode;
@@ -228,6 +232,7 @@ impl Settings {
             part_size: self.s3.multipart_part_size,
             bucket_events_secret: self.s3.bucket_events_secret.clone().filter(|s| !s.is_empty()),
             direct_upload_max_bytes: self.s3.direct_upload_max_bytes,
+            direct_upload_concurrency: self.s3.direct_upload_concurrency.max(1),
             outbox: self.outgoing_webhooks_enabled,
             webhook_targets: api::webhook_url::TargetRules {
                 allow_http_loopback: self.webhooks_allow_http_loopback,

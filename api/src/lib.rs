@@ -47,6 +47,8 @@ pub struct ApiConfig {
     /// Shared secret of the bucket-event endpoint; `None`: off.
     pub bucket_events_secret: Option<String>,
     pub direct_upload_max_bytes: usize,
+    /// Direct uploads taken at once (each is held in memory).
+    pub direct_upload_concurrency: usize,
     /// Whether webhook events are written (for imports the API queues itself), and outgoing
     /// webhooks are on.
     pub outbox: bool,
@@ -84,6 +86,8 @@ pub struct AppState {
     /// Password hashes run here, never on the blocking pool.
     pub hashes: Arc<HashPool>,
     pub logins: Arc<LoginThrottle>,
+    /// Places for direct uploads in progress.
+    pub direct_uploads: Arc<tokio::sync::Semaphore>,
     pub config: Arc<ApiConfig>,
 }
 
@@ -130,7 +134,18 @@ pub async fn build_state(
         &config.redis_key_prefix,
         config.login_limits.clone(),
     ));
-    Ok(AppState { db, redis, queue, storage, tokens, hashes, logins, config: Arc::new(config) })
+    let direct_uploads = Arc::new(tokio::sync::Semaphore::new(config.direct_upload_concurrency));
+    Ok(AppState {
+        db,
+        redis,
+        queue,
+        storage,
+        tokens,
+        hashes,
+        logins,
+        direct_uploads,
+        config: Arc::new(config),
+    })
 }
 
 async fn ensure_admin(db: &schema::Db, config: &ApiConfig) -> Result<(), StartError> {

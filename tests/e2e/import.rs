@@ -761,3 +761,40 @@ async fn a_hostile_export_fails_at_once_with_its_reason() {
         app.count(&format!("select attempts::bigint from imports where id = '{task}'")).await;
     assert_eq!(attempts, 1);
 }
+
+/// Direct uploads are held in memory while they arrive: only `DIRECT_UPLOAD_CONCURRENCY` at
+/// once; another is answered 503 with `Retry-After` meanwhile, and taken once a place is free.
+#[tokio::test]
+async fn direct_uploads_beyond_the_concurrency_are_deferred() {
+    let app = TestApp::spawn_with(Mode::ApiOnly, |s| s.s3.direct_upload_concurrency = 1).await;
+    let key = app.api_key().await;
+    let user = app.user(&key, json!({})).await;
+    let url = app.url(&format!("/api/v1/users/{user}/import/phonehealth/xml/direct"));
+    // A slow upload: its body trickles in until the test lets it end.
+    let (tx, rx) = tokio::sync::mpsc::channel::<Result<Vec<u8>, std::io::Error>>(4);
+    let chunks =
+        futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|c| (c, rx)) });
+    let form = Form::new()
+        .part("file", Part::stream(reqwest::Body::wrap_stream(chunks)).file_name("export.xml"));
+    let slow = tokio::spawn(key.apply(app.http.post(url.clone())).multipart(form).send());
+    tx.send(Ok(b"<HealthData>".to_vec())).await.expect("send");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+
+    let small = || Form::new().part("file", Part::bytes(export(1)).file_name("export.xml"));
+    let r = crate::util::Resp::read(
+        key.apply(app.http.post(url.clone())).multipart(small()).send().await.expect("upload"),
+    )
+    .await;
+    assert_eq!(r.status, 503, "{}", r.body);
+    assert_eq!(r.headers.get("retry-after").and_then(|v| v.to_str().ok()), Some("5"));
+
+    tx.send(Ok(b"</HealthData>".to_vec())).await.expect("send");
+    drop(tx);
+    let first = slow.await.expect("join").expect("the slow upload");
+    assert_eq!(first.status(), 202);
+    let r = crate::util::Resp::read(
+        key.apply(app.http.post(url)).multipart(small()).send().await.expect("upload"),
+    )
+    .await;
+    assert_eq!(r.status, 202, "{}", r.body);
+}

@@ -143,6 +143,7 @@ pub fn s3_settings() -> S3Settings {
         multipart_part_size: 5 * 1024 * 1024,
         bucket_events_secret: Some(BUCKET_EVENTS_SECRET.to_string()),
         direct_upload_max_bytes: 8 * 1024 * 1024,
+        direct_upload_concurrency: 2,
     }
 }
 

@@ -537,6 +537,14 @@ async fn direct(
     mut form: Multipart,
 ) -> ApiResult<(StatusCode, Json<DirectOut>)> {
     let user = target(&state, &auth, &user_id, &platform, None).await?;
+    // Each upload in progress is held in memory: only so many at once.
+    let _place = state.direct_uploads.clone().try_acquire_owned().map_err(|_| ApiError::Later {
+        status: StatusCode::SERVICE_UNAVAILABLE,
+        detail: "Too many direct uploads in progress; try again shortly, or use the multipart \
+                 upload"
+            .into(),
+        retry_after: 5,
+    })?;
     let limit = state.config.direct_upload_max_bytes;
     let too_large = || {
         ApiError::client(
