@@ -316,6 +316,29 @@ impl Storage {
         Ok((out.body, out.content_length))
     }
 
+    /// An object's ETag and size; `None` when there is no such object.
+    pub async fn head(&self, key: &str) -> Result<Option<(String, i64)>, StorageError> {
+        match self.client.head_object().bucket(&self.config.bucket).key(key).send().await {
+            Ok(out) => Ok(Some((out.e_tag.unwrap_or_default(), out.content_length.unwrap_or(0)))),
+            Err(e) => match classify(e) {
+                StorageError::NoSuchKey => Ok(None),
+                e => Err(e),
+            },
+        }
+    }
+
+    /// Deletes an object; one already gone is no error.
+    pub async fn delete(&self, key: &str) -> Result<(), StorageError> {
+        self.client
+            .delete_object()
+            .bucket(&self.config.bucket)
+            .key(key)
+            .send()
+            .await
+            .map_err(classify)?;
+        Ok(())
+    }
+
     /// Whether the storage answers.
     pub async fn ping(&self) -> Result<(), StorageError> {
         self.client.head_bucket().bucket(&self.config.bucket).send().await.map_err(classify)?;

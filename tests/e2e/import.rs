@@ -75,8 +75,19 @@ async fn upload_parts(
     user: &str,
     file: &[u8],
 ) -> (String, String, Value) {
+    upload_parts_announced(app, key, user, file, file.len()).await
+}
+
+/// `upload_parts`, with `create` told the file is `announced` bytes.
+async fn upload_parts_announced(
+    app: &TestApp,
+    key: &Auth,
+    user: &str,
+    file: &[u8],
+    announced: usize,
+) -> (String, String, Value) {
     let created = app
-        .post(&format!("{}/multipart/create", base(user)), key, json!({"file_size": file.len()}))
+        .post(&format!("{}/multipart/create", base(user)), key, json!({"file_size": announced}))
         .await;
     assert_eq!(created.status, 201, "{}", created.body);
     let (object_key, upload_id) = (created.str("key"), created.str("upload_id"));
@@ -797,4 +808,83 @@ async fn direct_uploads_beyond_the_concurrency_are_deferred() {
     )
     .await;
     assert_eq!(r.status, 202, "{}", r.body);
+}
+
+/// A 6 MiB export.zip: two parts.
+fn two_part_zip() -> Vec<u8> {
+    let mut z = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let stored =
+        zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+    z.start_file("apple_health_export/electrocardiograms/ecg.csv", stored).expect("zip");
+    z.write_all(&vec![b'0'; 6 * 1024 * 1024]).expect("zip");
+    z.start_file("apple_health_export/export.xml", stored).expect("zip");
+    z.write_all(&export(2)).expect("zip");
+    z.finish().expect("zip").into_inner()
+}
+
+/// `complete` is recoverable: a retry after a failure at any step ends in exactly one import
+/// (it used to answer 404 once storage had completed the upload, or 202 without a task once
+/// the upload was recorded but the import not queued).
+#[tokio::test]
+async fn a_complete_retried_after_a_partial_failure_ends_in_one_import() {
+    let app = TestApp::spawn().await;
+    let key = app.api_key().await;
+    let user = app.user(&key, json!({})).await;
+    let storage = app.settings.s3.storage().expect("storage");
+    let complete = |object_key: String, upload_id: String, parts: Value| {
+        let (app, key, user) = (&app, key.clone(), user.clone());
+        async move {
+            let body = json!({"key": object_key, "upload_id": upload_id, "parts": parts});
+            app.post(&format!("{}/multipart/complete", base(&user)), &key, body).await
+        }
+    };
+
+    // Storage completed the upload, then the service stopped before recording anything.
+    let file = two_part_zip();
+    let (object_key, upload_id, parts) = upload_parts(&app, &key, &user, &file).await;
+    let stored = storage.list_parts(&object_key, &upload_id).await.expect("parts");
+    storage.complete(&object_key, &upload_id, &stored).await.expect("complete in storage");
+    let r = complete(object_key.clone(), upload_id.clone(), parts.clone()).await;
+    assert_eq!(r.status, 202, "{}", r.body);
+    let task = r.str("task_id");
+    let (status, run) = wait_import(&app, &key, &user, &task).await;
+    assert_eq!(status, "done", "{run}");
+    // Asked again: the same import.
+    let again = complete(object_key.clone(), upload_id.clone(), parts).await;
+    assert_eq!(again.str("task_id"), task);
+
+    // The upload was recorded as completed, but the import never queued.
+    let (object_key, upload_id, parts) = upload_parts(&app, &key, &user, &file).await;
+    let stored = storage.list_parts(&object_key, &upload_id).await.expect("parts");
+    storage.complete(&object_key, &upload_id, &stored).await.expect("complete in storage");
+    app.db()
+        .await
+        .execute("update uploads set status = 'completed' where upload_id = $1", &[&upload_id])
+        .await
+        .expect("record");
+    let r = complete(object_key.clone(), upload_id, parts).await;
+    assert_eq!(r.status, 202, "{}", r.body);
+    let task = r.str("task_id");
+    assert_eq!(wait_import(&app, &key, &user, &task).await.0, "done");
+    let imports =
+        app.count(&format!("select count(*) from imports where object_key = '{object_key}'")).await;
+    assert_eq!(imports, 1);
+}
+
+/// The stored object must be the size `create` announced: another is discarded with a 400.
+#[tokio::test]
+async fn a_completed_upload_of_another_size_than_announced_is_refused() {
+    let app = TestApp::spawn().await;
+    let key = app.api_key().await;
+    let user = app.user(&key, json!({})).await;
+    let file = two_part_zip();
+    let (object_key, upload_id, parts) =
+        upload_parts_announced(&app, &key, &user, &file, file.len() + 1000).await;
+    let body = json!({"key": object_key, "upload_id": upload_id, "parts": parts});
+    let r = app.post(&format!("{}/multipart/complete", base(&user)), &key, body).await;
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert!(r.detail().contains("not the"), "{}", r.body);
+    let storage = app.settings.s3.storage().expect("storage");
+    assert_eq!(storage.head(&object_key).await.expect("head"), None);
+    assert_eq!(app.count("select count(*) from imports").await, 0);
 }

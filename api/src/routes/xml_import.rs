@@ -404,10 +404,12 @@ async fn complete(
     let client_mode = state.config.completion_mode == CompletionMode::Client;
     let bucket = storage.bucket().to_string();
     if upload.status == UploadStatus::Completed {
-        // A repeated call (the client did not see the first answer): same answer again.
-        let task_id = schema::imports::find_by_key(&state.db, &bucket, &body.key)
-            .await?
-            .filter(|_| client_mode);
+        // A repeated call (the client did not see the first answer): the same answer again;
+        // in client mode with the import, queued now if a failure left it out.
+        let task_id = match client_mode {
+            true => Some(import_of_completed(&state, user, &upload).await?),
+            false => None,
+        };
         let status = if client_mode { StatusCode::ACCEPTED } else { StatusCode::OK };
         let out = CompleteOut {
             status: if client_mode { "processing" } else { "completed" },
@@ -418,32 +420,45 @@ async fn complete(
         };
         return Ok((status, Json(out)));
     }
-    let stored = match storage.list_parts(&body.key, &body.upload_id).await {
-        Ok(parts) => parts,
-        Err(StorageError::NoSuchUpload) => {
-            return Err(ApiError::not_found("Multipart upload not found"));
+    match storage.list_parts(&body.key, &body.upload_id).await {
+        Ok(stored) => {
+            let mut given: Vec<(i32, &str)> =
+                body.parts.iter().map(|p| (p.part_number as i32, bare_etag(&p.etag))).collect();
+            given.sort();
+            let matches = given.len() == stored.len()
+                && given.iter().zip(&stored).all(|(g, s)| g.0 == s.0 && g.1 == bare_etag(&s.1));
+            if !matches {
+                return Err(ApiError::bad_request(MISMATCH));
+            }
+            // In client mode the upload is completed only if its processing can be queued.
+            if client_mode && !state.queue.ping().await {
+                return Err(ApiError::client(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "Unable to queue upload processing; the multipart upload remains incomplete",
+                ));
+            }
+            storage.complete(&body.key, &body.upload_id, &stored).await.map_err(storage_failure)?;
         }
+        // Completed in storage by an earlier call that stopped before recording it: go on
+        // from the object (below), so the retry ends in the one import.
+        Err(StorageError::NoSuchUpload) => {}
         Err(e) => return Err(storage_failure(e)),
+    }
+    let Some((etag, size)) = storage.head(&body.key).await.map_err(storage_failure)? else {
+        return Err(ApiError::not_found("Multipart upload not found"));
     };
-    let mut given: Vec<(i32, &str)> =
-        body.parts.iter().map(|p| (p.part_number as i32, bare_etag(&p.etag))).collect();
-    given.sort();
-    let matches = given.len() == stored.len()
-        && given.iter().zip(&stored).all(|(g, s)| g.0 == s.0 && g.1 == bare_etag(&s.1));
-    if !matches {
-        return Err(ApiError::bad_request(MISMATCH));
+    if size != upload.file_size {
+        // Parts of other sizes than announced: the file is not the one `create` was told of.
+        storage.delete(&body.key).await.map_err(storage_failure)?;
+        schema::uploads::abort(&state.db, upload.id).await?;
+        return Err(ApiError::bad_request(format!(
+            "The uploaded file is {size} bytes, not the {} announced when the upload was \
+             created; it was discarded",
+            upload.file_size
+        )));
     }
-    // In client mode the upload is completed only if its processing can be queued.
-    if client_mode && !state.queue.ping().await {
-        return Err(ApiError::client(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "Unable to queue upload processing; the multipart upload remains incomplete",
-        ));
-    }
-    let etag =
-        storage.complete(&body.key, &body.upload_id, &stored).await.map_err(storage_failure)?;
-    schema::uploads::complete(&state.db, upload.id).await?;
     if !client_mode {
+        schema::uploads::complete(&state.db, upload.id).await?;
         let out = CompleteOut {
             status: "completed",
             key: body.key,
@@ -453,15 +468,11 @@ async fn complete(
         };
         return Ok((StatusCode::OK, Json(out)));
     }
-    let id = queue_import(
-        &state,
-        user,
-        &body.key,
-        &etag,
-        Some(upload.file_size),
-        ImportOrigin::Multipart,
-    )
-    .await?;
+    // The import first, then the upload's state: a failure between leaves the upload open,
+    // and the retry finds the import queued (one object, one import).
+    let id =
+        queue_import(&state, user, &body.key, &etag, Some(size), ImportOrigin::Multipart).await?;
+    schema::uploads::complete(&state.db, upload.id).await?;
     Ok((
         StatusCode::ACCEPTED,
         Json(CompleteOut {
@@ -472,6 +483,25 @@ async fn complete(
             message: None,
         }),
     ))
+}
+
+/// The import of a completed upload's object, queued now if it is missing.
+async fn import_of_completed(
+    state: &AppState,
+    user: Uuid,
+    upload: &schema::uploads::Upload,
+) -> ApiResult<Uuid> {
+    let storage = storage(state)?;
+    if let Some(id) =
+        schema::imports::find_by_key(&state.db, storage.bucket(), &upload.object_key).await?
+    {
+        return Ok(id);
+    }
+    let Some((etag, size)) = storage.head(&upload.object_key).await.map_err(storage_failure)?
+    else {
+        return Err(ApiError::not_found("The uploaded object no longer exists"));
+    };
+    queue_import(state, user, &upload.object_key, &etag, Some(size), ImportOrigin::Multipart).await
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
