@@ -473,6 +473,26 @@ mod tests {
         out().unwrap_or_default()
     }
 
+    proptest::proptest! {
+        /// The zip reader under arbitrary input: no panic (fuzz.rs has the others).
+        #[test]
+        fn zips_of_random_or_changed_bytes(
+            random in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..2048),
+            changes in proptest::collection::vec(
+                (0..4096usize, proptest::prelude::any::<u8>()), 0..12),
+        ) {
+            let mut head = b"PK\x03\x04".to_vec();
+            head.extend(random);
+            let _ = read(head);
+            let mut valid = zip("e/export.xml", &[b"<HealthData>", b"<Record type=\"HKQuantityTypeIdentifierHeartRate\" value=\"60\" unit=\"count/min\" startDate=\"2026-03-14 08:00:00 +0100\" endDate=\"2026-03-14 08:00:00 +0100\"/>", b"</HealthData>"], 3);
+            let len = valid.len();
+            for (i, byte) in changes {
+                valid[i % len] = byte;
+            }
+            let _ = read(valid);
+        }
+    }
+
     #[test]
     fn a_zip_bomb_is_refused_and_a_bad_zip_is_not_retried() {
         // 80 MiB of elements (ignored ones: nothing to store) in a zip of about 100 KB.

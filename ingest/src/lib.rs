@@ -9,6 +9,8 @@
 mod batch;
 mod event_data;
 pub mod export;
+#[cfg(test)]
+mod fuzz;
 pub mod import;
 pub mod import_job;
 pub mod jobs;

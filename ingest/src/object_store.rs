@@ -339,6 +339,78 @@ impl Storage {
         Ok(())
     }
 
+    /// The keys of the objects under `prefix`.
+    pub async fn keys(&self, prefix: &str) -> Result<Vec<String>, StorageError> {
+        let mut keys = Vec::new();
+        let mut token = None;
+        loop {
+            let page = self
+                .client
+                .list_objects_v2()
+                .bucket(&self.config.bucket)
+                .prefix(prefix)
+                .set_continuation_token(token)
+                .send()
+                .await
+                .map_err(classify)?;
+            keys.extend(page.contents().iter().filter_map(|o| o.key().map(str::to_string)));
+            token = page.next_continuation_token().map(str::to_string);
+            if token.is_none() {
+                return Ok(keys);
+            }
+        }
+    }
+
+    /// The multipart uploads in progress under `prefix`: `(key, upload id)`.
+    pub async fn uploads(&self, prefix: &str) -> Result<Vec<(String, String)>, StorageError> {
+        let out = self
+            .client
+            .list_multipart_uploads()
+            .bucket(&self.config.bucket)
+            .prefix(prefix)
+            .send()
+            .await
+            .map_err(classify)?;
+        Ok(out
+            .uploads()
+            .iter()
+            .filter_map(|u| Some((u.key()?.to_string(), u.upload_id()?.to_string())))
+            .collect())
+    }
+
+    /// Deletes every object under `prefix` and aborts every multipart upload under it;
+    /// returns how many objects were deleted.
+    pub async fn delete_prefix(&self, prefix: &str) -> Result<usize, StorageError> {
+        let keys = self.keys(prefix).await?;
+        for key in &keys {
+            self.delete(key).await?;
+        }
+        for (key, upload_id) in self.uploads(prefix).await? {
+            self.abort(&key, &upload_id).await?;
+        }
+        Ok(keys.len())
+    }
+
+    /// Empties the prefixes waiting in `object_deletions` (up to `limit` of them); a prefix
+    /// that fails stays for the next call.
+    pub async fn empty_deleted(&self, db: &schema::Db, limit: i64) -> Result<u64, schema::Error> {
+        let mut emptied = 0;
+        for prefix in schema::object_deletions::take(db, limit).await? {
+            match self.delete_prefix(&prefix).await {
+                Ok(n) => {
+                    tracing::info!(%prefix, objects = n, "emptied a deleted user's objects");
+                    schema::object_deletions::done(db, &prefix).await?;
+                    emptied += 1;
+                }
+                Err(e) => {
+                    tracing::warn!(%prefix, error = %e, "emptying a prefix failed; retried later");
+                    schema::object_deletions::failed(db, &prefix, &e.to_string()).await?;
+                }
+            }
+        }
+        Ok(emptied)
+    }
+
     /// Whether the storage answers.
     pub async fn ping(&self) -> Result<(), StorageError> {
         self.client.head_bucket().bucket(&self.config.bucket).send().await.map_err(classify)?;

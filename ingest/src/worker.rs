@@ -1,8 +1,8 @@
 //! The background worker: `concurrency` consumer loops on the batch lane and
 //! `import_concurrency` on the import lane (only with object storage), so long imports never
 //! hold up SDK batches; a claimer per lane that takes over entries a dead worker left pending;
-//! and a sweeper that re-announces batches and imports Redis lost and deletes batches past
-//! their retention. Several workers (on several machines) share the lanes through the
+//! and a sweeper that re-announces batches and imports Redis lost, deletes batches past their
+//! retention, and empties deleted users' prefixes in object storage. Several workers (on several machines) share the lanes through the
 //! consumer group.
 
 use std::time::Duration;
@@ -182,6 +182,11 @@ async fn sweep(db: Db, queue: JobQueue, config: WorkerConfig, shutdown: Cancella
             }
             Ok(_) => {}
             Err(e) => tracing::warn!(error = %e, "sweeping imports failed"),
+        }
+        if let Some(storage) = &config.storage
+            && let Err(e) = storage.empty_deleted(&db, 10).await
+        {
+            tracing::warn!(error = %e, "emptying deleted users' objects failed");
         }
         match schema::sdk_batches::delete_expired(&db, config.retention_days, 1000).await {
             Ok(n) if n > 0 => tracing::info!(batches = n, "deleted batches past retention"),

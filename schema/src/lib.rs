@@ -13,6 +13,7 @@ pub mod developers;
 mod error;
 pub mod imports;
 pub mod menstrual_cycles;
+pub mod object_deletions;
 pub mod outbox;
 pub mod priority;
 pub mod refresh_tokens;

@@ -217,10 +217,13 @@ pub async fn update(db: &Db, id: Uuid, patch: &UserPatch) -> Result<Option<User>
     row.as_ref().map(from_row).transpose()
 }
 
-/// Deletes a user and all of that user's data; returns the user as it was.
-///
-/// Samples live in a hypertable without foreign keys (for ingest speed), so they are deleted
-/// explicitly here; every other table cascades from `users`.
+/// Where a user's objects live in the bucket (`<user>/raw/...`).
+pub fn object_prefix(id: Uuid) -> String {
+    format!("{id}/")
+}
+
+/// Deletes a user and every row of theirs in one transaction, and records their prefix in
+/// object storage for emptying (`object_deletions`); returns the user as it was.
 pub async fn delete(db: &Db, id: Uuid) -> Result<Option<User>> {
     let mut client = db.client().await?;
     let tx = client.transaction().await?;
@@ -231,7 +234,13 @@ pub async fn delete(db: &Db, id: Uuid) -> Result<Option<User>> {
         return Ok(None);
     };
     let user = from_row(&row)?;
-    tx.execute("delete from samples where user_id = $1", &[&id]).await?;
+    // The tables without a foreign key to the user (bulk-written or kept past their rows),
+    // then the user, which cascades to every other. The outbox goes first: deleting its rows
+    // waits for a dispatcher holding them, and the messages it made are deleted after.
+    for table in ["outbox", "webhook_messages", "daily_rollups", "samples"] {
+        tx.execute(&format!("delete from {table} where user_id = $1"), &[&id]).await?;
+    }
+    crate::object_deletions::request(&tx, &object_prefix(id)).await?;
     tx.execute("delete from users where id = $1", &[&id]).await?;
     tx.commit().await?;
     Ok(Some(user))

@@ -72,6 +72,13 @@ pub fn workout(
            "segments": null, "laps": null, "route": null, "samples": null, "metadata": null})
 }
 
+/// A half-hour run from 18:00 UTC on 2026-03-`day`, recorded by the watch.
+pub fn evening_run(id: &str, day: u32) -> Value {
+    let (start, end) =
+        (format!("2026-03-{day:02}T18:00:00Z"), format!("2026-03-{day:02}T18:30:00Z"));
+    workout(id, "running", &start, &end, 300.0, 5000.0, "+01:00", &watch())
+}
+
 /// Sleep stage items of one night: `(stage, start, end)`.
 pub fn sleep(items: &[(&str, &str, &str)], zone: &str, source: &Value) -> Vec<Value> {
     items

@@ -222,26 +222,89 @@ async fn seed_data(app: &TestApp, user: Uuid) {
     .expect("seed");
 }
 
-async fn count_rows(app: &TestApp, user: Uuid) -> i64 {
+/// Every row of the user's, in every table of the schema: the tables are found from the
+/// database's catalogue (each with a `user_id` column, and `users`), so a table added later
+/// cannot be forgotten.
+async fn count_rows(app: &TestApp, user: Uuid) -> std::collections::BTreeMap<String, i64> {
     let db = app.db().await;
-    let mut total = 0;
-    for table in [
-        "samples",
-        "workouts",
-        "sleep_sessions",
-        "sync_runs",
-        "data_sources",
-        "connections",
-        "users",
-    ] {
+    let tables: Vec<String> = db
+        .query(
+            "select table_name::text from information_schema.columns
+             where table_schema = 'public' and column_name = 'user_id'",
+            &[],
+        )
+        .await
+        .expect("catalogue")
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert!(tables.len() >= 15, "{tables:?}");
+    let mut counts = std::collections::BTreeMap::new();
+    for table in tables.iter().map(String::as_str).chain(["users"]) {
         let column = if table == "users" { "id" } else { "user_id" };
         let row = db
             .query_one(&format!("select count(*) from {table} where {column} = $1"), &[&user])
             .await
             .expect("count");
-        total += row.get::<_, i64>(0);
+        counts.insert(table.to_string(), row.get::<_, i64>(0));
     }
-    total
+    // Rows that name the user only through their message.
+    let row = db
+        .query_one(
+            "select (select count(*) from webhook_deliveries d join webhook_messages m
+                     on m.id = d.message_id where m.user_id = $1)
+                  + (select count(*) from webhook_attempts a join webhook_messages m
+                     on m.id = a.message_id where m.user_id = $1)",
+            &[&user],
+        )
+        .await
+        .expect("count");
+    counts.insert("webhook_deliveries and attempts".into(), row.get(0));
+    counts
+}
+
+/// Real data of every kind, through the real routes: an SDK batch (samples, rollups, a
+/// workout, a night, outbox events turned into webhook messages and attempts), an imported
+/// export (an object in the bucket), and a multipart upload left open.
+async fn seed_everything(app: &TestApp, key: &Auth, user: &str) {
+    use crate::fixtures::{at, body, sleep, watch};
+    let z = Some("+01:00");
+    let records = vec![
+        at("HeartRate", "2026-03-10T07:00:00Z", 61.0, "count/min", z, &watch()),
+        at("StepCount", "2026-03-10T07:00:00Z", 1200.0, "count", z, &watch()),
+    ];
+    let w = crate::fixtures::evening_run("W-1", 10);
+    let night =
+        sleep(&[("light", "2026-03-09T23:00:00Z", "2026-03-10T06:00:00Z")], "+01:00", &watch());
+    app.sync_and_wait(user, key, &body(records, vec![w], night)).await;
+    let url = app.url(&format!("/api/v1/users/{user}/import/phonehealth/xml/direct"));
+    let mut xml = Vec::new();
+    ingest::export::generate::write_export(&mut xml, &ingest::export::generate::ExportSpec::new(1))
+        .expect("generate");
+    let form = reqwest::multipart::Form::new()
+        .part("file", reqwest::multipart::Part::bytes(xml).file_name("export.xml"));
+    let r = crate::util::Resp::read(
+        key.apply(app.http.post(url)).multipart(form).send().await.expect("upload"),
+    )
+    .await;
+    assert_eq!(r.status, 202, "{}", r.body);
+    let base = format!("/api/v1/users/{user}/import/phonehealth/xml/storage/multipart");
+    let created = app.post(&format!("{base}/create"), key, json!({"file_size": 6 << 20})).await;
+    assert_eq!(created.status, 201, "{}", created.body);
+    let task = r.str("task_id");
+    for _ in 0..600 {
+        let done = app
+            .count(&format!("select count(*) from imports where id = '{task}' and status = 'done'"))
+            .await;
+        let messages = app
+            .count(&format!("select count(*) from webhook_messages where user_id = '{user}'"))
+            .await;
+        if done == 1 && messages > 0 {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("the import or the webhook messages did not come");
 }
 
 #[tokio::test]
@@ -276,25 +339,123 @@ async fn connections_and_data_sources() {
     assert_eq!(user_row.body["has_active_connection"], true);
 }
 
+/// Delete means gone: no row in any table, no object and no open upload under the user's
+/// prefix in the bucket (rollups, outbox events, webhook messages and uploaded exports used
+/// to stay behind).
 #[tokio::test]
-async fn deleting_a_user_deletes_all_their_data() {
+async fn deleting_a_user_leaves_no_row_and_no_object() {
     let app = TestApp::spawn().await;
     let key = app.api_key().await;
     let admin = app.admin().await;
-    let doomed: Uuid =
-        app.user(&key, json!({"email": "gone@example.com"})).await.parse().expect("uuid");
-    let kept: Uuid = app.user(&key, json!({})).await.parse().expect("uuid");
-    seed_data(&app, doomed).await;
-    seed_data(&app, kept).await;
-    let before = count_rows(&app, kept).await;
-    assert!(count_rows(&app, doomed).await > 0);
+    // An endpoint nobody answers at: messages, deliveries and failed attempts.
+    let r = app
+        .post("/api/v1/webhooks/endpoints", &admin, json!({"url": "http://127.0.0.1:9/in"}))
+        .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    let doomed = app.user(&key, json!({})).await;
+    let kept = app.user(&key, json!({})).await;
+    seed_everything(&app, &key, &doomed).await;
+    seed_everything(&app, &key, &kept).await;
+    let (doomed_id, kept_id): (Uuid, Uuid) =
+        (doomed.parse().expect("uuid"), kept.parse().expect("uuid"));
+    let storage = app.settings.s3.storage().expect("storage");
+    let prefix = schema::users::object_prefix(doomed_id);
+    assert!(!storage.keys(&prefix).await.expect("keys").is_empty());
+    assert!(!storage.uploads(&prefix).await.expect("uploads").is_empty());
+    // Deliveries to the dead endpoint go on being retried: the rest must not move.
+    let settled = |mut c: std::collections::BTreeMap<String, i64>| {
+        c.retain(|table, _| !table.starts_with("webhook_"));
+        c
+    };
+    let kept_rows = settled(count_rows(&app, kept_id).await);
+    let kept_objects = storage.keys(&schema::users::object_prefix(kept_id)).await.expect("keys");
 
     let r = app.call(Method::DELETE, &format!("/api/v1/users/{doomed}"), &admin, None).await;
     assert_eq!(r.status, 200, "{}", r.body);
-    assert_eq!(r.body["email"], "gone@example.com");
-    assert_eq!(count_rows(&app, doomed).await, 0);
-    assert_eq!(count_rows(&app, kept).await, before, "another user's data is untouched");
-    app.get(&format!("/api/v1/users/{doomed}"), &key)
-        .await
-        .assert_error(404, &format!("User with ID: {doomed} not found."));
+    let left_rows: Vec<_> =
+        count_rows(&app, doomed_id).await.into_iter().filter(|(_, n)| *n > 0).collect();
+    assert_eq!(left_rows, [], "rows left");
+    let mut left = (usize::MAX, usize::MAX);
+    for _ in 0..100 {
+        left = (
+            storage.keys(&prefix).await.expect("keys").len(),
+            storage.uploads(&prefix).await.expect("uploads").len(),
+        );
+        if left == (0, 0) && app.count("select count(*) from object_deletions").await == 0 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(left, (0, 0), "objects and uploads left under {prefix}");
+    assert_eq!(app.count("select count(*) from object_deletions").await, 0);
+    // Another user's data is untouched.
+    assert_eq!(settled(count_rows(&app, kept_id).await), kept_rows);
+    assert_eq!(
+        storage.keys(&schema::users::object_prefix(kept_id)).await.expect("keys"),
+        kept_objects
+    );
+}
+
+/// Events written for a user who is then deleted, before they were dispatched, are never
+/// delivered.
+#[tokio::test]
+async fn nothing_of_a_deleted_user_is_delivered() {
+    use std::sync::{Arc, Mutex};
+    let got: Arc<Mutex<Vec<String>>> = Arc::default();
+    let receiver = {
+        let got = got.clone();
+        axum::Router::new().route(
+            "/in",
+            axum::routing::post(move |body: String| {
+                let got = got.clone();
+                async move {
+                    if let Ok(mut g) = got.lock() {
+                        g.push(body);
+                    }
+                    axum::http::StatusCode::NO_CONTENT
+                }
+            }),
+        )
+    };
+    let received = || got.lock().map(|g| g.clone()).unwrap_or_default();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let url = format!("http://{}/in", listener.local_addr().expect("addr"));
+    tokio::spawn(async move { axum::serve(listener, receiver).await });
+
+    let app = TestApp::spawn_with(crate::util::Mode::ApiOnly, |_| {}).await;
+    let (key, admin) = (app.api_key().await, app.admin().await);
+    let r = app.post("/api/v1/webhooks/endpoints", &admin, json!({"url": url})).await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    let user = app.user(&key, json!({})).await;
+    let w = crate::fixtures::evening_run("W-9", 10);
+    let r = app.sync(&user, &key, &crate::fixtures::body(vec![], vec![w], vec![])).await;
+    assert_eq!(r.status, 202, "{}", r.body);
+    // Processed here, with outbox events, and not dispatched: no worker runs yet.
+    let db = schema::Db::connect(&app.settings.database_url, 2).await.expect("db");
+    let opts = ingest::process::Options { outbox: true, force: false };
+    let id: Uuid = r.str("task_id").parse().expect("uuid");
+    ingest::process::process_sdk_batch(&db, id, opts).await.expect("process");
+    assert!(app.count("select count(*) from outbox where dispatched_at is null").await > 0);
+
+    let r = app.call(Method::DELETE, &format!("/api/v1/users/{user}"), &admin, None).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let _worker = app.binary(&["worker"]).spawn().expect("spawn a worker");
+    // A control user's event goes through the same worker: once it arrives, the deleted
+    // user's would have too.
+    let other = app.user(&key, json!({})).await;
+    let w = crate::fixtures::evening_run("W-10", 11);
+    app.sync_and_wait(&other, &key, &crate::fixtures::body(vec![], vec![w], vec![])).await;
+    for _ in 0..100 {
+        if received().iter().any(|b| b.contains(&other)) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    let bodies = received();
+    assert!(bodies.iter().any(|b| b.contains(&other)), "the control user's event arrived");
+    assert!(!bodies.iter().any(|b| b.contains(&user)), "nothing of the deleted user: {bodies:?}");
+    let messages =
+        app.count(&format!("select count(*) from webhook_messages where user_id = '{user}'")).await;
+    assert_eq!(messages, 0);
 }

@@ -240,5 +240,14 @@ async fn delete_user(
     let user =
         schema::users::delete(&state.db, id).await?.ok_or_else(|| ApiError::user_not_found(id))?;
     tracing::info!(user_id = %id, "deleted user and all of their data");
+    // Their objects: now, in the background; the workers' sweep retries until it is done.
+    if let Some(storage) = state.storage.clone() {
+        let db = state.db.clone();
+        tokio::spawn(async move {
+            if let Err(e) = storage.empty_deleted(&db, 10).await {
+                tracing::warn!(error = %e, "emptying deleted users' objects failed; retried later");
+            }
+        });
+    }
     Ok(Json(user.into()))
 }

@@ -103,11 +103,11 @@ fn object_key(user: Uuid, filename: &str) -> String {
         .collect();
     let name =
         if clean.trim_matches(['.', '_']).is_empty() { "export.xml".to_string() } else { clean };
-    format!("{user}/raw/{}-{name}", Uuid::now_v7())
+    format!("{}raw/{}-{name}", schema::users::object_prefix(user), Uuid::now_v7())
 }
 
 fn owns(user: Uuid, key: &str) -> ApiResult<()> {
-    if key.starts_with(&format!("{user}/")) {
+    if key.starts_with(&schema::users::object_prefix(user)) {
         Ok(())
     } else {
         Err(ApiError::forbidden("The object key does not belong to this user"))
