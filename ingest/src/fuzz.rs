@@ -3,8 +3,8 @@
 //! bytes: random ones, valid documents with bytes changed or cut off, and JSON of the right
 //! shape with values of every wrong type. Their memory bounds are tested in `export::bounds`.
 //!
-//! Each property runs 256 cases here; a longer run: `PROPTEST_CASES=20000 cargo nextest run
-//! -p ingest --features testsuite fuzz` (figures in benches/README.md).
+//! Each property runs 256 cases here; a longer run: `PROPTEST_CASES=30000 cargo test
+//! -p ingest --features testsuite --lib -- fuzz` (figures in benches/README.md).
 
 use proptest::prelude::*;
 use serde_json::{Value, json};
