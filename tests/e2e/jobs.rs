@@ -172,6 +172,17 @@ async fn metrics_report_the_pipeline() {
         assert!(text.lines().any(|l| l == line), "{line} missing in:\n{text}");
     }
     assert!(text.contains("wearhouse_batches_processed_total{status=\"partial\"} 1"), "{text}");
+
+    // Anyone may scrape: fifty scrapes at once cost one refresh of the queue gauges.
+    let scrapes = (0..50).map(|_| async {
+        app.http.get(app.url("/metrics")).send().await.expect("metrics").text().await
+    });
+    let texts = futures::future::join_all(scrapes).await;
+    let last = texts.last().and_then(|t| t.as_ref().ok()).cloned().unwrap_or_default();
+    assert!(
+        last.lines().any(|l| l == "wearhouse_metrics_gauge_refreshes_total 1"),
+        "one refresh in:\n{last}"
+    );
 }
 
 pub async fn read_until(

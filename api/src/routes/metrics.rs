@@ -1,5 +1,6 @@
 //! `GET /metrics`: Prometheus text format. Counters are this process's; the queue gauges are
-//! read from PostgreSQL at scrape time, so they hold for the whole deployment.
+//! read from PostgreSQL at scrape time (at most once per 5 s), so they hold for the whole
+//! deployment.
 
 use std::sync::OnceLock;
 
@@ -79,13 +80,31 @@ pub async fn track(request: Request, next: Next) -> Response {
     response
 }
 
-/// Renders every metric, after refreshing the queue gauges.
+/// How long the queue gauges hold: `/metrics` is open to anyone who can reach it, so a flood
+/// of scrapes costs one query per interval, not one each.
+const GAUGES_TTL: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Whether this scrape is the one to refresh the gauges (at most one per `GAUGES_TTL`).
+fn gauges_due() -> bool {
+    static LAST: std::sync::Mutex<Option<Instant>> = std::sync::Mutex::new(None);
+    let Ok(mut last) = LAST.lock() else { return false };
+    if last.is_some_and(|t| t.elapsed() < GAUGES_TTL) {
+        return false;
+    }
+    *last = Some(Instant::now());
+    true
+}
+
+/// Renders every metric, after refreshing the queue gauges when they are due.
 pub async fn render(db: &schema::Db) -> String {
-    if let Ok((depth, oldest)) = schema::sdk_batches::backlog(db).await {
-        metrics::gauge!("wearhouse_queue_depth").set(depth as f64);
-        let age =
-            oldest.map(|t| (Utc::now() - t).num_milliseconds() as f64 / 1000.0).unwrap_or(0.0);
-        metrics::gauge!("wearhouse_queue_oldest_age_seconds").set(age.max(0.0));
+    if gauges_due() {
+        metrics::counter!("wearhouse_metrics_gauge_refreshes_total").increment(1);
+        if let Ok((depth, oldest)) = schema::sdk_batches::backlog(db).await {
+            metrics::gauge!("wearhouse_queue_depth").set(depth as f64);
+            let age =
+                oldest.map(|t| (Utc::now() - t).num_milliseconds() as f64 / 1000.0).unwrap_or(0.0);
+            metrics::gauge!("wearhouse_queue_oldest_age_seconds").set(age.max(0.0));
+        }
     }
     recorder()
         .map(|h| {
