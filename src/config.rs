@@ -87,6 +87,11 @@ pub struct Settings {
     #[arg(long, env = "TRUST_FORWARDED_FOR", global = true, default_value_t = false, action = clap::ArgAction::Set)]
     pub trust_forwarded_for: bool,
 
+    /// `/sync/stream` subscribers one API process serves at once (each holds a Redis
+    /// connection); more are answered 503 with `Retry-After`.
+    #[arg(long, env = "SYNC_STREAM_MAX_SUBSCRIBERS", global = true, default_value_t = 256)]
+    pub sync_stream_max_subscribers: usize,
+
     /// Export imports one worker process runs at once, beside the batches (an import keeps a
     /// core busy for minutes; its own budget keeps SDK batches flowing meanwhile).
     #[arg(long, env = "WORKER_IMPORT_CONCURRENCY", global = true, default_value_t = 1)]
@@ -227,6 +232,7 @@ impl Settings {
             },
             password_hash_threads: self.password_hash_threads,
             trust_forwarded_for: self.trust_forwarded_for,
+            sync_stream_max_subscribers: self.sync_stream_max_subscribers.max(1),
             redis_key_prefix: self.redis_key_prefix.clone(),
             completion_mode: self.s3.upload_completion_mode,
             part_size: self.s3.multipart_part_size,

@@ -49,6 +49,8 @@ pub struct ApiConfig {
     pub direct_upload_max_bytes: usize,
     /// Direct uploads taken at once (each is held in memory).
     pub direct_upload_concurrency: usize,
+    /// `/sync/stream` subscribers at once (each holds a Redis connection).
+    pub sync_stream_max_subscribers: usize,
     /// Whether webhook events are written (for imports the API queues itself), and outgoing
     /// webhooks are on.
     pub outbox: bool,
@@ -88,6 +90,8 @@ pub struct AppState {
     pub logins: Arc<LoginThrottle>,
     /// Places for direct uploads in progress.
     pub direct_uploads: Arc<tokio::sync::Semaphore>,
+    /// Places for open `/sync/stream` subscriptions.
+    pub sync_streams: Arc<tokio::sync::Semaphore>,
     pub config: Arc<ApiConfig>,
 }
 
@@ -135,6 +139,7 @@ pub async fn build_state(
         config.login_limits.clone(),
     ));
     let direct_uploads = Arc::new(tokio::sync::Semaphore::new(config.direct_upload_concurrency));
+    let sync_streams = Arc::new(tokio::sync::Semaphore::new(config.sync_stream_max_subscribers));
     Ok(AppState {
         db,
         redis,
@@ -144,6 +149,7 @@ pub async fn build_state(
         hashes,
         logins,
         direct_uploads,
+        sync_streams,
         config: Arc::new(config),
     })
 }

@@ -318,3 +318,31 @@ async fn batches_past_retention_are_deleted() {
         10
     );
 }
+
+/// Each `/sync/stream` subscriber holds a Redis connection: past
+/// `SYNC_STREAM_MAX_SUBSCRIBERS` the answer is 503 with `Retry-After`, and a closed stream
+/// frees its place.
+#[tokio::test]
+async fn status_streams_are_bounded_in_number() {
+    let app = TestApp::spawn_with(Mode::ApiOnly, |s| s.sync_stream_max_subscribers = 1).await;
+    let key = app.api_key().await;
+    let user = app.user(&key, json!({})).await;
+    let url = app.url(&format!("/api/v1/users/{user}/sync/stream"));
+    let first = key.apply(app.http.get(url.clone())).send().await.expect("stream");
+    assert_eq!(first.status(), 200);
+    let second = key.apply(app.http.get(url.clone())).send().await.expect("stream");
+    assert_eq!(second.status(), 503);
+    assert_eq!(second.headers().get("retry-after").and_then(|v| v.to_str().ok()), Some("5"));
+    drop(first);
+    // The server lets go at its next write at the latest (the heartbeat, every 15 s).
+    let mut status = 0;
+    for _ in 0..200 {
+        let r = key.apply(app.http.get(url.clone())).send().await.expect("stream");
+        status = r.status().as_u16();
+        if status == 200 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(status, 200, "the closed stream's place is free again");
+}

@@ -168,6 +168,7 @@ pub fn settings(database: &str) -> Settings {
         login_failure_window_seconds: 900,
         password_hash_threads: 2,
         trust_forwarded_for: false,
+        sync_stream_max_subscribers: 256,
         worker_concurrency: 2,
         worker_import_concurrency: 1,
         worker_claim_idle_seconds: 2,

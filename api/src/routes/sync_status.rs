@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use axum::Json;
 use axum::extract::{Path, State};
+use axum::http::StatusCode;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use chrono::{DateTime, Utc};
 use futures::{Stream, StreamExt};
@@ -18,7 +19,7 @@ use utoipa_axum::routes;
 use uuid::Uuid;
 
 use crate::AppState;
-use crate::error::{ApiResult, ErrorBody, ValidationBody};
+use crate::error::{ApiError, ApiResult, ErrorBody, ValidationBody};
 use crate::extract::{ApiAuth, Query};
 use crate::routes::existing_user;
 
@@ -129,6 +130,13 @@ async fn stream(
     let replay = params.int("replay", 20, 0, 200);
     params.finish()?;
     let id = existing_user(&state, &user_id).await?;
+    // Each subscriber holds a Redis connection while it listens: only so many at once. The
+    // place goes with the stream, and is freed when the client goes away.
+    let place = state.sync_streams.clone().try_acquire_owned().map_err(|_| ApiError::Later {
+        status: StatusCode::SERVICE_UNAVAILABLE,
+        detail: "Too many status streams open; try again shortly".into(),
+        retry_after: 5,
+    })?;
     // Subscribe before replaying, so that nothing happening in between is missed.
     let mut pubsub = state.queue.client().get_async_pubsub().await?;
     pubsub.subscribe(state.queue.sync_channel(id)).await?;
@@ -136,9 +144,12 @@ async fn stream(
     past.reverse();
     let connected = futures::stream::once(async { Ok(Event::default().comment("connected")) });
     let replayed = futures::stream::iter(past.iter().map(|r| Ok(event(r))).collect::<Vec<_>>());
-    let live = pubsub.into_on_message().filter_map(|msg| async move {
-        let payload: String = msg.get_payload().ok()?;
-        Some(Ok(Event::default().event("sync.status").data(payload)))
+    let live = pubsub.into_on_message().filter_map(move |msg| {
+        let _held = &place;
+        async move {
+            let payload: String = msg.get_payload().ok()?;
+            Some(Ok(Event::default().event("sync.status").data(payload)))
+        }
     });
     let keep_alive = KeepAlive::new().interval(Duration::from_secs(15)).text("heartbeat");
     Ok(Sse::new(connected.chain(replayed).chain(live)).keep_alive(keep_alive))
