@@ -34,15 +34,8 @@ fn base(user: &str) -> String {
 /// Waits for an import to end; returns its status and its sync run.
 async fn wait_import(app: &TestApp, key: &Auth, user: &str, task: &str) -> (String, Value) {
     for _ in 0..600 {
-        let status = app
-            .db()
-            .await
-            .query_opt("select status::text from imports where id = $1::text::uuid", &[&task])
-            .await
-            .expect("query");
-        if let Some(s) = status.map(|r| r.get::<_, String>(0))
-            && (s == "done" || s == "failed")
-        {
+        let s = import_status(app, task).await;
+        if s == "done" || s == "failed" {
             let runs = app.get(&format!("/api/v1/users/{user}/sync/runs"), key).await;
             let run = runs
                 .body
@@ -606,13 +599,7 @@ async fn an_interrupted_import_is_queued_again_with_its_run() {
         assert_eq!(import.attempts, attempt);
         let input = Box::new(DropsHalfWay(std::io::Cursor::new(half.clone())));
         let final_run = ingest::import_job::run_claimed(&db, &import, Ok(input), false).await;
-        let status: String = app
-            .db()
-            .await
-            .query_one("select status::text from imports where id = $1", &[&id])
-            .await
-            .expect("status")
-            .get(0);
+        let status = import_status(&app, &id.to_string()).await;
         let run = run_of(app.get(&format!("/api/v1/users/{user}/sync/runs"), &key).await.body);
         if attempt < ingest::import_job::MAX_ATTEMPTS {
             assert!(final_run.is_none());
@@ -675,18 +662,13 @@ async fn an_import_that_keeps_stopping_its_worker_is_parked_as_failed() {
     let Claim::Parked(run) = parked else { panic!("not parked: {parked:?}") };
     assert_eq!(run.status.as_str(), "failed");
     assert!(run.error.as_deref().is_some_and(|e| e.contains("taken 3 times")), "{run:?}");
-    let status: String = app
-        .db()
-        .await
-        .query_one("select status::text from imports where id = $1", &[&id])
-        .await
-        .expect("status")
-        .get(0);
+    let status = import_status(&app, &id.to_string()).await;
     assert_eq!(status, "failed");
     let again = schema::imports::claim(&db, id, STALE_AFTER, MAX_ATTEMPTS).await;
     assert!(matches!(again, Ok(Claim::Nothing)), "{again:?}");
 }
 
+/// An import's status, empty when there is no such import.
 async fn import_status(app: &TestApp, task: &str) -> String {
     app.db()
         .await
