@@ -108,6 +108,9 @@ async fn main() {
     )
     .await;
 
+    // Stored in clear above, sealed here as a first start seals a legacy secret.
+    let keys = Arc::new(schema::sealed::MasterKeys::new(&"42".repeat(32), None).expect("key"));
+    schema::sealed::reseal_all(&db, &keys).await.expect("seal the endpoint secret");
     let redis = redis::Client::open("redis://127.0.0.1:6379").expect("redis");
     let prefix = format!("wearhouse_webhook_bench_{}", std::process::id());
     let config = SenderConfig {
@@ -119,7 +122,7 @@ async fn main() {
     let shutdown = CancellationToken::new();
     let sender = tokio::spawn({
         let (db, shutdown) = (db.clone(), shutdown.clone());
-        async move { webhooks::sender::run(db, redis, &prefix, config, shutdown).await }
+        async move { webhooks::sender::run(db, redis, &prefix, config, keys, shutdown).await }
     });
 
     let started = Instant::now();

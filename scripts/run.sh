@@ -12,5 +12,17 @@ s3_env="${WEARHOUSE_CACHE_DIR:-$HOME/.cache/wearhouse}/s3.env"
 if [ -f "$s3_env" ]; then
   while IFS='=' read -r k v; do [ -n "$k" ] && [ -z "${!k:-}" ] && export "$k=$v"; done <"$s3_env"
 fi
+# The master key seals the secrets the service stores. Made once, kept beside the cache (mode
+# 600); back it up: without it those secrets cannot be read. An explicit MASTER_KEY wins.
+if [ -z "${MASTER_KEY:-}" ]; then
+  key_file="${WEARHOUSE_CACHE_DIR:-$HOME/.cache/wearhouse}/master.key"
+  if [ ! -s "$key_file" ]; then
+    mkdir -p "$(dirname "$key_file")"
+    (umask 077; od -An -tx1 -N32 /dev/urandom | tr -d ' \n' >"$key_file")
+    echo "[run] made a master key in $key_file (keep a copy: it seals the stored secrets)" >&2
+  fi
+  MASTER_KEY="$(cat "$key_file")"
+  export MASTER_KEY
+fi
 [ $# -gt 0 ] || set -- all
 exec cargo run --release --locked --quiet -- "$@"

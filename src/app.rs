@@ -1,9 +1,11 @@
 //! Starting the parts of the service: migrations, connections, the API and the worker.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
 use ingest::jobs::JobQueue;
+use schema::sealed::MasterKeys;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
@@ -14,10 +16,23 @@ pub async fn migrate(settings: &Settings) -> anyhow::Result<()> {
     schema::db::migrate(&settings.database_url).await.context("migrating the database")
 }
 
-/// Migrates, then opens the connection pool: what every long-running command does first.
-async fn prepare_db(settings: &Settings) -> anyhow::Result<schema::Db> {
+/// Checks the master key, migrates, opens the connection pool and seals any stored secret
+/// still in clear or under the previous key: what every long-running command does first.
+async fn prepare_db(settings: &Settings) -> anyhow::Result<(schema::Db, Arc<MasterKeys>)> {
+    let keys = settings.master_keys()?;
     migrate(settings).await?;
-    connect_db(settings).await
+    let db = connect_db(settings).await?;
+    let n = schema::sealed::reseal_all(&db, &keys)
+        .await
+        .context("sealing stored secrets under MASTER_KEY")?;
+    if n > 0 {
+        tracing::info!(
+            values = n,
+            key = keys.current_id(),
+            "sealed stored secrets under MASTER_KEY"
+        );
+    }
+    Ok((db, keys))
 }
 
 pub async fn connect_db(settings: &Settings) -> anyhow::Result<schema::Db> {
@@ -47,21 +62,21 @@ pub async fn serve(
     listener: TcpListener,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
-    let db = prepare_db(settings).await?;
+    let (db, keys) = prepare_db(settings).await?;
     let (redis, queue) = connect_queue(settings).await?;
-    run_api(settings, db, redis, queue, listener, shutdown).await
+    run_api(settings, db, keys, redis, queue, listener, shutdown).await
 }
 
 /// Runs the background worker until `shutdown` (and /metrics on METRICS_BIND when set).
 pub async fn work(settings: &Settings, shutdown: CancellationToken) -> anyhow::Result<()> {
-    let db = prepare_db(settings).await?;
+    let (db, keys) = prepare_db(settings).await?;
     let (_, queue) = connect_queue(settings).await?;
     if let Some(addr) = settings.metrics_bind {
         let listener =
             TcpListener::bind(addr).await.with_context(|| format!("listening on {addr}"))?;
         tokio::spawn(api::serve_metrics(listener, db.clone(), shutdown.clone()));
     }
-    let sender = spawn_sender(settings, &db, &queue, &shutdown)?;
+    let sender = spawn_sender(settings, &db, &keys, &queue, &shutdown)?;
     ingest::worker::run(db, queue, settings.worker(), shutdown).await;
     join_sender(sender).await;
     Ok(())
@@ -71,6 +86,7 @@ pub async fn work(settings: &Settings, shutdown: CancellationToken) -> anyhow::R
 fn spawn_sender(
     settings: &Settings,
     db: &schema::Db,
+    keys: &Arc<MasterKeys>,
     queue: &JobQueue,
     shutdown: &CancellationToken,
 ) -> anyhow::Result<Option<tokio::task::JoinHandle<()>>> {
@@ -80,10 +96,10 @@ fn spawn_sender(
     let config = settings.sender()?;
     let (db, redis, prefix) =
         (db.clone(), queue.client().clone(), settings.redis_key_prefix.clone());
-    let token = shutdown.clone();
-    Ok(Some(tokio::spawn(
-        async move { webhooks::sender::run(db, redis, &prefix, config, token).await },
-    )))
+    let (token, keys) = (shutdown.clone(), keys.clone());
+    Ok(Some(tokio::spawn(async move {
+        webhooks::sender::run(db, redis, &prefix, config, keys, token).await
+    })))
 }
 
 async fn join_sender(sender: Option<tokio::task::JoinHandle<()>>) {
@@ -101,15 +117,15 @@ pub async fn all(
     listener: TcpListener,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
-    let db = prepare_db(settings).await?;
+    let (db, keys) = prepare_db(settings).await?;
     let (redis, queue) = connect_queue(settings).await?;
     let api = async {
-        let result =
-            run_api(settings, db.clone(), redis, queue.clone(), listener, shutdown.clone()).await;
+        let (db, keys, queue) = (db.clone(), keys.clone(), queue.clone());
+        let result = run_api(settings, db, keys, redis, queue, listener, shutdown.clone()).await;
         shutdown.cancel();
         result
     };
-    let sender = spawn_sender(settings, &db, &queue, &shutdown)?;
+    let sender = spawn_sender(settings, &db, &keys, &queue, &shutdown)?;
     let worker = async {
         ingest::worker::run(db.clone(), queue.clone(), settings.worker(), shutdown.clone()).await;
         shutdown.cancel();
@@ -122,12 +138,14 @@ pub async fn all(
 async fn run_api(
     settings: &Settings,
     db: schema::Db,
+    keys: Arc<MasterKeys>,
     redis: redis::aio::ConnectionManager,
     queue: JobQueue,
     listener: TcpListener,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
-    let state = api::build_state(db, redis, queue, settings.s3.storage(), settings.api())
+    let storage = settings.s3.storage();
+    let state = api::build_state(db, redis, queue, storage, keys, settings.api())
         .await
         .context("starting the API")?;
     api::serve(listener, state, shutdown).await.context("serving the API")

@@ -30,9 +30,25 @@ pub struct Settings {
     #[arg(long, env = "SECRET_KEY", global = true, hide_env_values = true)]
     pub secret_key: Option<String>,
 
+    /// Seals the secrets the service stores (its generated token-signing key, webhook signing
+    /// secrets): 32 random bytes as 64 hex digits or base64 (`openssl rand -hex 32`). Required
+    /// by `serve`, `worker` and `all`; `scripts/run.sh` keeps one in ~/.cache/wearhouse.
+    #[arg(long, env = "MASTER_KEY", global = true, hide_env_values = true)]
+    pub master_key: Option<String>,
+
+    /// The master key before a rotation: values sealed under it still open and are sealed
+    /// again under MASTER_KEY at start.
+    #[arg(long, env = "MASTER_KEY_PREVIOUS", global = true, hide_env_values = true)]
+    pub master_key_previous: Option<String>,
+
     /// Lifetime of developer and SDK access tokens.
     #[arg(long, env = "ACCESS_TOKEN_EXPIRE_MINUTES", global = true, default_value_t = 60)]
     pub access_token_expire_minutes: i64,
+
+    /// Days an SDK refresh token lives unused; each refresh starts the count again.
+    #[arg(long, env = "SDK_REFRESH_TOKEN_DAYS", global = true, default_value_t = 90,
+          value_parser = clap::value_parser!(u32).range(1..=3650))]
+    pub sdk_refresh_token_days: u32,
 
     /// The first developer, created on first start when there is none.
     #[arg(long, env = "ADMIN_EMAIL", global = true, default_value = "admin@wearhouse.local")]
@@ -217,10 +233,25 @@ pub enum LogFormat {
 }
 
 impl Settings {
+    /// The master keys; the service does not start without one.
+    pub fn master_keys(&self) -> anyhow::Result<std::sync::Arc<schema::sealed::MasterKeys>> {
+        let Some(current) = self.master_key.as_deref().filter(|k| !k.trim().is_empty()) else {
+            anyhow::bail!(
+                "MASTER_KEY is not set. wearhouse stores its token-signing key and webhook \
+                 secrets sealed under it: set MASTER_KEY to 32 random bytes \
+                 (`openssl rand -hex 32`) and keep it safe; losing it loses those secrets. \
+                 scripts/run.sh makes one in ~/.cache/wearhouse/master.key"
+            );
+        };
+        let keys = schema::sealed::MasterKeys::new(current, self.master_key_previous.as_deref())?;
+        Ok(std::sync::Arc::new(keys))
+    }
+
     pub fn api(&self) -> api::ApiConfig {
         api::ApiConfig {
             secret_key: self.secret_key.clone().filter(|k| !k.is_empty()),
             access_token_minutes: self.access_token_expire_minutes,
+            refresh_token_lifetime: chrono::Duration::days(self.sdk_refresh_token_days.into()),
             admin_email: self.admin_email.clone(),
             admin_password: self.admin_password.clone().filter(|p| !p.is_empty()),
             sdk_max_body_bytes: self.sdk_max_body_bytes,

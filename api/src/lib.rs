@@ -32,6 +32,8 @@ pub struct ApiConfig {
     /// so that every process of the deployment shares it.
     pub secret_key: Option<String>,
     pub access_token_minutes: i64,
+    /// How long an SDK refresh token lives unused (each refresh starts it again).
+    pub refresh_token_lifetime: chrono::Duration,
     /// The first developer, created on first start when there is none.
     pub admin_email: String,
     /// `None`: a random password, logged once when the admin is created.
@@ -85,6 +87,8 @@ pub struct AppState {
     /// Object storage for exports; `None` when not configured.
     pub storage: Option<ingest::object_store::Storage>,
     pub tokens: Arc<TokenKeys>,
+    /// Seal and open the secrets stored in the database.
+    pub keys: Arc<schema::sealed::MasterKeys>,
     /// Password hashes run here, never on the blocking pool.
     pub hashes: Arc<HashPool>,
     pub logins: Arc<LoginThrottle>,
@@ -115,6 +119,7 @@ pub async fn build_state(
     redis: redis::aio::ConnectionManager,
     queue: ingest::jobs::JobQueue,
     storage: Option<ingest::object_store::Storage>,
+    keys: Arc<schema::sealed::MasterKeys>,
     config: ApiConfig,
 ) -> Result<AppState, StartError> {
     let secret = match &config.secret_key {
@@ -125,7 +130,7 @@ pub async fn build_state(
             key.clone()
         }
         None => {
-            schema::settings::get_or_init(&db, "jwt_secret", || security::secrets::random_hex(32))
+            schema::settings::secret(&db, &keys, "jwt_secret", || security::secrets::random_hex(32))
                 .await?
         }
     };
@@ -146,6 +151,7 @@ pub async fn build_state(
         queue,
         storage,
         tokens,
+        keys,
         hashes,
         logins,
         direct_uploads,

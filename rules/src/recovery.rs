@@ -121,12 +121,11 @@ pub fn internal() -> SourceOut {
     }
 }
 
-/// Recovery for each day of `[first, last]` with any data. `rollups` must reach
-/// `BASELINE_DAYS` before `first` (the baselines); `nights` are the resolved nights by
-/// wake-up day.
+/// Recovery for each of `dates`: the days with data, as `schema::summaries::data_days` picks
+/// them (a rollup of [`SERIES`] or a night). `rollups` must reach `BASELINE_DAYS` before the
+/// first of them (the baselines); `nights` are the resolved nights by wake-up day.
 pub fn days(
-    first: NaiveDate,
-    last: NaiveDate,
+    dates: &[NaiveDate],
     rollups: &ByDay,
     nights: &BTreeMap<NaiveDate, Vec<Sleep>>,
     ranking: &Ranking,
@@ -140,14 +139,7 @@ pub fn days(
         (1..=BASELINE_DAYS).filter_map(|k| mean_of(date - Duration::days(k), id)).collect()
     };
     let mut items = BTreeMap::new();
-    // Only days with a rollup or a night can have data: the walk costs what the data does,
-    // whatever the window.
-    let dates: std::collections::BTreeSet<NaiveDate> = rollups
-        .range(first..=last)
-        .map(|(d, _)| *d)
-        .chain(nights.range(first..=last).map(|(d, _)| *d))
-        .collect();
-    for date in dates {
+    for &date in dates {
         let summary = nights.get(&date).map(|s| sleep::day(date, s, sources));
         let rhr = mean_of(date, series::RESTING_HEART_RATE);
         let sdnn = mean_of(date, series::HRV_SDNN);
@@ -157,45 +149,35 @@ pub fn days(
             .and_then(|v| Some((v.data_source_id, v.mean()?)));
         let sleep_seconds = summary.as_ref().map(|s| s.duration_minutes * 60).filter(|s| *s > 0);
         let efficiency = summary.as_ref().and_then(|s| s.efficiency_percent);
-        let has_data = sleep_seconds.is_some()
-            || [rhr, sdnn, rmssd, spo2].iter().any(Option::is_some)
-            || vendor.is_some();
-        if has_data {
-            // RMSSD where the day and its baseline have it, else SDNN: never mixed.
-            let rmssd_base = baseline(&history_of(date, series::HRV_RMSSD));
-            let (hrv, hrv_base) = match (rmssd, rmssd_base) {
-                (Some(v), Some(b)) => (Some(v), Some(b)),
-                _ => (sdnn, baseline(&history_of(date, series::HRV_SDNN))),
-            };
-            let inputs = Inputs {
-                sleep_seconds: sleep_seconds.map(|s| s as f64),
-                efficiency,
-                rhr,
-                hrv,
-                spo2,
-            };
-            let rhr_base = baseline(&history_of(date, series::RESTING_HEART_RATE));
-            let computed = score(&inputs, hrv_base, rhr_base);
-            let (source, value, method) = match vendor {
-                Some((id, value)) => {
-                    (sources.get(id), Some(value.round() as i64), Some(ScoreMethod::Vendor))
-                }
-                None => (internal(), computed, computed.map(|_| ScoreMethod::Computed)),
-            };
-            let day = RecoveryDay {
-                date,
-                source,
-                sleep_duration_seconds: sleep_seconds,
-                sleep_efficiency_percent: efficiency,
-                resting_heart_rate_bpm: rhr.map(round1),
-                avg_hrv_sdnn_ms: sdnn.map(round1),
-                avg_hrv_rmssd_ms: rmssd.map(round1),
-                avg_spo2_percent: spo2.map(round1),
-                recovery_score: value,
-                score_method: method,
-            };
-            items.insert(date, day);
-        }
+        // RMSSD where the day and its baseline have it, else SDNN: never mixed.
+        let rmssd_base = baseline(&history_of(date, series::HRV_RMSSD));
+        let (hrv, hrv_base) = match (rmssd, rmssd_base) {
+            (Some(v), Some(b)) => (Some(v), Some(b)),
+            _ => (sdnn, baseline(&history_of(date, series::HRV_SDNN))),
+        };
+        let inputs =
+            Inputs { sleep_seconds: sleep_seconds.map(|s| s as f64), efficiency, rhr, hrv, spo2 };
+        let rhr_base = baseline(&history_of(date, series::RESTING_HEART_RATE));
+        let computed = score(&inputs, hrv_base, rhr_base);
+        let (source, value, method) = match vendor {
+            Some((id, value)) => {
+                (sources.get(id), Some(value.round() as i64), Some(ScoreMethod::Vendor))
+            }
+            None => (internal(), computed, computed.map(|_| ScoreMethod::Computed)),
+        };
+        let day = RecoveryDay {
+            date,
+            source,
+            sleep_duration_seconds: sleep_seconds,
+            sleep_efficiency_percent: efficiency,
+            resting_heart_rate_bpm: rhr.map(round1),
+            avg_hrv_sdnn_ms: sdnn.map(round1),
+            avg_hrv_rmssd_ms: rmssd.map(round1),
+            avg_spo2_percent: spo2.map(round1),
+            recovery_score: value,
+            score_method: method,
+        };
+        items.insert(date, day);
     }
     items
 }
@@ -272,7 +254,7 @@ mod tests {
         // The 30th: a vendor's score wins over computing one.
         rows.push(rollup(2, series::RECOVERY_SCORE, last, 81.6, 1));
         rows.push(rollup(1, series::HRV_RMSSD, last, 60.0, 1));
-        let out = days(first, last, &by_day(rows), &BTreeMap::new(), &ranking, &sources);
+        let out = days(&[first, last], &by_day(rows), &BTreeMap::new(), &ranking, &sources);
         let computed = &out[&first];
         assert_eq!(computed.recovery_score, Some(62));
         assert_eq!(computed.score_method, Some(ScoreMethod::Computed));
@@ -282,15 +264,5 @@ mod tests {
         assert_eq!(vendor.recovery_score, Some(82));
         assert_eq!(vendor.score_method, Some(ScoreMethod::Vendor));
         assert_eq!(vendor.source.provider, "whoop");
-        // Days without data are left out.
-        let none = days(
-            d("2026-05-01"),
-            d("2026-05-02"),
-            &ByDay::new(),
-            &BTreeMap::new(),
-            &ranking,
-            &sources,
-        );
-        assert!(none.is_empty());
     }
 }

@@ -69,11 +69,6 @@ pub struct SleepDay {
     pub avg_spo2_percent: Option<f64>,
 }
 
-/// The local date a session ends on.
-pub fn wake_date(s: &Sleep) -> NaiveDate {
-    (s.end_time + Duration::minutes(i64::from(s.zone_offset.unwrap_or(0)))).date_naive()
-}
-
 /// Seconds asleep: the session's own figure, else its length.
 fn asleep(s: &Sleep) -> i64 {
     i64::from(s.sleep_seconds.unwrap_or(s.duration_seconds))
@@ -86,14 +81,14 @@ pub fn read_window(first: NaiveDate, last: NaiveDate) -> (DateTime<Utc>, DateTim
 }
 
 /// The sessions (duplicates already resolved) of each wake-up day, within `[first, last]` when
-/// given.
+/// given. The wake-up day comes with each session from the database (`local_day`, migration
+/// V10): the same rule that puts samples on their local day.
 pub fn nights(
-    sessions: Vec<Sleep>,
+    sessions: Vec<(NaiveDate, Sleep)>,
     days: Option<(NaiveDate, NaiveDate)>,
 ) -> BTreeMap<NaiveDate, Vec<Sleep>> {
     let mut out: BTreeMap<NaiveDate, Vec<Sleep>> = BTreeMap::new();
-    for s in sessions {
-        let d = wake_date(&s);
+    for (d, s) in sessions {
         if days.is_none_or(|(first, last)| d >= first && d <= last) {
             out.entry(d).or_default().push(s);
         }
@@ -243,19 +238,6 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn a_night_belongs_to_the_local_day_one_wakes_up() {
-        // 06:30 in Los Angeles on the 11th is 14:30 UTC.
-        let s = session(1, 1, "2026-03-10T23:00:00-08:00", "2026-03-11T06:30:00-08:00", 0);
-        assert_eq!(wake_date(&s), d("2026-03-11"));
-        // Late in the evening in LA is the next UTC day, still the same local day.
-        let late = Sleep {
-            zone_offset: Some(-480),
-            ..session(2, 1, "2026-03-11T20:00:00-08:00", "2026-03-11T23:30:00-08:00", 0)
-        };
-        assert_eq!(wake_date(&late), d("2026-03-11"));
-    }
-
-    #[test]
     fn a_day_adds_up_its_night_and_naps() {
         let sources = Sources::new(&ranking().sources);
         let night = session(1, 1, "2026-03-11T07:00:00Z", "2026-03-11T15:00:00Z", 30);
@@ -280,9 +262,9 @@ pub(crate) mod tests {
     #[test]
     fn nights_group_by_wake_day_within_the_window() {
         let sessions = vec![
-            session(1, 1, "2026-03-10T07:00:00Z", "2026-03-10T15:00:00Z", 0),
-            session(2, 1, "2026-03-11T07:00:00Z", "2026-03-11T15:00:00Z", 0),
-            session(3, 1, "2026-03-12T07:00:00Z", "2026-03-12T15:00:00Z", 0),
+            (d("2026-03-10"), session(1, 1, "2026-03-10T07:00:00Z", "2026-03-10T15:00:00Z", 0)),
+            (d("2026-03-11"), session(2, 1, "2026-03-11T07:00:00Z", "2026-03-11T15:00:00Z", 0)),
+            (d("2026-03-12"), session(3, 1, "2026-03-12T07:00:00Z", "2026-03-12T15:00:00Z", 0)),
         ];
         let n = nights(sessions, Some((d("2026-03-11"), d("2026-03-12"))));
         assert_eq!(n.keys().copied().collect::<Vec<_>>(), [d("2026-03-11"), d("2026-03-12")]);

@@ -22,6 +22,5 @@ join samples s
   on s.user_id = $1 and s.series_type_id = k.series_type_id
  and s.data_source_id = k.data_source_id
  and s.ts >= k.local_date - interval '1 day' and s.ts < k.local_date + interval '2 days'
- and (s.ts at time zone 'UTC' + make_interval(mins => coalesce(s.zone_offset, 0)::int))::date
-     = k.local_date
+ and local_day(s.ts, s.zone_offset) = k.local_date
 group by s.series_type_id, s.data_source_id, k.local_date

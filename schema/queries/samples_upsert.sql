@@ -20,8 +20,7 @@ with up as (
               is distinct from (excluded.value, excluded.zone_offset, excluded.is_daily_total)
     returning series_type_id, data_source_id, ts, value, zone_offset, is_daily_total,
               (xmax = 0) as inserted,
-              (ts at time zone 'UTC' + make_interval(mins => coalesce(zone_offset, 0)::int))::date
-                  as local_date
+              local_day(ts, zone_offset) as local_date
 ),
 rolled as (
     insert into daily_rollups as r

@@ -32,6 +32,9 @@ pub enum Error {
     /// What the code relies on did not hold (a bug, not bad input): said, not papered over.
     #[error("inconsistent data: {0}")]
     Inconsistent(&'static str),
+    /// A stored secret that does not open under the master keys.
+    #[error("stored secret {what}: {source}")]
+    Sealed { what: String, source: crate::sealed::OpenError },
     /// A stored payload that does not read as its type.
     #[error("unreadable {what}: {source}")]
     Payload { what: &'static str, source: serde_json::Error },

@@ -20,6 +20,7 @@ pub mod refresh_tokens;
 pub mod rollups;
 pub mod samples;
 pub mod sdk_batches;
+pub mod sealed;
 pub mod sessions;
 pub mod settings;
 pub mod sleep_sessions;

@@ -24,8 +24,7 @@ pub async fn rebuild_user(db: &Db, user_id: Uuid) -> Result<()> {
     tx.execute("delete from daily_rollups where user_id = $1", &[&user_id]).await?;
     tx.execute(
         "insert into samples_touched (series_type_id, data_source_id, local_date)
-         select distinct series_type_id, data_source_id,
-                (ts at time zone 'UTC' + make_interval(mins => coalesce(zone_offset, 0)::int))::date
+         select distinct series_type_id, data_source_id, local_day(ts, zone_offset)
          from samples where user_id = $1",
         &[&user_id],
     )

@@ -79,24 +79,25 @@ pub async fn rollups(
         .collect()
 }
 
-/// The user's sleep sessions ending in `[from, to)`, in order of their end, with a night that
-/// two sources recorded kept once (the sessions' one duplicate rule, `events_dedup.sql`, over
-/// the whole table: a better-ranked copy just outside the window still wins).
-/// `sources`: the user's source ids and ranks (lower wins).
+/// The user's sleep sessions ending in `[from, to)`, each with its wake-up day (the local day
+/// it ends on, by the one `local_day` rule of migration V10), in order of their end, with a
+/// night that two sources recorded kept once (the sessions' one duplicate rule,
+/// `events_dedup.sql`, over the whole table: a better-ranked copy just outside the window still
+/// wins). `sources`: the user's source ids and ranks (lower wins).
 pub async fn sleep_ending(
     db: &Db,
     user_id: Uuid,
     from: DateTime<Utc>,
     to: DateTime<Utc>,
     sources: &(Vec<Uuid>, Vec<i32>),
-) -> Result<Vec<Sleep>> {
+) -> Result<Vec<(NaiveDate, Sleep)>> {
     let client = db.client().await?;
     // Sessions are shorter than two days: the start bound lets the index do the work.
     let sql = format!(
         "select e.id, e.data_source_id, e.start_time, e.end_time, e.zone_offset,
                 e.duration_seconds, e.sleep_seconds, e.in_bed_seconds, e.deep_minutes,
                 e.rem_minutes, e.light_minutes, e.awake_minutes, e.efficiency_percent,
-                e.is_nap, e.stages
+                e.is_nap, e.stages, local_day(e.end_time, e.zone_offset) as wake_day
          from sleep_sessions e
          where e.user_id = $1 and e.start_time >= $2::timestamptz - interval '2 days' and e.start_time < $3
            and e.end_time >= $2 and e.end_time < $3 {dedup}
@@ -109,8 +110,99 @@ pub async fn sleep_ending(
         .query(&statement, &[&user_id, &from, &to, ids, ranks])
         .await?
         .iter()
-        .map(Sleep::from_row)
+        .map(|r| Ok((r.try_get("wake_day")?, Sleep::from_row(r)?)))
         .collect()
+}
+
+/// What makes a local day one of a day-paged summary's days.
+#[derive(Debug, Clone, Copy)]
+pub enum DataDays<'a> {
+    /// A rollup of one of these series.
+    Rollups(&'a [i16]),
+    /// The wake-up day of a sleep session, nap or night (duplicates resolved).
+    Wakes,
+    /// A rollup of one of these series, or the wake-up day of a night (not a nap).
+    RollupsOrNights(&'a [i16]),
+}
+
+/// Where to look for a summary's days: local days `[first, last]`, sessions ending in
+/// `[ends_from, ends_to)` (a window wide enough for every offset), the user's sources and ranks.
+#[derive(Debug, Clone, Copy)]
+pub struct DayScope<'a> {
+    pub first: NaiveDate,
+    pub last: NaiveDate,
+    pub ends_from: DateTime<Utc>,
+    pub ends_to: DateTime<Utc>,
+    pub sources: &'a (Vec<Uuid>, Vec<i32>),
+}
+
+impl DataDays<'_> {
+    fn series(&self) -> &[i16] {
+        match self {
+            DataDays::Rollups(series) | DataDays::RollupsOrNights(series) => series,
+            DataDays::Wakes => &[],
+        }
+    }
+
+    /// 0: no sessions; 1: every session; 2: nights only.
+    fn sessions(&self) -> i16 {
+        match self {
+            DataDays::Rollups(_) => 0,
+            DataDays::Wakes => 1,
+            DataDays::RollupsOrNights(_) => 2,
+        }
+    }
+}
+
+/// The days of a `DataDays` in a `DayScope`, as column `d`. $1 user, $2 series, $3/$4 first and
+/// last day, $5/$6 session ends, $7/$8 source ids and ranks, $9 `DataDays::sessions`.
+fn data_days_sql() -> String {
+    format!(
+        "select r.local_date as d from daily_rollups r
+         where r.user_id = $1 and r.series_type_id = any($2) and r.local_date between $3 and $4
+         union
+         select local_day(e.end_time, e.zone_offset) from sleep_sessions e
+         where $9::smallint > 0 and e.user_id = $1
+           and e.start_time >= $5::timestamptz - interval '2 days' and e.start_time < $6
+           and e.end_time >= $5 and e.end_time < $6 and ($9 = 1 or not e.is_nap)
+           and local_day(e.end_time, e.zone_offset) between $3 and $4 {dedup}",
+        dedup = crate::sessions::dedup(crate::sessions::Kind::Sleep, "true", "$7", "$8"),
+    )
+}
+
+/// The first `n` days of `which` in scope (the last `n`, newest first, when `backward`): what
+/// one page of a day-paged summary lists, found before anything is read for it.
+pub async fn data_days(
+    db: &Db,
+    user_id: Uuid,
+    which: DataDays<'_>,
+    scope: &DayScope<'_>,
+    backward: bool,
+    n: i64,
+) -> Result<Vec<NaiveDate>> {
+    let client = db.client().await?;
+    let order = if backward { "desc" } else { "asc" };
+    let sql = format!("select d from ({}) x order by d {order} limit $10", data_days_sql());
+    let statement = client.prepare_cached(&sql).await?;
+    let (ids, ranks) = scope.sources;
+    let rows = client
+        .query(
+            &statement,
+            &[
+                &user_id,
+                &which.series(),
+                &scope.first,
+                &scope.last,
+                &scope.ends_from,
+                &scope.ends_to,
+                ids,
+                ranks,
+                &which.sessions(),
+                &n,
+            ],
+        )
+        .await?;
+    rows.iter().map(|r| Ok(r.try_get(0)?)).collect()
 }
 
 /// Means of each of `series` (any source) over each interval: `(interval index, series, mean)`.

@@ -120,8 +120,9 @@ pub struct Due {
     pub payload: Value,
     pub endpoint_id: String,
     pub url: String,
-    /// Current first, then the rotated-out one while it still signs.
-    pub secrets: Vec<String>,
+    /// Current first, then the rotated-out one while it still signs; sealed, as stored (open
+    /// with [`Due::secrets`]).
+    pub sealed_secrets: Vec<String>,
     pub disabled: bool,
 }
 
@@ -152,9 +153,17 @@ pub async fn load(db: &Db, message_id: &str, endpoint_id: &str) -> Result<Option
         payload: r.try_get(4)?,
         endpoint_id: r.try_get(5)?,
         url: r.try_get(6)?,
-        secrets,
+        sealed_secrets: secrets,
         disabled: r.try_get(9)?,
     }))
+}
+
+impl Due {
+    /// The endpoint's signing secrets, opened.
+    pub fn secrets(&self, keys: &crate::sealed::MasterKeys) -> Result<Vec<String>> {
+        let open = |s: &String| crate::webhook_endpoints::open_secret(keys, &self.endpoint_id, s);
+        self.sealed_secrets.iter().map(open).collect()
+    }
 }
 
 /// One attempt's result.

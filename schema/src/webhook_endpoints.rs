@@ -4,7 +4,19 @@ use chrono::{DateTime, Utc};
 use tokio_postgres::Row;
 use uuid::Uuid;
 
-use crate::{Db, Result};
+use crate::sealed::MasterKeys;
+use crate::{Db, Error, Result};
+
+/// What a secret of endpoint `id` is sealed for: it opens for that endpoint only.
+fn context(id: &str) -> String {
+    format!("webhook_endpoint:{id}")
+}
+
+/// Opens a signing secret of endpoint `id` as stored (sealed).
+pub fn open_secret(keys: &MasterKeys, id: &str, stored: &str) -> Result<String> {
+    let context = context(id);
+    keys.open(&context, stored).map_err(|source| Error::Sealed { what: context, source })
+}
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Endpoint {
@@ -13,8 +25,9 @@ pub struct Endpoint {
     pub description: String,
     pub filter_types: Option<Vec<String>>,
     pub user_id: Option<Uuid>,
-    pub secret: String,
-    pub previous_secret: Option<String>,
+    /// The signing secrets as stored, sealed: see [`Endpoint::secret`].
+    pub sealed_secret: String,
+    pub sealed_previous_secret: Option<String>,
     pub previous_expires_at: Option<DateTime<Utc>>,
     pub disabled_at: Option<DateTime<Utc>>,
     pub disabled_reason: Option<String>,
@@ -32,14 +45,21 @@ fn from_row(r: &Row) -> Result<Endpoint> {
         description: r.try_get(2)?,
         filter_types: r.try_get(3)?,
         user_id: r.try_get(4)?,
-        secret: r.try_get(5)?,
-        previous_secret: r.try_get(6)?,
+        sealed_secret: r.try_get(5)?,
+        sealed_previous_secret: r.try_get(6)?,
         previous_expires_at: r.try_get(7)?,
         disabled_at: r.try_get(8)?,
         disabled_reason: r.try_get(9)?,
         created_at: r.try_get(10)?,
         updated_at: r.try_get(11)?,
     })
+}
+
+impl Endpoint {
+    /// The current signing secret, opened.
+    pub fn secret(&self, keys: &MasterKeys) -> Result<String> {
+        open_secret(keys, &self.id, &self.sealed_secret)
+    }
 }
 
 /// What an endpoint is created with.
@@ -52,16 +72,17 @@ pub struct NewEndpoint {
     pub secret: String,
 }
 
-pub async fn insert(db: &Db, e: &NewEndpoint) -> Result<Endpoint> {
+pub async fn insert(db: &Db, keys: &MasterKeys, e: &NewEndpoint) -> Result<Endpoint> {
     let client = db.client().await?;
     let id = format!("ep_{}", Uuid::now_v7().simple());
+    let secret = keys.seal(&context(&id), &e.secret);
     let row = client
         .query_one(
             &format!(
                 "insert into webhook_endpoints (id, url, description, filter_types, user_id, secret)
                  values ($1, $2, $3, $4, $5, $6) returning {COLUMNS}"
             ),
-            &[&id, &e.url, &e.description, &e.filter_types, &e.user_id, &e.secret],
+            &[&id, &e.url, &e.description, &e.filter_types, &e.user_id, &secret],
         )
         .await?;
     from_row(&row)
@@ -137,11 +158,13 @@ pub async fn delete(db: &Db, id: &str) -> Result<bool> {
 /// Replaces the secret; the old one keeps signing alongside until `old_until`.
 pub async fn rotate_secret(
     db: &Db,
+    keys: &MasterKeys,
     id: &str,
     secret: &str,
     old_until: DateTime<Utc>,
 ) -> Result<Option<Endpoint>> {
     let client = db.client().await?;
+    let secret = keys.seal(&context(id), secret);
     let row = client
         .query_opt(
             &format!(
@@ -153,4 +176,38 @@ pub async fn rotate_secret(
         )
         .await?;
     row.as_ref().map(from_row).transpose()
+}
+
+/// Seals again every endpoint secret in clear or under an older key; returns how many.
+pub(crate) async fn reseal(db: &Db, keys: &MasterKeys) -> Result<u64> {
+    let mut client = db.client().await?;
+    let tx = client.transaction().await?;
+    let rows = tx
+        .query("select id, secret, previous_secret from webhook_endpoints for update", &[])
+        .await?;
+    let mut n = 0;
+    for row in rows {
+        let (id, secret, previous): (String, String, Option<String>) =
+            (row.try_get(0)?, row.try_get(1)?, row.try_get(2)?);
+        if !keys.needs_sealing(&secret)
+            && previous.as_deref().is_none_or(|p| !keys.needs_sealing(p))
+        {
+            continue;
+        }
+        let context = context(&id);
+        let reseal = |v: &str| {
+            keys.reseal(&context, v)
+                .map_err(|source| Error::Sealed { what: context.clone(), source })
+        };
+        let secret = reseal(&secret)?;
+        let previous = previous.as_deref().map(reseal).transpose()?;
+        tx.execute(
+            "update webhook_endpoints set secret = $2, previous_secret = $3 where id = $1",
+            &[&id, &secret, &previous],
+        )
+        .await?;
+        n += 1;
+    }
+    tx.commit().await?;
+    Ok(n)
 }

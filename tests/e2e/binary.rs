@@ -13,6 +13,7 @@ fn wearhouse(database: &str) -> Command {
     cmd.env("DATABASE_URL", database_url(database))
         .env("REDIS_URL", redis_url())
         .env("SECRET_KEY", "binary-test-secret-0123456789abcdef0123")
+        .env("MASTER_KEY", crate::util::MASTER_KEY)
         .env("ADMIN_PASSWORD", "binary-test-password")
         .env("RUST_LOG", "warn")
         .stdout(Stdio::null())

@@ -16,6 +16,7 @@ mod import;
 mod jobs;
 mod sdk_sync;
 mod sdk_tokens;
+mod secrets;
 mod summaries;
 mod timeseries;
 mod users;

@@ -44,6 +44,17 @@ async fn issue_refresh_revoke() {
         .await
         .assert_error(401, "SDK tokens cannot access this endpoint");
 
+    // The old token presented again: someone holds a copy, so the token it was exchanged for
+    // is revoked too (the family). Another family of the same user is untouched.
+    app.post("/api/v1/token/refresh", &Auth::None, json!({"refresh_token": next}))
+        .await
+        .assert_error(401, "Invalid or revoked refresh token");
+    let other = app.post(&format!("/api/v1/users/{user}/token"), &key, json!({})).await;
+    let other = other.str("refresh_token");
+    let r = app.post("/api/v1/token/refresh", &Auth::None, json!({"refresh_token": other})).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let next = r.str("refresh_token");
+
     // Revoke (sign-out).
     let r = app.post("/api/v1/token/revoke", &Auth::None, json!({"refresh_token": next})).await;
     assert_eq!(r.status, 204, "{}", r.body);
@@ -84,11 +95,35 @@ async fn deleting_a_user_ends_their_refresh_tokens() {
     let issued = app.post(&format!("/api/v1/users/{user}/token"), &key, json!({})).await;
     let r = app.call(reqwest::Method::DELETE, &format!("/api/v1/users/{user}"), &admin, None).await;
     assert_eq!(r.status, 200);
-    app.post(
-        "/api/v1/token/refresh",
-        &Auth::None,
-        json!({"refresh_token": issued.str("refresh_token")}),
-    )
-    .await
-    .assert_error(401, "Invalid or revoked refresh token");
+    refused(&app, &issued.str("refresh_token")).await;
+}
+
+/// A refresh token lives SDK_REFRESH_TOKEN_DAYS unused; each refresh starts the count again.
+#[tokio::test]
+async fn refresh_tokens_expire() {
+    let app = TestApp::spawn().await;
+    let key = app.api_key().await;
+    let user = app.user(&key, json!({})).await;
+    let issued = app.post(&format!("/api/v1/users/{user}/token"), &key, json!({})).await;
+    let db = app.db().await;
+    let days: f64 = db
+        .query_one(
+            "select extract(epoch from expires_at - now())::float8 / 86400 from sdk_refresh_tokens",
+            &[],
+        )
+        .await
+        .expect("expiry")
+        .get(0);
+    assert!((89.9..=90.0).contains(&days), "{days}");
+    db.execute("update sdk_refresh_tokens set expires_at = now() - interval '1 second'", &[])
+        .await
+        .expect("age the token");
+    refused(&app, &issued.str("refresh_token")).await;
+}
+
+/// Asserts that refreshing with `token` is refused.
+async fn refused(app: &TestApp, token: &str) {
+    app.post("/api/v1/token/refresh", &Auth::None, json!({"refresh_token": token}))
+        .await
+        .assert_error(401, "Invalid or revoked refresh token");
 }

@@ -421,3 +421,66 @@ async fn far_dates_and_overlong_windows_are_refused() {
         r.assert_invalid(&["query", "end_date"], "value_error");
     }
 }
+
+/// The dates of each page, following `next_cursor` from the first page of `path`.
+async fn pages(app: &TestApp, key: &Auth, user: &str, path: &str) -> (Vec<Vec<String>>, Value) {
+    let mut out = Vec::new();
+    let mut p = get(app, key, user, path).await;
+    loop {
+        let dates = p["data"].as_array().map(|d| d.iter().map(|i| i["date"].to_string()));
+        out.push(
+            dates.map(|d| d.map(|s| s.trim_matches('"').to_string()).collect()).unwrap_or_default(),
+        );
+        let Some(next) = p["pagination"]["next_cursor"].as_str().map(str::to_string) else {
+            return (out, p);
+        };
+        assert!(out.len() < 10, "pages do not end: {p}");
+        p = get(app, key, user, &format!("{path}&cursor={next}")).await;
+    }
+}
+
+/// A page reads only its own days (the first `limit + 1` with data past the cursor), whatever
+/// the window: the pages of a year hold every day with data once, in order, both ways.
+#[tokio::test]
+async fn summaries_page_a_year_by_limit() {
+    let app = TestApp::spawn().await;
+    let key = app.api_key().await;
+    let user = app.user(&key, json!({})).await;
+    let utc = Some("+00:00");
+    let steps = |day: &str| {
+        let (a, b) = (format!("{day}T10:00:00Z"), format!("{day}T10:30:00Z"));
+        rec("StepCount", &a, &b, 100.0, "count", utc, &phone())
+    };
+    let mut records: Vec<Value> =
+        ["2026-01-05", "2026-03-01", "2026-06-15", "2026-09-30", "2026-12-20"].map(steps).into();
+    records.push(at("RestingHeartRate", "2026-02-10T08:00:00Z", 55.0, "bpm", utc, &watch()));
+    // A night waking up on 04-04 in Berlin summer time, and a nap on 05-05.
+    let mut nights =
+        sleep(&[("light", "2026-04-03T21:00:00Z", "2026-04-04T05:00:00Z")], "+02:00", &watch());
+    // 30 minutes after lunch: a nap.
+    let nap = [("light", "2026-05-05T12:00:00Z", "2026-05-05T12:30:00Z")];
+    nights.extend(sleep(&nap, "+02:00", &watch()));
+    app.sync_and_wait(&user, &key, &body(records, vec![], nights)).await;
+
+    let year = "start_date=2026-01-01&end_date=2026-12-31";
+    let (activity, last) = pages(&app, &key, &user, &format!("activity?{year}&limit=2")).await;
+    assert_eq!(
+        activity,
+        [vec!["2026-01-05", "2026-03-01"], vec!["2026-06-15", "2026-09-30"], vec!["2026-12-20"]]
+    );
+    assert_eq!(last["pagination"]["has_more"], false);
+    // Back from the last page.
+    let prev = last["pagination"]["previous_cursor"].as_str().expect("previous cursor");
+    let p = get(&app, &key, &user, &format!("activity?{year}&limit=2&cursor={prev}")).await;
+    let dates: Vec<&str> =
+        p["data"].as_array().into_iter().flatten().filter_map(|d| d["date"].as_str()).collect();
+    assert_eq!(dates, ["2026-06-15", "2026-09-30"], "{p}");
+
+    let (sleep_pages, _) = pages(&app, &key, &user, &format!("sleep?{year}&limit=1")).await;
+    assert_eq!(sleep_pages, [vec!["2026-04-04"], vec!["2026-05-05"]]);
+
+    // Recovery's days: its series' rollups and nights, naps aside; the count is the window's.
+    let (recovery, last) = pages(&app, &key, &user, &format!("recovery?{year}&limit=1")).await;
+    assert_eq!(recovery, [vec!["2026-02-10"], vec!["2026-04-04"]]);
+    assert_eq!(last["pagination"]["total_count"], 2);
+}

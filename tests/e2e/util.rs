@@ -20,6 +20,8 @@ use wearhouse::config::{CompletionMode, LogFormat, S3Settings, Settings};
 pub const ADMIN_EMAIL: &str = "admin@example.com";
 pub const ADMIN_PASSWORD: &str = "admin-password-for-tests";
 pub const SECRET_KEY: &str = "test-secret-key-0123456789abcdef0123456789";
+/// The tests' master key (32 bytes, hex).
+pub const MASTER_KEY: &str = "6d61737465722d6b65792d666f722d74657374732d6f6e6c792d303132333435";
 
 /// Serialises template creation across test processes.
 const TEMPLATE_LOCK: i64 = 0x7465_6d70_6c61_7465;
@@ -155,7 +157,10 @@ pub fn settings(database: &str) -> Settings {
         database_pool_size: 4,
         redis_url: redis_url(),
         secret_key: Some(SECRET_KEY.to_string()),
+        master_key: Some(MASTER_KEY.to_string()),
+        master_key_previous: None,
         access_token_expire_minutes: 60,
+        sdk_refresh_token_days: 90,
         admin_email: ADMIN_EMAIL.to_string(),
         admin_password: Some(ADMIN_PASSWORD.to_string()),
         bind: ([127, 0, 0, 1], 0).into(),
@@ -248,6 +253,7 @@ impl TestApp {
             .env("REDIS_URL", &s.redis_url)
             .env("REDIS_KEY_PREFIX", &s.redis_key_prefix)
             .env("SECRET_KEY", SECRET_KEY)
+            .env("MASTER_KEY", MASTER_KEY)
             .env("WORKER_CLAIM_IDLE_SECONDS", s.worker_claim_idle_seconds.to_string())
             .env("WORKER_SWEEP_INTERVAL_SECONDS", s.worker_sweep_interval_seconds.to_string())
             .env("OUTGOING_WEBHOOKS_ENABLED", s.outgoing_webhooks_enabled.to_string())

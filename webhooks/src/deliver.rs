@@ -17,6 +17,7 @@ const RESPONSE_READ: usize = 16 << 10;
 pub async fn send(
     http: &reqwest::Client,
     due: &Due,
+    secrets: &[String],
     timeout: Duration,
     allow_private: bool,
 ) -> (Attempt, Option<Duration>) {
@@ -37,7 +38,7 @@ pub async fn send(
     }
     let body = due.payload.to_string();
     let timestamp = chrono::Utc::now().timestamp();
-    let secrets: Vec<&str> = due.secrets.iter().map(String::as_str).collect();
+    let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
     let signature = match crate::sign::header(&secrets, &due.message_id, timestamp, body.as_bytes())
     {
         Ok(s) => s,

@@ -12,6 +12,7 @@ use std::time::Duration;
 use queue::{Entry, Queue, QueueSpec, Task};
 use redis::aio::{ConnectionManager, MultiplexedConnection};
 use schema::Db;
+use schema::sealed::MasterKeys;
 use schema::webhook_deliveries::{self as deliveries, DeliveryStatus};
 use serde::{Deserialize, Serialize};
 use tokio::sync::Semaphore;
@@ -76,6 +77,8 @@ impl Default for SenderConfig {
 
 struct Shared {
     db: Db,
+    /// Open the endpoints' signing secrets (stored sealed).
+    keys: Arc<MasterKeys>,
     queue: Queue<SendTask>,
     http: reqwest::Client,
     config: SenderConfig,
@@ -114,6 +117,7 @@ pub async fn run(
     redis: redis::Client,
     prefix: &str,
     config: SenderConfig,
+    keys: Arc<MasterKeys>,
     shutdown: CancellationToken,
 ) {
     let conn = match ConnectionManager::new(redis.clone()).await {
@@ -134,7 +138,7 @@ pub async fn run(
     if let Err(e) = queue.ensure_group().await {
         tracing::warn!(error = %e, "webhook sender: could not create the consumer group");
     }
-    let shared = Arc::new(Shared { db, queue, http, config });
+    let shared = Arc::new(Shared { db, keys, queue, http, config });
     let consumer = format!("sender-{}", uuid::Uuid::new_v4().simple());
     let announcer = tokio::spawn(announce_loop(shared.clone(), shutdown.clone()));
     deliver_loop(shared, consumer, shutdown).await;
@@ -242,8 +246,22 @@ async fn deliver(s: &Shared, entry_id: &str, message: &str, endpoint: &str) {
         if due.disabled {
             let _ = deliveries::give_up(&s.db, message, endpoint).await;
         } else {
-            let (attempt, wait) =
-                crate::deliver::send(&s.http, &due, s.config.timeout, s.config.allow_private).await;
+            let secrets = match due.secrets(&s.keys) {
+                Ok(secrets) => secrets,
+                Err(e) => {
+                    // Not acknowledged: a process with the right MASTER_KEY sends it.
+                    tracing::error!(error = %e, message, endpoint, "cannot sign a delivery");
+                    return;
+                }
+            };
+            let (attempt, wait) = crate::deliver::send(
+                &s.http,
+                &due,
+                &secrets,
+                s.config.timeout,
+                s.config.allow_private,
+            )
+            .await;
             let failures = due.attempts as usize + 1;
             let retry_at = if attempt.ok {
                 None

@@ -5,6 +5,7 @@
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
+use schema::refresh_tokens::Rotation;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
@@ -72,12 +73,15 @@ async fn issue_token(
 ) -> ApiResult<Json<TokenOut>> {
     let user_id = existing_user(&state, &user_id).await?;
     let refresh = secrets::new_refresh_token();
-    schema::refresh_tokens::insert(&state.db, &refresh, user_id, &principal.describe()).await?;
+    let lifetime = state.config.refresh_token_lifetime;
+    schema::refresh_tokens::insert(&state.db, &refresh, user_id, &principal.describe(), lifetime)
+        .await?;
     Ok(Json(new_pair(&state, user_id, refresh).await?))
 }
 
 /// Exchanges a refresh token for a new access token and a new refresh token. The presented
-/// refresh token stops working.
+/// refresh token stops working; presented again, it also ends the token it was exchanged for
+/// (someone holds a copy).
 #[utoipa::path(post, path = "/token/refresh", tag = "sdk-tokens", request_body = RefreshIn,
     responses(
         (status = 200, body = TokenOut), (status = 401, body = ErrorBody),
@@ -88,10 +92,16 @@ async fn refresh_token(
     ApiJson(body): ApiJson<RefreshIn>,
 ) -> ApiResult<Json<TokenOut>> {
     let next = secrets::new_refresh_token();
-    let user_id = schema::refresh_tokens::rotate(&state.db, body.refresh_token.trim(), &next)
-        .await?
-        .ok_or_else(|| ApiError::bearer_unauthorized("Invalid or revoked refresh token"))?;
-    Ok(Json(new_pair(&state, user_id, next).await?))
+    let lifetime = state.config.refresh_token_lifetime;
+    let presented = body.refresh_token.trim();
+    match schema::refresh_tokens::rotate(&state.db, presented, &next, lifetime).await? {
+        Rotation::Rotated(user_id) => Ok(Json(new_pair(&state, user_id, next).await?)),
+        Rotation::FamilyRevoked(user_id) => {
+            tracing::warn!(%user_id, "a rotated-out refresh token was reused: its family is revoked");
+            Err(ApiError::bearer_unauthorized("Invalid or revoked refresh token"))
+        }
+        Rotation::Refused => Err(ApiError::bearer_unauthorized("Invalid or revoked refresh token")),
+    }
 }
 
 /// Revokes a refresh token (sign-out). Access tokens already issued run until they expire.

@@ -189,7 +189,7 @@ async fn create_endpoint(
         user_id: body.user_id,
         secret: webhooks::sign::new_secret(),
     };
-    let e = schema::webhook_endpoints::insert(&state.db, &new).await?;
+    let e = schema::webhook_endpoints::insert(&state.db, &state.keys, &new).await?;
     tracing::info!(endpoint = %e.id, developer = %dev.id, "created webhook endpoint");
     Ok((StatusCode::CREATED, Json(e.into())))
 }
@@ -269,7 +269,7 @@ async fn get_secret(
 ) -> ApiResult<Json<SecretOut>> {
     enabled(&state)?;
     let e = schema::webhook_endpoints::get(&state.db, &id).await?.ok_or_else(|| not_found(&id))?;
-    Ok(Json(SecretOut { key: e.secret }))
+    Ok(Json(SecretOut { key: e.secret(&state.keys)? }))
 }
 
 /// A new signing secret; the old one keeps signing alongside it for 24 hours (beyond the
@@ -288,6 +288,7 @@ async fn rotate_secret(
     let until = Utc::now() + Duration::hours(OLD_SECRET_HOURS);
     let e = schema::webhook_endpoints::rotate_secret(
         &state.db,
+        &state.keys,
         &id,
         &webhooks::sign::new_secret(),
         until,
@@ -295,5 +296,5 @@ async fn rotate_secret(
     .await?
     .ok_or_else(|| not_found(&id))?;
     tracing::info!(endpoint = %id, developer = %dev.id, "rotated webhook secret");
-    Ok(Json(SecretOut { key: e.secret }))
+    Ok(Json(SecretOut { key: e.secret(&state.keys)? }))
 }

@@ -8,7 +8,9 @@ use rules::ranking::by_day;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::{DayPaging, day_paging, page_days};
+use schema::summaries::DataDays;
+
+use super::{DayPaging, day_paging, page_dates, page_days, span};
 use crate::AppState;
 use crate::error::{ApiResult, ErrorBody, ValidationBody};
 use crate::extract::{ApiAuth, Query};
@@ -42,13 +44,14 @@ async fn activity(
     let paging: DayPaging = day_paging(params, 100)?;
     let days = paging.days;
     let series = activity::series_read();
-    let (rows, ranking) = tokio::try_join!(
-        async {
-            Ok(schema::summaries::rollups(&state.db, user_id, &series, days.first, days.last)
-                .await?)
-        },
-        ranking(&state, user_id)
-    )?;
+    let ranking = ranking(&state, user_id).await?;
+    let dates = page_dates(&state, user_id, DataDays::Rollups(&series), &paging, &ranking).await?;
+    let rows = match span(&dates) {
+        Some((first, last)) => {
+            schema::summaries::rollups(&state.db, user_id, &series, first, last).await?
+        }
+        None => Vec::new(),
+    };
     let (page, pagination) = page_days(by_day(rows), &paging);
     let sources = Sources::new(&ranking.sources);
     let data: Vec<ActivityDay> =

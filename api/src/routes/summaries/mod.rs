@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Duration, NaiveDate, Utc};
 use rules::{Ranking, midnight};
+use schema::summaries::DataDays;
 use utoipa_axum::router::OpenApiRouter;
 use uuid::Uuid;
 
@@ -54,7 +55,8 @@ pub struct DayPaging {
     pub cursor: Option<Cursor>,
 }
 
-/// The longest window a day-paged summary reads (every page reads the whole window).
+/// The longest window of a day-paged summary. A page reads only its own days
+/// ([`page_dates`]), but `total_count` and the day lookup span the window.
 pub const MAX_DAYS: i64 = 366;
 
 pub fn day_paging(mut params: Params, max_limit: i64) -> ApiResult<DayPaging> {
@@ -73,6 +75,84 @@ pub fn day_paging(mut params: Params, max_limit: i64) -> ApiResult<DayPaging> {
     let window = window.ok_or_else(|| ApiError::bad_request("Invalid date window"))?;
     let cursor = raw.as_deref().map(Cursor::decode).transpose()?;
     Ok(DayPaging { days: Days::from_window(window), limit: limit as usize, cursor })
+}
+
+impl DayPaging {
+    fn backward(&self) -> bool {
+        self.cursor.as_ref().is_some_and(|c| c.backward)
+    }
+
+    /// The days of the window past the cursor's day (before it, going back).
+    fn rest(&self) -> Option<(NaiveDate, NaiveDate)> {
+        let (mut first, mut last) = (self.days.first, self.days.last);
+        if let Some(c) = &self.cursor {
+            let at = c.at.date_naive();
+            if c.backward {
+                last = last.min(at.pred_opt()?);
+            } else {
+                first = first.max(at.succ_opt()?);
+            }
+        }
+        (first <= last).then_some((first, last))
+    }
+}
+
+/// Where a summary's days are looked up: local days `[first, last]` and the session ends that
+/// can fall on them.
+fn scope(
+    first: NaiveDate,
+    last: NaiveDate,
+    sources: &(Vec<Uuid>, Vec<i32>),
+) -> schema::summaries::DayScope<'_> {
+    let (ends_from, ends_to) = rules::sleep::read_window(first, last);
+    schema::summaries::DayScope { first, last, ends_from, ends_to, sources }
+}
+
+/// The days one page lists, in date order: the first `limit + 1` days with data past the
+/// cursor (the extra one tells whether there is more). A summary reads only these days, so a
+/// page costs what `limit` says whatever the window.
+pub async fn page_dates(
+    state: &AppState,
+    user_id: Uuid,
+    which: DataDays<'_>,
+    paging: &DayPaging,
+    ranking: &Ranking,
+) -> ApiResult<Vec<NaiveDate>> {
+    let Some((first, last)) = paging.rest() else { return Ok(Vec::new()) };
+    let sources = ranking.arrays();
+    let n = paging.limit as i64 + 1;
+    let mut dates = schema::summaries::data_days(
+        &state.db,
+        user_id,
+        which,
+        &scope(first, last, &sources),
+        paging.backward(),
+        n,
+    )
+    .await?;
+    dates.sort_unstable();
+    Ok(dates)
+}
+
+/// How many days with data the whole window holds (`total_count`).
+pub async fn count_dates(
+    state: &AppState,
+    user_id: Uuid,
+    which: DataDays<'_>,
+    days: &Days,
+    ranking: &Ranking,
+) -> ApiResult<i64> {
+    let sources = ranking.arrays();
+    let scope = scope(days.first, days.last, &sources);
+    // A window holds at most MAX_DAYS + 1 days: reading them is as cheap as counting.
+    let all = schema::summaries::data_days(&state.db, user_id, which, &scope, false, MAX_DAYS + 2)
+        .await?;
+    Ok(all.len() as i64)
+}
+
+/// The first and last of a page's dates (sorted), if any.
+pub fn span(dates: &[NaiveDate]) -> Option<(NaiveDate, NaiveDate)> {
+    Some((*dates.first()?, *dates.last()?))
 }
 
 /// Pages per-day items (in date order) from the cursor on.

@@ -10,9 +10,11 @@ use rules::recovery::{self, BASELINE_DAYS, RecoveryDay};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::{day_paging, nights, page_days};
+use schema::summaries::DataDays;
+
+use super::{count_dates, day_paging, nights, page_dates, page_days, span};
 use crate::AppState;
-use crate::error::{ApiResult, ErrorBody, ValidationBody};
+use crate::error::{ApiError, ApiResult, ErrorBody, ValidationBody};
 use crate::extract::{ApiAuth, Query};
 use crate::pagination::{CursorPage, PageMetadata};
 use crate::routes::existing_user;
@@ -43,13 +45,26 @@ async fn recovery(
     let days = paging.days;
     let ranking = ranking(&state, user_id).await?;
     let sources = Sources::new(&ranking.sources);
-    let history = days.first - Duration::days(BASELINE_DAYS);
-    let rows =
-        schema::summaries::rollups(&state.db, user_id, &recovery::SERIES, history, days.last)
-            .await?;
-    let nights = nights(&state, user_id, days.first, days.last, &ranking).await?;
-    let items = recovery::days(days.first, days.last, &by_day(rows), &nights, &ranking, &sources);
-    let total = items.len() as i64;
+    let which = DataDays::RollupsOrNights(&recovery::SERIES);
+    let (dates, total) = tokio::try_join!(
+        page_dates(&state, user_id, which, &paging, &ranking),
+        count_dates(&state, user_id, which, &days, &ranking),
+    )?;
+    let items = match span(&dates) {
+        Some((first, last)) => {
+            let history = first - Duration::days(BASELINE_DAYS);
+            let rows = async {
+                let series = &recovery::SERIES;
+                Ok::<_, ApiError>(
+                    schema::summaries::rollups(&state.db, user_id, series, history, last).await?,
+                )
+            };
+            let (rows, nights) =
+                tokio::try_join!(rows, nights(&state, user_id, first, last, &ranking))?;
+            recovery::days(&dates, &by_day(rows), &nights, &ranking, &sources)
+        }
+        None => Default::default(),
+    };
     let (page, mut pagination) = page_days(items, &paging);
     pagination.total_count = Some(total);
     let data: Vec<RecoveryDay> = page.into_iter().map(|(_, d)| d).collect();

@@ -8,7 +8,9 @@ use rules::sleep::{self, PHYSIOLOGY, SleepDay};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::{day_paging, nights, page_days};
+use schema::summaries::DataDays;
+
+use super::{day_paging, nights, page_dates, page_days, span};
 use crate::AppState;
 use crate::error::{ApiResult, ErrorBody, ValidationBody};
 use crate::extract::{ApiAuth, Query};
@@ -40,7 +42,11 @@ async fn sleep_summary(
     let paging = day_paging(params, 100)?;
     let days = paging.days;
     let ranking = ranking(&state, user_id).await?;
-    let by_day = nights(&state, user_id, days.first, days.last, &ranking).await?;
+    let dates = page_dates(&state, user_id, DataDays::Wakes, &paging, &ranking).await?;
+    let by_day = match span(&dates) {
+        Some((first, last)) => nights(&state, user_id, first, last, &ranking).await?,
+        None => Default::default(),
+    };
     let (page, pagination) = page_days(by_day, &paging);
     let sources = Sources::new(&ranking.sources);
     let mut data: Vec<SleepDay> = page.iter().map(|(d, s)| sleep::day(*d, s, &sources)).collect();
