@@ -103,8 +103,8 @@ pub struct Settings {
     #[arg(long, env = "TRUST_FORWARDED_FOR", global = true, default_value_t = false, action = clap::ArgAction::Set)]
     pub trust_forwarded_for: bool,
 
-    /// `/sync/stream` subscribers one API process serves at once (each holds a Redis
-    /// connection); more are answered 503 with `Retry-After`.
+    /// `/sync/stream` subscribers one API process serves at once (they share one Redis
+    /// subscription; each holds a socket); more are answered 503 with `Retry-After`.
     #[arg(long, env = "SYNC_STREAM_MAX_SUBSCRIBERS", global = true, default_value_t = 256)]
     pub sync_stream_max_subscribers: usize,
 

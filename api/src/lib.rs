@@ -8,6 +8,7 @@ mod openapi;
 pub mod pagination;
 pub mod routes;
 pub mod security;
+pub mod sync_hub;
 
 pub mod validate;
 pub mod webhook_url;
@@ -51,7 +52,7 @@ pub struct ApiConfig {
     pub direct_upload_max_bytes: usize,
     /// Direct uploads taken at once (each is held in memory).
     pub direct_upload_concurrency: usize,
-    /// `/sync/stream` subscribers at once (each holds a Redis connection).
+    /// `/sync/stream` subscribers at once (they share one Redis subscription).
     pub sync_stream_max_subscribers: usize,
     /// Whether webhook events are written (for imports the API queues itself), and outgoing
     /// webhooks are on.
@@ -96,6 +97,8 @@ pub struct AppState {
     pub direct_uploads: Arc<tokio::sync::Semaphore>,
     /// Places for open `/sync/stream` subscriptions.
     pub sync_streams: Arc<tokio::sync::Semaphore>,
+    /// The one Redis subscription those streams share.
+    pub sync_hub: Arc<sync_hub::SyncHub>,
     pub config: Arc<ApiConfig>,
 }
 
@@ -145,6 +148,13 @@ pub async fn build_state(
     ));
     let direct_uploads = Arc::new(tokio::sync::Semaphore::new(config.direct_upload_concurrency));
     let sync_streams = Arc::new(tokio::sync::Semaphore::new(config.sync_stream_max_subscribers));
+    let sync_hub =
+        Arc::new(sync_hub::SyncHub::start(queue.client().clone(), queue.sync_channel_pattern()));
+    if !sync_hub.wait_connected(Duration::from_secs(3)).await {
+        tracing::warn!(
+            "sync status hub: no Redis subscription yet; /sync/stream answers 503 until then"
+        );
+    }
     Ok(AppState {
         db,
         redis,
@@ -156,6 +166,7 @@ pub async fn build_state(
         logins,
         direct_uploads,
         sync_streams,
+        sync_hub,
         config: Arc::new(config),
     })
 }

@@ -85,6 +85,11 @@ impl JobQueue {
         format!("{}:sync:{user_id}", self.prefix)
     }
 
+    /// The pattern of every user's sync channel.
+    pub fn sync_channel_pattern(&self) -> String {
+        format!("{}:sync:*", self.prefix)
+    }
+
     pub fn client(&self) -> &redis::Client {
         self.batches.client()
     }

@@ -319,8 +319,47 @@ async fn batches_past_retention_are_deleted() {
     );
 }
 
-/// Each `/sync/stream` subscriber holds a Redis connection: past
-/// `SYNC_STREAM_MAX_SUBSCRIBERS` the answer is 503 with `Retry-After`, and a closed stream
+/// Status streams share one Redis subscription per process: however many are open, no Redis
+/// channel has a subscriber of its own, and each stream gets its own user's events only.
+#[tokio::test]
+async fn status_streams_share_one_redis_subscription() {
+    let app = TestApp::spawn().await;
+    let key = app.api_key().await;
+    let mut streams = Vec::new();
+    let mut users = Vec::new();
+    for _ in 0..3 {
+        let user = app.user(&key, json!({})).await;
+        let url = app.url(&format!("/api/v1/users/{user}/sync/stream?replay=0"));
+        let resp = key.apply(app.http.get(url)).send().await.expect("stream");
+        assert_eq!(resp.status(), 200);
+        streams.push(Box::pin(resp.bytes_stream()));
+        users.push(user);
+    }
+    let pattern = format!("{}:sync:*", app.settings.redis_key_prefix);
+    let channels: Vec<String> = redis::cmd("PUBSUB")
+        .arg("CHANNELS")
+        .arg(&pattern)
+        .query_async(&mut app.redis().await)
+        .await
+        .expect("pubsub channels");
+    assert!(channels.is_empty(), "a subscription per stream: {channels:?}");
+
+    let r = app.sync(&users[1], &key, &payload(&spec(5, 0)).to_string()).await;
+    let task = r.str("task_id");
+    let mut seen = String::new();
+    read_until(&mut streams[1], &mut seen, &format!("\"run_id\":\"{task}\"")).await;
+    // The others hear nothing of it (only the opening comment, then heartbeats).
+    let mut other = String::new();
+    let quiet = tokio::time::timeout(Duration::from_millis(500), async {
+        while let Some(Ok(chunk)) = streams[0].next().await {
+            other.push_str(&String::from_utf8_lossy(&chunk));
+        }
+    })
+    .await;
+    assert!(quiet.is_err() && !other.contains(&task), "{other}");
+}
+
+/// Status streams are bounded in number: past `SYNC_STREAM_MAX_SUBSCRIBERS` the answer is 503 with `Retry-After`, and a closed stream
 /// frees its place.
 #[tokio::test]
 async fn status_streams_are_bounded_in_number() {

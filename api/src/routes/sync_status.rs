@@ -13,6 +13,7 @@ use futures::{Stream, StreamExt};
 use schema::sync_runs::SyncRun;
 use serde::Serialize;
 use serde_json::Value;
+use tokio::sync::broadcast::error::RecvError;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -130,25 +131,38 @@ async fn stream(
     let replay = params.int("replay", 20, 0, 200);
     params.finish()?;
     let id = existing_user(&state, &user_id).await?;
-    // Each subscriber holds a Redis connection while it listens: only so many at once. The
-    // place goes with the stream, and is freed when the client goes away.
+    // Streams share the process's one Redis subscription; each still holds a task and a
+    // socket, so only so many at once. The place goes with the stream, and is freed when the
+    // client goes away.
     let place = state.sync_streams.clone().try_acquire_owned().map_err(|_| ApiError::Later {
         status: StatusCode::SERVICE_UNAVAILABLE,
         detail: "Too many status streams open; try again shortly".into(),
         retry_after: 5,
     })?;
+    if !state.sync_hub.is_connected() {
+        return Err(ApiError::Later {
+            status: StatusCode::SERVICE_UNAVAILABLE,
+            detail: "Status events are unavailable for a moment; try again shortly".into(),
+            retry_after: 5,
+        });
+    }
     // Subscribe before replaying, so that nothing happening in between is missed.
-    let mut pubsub = state.queue.client().get_async_pubsub().await?;
-    pubsub.subscribe(state.queue.sync_channel(id)).await?;
+    let events = state.sync_hub.subscribe(id);
     let mut past = schema::sync_runs::recent_for_user(&state.db, id, WINDOW_HOURS, replay).await?;
     past.reverse();
     let connected = futures::stream::once(async { Ok(Event::default().comment("connected")) });
     let replayed = futures::stream::iter(past.iter().map(|r| Ok(event(r))).collect::<Vec<_>>());
-    let live = pubsub.into_on_message().filter_map(move |msg| {
-        let _held = &place;
-        async move {
-            let payload: String = msg.get_payload().ok()?;
-            Some(Ok(Event::default().event("sync.status").data(payload)))
+    let live = futures::stream::unfold((events, place), |(mut events, place)| async move {
+        loop {
+            match events.recv().await {
+                Ok(payload) => {
+                    let event = Event::default().event("sync.status").data(&*payload);
+                    return Some((Ok(event), (events, place)));
+                }
+                // Fell behind: the newest events follow; `/sync/runs` has the states.
+                Err(RecvError::Lagged(_)) => continue,
+                Err(RecvError::Closed) => return None,
+            }
         }
     });
     let keep_alive = KeepAlive::new().interval(Duration::from_secs(15)).text("heartbeat");
