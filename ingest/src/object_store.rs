@@ -195,9 +195,12 @@ impl Storage {
         key: &str,
         upload_id: &str,
         part_number: i32,
+        length: i64,
         expires_in: Duration,
     ) -> Result<String, StorageError> {
         let config = PresigningConfig::expires_in(expires_in).map_err(service)?;
+        // The length is signed: the store refuses a part of any other size, so no client can
+        // put more in the bucket than the upload announced.
         let req = self
             .presigner
             .upload_part()
@@ -205,6 +208,7 @@ impl Storage {
             .key(key)
             .upload_id(upload_id)
             .part_number(part_number)
+            .content_length(length)
             .presigned(config)
             .await
             .map_err(classify)?;

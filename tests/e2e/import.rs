@@ -68,19 +68,8 @@ async fn upload_parts(
     user: &str,
     file: &[u8],
 ) -> (String, String, Value) {
-    upload_parts_announced(app, key, user, file, file.len()).await
-}
-
-/// `upload_parts`, with `create` told the file is `announced` bytes.
-async fn upload_parts_announced(
-    app: &TestApp,
-    key: &Auth,
-    user: &str,
-    file: &[u8],
-    announced: usize,
-) -> (String, String, Value) {
     let created = app
-        .post(&format!("{}/multipart/create", base(user)), key, json!({"file_size": announced}))
+        .post(&format!("{}/multipart/create", base(user)), key, json!({"file_size": file.len()}))
         .await;
     assert_eq!(created.status, 201, "{}", created.body);
     let (object_key, upload_id) = (created.str("key"), created.str("upload_id"));
@@ -853,15 +842,42 @@ async fn a_complete_retried_after_a_partial_failure_ends_in_one_import() {
     assert_eq!(imports, 1);
 }
 
-/// The stored object must be the size `create` announced: another is discarded with a 400.
+/// Part URLs are signed for the part's length: the store refuses a part of any other size, so
+/// nothing beyond what `create` announced reaches the bucket. And the stored object must be the
+/// size announced: another is discarded with a 400.
 #[tokio::test]
-async fn a_completed_upload_of_another_size_than_announced_is_refused() {
+async fn parts_and_uploads_of_another_size_than_announced_are_refused() {
     let app = TestApp::spawn().await;
     let key = app.api_key().await;
     let user = app.user(&key, json!({})).await;
     let file = two_part_zip();
-    let (object_key, upload_id, parts) =
-        upload_parts_announced(&app, &key, &user, &file, file.len() + 1000).await;
+    let announced = file.len() + 1000;
+    let created = app
+        .post(&format!("{}/multipart/create", base(&user)), &key, json!({"file_size": announced}))
+        .await;
+    let (object_key, upload_id) = (created.str("key"), created.str("upload_id"));
+    let part_size = created.body["part_size"].as_u64().expect("part size") as usize;
+    let body = json!({"key": object_key, "upload_id": upload_id, "part_numbers": [1, 2]});
+    let signed = app.post(&format!("{}/multipart/sign", base(&user)), &key, body).await;
+    let url = |i: usize| signed.body["urls"][i]["url"].as_str().expect("url").to_string();
+    let http = reqwest::Client::new();
+    // More than the part's length, and less: refused by the store (which may also answer
+    // before reading the body and close the connection).
+    let mut longer = file[..part_size].to_vec();
+    longer.extend_from_slice(&[0; 4096]);
+    for (i, bytes) in [(0, longer), (1, file[part_size..].to_vec())] {
+        let status = http.put(url(i)).body(bytes).send().await.map(|r| r.status());
+        assert!(
+            status.as_ref().map_or(true, |s| s.is_client_error()),
+            "part {} of another length: {status:?}",
+            i + 1
+        );
+    }
+    // The first part as signed goes in; completing with it alone is the wrong size.
+    let r = http.put(url(0)).body(file[..part_size].to_vec()).send().await.expect("put");
+    assert!(r.status().is_success(), "{}", r.status());
+    let etag = r.headers()["etag"].to_str().expect("etag").to_string();
+    let parts = json!([{"part_number": 1, "etag": etag}]);
     let body = json!({"key": object_key, "upload_id": upload_id, "parts": parts});
     let r = app.post(&format!("{}/multipart/complete", base(&user)), &key, body).await;
     assert_eq!(r.status, 400, "{}", r.body);

@@ -311,8 +311,10 @@ async fn sign(
     let storage = storage(&state)?;
     let mut urls = Vec::with_capacity(body.part_numbers.len());
     for n in &body.part_numbers {
+        // Every part is `part_size` long but the last, which holds the rest.
+        let length = upload.part_size.min(upload.file_size - (n - 1) * upload.part_size);
         let url = storage
-            .presign_part(&body.key, &body.upload_id, *n as i32, PART_URL_LIFETIME)
+            .presign_part(&body.key, &body.upload_id, *n as i32, length, PART_URL_LIFETIME)
             .await
             .map_err(storage_failure)?;
         urls.push(PartUrl { part_number: *n, url });
