@@ -47,6 +47,11 @@ const MIB: i64 = 1024 * KIB;
 const GIB: i64 = 1024 * MIB;
 /// S3 allows at most 10,000 parts.
 const MAX_PARTS: i64 = 10_000;
+/// Why the presigned form is refused in completion mode `client`.
+pub const FORM_NEEDS_BUCKET_EVENTS: &str = "Presigned form uploads are processed only in \
+     upload completion mode bucket_event; in mode client use the multipart flow \
+     (multipart/create, sign, complete)";
+
 /// Lifetime of presigned part URLs.
 const PART_URL_LIFETIME: Duration = Duration::from_secs(3600);
 
@@ -139,7 +144,9 @@ pub struct PresignOut {
 }
 
 /// A presigned POST form for uploading an export straight to the bucket. Processing starts on
-/// the bucket's notification (completion mode `bucket_event`); in mode `client` use multipart.
+/// the bucket's notification (completion mode `bucket_event`). In mode `client` nothing would
+/// ever process the file (a form upload has no `complete`), so the form is not offered: 400,
+/// use the multipart flow.
 #[utoipa::path(post, path = "/users/{user_id}/import/{platform}/xml/{store}", tag = "import",
     params(("user_id" = String, Path), ("platform" = String, Path, description = "`phonehealth`"),
            ("store" = String, Path, description = "`storage`")),
@@ -162,6 +169,9 @@ async fn presign(
     checks.range(body_loc("max_file_size"), max, KIB, 5 * GIB);
     checks.finish()?;
     let storage = storage(&state)?;
+    if state.config.completion_mode == CompletionMode::Client {
+        return Err(ApiError::bad_request(FORM_NEEDS_BUCKET_EVENTS));
+    }
     let key = object_key(user, body.filename.as_deref().unwrap_or(""));
     let post = storage.presigned_post(&key, max as u64, Duration::from_secs(expires as u64));
     Ok(Json(PresignOut {
