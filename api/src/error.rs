@@ -144,9 +144,14 @@ impl IntoResponse for ApiError {
                 StatusCode::CONFLICT,
                 &format!("{} already exists.", capitalise(&what.to_string())),
             ),
-            ApiError::Internal(schema::Error::Pool(err)) => {
-                tracing::error!(error = %err, "no database connection");
-                detail(StatusCode::SERVICE_UNAVAILABLE, "Database unavailable, retry later")
+            // No connection, a connection cut (a restart), a deadlock: worth a retry, and said
+            // so; the SDKs send the same data again on a 5xx.
+            ApiError::Internal(err) if err.is_retriable() => {
+                tracing::error!(error = %err, "database unavailable");
+                let mut response =
+                    detail(StatusCode::SERVICE_UNAVAILABLE, "Database unavailable, retry later");
+                response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(1));
+                response
             }
             ApiError::Internal(err) => {
                 tracing::error!(error = %err, "request failed");

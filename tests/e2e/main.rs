@@ -11,6 +11,7 @@ mod auth;
 mod binary;
 mod catalogues;
 mod events;
+mod faults;
 mod health_scores;
 mod import;
 mod jobs;

@@ -361,7 +361,7 @@ impl TestApp {
     }
 
     pub async fn db(&self) -> tokio_postgres::Client {
-        connect(&database_url(&self.database)).await
+        connect(&self.settings.database_url).await
     }
 
     pub fn url(&self, path: &str) -> String {
