@@ -3,7 +3,7 @@
 //!     cargo run --release --example sdk_payload -- --records 100 --platform ios > body.json
 //!
 //! Options: `--records N` (default 100), `--platform ios|health_connect|samsung` (default ios),
-//! `--no-sleep`, `--no-workout`, `--seed N`.
+//! `--no-sleep`, `--no-workout`, `--seed N`, `--day N` (start N days later: distinct data).
 
 use ingest::payloads::{Platform, Spec, payload};
 
@@ -14,6 +14,10 @@ fn main() {
         match a.as_str() {
             "--records" => spec.records = args.next().and_then(|v| v.parse().ok()).unwrap_or(100),
             "--seed" => spec.seed = args.next().and_then(|v| v.parse().ok()).unwrap_or(7),
+            "--day" => {
+                let days = args.next().and_then(|v| v.parse().ok()).unwrap_or(0);
+                spec.start += chrono::Duration::days(days);
+            }
             "--no-sleep" => spec.sleep = false,
             "--no-workout" => spec.workout = false,
             "--platform" => {

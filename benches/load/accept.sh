@@ -23,6 +23,8 @@ command -v wrk >/dev/null || { sudo=""; [ "$(id -u)" -eq 0 ] || sudo=sudo; $sudo
 cargo build --release --quiet --bin wearhouse --example sdk_payload
 bin=$CARGO_TARGET_DIR/release/wearhouse
 psql -q "$PG/postgres" -c "drop database if exists $DB with (force)" -c "create database $DB"
+# A throwaway master key: the service does not start without one.
+export MASTER_KEY="${MASTER_KEY:-$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')}"
 export DATABASE_URL="$PG/$DB" REDIS_KEY_PREFIX="wearhouse_load_$$" ADMIN_EMAIL=load@example.com \
   ADMIN_PASSWORD=load-test-password RUST_LOG=warn DATABASE_POOL_SIZE=${POOL:-32}
 

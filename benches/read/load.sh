@@ -20,6 +20,8 @@ trap 'kill $(jobs -p) 2>/dev/null || true' EXIT
 
 command -v wrk >/dev/null || { sudo=""; [ "$(id -u)" -eq 0 ] || sudo=sudo; $sudo apt-get install -y -qq wrk >/dev/null; }
 cargo build --release --quiet --bin wearhouse --example read_load
+# A throwaway master key: the service does not start without one.
+export MASTER_KEY="${MASTER_KEY:-$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')}"
 export DATABASE_URL="$PG/$DB" REDIS_KEY_PREFIX="wearhouse_read_$$" ADMIN_EMAIL=read@example.com \
   ADMIN_PASSWORD=read-bench-password RUST_LOG=warn DATABASE_POOL_SIZE=${POOL:-16}
 "$CARGO_TARGET_DIR/release/wearhouse" serve --bind "127.0.0.1:$PORT" &

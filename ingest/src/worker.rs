@@ -188,12 +188,45 @@ async fn sweep(db: Db, queue: JobQueue, config: WorkerConfig, shutdown: Cancella
         {
             tracing::warn!(error = %e, "emptying deleted users' objects failed");
         }
-        match schema::sdk_batches::delete_expired(&db, config.retention_days, 1000).await {
-            Ok(n) if n > 0 => tracing::info!(batches = n, "deleted batches past retention"),
-            Ok(_) => {}
-            Err(e) => tracing::warn!(error = %e, "deleting expired batches failed"),
+        expire(&db, config.retention_days).await;
+    }
+}
+
+/// Deletes batches and ended sync runs past retention, a thousand rows a statement, up to
+/// `EXPIRE_ROUNDS` statements a sweep each: a steady stream of batches never outgrows it.
+async fn expire(db: &Db, days: i32) {
+    const LIMIT: i64 = 1000;
+    const EXPIRE_ROUNDS: usize = 50;
+    for (what, table) in [("batches", Expiring::Batches), ("sync runs", Expiring::Runs)] {
+        let mut total = 0;
+        for _ in 0..EXPIRE_ROUNDS {
+            let deleted = match table {
+                Expiring::Batches => schema::sdk_batches::delete_expired(db, days, LIMIT).await,
+                Expiring::Runs => schema::sync_runs::delete_expired(db, days, LIMIT).await,
+            };
+            match deleted {
+                Ok(n) => {
+                    total += n;
+                    if n < LIMIT as u64 {
+                        break;
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, what, "deleting expired rows failed");
+                    break;
+                }
+            }
+        }
+        if total > 0 {
+            tracing::info!(rows = total, what, "deleted past retention");
         }
     }
+}
+
+#[derive(Clone, Copy)]
+enum Expiring {
+    Batches,
+    Runs,
 }
 
 /// Processes one job and acknowledges it unless it should be retried.

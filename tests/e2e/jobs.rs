@@ -286,7 +286,7 @@ async fn reprocess_re_derives_data_from_stored_batches() {
 }
 
 #[tokio::test]
-async fn batches_past_retention_are_deleted() {
+async fn batches_and_runs_past_retention_are_deleted() {
     let app = TestApp::spawn().await;
     let key = app.api_key().await;
     let user = app.user(&key, json!({})).await;
@@ -299,7 +299,13 @@ async fn batches_past_retention_are_deleted() {
     )
     .await
     .expect("age the batch");
-    // The sweeper (every second in tests) deletes it; its data stays.
+    db.execute(
+        "update sync_runs set updated_at = now() - interval '31 days' where id = $1::text::uuid",
+        &[&old],
+    )
+    .await
+    .expect("age its run");
+    // The sweeper (every second in tests) deletes it and its run; its data stays.
     let mut gone = false;
     for _ in 0..100 {
         if app.count(&format!("select count(*) from sdk_batches where id = '{old}'")).await == 0 {
@@ -313,6 +319,8 @@ async fn batches_past_retention_are_deleted() {
         app.count(&format!("select count(*) from sdk_batches where id = '{recent}'")).await,
         1
     );
+    let runs = |id: &str| format!("select count(*) from sync_runs where id = '{id}'");
+    assert_eq!((app.count(&runs(&old)).await, app.count(&runs(&recent)).await), (0, 1));
     assert_eq!(
         app.count(&format!("select count(*) from samples where user_id = '{user}'")).await,
         10
