@@ -139,7 +139,7 @@ pub async fn build_state(
     };
     ensure_admin(&db, &config).await?;
     let tokens = Arc::new(TokenKeys::new(secret.as_bytes(), config.access_token_minutes * 60));
-    routes::metrics::recorder();
+    routes::metrics::start();
     let hashes = Arc::new(HashPool::new(config.password_hash_threads, Duration::from_secs(2))?);
     let logins = Arc::new(LoginThrottle::new(
         redis.clone(),
@@ -228,7 +228,7 @@ pub async fn serve(
 
 /// Serves only `/metrics` (for a worker-only process).
 pub async fn serve_metrics(listener: TcpListener, db: schema::Db, shutdown: CancellationToken) {
-    routes::metrics::recorder();
+    routes::metrics::start();
     let app = Router::new().route(
         "/metrics",
         axum::routing::get(move || {
