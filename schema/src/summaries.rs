@@ -123,6 +123,8 @@ pub enum DataDays<'a> {
     Wakes,
     /// A rollup of one of these series, or the wake-up day of a night (not a nap).
     RollupsOrNights(&'a [i16]),
+    /// The wake-up day of a night (not a nap): a day with a sleep score.
+    Nights,
 }
 
 /// Where to look for a summary's days: local days `[first, last]`, sessions ending in
@@ -140,7 +142,7 @@ impl DataDays<'_> {
     fn series(&self) -> &[i16] {
         match self {
             DataDays::Rollups(series) | DataDays::RollupsOrNights(series) => series,
-            DataDays::Wakes => &[],
+            DataDays::Wakes | DataDays::Nights => &[],
         }
     }
 
@@ -149,7 +151,7 @@ impl DataDays<'_> {
         match self {
             DataDays::Rollups(_) => 0,
             DataDays::Wakes => 1,
-            DataDays::RollupsOrNights(_) => 2,
+            DataDays::RollupsOrNights(_) | DataDays::Nights => 2,
         }
     }
 }
@@ -180,29 +182,54 @@ pub async fn data_days(
     backward: bool,
     n: i64,
 ) -> Result<Vec<NaiveDate>> {
-    let client = db.client().await?;
     let order = if backward { "desc" } else { "asc" };
     let sql = format!("select d from ({}) x order by d {order} limit $10", data_days_sql());
-    let statement = client.prepare_cached(&sql).await?;
-    let (ids, ranks) = scope.sources;
-    let rows = client
-        .query(
-            &statement,
-            &[
-                &user_id,
-                &which.series(),
-                &scope.first,
-                &scope.last,
-                &scope.ends_from,
-                &scope.ends_to,
-                ids,
-                ranks,
-                &which.sessions(),
-                &n,
-            ],
-        )
-        .await?;
+    let rows = query_days(db, &sql, user_id, which, scope, n).await?;
     rows.iter().map(|r| Ok(r.try_get(0)?)).collect()
+}
+
+/// How many days of `which` the scope holds, counted in the database (for a scope as long as
+/// a user's history).
+pub async fn count_data_days(
+    db: &Db,
+    user_id: Uuid,
+    which: DataDays<'_>,
+    scope: &DayScope<'_>,
+) -> Result<i64> {
+    // $10 unused but typed, so both queries take the same parameters.
+    let sql = format!("select count(*) from ({}) x where $10::int8 >= 0", data_days_sql());
+    let rows = query_days(db, &sql, user_id, which, scope, 0).await?;
+    match rows.first() {
+        Some(row) => Ok(row.try_get(0)?),
+        None => Ok(0),
+    }
+}
+
+async fn query_days(
+    db: &Db,
+    sql: &str,
+    user_id: Uuid,
+    which: DataDays<'_>,
+    scope: &DayScope<'_>,
+    n: i64,
+) -> Result<Vec<tokio_postgres::Row>> {
+    let client = db.client().await?;
+    let statement = client.prepare_cached(sql).await?;
+    let (ids, ranks) = scope.sources;
+    let (series, sessions) = (which.series(), which.sessions());
+    let params: [&(dyn postgres_types::ToSql + Sync); 10] = [
+        &user_id,
+        &series,
+        &scope.first,
+        &scope.last,
+        &scope.ends_from,
+        &scope.ends_to,
+        ids,
+        ranks,
+        &sessions,
+        &n,
+    ];
+    Ok(client.query(&statement, &params).await?)
 }
 
 /// Means of each of `series` (any source) over each interval: `(interval index, series, mean)`.

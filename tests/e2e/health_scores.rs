@@ -208,3 +208,38 @@ async fn deployment_priorities_need_a_developer_and_reorder_every_user() {
     let r = app.get(&format!("/api/v1/users/{user}{day}"), &key).await;
     assert_eq!(steps(&r.body), 600);
 }
+
+/// Sleep scores are paged in the database: a page reads the newest `offset + limit` nights,
+/// and `total_count` counts every night in the window (a nap alone makes no night).
+#[tokio::test]
+async fn sleep_scores_page_through_many_nights() {
+    let app = TestApp::spawn().await;
+    let key = app.api_key().await;
+    let user = app.user(&key, json!({})).await;
+    let watch = crate::fixtures::watch();
+    let mut items = Vec::new();
+    for day in 10..=14 {
+        let (a, b) = (format!("2026-03-{day}T22:00:00Z"), format!("2026-03-{}T06:00:00Z", day + 1));
+        items.extend(crate::fixtures::sleep(&[("deep", &a, &b)], "+00:00", &watch));
+    }
+    // A nap on the 20th: no night, no score.
+    let nap = [("light", "2026-03-20T13:00:00Z", "2026-03-20T13:30:00Z")];
+    items.extend(crate::fixtures::sleep(&nap, "+00:00", &watch));
+    app.sync_and_wait(&user, &key, &body(vec![], vec![], items)).await;
+
+    let recorded = |p: &Value| -> Vec<String> {
+        p["data"].as_array().into_iter().flatten().map(|s| s["recorded_at"].to_string()).collect()
+    };
+    let p = scores(&app, &key, &user, "category=sleep&limit=2").await;
+    assert_eq!(p["pagination"]["total_count"], 5, "{p}");
+    assert_eq!(p["pagination"]["has_more"], true);
+    assert_eq!(recorded(&p), ["\"2026-03-15T06:00:00+00:00\"", "\"2026-03-14T06:00:00+00:00\""]);
+    let p = scores(&app, &key, &user, "category=sleep&limit=2&offset=3").await;
+    assert_eq!(recorded(&p), ["\"2026-03-12T06:00:00+00:00\"", "\"2026-03-11T06:00:00+00:00\""]);
+    assert_eq!(p["pagination"]["has_more"], false);
+    // A window: the nights ending in it.
+    let p =
+        scores(&app, &key, &user, "category=sleep&start_date=2026-03-12&end_date=2026-03-13").await;
+    assert_eq!(p["pagination"]["total_count"], 2, "{p}");
+    assert_eq!(recorded(&p), ["\"2026-03-13T06:00:00+00:00\"", "\"2026-03-12T06:00:00+00:00\""]);
+}

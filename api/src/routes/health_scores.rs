@@ -3,15 +3,19 @@
 
 use axum::Json;
 use axum::extract::{Path, State};
-use chrono::{DateTime, Utc};
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, NaiveDate, Utc};
 use rules::Sources;
 use rules::scores::{self, CATEGORIES, HealthScore, INTERNAL, VENDOR_SERIES};
+use schema::summaries::{DataDays, DayScope};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
 use super::ranking;
 use crate::AppState;
+use crate::dates;
 use crate::error::{ApiResult, ErrorBody, ValidationBody};
 use crate::extract::{ApiAuth, Query};
 use crate::pagination::{CursorPage, CursorPagination, PageMetadata};
@@ -63,17 +67,10 @@ async fn health_scores(
     let mut scores = Vec::new();
     let mut total = 0;
     if wanted("sleep") && provider.is_none_or(|p| p == INTERNAL) {
-        let sessions = schema::summaries::sleep_ending(
-            &state.db,
-            user_id,
-            from.unwrap_or(DateTime::UNIX_EPOCH),
-            to.unwrap_or(DateTime::<Utc>::MAX_UTC),
-            &ranking.arrays(),
-        )
-        .await?;
-        let nights = rules::sleep::nights(sessions, None);
+        let (nights, count) =
+            newest_nights(&state, user_id, from, to, offset + limit, &ranking).await?;
         scores = scores::sleep_scores(&nights, &Sources::new(&ranking.sources));
-        total += scores.len() as i64;
+        total += count;
     }
     let vendor: Vec<i16> =
         VENDOR_SERIES.iter().filter(|(_, c)| wanted(c)).map(|(s, _)| *s).collect();
@@ -112,4 +109,41 @@ async fn health_scores(
         total_count: Some(total),
     };
     Ok(Json(CursorPage { data, pagination, metadata }))
+}
+
+/// The newest `n` nights (by wake-up day) ending in `[from, to)`, and how many there are: a
+/// page reads only the nights it can show, however long the user's history.
+async fn newest_nights(
+    state: &AppState,
+    user_id: Uuid,
+    from: Option<DateTime<Utc>>,
+    to: Option<DateTime<Utc>>,
+    n: i64,
+    ranking: &rules::Ranking,
+) -> ApiResult<(BTreeMap<NaiveDate, Vec<schema::sessions::Sleep>>, i64)> {
+    let (earliest, latest) = dates::range();
+    let (from, to) = (from.unwrap_or(earliest), to.unwrap_or(latest));
+    let sources = ranking.arrays();
+    // Local days within a day of the window's ends; the session ends decide.
+    let first = from.date_naive().pred_opt().unwrap_or(NaiveDate::MIN);
+    let last = to.date_naive().succ_opt().unwrap_or(NaiveDate::MAX);
+    let scope = DayScope { first, last, ends_from: from, ends_to: to, sources: &sources };
+    let which = DataDays::Nights;
+    let (days, count) = tokio::try_join!(
+        schema::summaries::data_days(&state.db, user_id, which, &scope, true, n),
+        schema::summaries::count_data_days(&state.db, user_id, which, &scope),
+    )?;
+    let (Some(&newest), Some(&oldest)) = (days.first(), days.last()) else {
+        return Ok((BTreeMap::new(), count));
+    };
+    let (ends_from, ends_to) = rules::sleep::read_window(oldest, newest);
+    let sessions = schema::summaries::sleep_ending(
+        &state.db,
+        user_id,
+        ends_from.max(from),
+        ends_to.min(to),
+        &sources,
+    )
+    .await?;
+    Ok((rules::sleep::nights(sessions, Some((oldest, newest))), count))
 }

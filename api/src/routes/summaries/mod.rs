@@ -99,7 +99,7 @@ impl DayPaging {
 
 /// Where a summary's days are looked up: local days `[first, last]` and the session ends that
 /// can fall on them.
-fn scope(
+pub fn scope(
     first: NaiveDate,
     last: NaiveDate,
     sources: &(Vec<Uuid>, Vec<i32>),
@@ -144,10 +144,7 @@ pub async fn count_dates(
 ) -> ApiResult<i64> {
     let sources = ranking.arrays();
     let scope = scope(days.first, days.last, &sources);
-    // A window holds at most MAX_DAYS + 1 days: reading them is as cheap as counting.
-    let all = schema::summaries::data_days(&state.db, user_id, which, &scope, false, MAX_DAYS + 2)
-        .await?;
-    Ok(all.len() as i64)
+    Ok(schema::summaries::count_data_days(&state.db, user_id, which, &scope).await?)
 }
 
 /// The first and last of a page's dates (sorted), if any.
