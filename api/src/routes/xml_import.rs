@@ -151,7 +151,7 @@ pub struct PresignOut {
     params(("user_id" = String, Path), ("platform" = String, Path, description = "`phonehealth`"),
            ("store" = String, Path, description = "`storage`")),
     request_body = PresignIn,
-    responses((status = 200, body = PresignOut), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
+    responses((status = 200, body = PresignOut), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
               (status = 404, body = ErrorBody), (status = 422, body = ValidationBody), (status = 503, body = ErrorBody)),
     security(("api_key" = []), ("bearer" = [])))]
 async fn presign(
