@@ -16,6 +16,7 @@ pub mod menstrual_cycles;
 pub mod object_deletions;
 pub mod outbox;
 pub mod priority;
+pub mod provider_settings;
 pub mod refresh_tokens;
 pub mod rollups;
 pub mod samples;

@@ -1,6 +1,6 @@
 //! Public catalogues, health, and the OpenAPI document.
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::util::{Auth, TestApp};
 
@@ -135,4 +135,74 @@ async fn openapi_document_and_docs_page() {
     let docs = app.http.get(app.url("/docs/")).send().await.expect("docs");
     assert_eq!(docs.status(), 200);
     assert!(docs.text().await.unwrap_or_default().contains("swagger"));
+}
+
+/// Developers set providers: enabled or not, the granularity of 24/7 data; the live sync mode
+/// only where it can be switched. Unknown names are refused whole (nothing changes).
+#[tokio::test]
+async fn provider_settings_by_developers() {
+    use reqwest::Method;
+    let app = TestApp::spawn().await;
+    let admin = app.admin().await;
+    let key = app.api_key().await;
+    let put = |path: &str, auth: &Auth, body: Value| {
+        let path = format!("/api/v1/oauth/providers{path}");
+        let auth = auth.clone();
+        let app = &app;
+        async move { app.call(Method::PUT, &path, &auth, Some(body)).await }
+    };
+    let enabled = |list: &Value| -> Vec<String> {
+        list.as_array()
+            .into_iter()
+            .flatten()
+            .filter(|p| p["is_enabled"] == true)
+            .filter_map(|p| p["provider"].as_str().map(str::to_string))
+            .collect()
+    };
+
+    // API keys cannot change settings.
+    assert_eq!(put("/samsung", &key, json!({"is_enabled": false})).await.status, 401);
+    let r = put("/samsung", &admin, json!({"is_enabled": false})).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(
+        (r.body["provider"].clone(), r.body["is_enabled"].clone()),
+        (json!("samsung"), json!(false))
+    );
+    let list = app.get("/api/v1/oauth/providers?enabled_only=true", &Auth::None).await;
+    assert_eq!(enabled(&list.body), ["phonehealth", "google"]);
+
+    // Granularity is kept when another field changes.
+    let r = put("/samsung", &admin, json!({"data_granularity": "hourly"})).await;
+    assert_eq!(r.body["data_granularity"], "hourly", "{}", r.body);
+    let r = put("/samsung", &admin, json!({"is_enabled": true})).await;
+    assert_eq!(
+        (r.body["is_enabled"].clone(), r.body["data_granularity"].clone()),
+        (json!(true), json!("hourly"))
+    );
+
+    // What is refused, and how.
+    put("/fitbit", &admin, json!({"is_enabled": false}))
+        .await
+        .assert_error(400, "Unknown provider: fitbit");
+    put("/Samsung", &admin, json!({"is_enabled": false}))
+        .await
+        .assert_error(400, "Unknown provider: Samsung");
+    put("/phonehealth", &admin, json!({"live_sync_mode": "pull"}))
+        .await
+        .assert_error(400, "Provider 'phonehealth' does not support live sync mode configuration");
+    put("/phonehealth", &admin, json!({"live_sync_mode": null}))
+        .await
+        .assert_invalid(&["body", "live_sync_mode"], "value_error");
+    put("/phonehealth", &admin, json!({"data_granularity": "minute"}))
+        .await
+        .assert_invalid(&["body", "data_granularity"], "value_error");
+
+    // Several at once; an unknown name changes nothing.
+    put("", &admin, json!({"providers": {"google": false, "garmin": true}}))
+        .await
+        .assert_error(400, "Unknown provider: garmin");
+    let r = put("", &admin, json!({"providers": {"google": false, "samsung": false}})).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(enabled(&r.body), ["phonehealth"]);
+    assert_eq!(r.body.as_array().map(Vec::len), Some(3));
 }

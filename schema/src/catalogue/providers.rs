@@ -19,6 +19,35 @@ impl LiveSyncMode {
             LiveSyncMode::Webhook => "webhook",
         }
     }
+
+    pub fn parse(s: &str) -> Option<LiveSyncMode> {
+        [LiveSyncMode::Pull, LiveSyncMode::Webhook].into_iter().find(|m| m.as_str() == s)
+    }
+}
+
+/// How finely a cloud provider's 24/7 data is stored; `None` in settings: the provider's
+/// default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DataGranularity {
+    Daily,
+    Hourly,
+    Raw,
+}
+
+impl DataGranularity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DataGranularity::Daily => "daily",
+            DataGranularity::Hourly => "hourly",
+            DataGranularity::Raw => "raw",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<DataGranularity> {
+        [DataGranularity::Daily, DataGranularity::Hourly, DataGranularity::Raw]
+            .into_iter()
+            .find(|g| g.as_str() == s)
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
