@@ -62,6 +62,21 @@ pub struct Settings {
     #[arg(long, env = "BIND", global = true, default_value = "127.0.0.1:8000")]
     pub bind: SocketAddr,
 
+    /// Where this service is reached from outside: vendors send users back to
+    /// `<PUBLIC_URL>/api/v1/oauth/<provider>/callback` (register that URL at each vendor).
+    #[arg(long, env = "PUBLIC_URL", global = true, default_value = "http://127.0.0.1:8000")]
+    pub public_url: String,
+
+    /// Comma-separated URL prefixes OAuth may send users back to at the end (besides
+    /// PUBLIC_URL), e.g. `https://app.example.com/connected`.
+    #[arg(long, env = "OAUTH_REDIRECT_ALLOWLIST", global = true, value_delimiter = ',')]
+    pub oauth_redirect_allowlist: Vec<String>,
+
+    /// The vendors' variables (`<VENDOR>_CLIENT_ID`, …) when not read from the environment
+    /// (tests).
+    #[arg(skip)]
+    pub vendor_variables: Option<std::collections::BTreeMap<String, String>>,
+
     /// Prefix of every Redis key (stream, channels), so deployments can share a Redis.
     #[arg(long, env = "REDIS_KEY_PREFIX", global = true, default_value = "wearhouse")]
     pub redis_key_prefix: String,
@@ -265,6 +280,17 @@ impl Settings {
             trust_forwarded_for: self.trust_forwarded_for,
             sync_stream_max_subscribers: self.sync_stream_max_subscribers.max(1),
             redis_key_prefix: self.redis_key_prefix.clone(),
+            public_url: self.public_url.clone(),
+            oauth_redirect_allowlist: self
+                .oauth_redirect_allowlist
+                .iter()
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+                .collect(),
+            vendors: match &self.vendor_variables {
+                Some(vars) => vendors::VendorConfig::read(|k| vars.get(k).cloned()),
+                None => vendors::VendorConfig::read(|k| std::env::var(k).ok()),
+            },
             completion_mode: self.s3.upload_completion_mode,
             part_size: self.s3.multipart_part_size,
             bucket_events_secret: self.s3.bucket_events_secret.clone().filter(|s| !s.is_empty()),

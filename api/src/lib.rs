@@ -67,6 +67,12 @@ pub struct ApiConfig {
     pub trust_forwarded_for: bool,
     /// Prefix of the service's Redis keys.
     pub redis_key_prefix: String,
+    /// Where this service is reached from outside (vendors send users back under it).
+    pub public_url: String,
+    /// Where OAuth may send users at the end, besides under `public_url`.
+    pub oauth_redirect_allowlist: Vec<String>,
+    /// The cloud vendors this deployment has credentials for.
+    pub vendors: vendors::VendorConfig,
 }
 
 /// Which event dispatches the processing of an uploaded export. Only the configured one does,
@@ -99,6 +105,8 @@ pub struct AppState {
     pub sync_streams: Arc<tokio::sync::Semaphore>,
     /// The one Redis subscription those streams share.
     pub sync_hub: Arc<sync_hub::SyncHub>,
+    /// Talks to vendors' token endpoints (no redirects followed).
+    pub vendor_http: reqwest::Client,
     pub config: Arc<ApiConfig>,
 }
 
@@ -112,6 +120,8 @@ pub enum StartError {
     Io(#[from] std::io::Error),
     #[error("redis: {0}")]
     Redis(#[from] redis::RedisError),
+    #[error("building the HTTP client for vendors: {0}")]
+    Http(#[from] reqwest::Error),
     #[error("starting the password-hash threads: {0}")]
     HashPool(#[from] rayon::ThreadPoolBuildError),
 }
@@ -167,6 +177,7 @@ pub async fn build_state(
         direct_uploads,
         sync_streams,
         sync_hub,
+        vendor_http: vendors::oauth::http_client()?,
         config: Arc::new(config),
     })
 }

@@ -173,6 +173,24 @@ impl Params {
         self.raw(name).map(str::to_string)
     }
 
+    /// A UUID; when `required`, its absence is the contract's "missing".
+    pub fn uuid(&mut self, name: &str, required: bool) -> Option<uuid::Uuid> {
+        let Some(raw) = self.raw(name) else {
+            if required {
+                self.errors.push(missing(Self::loc(name)));
+            }
+            return None;
+        };
+        match uuid::Uuid::parse_str(raw.trim()) {
+            Ok(id) => Some(id),
+            Err(_) => {
+                let msg = "Input should be a valid UUID";
+                self.errors.push(FieldError::new(Self::loc(name), "uuid_parsing", msg, json!(raw)));
+                None
+            }
+        }
+    }
+
     /// An integer within `[min, max]`, `default` when absent.
     pub fn int(&mut self, name: &str, default: i64, min: i64, max: i64) -> i64 {
         let Some(raw) = self.raw(name) else {

@@ -74,3 +74,106 @@ pub async fn list_for_user(db: &Db, user_id: Uuid) -> Result<Vec<Connection>> {
         .map(from_row)
         .collect()
 }
+
+/// What an OAuth round trip gives a connection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Grant<'a> {
+    pub access_token: &'a str,
+    pub refresh_token: Option<&'a str>,
+    pub expires_at: Option<DateTime<Utc>>,
+    pub scope: Option<&'a str>,
+    pub provider_user_id: Option<&'a str>,
+}
+
+/// What a vendor token of connection (`user_id`, `provider`) is sealed for: it opens for that
+/// connection only.
+fn token_context(user_id: Uuid, provider: &str, which: &str) -> String {
+    format!("connections:{user_id}:{provider}:{which}")
+}
+
+/// Stores a connection made (or made again) by OAuth, active, with its tokens sealed; returns
+/// it and whether it is new.
+pub async fn connect(
+    db: &Db,
+    keys: &crate::sealed::MasterKeys,
+    user_id: Uuid,
+    provider: &str,
+    grant: &Grant<'_>,
+) -> Result<(Connection, bool)> {
+    let access = keys.seal(&token_context(user_id, provider, "access"), grant.access_token);
+    let refresh =
+        grant.refresh_token.map(|t| keys.seal(&token_context(user_id, provider, "refresh"), t));
+    let client = db.client().await?;
+    let row = client
+        .query_one(
+            "insert into connections as c
+                 (id, user_id, provider, provider_user_id, scope, access_token_sealed,
+                  refresh_token_sealed, token_expires_at, status)
+             values ($1, $2, $3, $4, $5, $6, $7, $8, 'active')
+             on conflict (user_id, provider) do update set
+                 provider_user_id = coalesce(excluded.provider_user_id, c.provider_user_id),
+                 scope = excluded.scope,
+                 access_token_sealed = excluded.access_token_sealed,
+                 refresh_token_sealed = coalesce(excluded.refresh_token_sealed, c.refresh_token_sealed),
+                 token_expires_at = excluded.token_expires_at,
+                 status = 'active',
+                 updated_at = now()
+             returning id, user_id, provider, provider_user_id, provider_username, scope, status,
+                       last_synced_at, created_at, updated_at, (xmax = 0) as inserted",
+            &[
+                &Uuid::now_v7(),
+                &user_id,
+                &provider,
+                &grant.provider_user_id,
+                &grant.scope,
+                &access,
+                &refresh,
+                &grant.expires_at,
+            ],
+        )
+        .await?;
+    Ok((from_row(&row)?, row.try_get("inserted")?))
+}
+
+/// Seals again every vendor token under an older key; returns how many connections changed.
+pub(crate) async fn reseal(db: &Db, keys: &crate::sealed::MasterKeys) -> Result<u64> {
+    let mut client = db.client().await?;
+    let tx = client.transaction().await?;
+    let rows = tx
+        .query(
+            "select id, user_id, provider, access_token_sealed, refresh_token_sealed
+             from connections
+             where access_token_sealed is not null or refresh_token_sealed is not null
+             for update",
+            &[],
+        )
+        .await?;
+    let mut n = 0;
+    for row in rows {
+        let (id, user_id, provider): (Uuid, Uuid, String) =
+            (row.try_get(0)?, row.try_get(1)?, row.try_get(2)?);
+        let tokens: [Option<String>; 2] = [row.try_get(3)?, row.try_get(4)?];
+        if tokens.iter().flatten().all(|t| !keys.needs_sealing(t)) {
+            continue;
+        }
+        let mut resealed = Vec::with_capacity(2);
+        for (token, which) in tokens.iter().zip(["access", "refresh"]) {
+            let context = token_context(user_id, &provider, which);
+            let sealed = token
+                .as_deref()
+                .map(|t| keys.reseal(&context, t))
+                .transpose()
+                .map_err(|source| crate::Error::Sealed { what: context, source })?;
+            resealed.push(sealed);
+        }
+        tx.execute(
+            "update connections set access_token_sealed = $2, refresh_token_sealed = $3
+             where id = $1",
+            &[&id, &resealed[0], &resealed[1]],
+        )
+        .await?;
+        n += 1;
+    }
+    tx.commit().await?;
+    Ok(n)
+}

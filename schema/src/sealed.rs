@@ -1,5 +1,5 @@
-//! Secrets at rest: the token-signing key, webhook signing secrets (and, with the cloud
-//! providers, vendor OAuth tokens) are stored sealed with XChaCha20-Poly1305 under the
+//! Secrets at rest: the token-signing key, webhook signing secrets and vendor OAuth tokens
+//! are stored sealed with XChaCha20-Poly1305 under the
 //! deployment's master key (`MASTER_KEY`), never in clear.
 //!
 //! A sealed value reads `sealed:v1:<key id>:<base64 of nonce and ciphertext>`. The key id (the
@@ -160,7 +160,8 @@ impl MasterKeys {
 /// how many values changed.
 pub async fn reseal_all(db: &crate::Db, keys: &MasterKeys) -> crate::Result<u64> {
     Ok(crate::settings::reseal(db, keys).await?
-        + crate::webhook_endpoints::reseal(db, keys).await?)
+        + crate::webhook_endpoints::reseal(db, keys).await?
+        + crate::connections::reseal(db, keys).await?)
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@ mod faults;
 mod health_scores;
 mod import;
 mod jobs;
+mod oauth;
 mod sdk_sync;
 mod sdk_tokens;
 mod secrets;

@@ -166,6 +166,9 @@ pub fn settings(database: &str) -> Settings {
         bind: ([127, 0, 0, 1], 0).into(),
         // Each test has its own Redis keys.
         redis_key_prefix: format!("wearhouse_test_{}", uuid::Uuid::new_v4().simple()),
+        public_url: "http://127.0.0.1:8000".into(),
+        oauth_redirect_allowlist: vec!["https://app.example.com/connected".into()],
+        vendor_variables: Some(Default::default()),
         sdk_max_body_bytes: 1024 * 1024,
         sdk_max_pending_bytes_per_user: 256 * 1024 * 1024,
         login_max_failures_per_account: 10,

@@ -10,6 +10,7 @@ pub mod events;
 pub mod health;
 pub mod health_scores;
 pub mod metrics;
+pub mod oauth;
 pub mod priorities;
 pub mod providers;
 pub mod sdk_sync;

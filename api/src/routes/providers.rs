@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use axum::Json;
 use axum::extract::{Path, State};
-use schema::catalogue::providers::{self, DataGranularity, LiveSyncMode, PROVIDERS, Provider};
+use schema::catalogue::providers::{DataGranularity, LiveSyncMode, PROVIDERS, Provider};
 use schema::provider_settings::{ProviderSetting, SettingChange};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -59,17 +59,27 @@ impl ProviderOut {
     }
 }
 
-/// Every provider in catalogue order, with its setting.
+/// The phone providers, then the cloud vendors this deployment has credentials for: a vendor
+/// without them could not be connected, so it is not offered.
+fn listed(state: &AppState) -> impl Iterator<Item = &'static Provider> + '_ {
+    let cloud = vendors::VENDORS
+        .iter()
+        .map(|v| v.provider())
+        .filter(|p| state.config.vendors.is_configured(p.slug));
+    PROVIDERS.iter().chain(cloud)
+}
+
+/// Every listed provider, with its setting.
 async fn all_providers(state: &AppState) -> ApiResult<Vec<ProviderOut>> {
     let settings = schema::provider_settings::all(&state.db).await?;
-    Ok(PROVIDERS
-        .iter()
+    Ok(listed(state)
         .map(|p| ProviderOut::new(p, settings.iter().find(|s| s.provider == p.slug)))
         .collect())
 }
 
-fn known(slug: &str) -> ApiResult<&'static Provider> {
-    providers::by_slug(slug)
+fn known(state: &AppState, slug: &str) -> ApiResult<&'static Provider> {
+    listed(state)
+        .find(|p| p.slug == slug)
         .ok_or_else(|| ApiError::bad_request(format!("Unknown provider: {slug}")))
 }
 
@@ -149,7 +159,7 @@ async fn update_provider(
         Some(Some(LiveSyncModeIn::Webhook)) => Some(LiveSyncMode::Webhook),
         None => None,
     };
-    let provider = known(&slug)?;
+    let provider = known(&state, &slug)?;
     if live_sync_mode.is_some() && !provider.live_sync_configurable {
         return Err(ApiError::bad_request(format!(
             "Provider '{slug}' does not support live sync mode configuration"
@@ -184,7 +194,7 @@ async fn update_all(
 ) -> ApiResult<Json<Vec<ProviderOut>>> {
     // All known, or nothing changes.
     for slug in body.providers.keys() {
-        known(slug)?;
+        known(&state, slug)?;
     }
     let changes: Vec<(String, bool)> = body.providers.into_iter().collect();
     schema::provider_settings::set_enabled(&state.db, &changes).await?;

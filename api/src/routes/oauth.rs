@@ -1,0 +1,259 @@
+//! `/api/v1/oauth/{provider}/authorize` and `/callback`: connecting a user to a cloud vendor by
+//! OAuth 2. The state lives in Redis for 15 minutes and works once; the tokens are stored
+//! sealed under the master key. Unlike the reference, `authorize` needs credentials (an API key,
+//! a developer token or the user's own SDK token): otherwise anyone could attach their vendor
+//! account to any user id. A `redirect_uri` must be under `PUBLIC_URL` or an entry of
+//! `OAUTH_REDIRECT_ALLOWLIST`, so the flow cannot be used as an open redirect.
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Redirect, Response};
+use redis::AsyncCommands;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+use uuid::Uuid;
+use vendors::{Endpoints, OAuthError, Vendor};
+
+use crate::AppState;
+use crate::error::{ApiError, ApiResult, ErrorBody, ValidationBody};
+use crate::extract::{Query, SdkAuth};
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(authorize))
+        .routes(routes!(callback))
+        .routes(routes!(success))
+        .routes(routes!(failure))
+}
+
+/// How long a started authorization may take.
+const STATE_SECONDS: u64 = 15 * 60;
+
+/// What `authorize` keeps for `callback`, under the state.
+#[derive(Debug, Serialize, Deserialize)]
+struct Pending {
+    user_id: Uuid,
+    provider: String,
+    redirect_uri: Option<String>,
+    verifier: Option<String>,
+}
+
+fn state_key(state: &AppState, oauth_state: &str) -> String {
+    format!("{}:oauth_state:{oauth_state}", state.config.redis_key_prefix)
+}
+
+/// The vendor behind a path segment, usable here: 400 for a phone provider, an unknown name
+/// (wrong case included) or a vendor this deployment has not enabled.
+async fn usable(
+    state: &AppState,
+    raw: &str,
+) -> ApiResult<(&'static dyn Vendor, &'static str, Endpoints)> {
+    if schema::catalogue::providers::by_slug(raw).is_some() {
+        return Err(ApiError::bad_request(format!("Provider '{raw}' does not support OAuth")));
+    }
+    let vendor = vendors::by_slug(raw)
+        .ok_or_else(|| ApiError::bad_request(format!("Unknown provider: {raw}")))?;
+    let slug = vendor.provider().slug;
+    let disabled = schema::provider_settings::all(&state.db)
+        .await?
+        .iter()
+        .any(|s| s.provider == slug && !s.is_enabled);
+    match state.config.vendors.endpoints(slug) {
+        Some(ends) if !disabled => Ok((vendor, slug, ends.clone())),
+        _ => Err(ApiError::bad_request(format!("Provider '{slug}' is not enabled"))),
+    }
+}
+
+fn callback_url(state: &AppState, slug: &str) -> String {
+    format!("{}/api/v1/oauth/{slug}/callback", state.config.public_url.trim_end_matches('/'))
+}
+
+/// Whether the caller may be sent to `uri` at the end: under the service's own URL or an
+/// allow-listed prefix, compared as parsed URLs (scheme, host, port, then path).
+fn allowed_redirect(state: &AppState, uri: &str) -> bool {
+    let Ok(target) = url::Url::parse(uri) else { return false };
+    let under = |prefix: &str| {
+        url::Url::parse(prefix)
+            .is_ok_and(|p| p.origin() == target.origin() && target.path().starts_with(p.path()))
+    };
+    under(&state.config.public_url)
+        || state.config.oauth_redirect_allowlist.iter().any(|p| under(p))
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AuthorizeOut {
+    /// Send the user here.
+    pub authorization_url: String,
+    pub state: String,
+}
+
+/// Starts connecting a user to a cloud vendor: the URL to send the user to.
+#[utoipa::path(get, path = "/oauth/{provider}/authorize", tag = "oauth",
+    params(("provider" = String, Path, description = "Lowercase provider identifier"),
+           ("user_id" = String, Query, description = "The user's UUID"),
+           ("redirect_uri" = Option<String>, Query, description = "Where the user returns at the end")),
+    responses((status = 200, body = AuthorizeOut), (status = 400, body = ErrorBody),
+              (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
+              (status = 404, body = ErrorBody), (status = 422, body = ValidationBody)),
+    security(("api_key" = []), ("bearer" = [])))]
+async fn authorize(
+    auth: SdkAuth,
+    State(state): State<AppState>,
+    Path(provider): Path<String>,
+    Query(mut params): Query,
+) -> ApiResult<Json<AuthorizeOut>> {
+    let user = params.uuid("user_id", true);
+    let redirect_uri = params.string("redirect_uri");
+    params.finish()?;
+    let (vendor, slug, ends) = usable(&state, &provider).await?;
+    let user_id = user.ok_or_else(|| ApiError::bad_request("user_id is required"))?;
+    auth.ensure_user(&user_id.to_string())?;
+    if !schema::users::exists(&state.db, user_id).await? {
+        return Err(ApiError::user_not_found(user_id));
+    }
+    if let Some(uri) = &redirect_uri
+        && !allowed_redirect(&state, uri)
+    {
+        return Err(ApiError::bad_request(
+            "redirect_uri is neither under PUBLIC_URL nor in OAUTH_REDIRECT_ALLOWLIST",
+        ));
+    }
+    let started = vendors::oauth::start(vendor.oauth(), &ends, &callback_url(&state, slug))
+        .map_err(|e| ApiError::Other(format!("the {slug} OAuth settings: {e}")))?;
+    let pending =
+        Pending { user_id, provider: slug.to_string(), redirect_uri, verifier: started.verifier };
+    let value = serde_json::to_string(&pending).map_err(|e| ApiError::Other(e.to_string()))?;
+    let mut redis = state.redis.clone();
+    let () = redis.set_ex(state_key(&state, &started.state), value, STATE_SECONDS).await?;
+    Ok(Json(AuthorizeOut { authorization_url: started.url, state: started.state }))
+}
+
+fn to_error_page(message: &str) -> Response {
+    let query = url::form_urlencoded::Serializer::new(String::new())
+        .append_pair("message", message)
+        .finish();
+    Redirect::to(&format!("/api/v1/oauth/error?{query}")).into_response()
+}
+
+/// Where the vendor sends the user back: the code is exchanged, the connection stored, and the
+/// user sent on (303) to the `redirect_uri` given to `authorize`, else to `/oauth/success`.
+#[utoipa::path(get, path = "/oauth/{provider}/callback", tag = "oauth",
+    params(("provider" = String, Path), ("code" = Option<String>, Query),
+           ("state" = Option<String>, Query), ("error" = Option<String>, Query),
+           ("error_description" = Option<String>, Query)),
+    responses((status = 303, description = "On to the caller's page, or to /oauth/success or /oauth/error"),
+              (status = 400, body = ErrorBody), (status = 502, body = ErrorBody)))]
+async fn callback(
+    State(state): State<AppState>,
+    Path(provider): Path<String>,
+    Query(params): Query,
+) -> ApiResult<Response> {
+    let code = params.string("code");
+    let oauth_state = params.string("state");
+    let error = params.string("error");
+    let description = params.string("error_description");
+    params.finish()?;
+    if let Some(error) = error {
+        let message = match description {
+            Some(d) => format!("{error}: {d}"),
+            None => error,
+        };
+        return Ok(to_error_page(&message));
+    }
+    let (Some(code), Some(oauth_state)) = (code, oauth_state) else {
+        return Ok(to_error_page("Missing OAuth parameters"));
+    };
+    let invalid = || ApiError::bad_request("Invalid or expired state parameter");
+    // Taken and deleted at once: a state works once.
+    let mut redis = state.redis.clone();
+    let stored: Option<String> =
+        redis::cmd("GETDEL").arg(state_key(&state, &oauth_state)).query_async(&mut redis).await?;
+    let pending: Pending =
+        stored.and_then(|s| serde_json::from_str(&s).ok()).ok_or_else(invalid)?;
+    if pending.provider != provider {
+        return Err(invalid());
+    }
+    let (vendor, slug, ends) = usable(&state, &provider).await?;
+    let tokens = vendors::oauth::exchange(
+        &state.vendor_http,
+        vendor.oauth(),
+        &ends,
+        &callback_url(&state, slug),
+        &code,
+        pending.verifier.as_deref(),
+    )
+    .await
+    .map_err(|e| match e {
+        OAuthError::Refused(why) => ApiError::bad_request(format!(
+            "{} refused the authorization: {why}",
+            vendor.provider().name
+        )),
+        other => ApiError::client(
+            StatusCode::BAD_GATEWAY,
+            format!("Token exchange with {} failed: {other}", vendor.provider().name),
+        ),
+    })?;
+    if !schema::users::exists(&state.db, pending.user_id).await? {
+        return Err(ApiError::user_not_found(pending.user_id));
+    }
+    let grant = schema::connections::Grant {
+        access_token: &tokens.access_token,
+        refresh_token: tokens.refresh_token.as_deref(),
+        expires_at: tokens.expires_at,
+        scope: tokens.scope.as_deref(),
+        provider_user_id: None,
+    };
+    let (connection, new) =
+        schema::connections::connect(&state.db, &state.keys, pending.user_id, slug, &grant).await?;
+    tracing::info!(user = %pending.user_id, provider = slug, connection = %connection.id, new, "connected");
+    let to = match pending.redirect_uri {
+        Some(uri) => uri,
+        None => {
+            let query = url::form_urlencoded::Serializer::new(String::new())
+                .append_pair("provider", slug)
+                .append_pair("user_id", &pending.user_id.to_string())
+                .finish();
+            format!("/api/v1/oauth/success?{query}")
+        }
+    };
+    Ok(Redirect::to(&to).into_response())
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct OutcomeOut {
+    pub success: bool,
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub user_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+}
+
+/// Where a connection ends when the caller gave no `redirect_uri`.
+#[utoipa::path(get, path = "/oauth/success", tag = "oauth",
+    params(("provider" = Option<String>, Query), ("user_id" = Option<String>, Query)),
+    responses((status = 200, body = OutcomeOut)))]
+async fn success(Query(params): Query) -> ApiResult<Json<OutcomeOut>> {
+    let provider = params.string("provider");
+    let user_id = params.string("user_id");
+    params.finish()?;
+    Ok(Json(OutcomeOut {
+        success: true,
+        message: "Connected. You can close this page.".into(),
+        user_id,
+        provider,
+    }))
+}
+
+/// Where a connection attempt that failed ends.
+#[utoipa::path(get, path = "/oauth/error", tag = "oauth",
+    params(("message" = Option<String>, Query)),
+    responses((status = 200, body = OutcomeOut)))]
+async fn failure(Query(params): Query) -> ApiResult<Json<OutcomeOut>> {
+    let message = params.string("message").unwrap_or_else(|| "Authorization failed".into());
+    params.finish()?;
+    Ok(Json(OutcomeOut { success: false, message, user_id: None, provider: None }))
+}

@@ -1,0 +1,147 @@
+//! Connecting a user to a cloud vendor by OAuth, against a local server that answers as the
+//! vendor's token endpoint documents (Oura: form body with the client credentials,
+//! `{token_type, access_token, expires_in, refresh_token}`; RFC 6749 errors).
+
+use std::collections::HashMap;
+
+use axum::Form;
+use axum::http::StatusCode;
+use axum::response::IntoResponse;
+use serde_json::{Value, json};
+
+use crate::util::{Auth, Mode, TestApp};
+
+const CALLBACK: &str = "http://127.0.0.1:8000/api/v1/oauth/oura/callback";
+
+/// Oura's token endpoint: the code `good-code` gives tokens; anything else is `invalid_grant`.
+async fn token(Form(form): Form<HashMap<String, String>>) -> axum::response::Response {
+    let has = |k: &str, v: &str| form.get(k).map(String::as_str) == Some(v);
+    if !(has("client_id", "oura-app") && has("client_secret", "oura-secret")) {
+        return (StatusCode::UNAUTHORIZED, axum::Json(json!({"error": "invalid_client"})))
+            .into_response();
+    }
+    if has("grant_type", "authorization_code")
+        && has("code", "good-code")
+        && has("redirect_uri", CALLBACK)
+    {
+        return axum::Json(json!({"token_type": "bearer", "access_token": "oura-access-1",
+            "expires_in": 86400, "refresh_token": "oura-refresh-1", "scope": "personal daily"}))
+        .into_response();
+    }
+    (
+        StatusCode::BAD_REQUEST,
+        axum::Json(json!({"error": "invalid_grant",
+        "error_description": "code is invalid or used"})),
+    )
+        .into_response()
+}
+
+async fn vendor() -> String {
+    let app = axum::Router::new().route("/oauth/token", axum::routing::post(token));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let base = format!("http://{}", listener.local_addr().expect("addr"));
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    base
+}
+
+fn query(url: &str) -> HashMap<String, String> {
+    url::Url::parse(url).expect("url").query_pairs().into_owned().collect()
+}
+
+#[tokio::test]
+async fn a_user_connects_oura_and_the_tokens_are_stored_sealed() {
+    let base = vendor().await;
+    let app = TestApp::spawn_with(Mode::ApiOnly, |s| {
+        let vars = [
+            ("OURA_CLIENT_ID", "oura-app".to_string()),
+            ("OURA_CLIENT_SECRET", "oura-secret".to_string()),
+            ("OURA_TOKEN_URL", format!("{base}/oauth/token")),
+        ];
+        s.vendor_variables = Some(vars.into_iter().map(|(k, v)| (k.to_string(), v)).collect());
+    })
+    .await;
+    let key = app.api_key().await;
+    let user = app.user(&key, json!({})).await;
+    let listed = app.get("/api/v1/oauth/providers?cloud_only=true", &Auth::None).await;
+    assert_eq!(listed.body[0]["provider"], "oura", "{}", listed.body);
+    assert_eq!(listed.body[0]["is_enabled"], true);
+
+    let authorize = |provider: &str, q: &str| format!("/api/v1/oauth/{provider}/authorize?{q}");
+    // What is refused.
+    assert_eq!(
+        app.get(&authorize("oura", &format!("user_id={user}")), &Auth::None).await.status,
+        401
+    );
+    app.get(&authorize("oura", ""), &key).await.assert_invalid(&["query", "user_id"], "missing");
+    app.get(&authorize("phonehealth", &format!("user_id={user}")), &key)
+        .await
+        .assert_error(400, "Provider 'phonehealth' does not support OAuth");
+    app.get(&authorize("Oura", &format!("user_id={user}")), &key)
+        .await
+        .assert_error(400, "Unknown provider: Oura");
+    let evil = format!("user_id={user}&redirect_uri=https://evil.example/steal");
+    app.get(&authorize("oura", &evil), &key).await.assert_error(
+        400,
+        "redirect_uri is neither under PUBLIC_URL nor in OAUTH_REDIRECT_ALLOWLIST",
+    );
+
+    // The authorize URL: Oura's, with the app, the scopes, the callback and the state.
+    let ok = format!("user_id={user}&redirect_uri=https://app.example.com/connected/done");
+    let r = app.get(&authorize("oura", &ok), &key).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let url = r.str("authorization_url");
+    assert!(url.starts_with("https://cloud.ouraring.com/oauth/authorize?"), "{url}");
+    let q = query(&url);
+    assert_eq!(q["client_id"], "oura-app");
+    assert_eq!(q["response_type"], "code");
+    assert_eq!(q["redirect_uri"], CALLBACK);
+    assert_eq!(q["scope"], "personal daily heartrate workout session spo2Daily");
+    assert_eq!(q["state"], r.str("state"));
+
+    // The vendor sends the user back: the code is exchanged, the user sent on.
+    let browser = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client");
+    let back = |q: String| {
+        let browser = browser.clone();
+        let url = app.url(&format!("/api/v1/oauth/oura/callback?{q}"));
+        async move { browser.get(url).send().await.expect("callback") }
+    };
+    let state = r.str("state");
+    let r = back(format!("code=good-code&scope=personal+daily&state={state}")).await;
+    assert_eq!(r.status(), 303);
+    assert_eq!(r.headers()["location"], "https://app.example.com/connected/done");
+    // Stored sealed: no token in clear anywhere in the row.
+    let row: String = app
+        .db()
+        .await
+        .query_one("select row_to_json(c)::text from connections c where provider = 'oura'", &[])
+        .await
+        .expect("connection")
+        .get(0);
+    assert!(!row.contains("oura-access-1") && !row.contains("oura-refresh-1"), "{row}");
+    assert!(row.contains("sealed:v1:"), "{row}");
+    let list = app.get(&format!("/api/v1/users/{user}/connections"), &key).await;
+    assert_eq!(list.body[0]["provider"], "oura", "{}", list.body);
+    assert_eq!(list.body[0]["status"], "active");
+    assert_eq!(list.body[0]["scope"], "personal daily");
+
+    // A state works once.
+    let r = back(format!("code=good-code&state={state}")).await;
+    assert_eq!(r.status(), 400);
+    let body: Value = r.json().await.expect("json");
+    assert_eq!(body["detail"], "Invalid or expired state parameter");
+
+    // The user said no; a code the vendor refuses; no parameters at all.
+    let r = back("error=access_denied&state=x".into()).await;
+    assert_eq!(r.status(), 303);
+    assert_eq!(r.headers()["location"], "/api/v1/oauth/error?message=access_denied");
+    let state = app.get(&authorize("oura", &format!("user_id={user}")), &key).await.str("state");
+    let r = back(format!("code=stale-code&state={state}")).await;
+    assert_eq!(r.status(), 400);
+    let body: Value = r.json().await.expect("json");
+    assert!(body["detail"].as_str().is_some_and(|d| d.starts_with("Oura refused")), "{body}");
+    let r = back(String::new()).await;
+    assert_eq!(r.headers()["location"], "/api/v1/oauth/error?message=Missing+OAuth+parameters");
+}

@@ -1,0 +1,29 @@
+//! Cloud vendors: one module per vendor behind the [`Vendor`] trait. [`VENDORS`] is the one
+//! list a new vendor joins; nothing else names a vendor.
+
+pub mod config;
+pub mod oauth;
+mod oura;
+
+use schema::catalogue::providers::Provider;
+
+pub use config::VendorConfig;
+pub use oauth::{ClientAuth, Endpoints, OAuthError, OAuthSpec, Started, Tokens};
+
+/// A cloud vendor wearhouse takes data from.
+pub trait Vendor: Send + Sync {
+    /// Its catalogue entry: identifier, name, how its data arrives.
+    fn provider(&self) -> &'static Provider;
+    /// How its OAuth works.
+    fn oauth(&self) -> &'static OAuthSpec;
+    /// Its data API's documented base URL.
+    fn api_url(&self) -> &'static str;
+}
+
+/// Every vendor with an adapter.
+pub static VENDORS: &[&dyn Vendor] = &[&oura::Oura];
+
+/// Exact (case-sensitive) lookup.
+pub fn by_slug(slug: &str) -> Option<&'static dyn Vendor> {
+    VENDORS.iter().copied().find(|v| v.provider().slug == slug)
+}

@@ -1,0 +1,219 @@
+//! The OAuth 2 authorization-code flow every vendor shares, with the `oauth2` crate: the
+//! authorize URL (scopes, state, PKCE where the vendor takes it), the code exchange and the
+//! refresh. What differs per vendor is data ([`OAuthSpec`]); where a vendor's URLs live is
+//! configuration ([`Endpoints`]), so tests point them at a local server.
+
+use chrono::{DateTime, Utc};
+use oauth2::basic::BasicClient;
+use oauth2::{
+    AuthType, AuthUrl, AuthorizationCode, ClientId, ClientSecret, CsrfToken, EndpointNotSet,
+    EndpointSet, PkceCodeChallenge, PkceCodeVerifier, RedirectUrl, RefreshToken, Scope,
+    TokenResponse, TokenUrl,
+};
+
+/// How a vendor's OAuth works.
+#[derive(Debug, Clone, Copy)]
+pub struct OAuthSpec {
+    pub authorize_url: &'static str,
+    pub token_url: &'static str,
+    pub scopes: &'static [&'static str],
+    /// Whether the vendor takes PKCE (S256).
+    pub pkce: bool,
+    /// How the client authenticates at the token endpoint.
+    pub client_auth: ClientAuth,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClientAuth {
+    /// HTTP Basic with the client id and secret.
+    Basic,
+    /// `client_id` and `client_secret` in the form body.
+    Body,
+}
+
+/// A vendor app's credentials and where its endpoints are (the documented ones unless
+/// configured otherwise).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Endpoints {
+    pub client_id: String,
+    pub client_secret: String,
+    pub authorize_url: String,
+    pub token_url: String,
+    /// The vendor's data API, for pulls.
+    pub api_url: String,
+}
+
+/// Tokens from an exchange or a refresh.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tokens {
+    pub access_token: String,
+    pub refresh_token: Option<String>,
+    pub expires_at: Option<DateTime<Utc>>,
+    pub scope: Option<String>,
+}
+
+/// What the caller keeps between the authorize URL and the callback.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Started {
+    pub url: String,
+    pub state: String,
+    /// The PKCE verifier, when the vendor takes PKCE.
+    pub verifier: Option<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum OAuthError {
+    #[error("a configured URL is not valid: {0}")]
+    Url(#[from] oauth2::url::ParseError),
+    /// The vendor answered the exchange or refresh with an OAuth error (`invalid_grant`, …):
+    /// the grant is no good, retrying will not help.
+    #[error("the vendor refused: {0}")]
+    Refused(String),
+    /// The vendor could not be reached or answered something else: worth a retry.
+    #[error("the vendor could not be reached or answered unexpectedly: {0}")]
+    Unavailable(String),
+}
+
+fn client(
+    spec: &OAuthSpec,
+    ends: &Endpoints,
+    redirect: &str,
+) -> Result<
+    BasicClient<EndpointSet, EndpointNotSet, EndpointNotSet, EndpointNotSet, EndpointSet>,
+    OAuthError,
+> {
+    Ok(BasicClient::new(ClientId::new(ends.client_id.clone()))
+        .set_client_secret(ClientSecret::new(ends.client_secret.clone()))
+        .set_auth_uri(AuthUrl::new(ends.authorize_url.clone())?)
+        .set_token_uri(TokenUrl::new(ends.token_url.clone())?)
+        .set_redirect_uri(RedirectUrl::new(redirect.to_string())?)
+        .set_auth_type(match spec.client_auth {
+            ClientAuth::Basic => AuthType::BasicAuth,
+            ClientAuth::Body => AuthType::RequestBody,
+        }))
+}
+
+/// The URL to send the user to, with a fresh random state (and PKCE verifier).
+pub fn start(spec: &OAuthSpec, ends: &Endpoints, redirect: &str) -> Result<Started, OAuthError> {
+    let client = client(spec, ends, redirect)?;
+    let mut request = client
+        .authorize_url(CsrfToken::new_random)
+        .add_scopes(spec.scopes.iter().map(|s| Scope::new((*s).to_string())));
+    let mut verifier = None;
+    if spec.pkce {
+        let (challenge, v) = PkceCodeChallenge::new_random_sha256();
+        request = request.set_pkce_challenge(challenge);
+        verifier = Some(v.secret().clone());
+    }
+    let (url, state) = request.url();
+    Ok(Started { url: url.to_string(), state: state.secret().clone(), verifier })
+}
+
+fn tokens(response: &oauth2::basic::BasicTokenResponse) -> Tokens {
+    let expires_at = response
+        .expires_in()
+        .and_then(|d| chrono::Duration::from_std(d).ok())
+        .map(|d| Utc::now() + d);
+    let scope =
+        response.scopes().map(|s| s.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(" "));
+    Tokens {
+        access_token: response.access_token().secret().clone(),
+        refresh_token: response.refresh_token().map(|t| t.secret().clone()),
+        expires_at,
+        scope,
+    }
+}
+
+fn classify<RE: std::error::Error + 'static>(
+    e: oauth2::RequestTokenError<RE, oauth2::basic::BasicErrorResponse>,
+) -> OAuthError {
+    match e {
+        oauth2::RequestTokenError::ServerResponse(r) => OAuthError::Refused(r.to_string()),
+        other => OAuthError::Unavailable(other.to_string()),
+    }
+}
+
+/// Exchanges the code the vendor sent back for tokens.
+pub async fn exchange(
+    http: &reqwest::Client,
+    spec: &OAuthSpec,
+    ends: &Endpoints,
+    redirect: &str,
+    code: &str,
+    verifier: Option<&str>,
+) -> Result<Tokens, OAuthError> {
+    let client = client(spec, ends, redirect)?;
+    let mut request = client.exchange_code(AuthorizationCode::new(code.to_string()));
+    if let Some(v) = verifier {
+        request = request.set_pkce_verifier(PkceCodeVerifier::new(v.to_string()));
+    }
+    let response = request.request_async(http).await.map_err(classify)?;
+    Ok(tokens(&response))
+}
+
+/// A new access token for a refresh token. Vendors that rotate refresh tokens send a new one;
+/// the others keep the old one valid (returned as it was).
+pub async fn refresh(
+    http: &reqwest::Client,
+    spec: &OAuthSpec,
+    ends: &Endpoints,
+    redirect: &str,
+    refresh_token: &str,
+) -> Result<Tokens, OAuthError> {
+    let client = client(spec, ends, redirect)?;
+    let token = RefreshToken::new(refresh_token.to_string());
+    let response =
+        client.exchange_refresh_token(&token).request_async(http).await.map_err(classify)?;
+    let mut out = tokens(&response);
+    out.refresh_token.get_or_insert_with(|| refresh_token.to_string());
+    Ok(out)
+}
+
+/// The HTTP client for token calls: no redirects (a redirect could send a code or a secret
+/// elsewhere), bounded time.
+pub fn http_client() -> reqwest::Result<reqwest::Client> {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(std::time::Duration::from_secs(20))
+        .build()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SPEC: OAuthSpec = OAuthSpec {
+        authorize_url: "https://vendor.example/oauth/authorize",
+        token_url: "https://vendor.example/oauth/token",
+        scopes: &["daily", "heartrate"],
+        pkce: true,
+        client_auth: ClientAuth::Basic,
+    };
+
+    fn ends() -> Endpoints {
+        Endpoints {
+            client_id: "app".into(),
+            client_secret: "secret".into(),
+            authorize_url: SPEC.authorize_url.into(),
+            token_url: SPEC.token_url.into(),
+            api_url: "https://api.vendor.example".into(),
+        }
+    }
+
+    #[test]
+    fn the_authorize_url_carries_scopes_state_and_a_pkce_challenge() {
+        let s = start(&SPEC, &ends(), "https://wh.example/api/v1/oauth/oura/callback")
+            .unwrap_or_else(|e| panic!("{e}"));
+        let url = url::Url::parse(&s.url).unwrap_or_else(|e| panic!("{e}"));
+        let q: std::collections::HashMap<_, _> = url.query_pairs().into_owned().collect();
+        assert_eq!(q.get("response_type").map(String::as_str), Some("code"));
+        assert_eq!(q.get("client_id").map(String::as_str), Some("app"));
+        assert_eq!(q.get("scope").map(String::as_str), Some("daily heartrate"));
+        assert_eq!(q.get("state"), Some(&s.state));
+        assert_eq!(q.get("code_challenge_method").map(String::as_str), Some("S256"));
+        assert!(s.verifier.is_some() && s.state.len() >= 16);
+        let again =
+            start(&SPEC, &ends(), "https://wh.example/cb").unwrap_or_else(|e| panic!("{e}"));
+        assert_ne!(again.state, s.state);
+    }
+}
