@@ -91,20 +91,32 @@ fn token_context(user_id: Uuid, provider: &str, which: &str) -> String {
     format!("connections:{user_id}:{provider}:{which}")
 }
 
-/// Stores a connection made (or made again) by OAuth, active, with its tokens sealed; returns
-/// it and whether it is new.
+/// Stores a connection made (or made again) by OAuth, active, with its tokens sealed, and
+/// (when `events`) a `connection.created` event in the same transaction when the user was not
+/// connected to the provider before (or the connection had ended). Returns the connection and
+/// whether it is newly active.
 pub async fn connect(
     db: &Db,
     keys: &crate::sealed::MasterKeys,
     user_id: Uuid,
     provider: &str,
     grant: &Grant<'_>,
+    events: bool,
 ) -> Result<(Connection, bool)> {
     let access = keys.seal(&token_context(user_id, provider, "access"), grant.access_token);
     let refresh =
         grant.refresh_token.map(|t| keys.seal(&token_context(user_id, provider, "refresh"), t));
-    let client = db.client().await?;
-    let row = client
+    let mut client = db.client().await?;
+    let tx = client.transaction().await?;
+    let before: Option<ConnectionStatus> = tx
+        .query_opt(
+            "select status from connections where user_id = $1 and provider = $2 for update",
+            &[&user_id, &provider],
+        )
+        .await?
+        .map(|r| r.try_get(0))
+        .transpose()?;
+    let row = tx
         .query_one(
             "insert into connections as c
                  (id, user_id, provider, provider_user_id, scope, access_token_sealed,
@@ -119,7 +131,7 @@ pub async fn connect(
                  status = 'active',
                  updated_at = now()
              returning id, user_id, provider, provider_user_id, provider_username, scope, status,
-                       last_synced_at, created_at, updated_at, (xmax = 0) as inserted",
+                       last_synced_at, created_at, updated_at",
             &[
                 &Uuid::now_v7(),
                 &user_id,
@@ -132,7 +144,20 @@ pub async fn connect(
             ],
         )
         .await?;
-    Ok((from_row(&row)?, row.try_get("inserted")?))
+    let connection = from_row(&row)?;
+    let newly_active = before != Some(ConnectionStatus::Active);
+    if events && newly_active {
+        let data = serde_json::json!({
+            "user_id": user_id,
+            "provider": provider,
+            "connection_id": connection.id,
+            "connected_at": crate::zone::local_time(connection.updated_at, None),
+        });
+        let event = crate::catalogue::event_types::SessionEvent::ConnectionCreated;
+        crate::outbox::insert_session(&tx, event, user_id, data).await?;
+    }
+    tx.commit().await?;
+    Ok((connection, newly_active))
 }
 
 /// Seals again every vendor token under an older key; returns how many connections changed.

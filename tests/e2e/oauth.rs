@@ -127,6 +127,18 @@ async fn a_user_connects_oura_and_the_tokens_are_stored_sealed() {
     assert_eq!(list.body[0]["status"], "active");
     assert_eq!(list.body[0]["scope"], "personal daily");
 
+    // connection.created, once, in the contract's shape.
+    let created = "select payload->'data' from outbox where event_type = 'connection.created'";
+    let rows = app.db().await.query(created, &[]).await.expect("outbox");
+    assert_eq!(rows.len(), 1);
+    let data: Value = rows[0].get(0);
+    assert_eq!(
+        (data["user_id"].as_str(), data["provider"].as_str()),
+        (Some(user.as_str()), Some("oura"))
+    );
+    assert_eq!(data["connection_id"], list.body[0]["id"]);
+    assert!(data["connected_at"].is_string(), "{data}");
+
     // A state works once.
     let r = back(format!("code=good-code&state={state}")).await;
     assert_eq!(r.status(), 400);
@@ -144,4 +156,14 @@ async fn a_user_connects_oura_and_the_tokens_are_stored_sealed() {
     assert!(body["detail"].as_str().is_some_and(|d| d.starts_with("Oura refused")), "{body}");
     let r = back(String::new()).await;
     assert_eq!(r.headers()["location"], "/api/v1/oauth/error?message=Missing+OAuth+parameters");
+
+    // Authorizing again while connected renews the tokens; it is no new connection.
+    let state = app.get(&authorize("oura", &format!("user_id={user}")), &key).await.str("state");
+    let r = back(format!("code=good-code&state={state}")).await;
+    assert_eq!(r.status(), 303);
+    assert_eq!(
+        app.count("select count(*) from outbox where event_type = 'connection.created'").await,
+        1
+    );
+    assert_eq!(app.count("select count(*) from connections").await, 1);
 }

@@ -206,8 +206,15 @@ async fn callback(
         scope: tokens.scope.as_deref(),
         provider_user_id: None,
     };
-    let (connection, new) =
-        schema::connections::connect(&state.db, &state.keys, pending.user_id, slug, &grant).await?;
+    let (connection, new) = schema::connections::connect(
+        &state.db,
+        &state.keys,
+        pending.user_id,
+        slug,
+        &grant,
+        state.config.outbox,
+    )
+    .await?;
     tracing::info!(user = %pending.user_id, provider = slug, connection = %connection.id, new, "connected");
     let to = match pending.redirect_uri {
         Some(uri) => uri,

@@ -17,6 +17,8 @@ pub enum SessionEvent {
     WorkoutCreated,
     SleepCreated,
     MenstrualCycleCreated,
+    ConnectionCreated,
+    ConnectionRevoked,
 }
 
 impl SessionEvent {
@@ -26,6 +28,8 @@ impl SessionEvent {
             SessionEvent::WorkoutCreated => "workout.created",
             SessionEvent::SleepCreated => "sleep.created",
             SessionEvent::MenstrualCycleCreated => "menstrual_cycle.created",
+            SessionEvent::ConnectionCreated => "connection.created",
+            SessionEvent::ConnectionRevoked => "connection.revoked",
         }
     }
 }
@@ -108,7 +112,13 @@ mod tests {
     #[test]
     fn session_events_are_in_the_catalogue() {
         use SessionEvent::*;
-        for e in [WorkoutCreated, SleepCreated, MenstrualCycleCreated] {
+        for e in [
+            WorkoutCreated,
+            SleepCreated,
+            MenstrualCycleCreated,
+            ConnectionCreated,
+            ConnectionRevoked,
+        ] {
             assert!(SESSION_EVENTS.iter().any(|(name, _)| *name == e.name()), "{e:?}");
         }
     }
