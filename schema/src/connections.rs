@@ -17,6 +17,9 @@ pub enum ConnectionStatus {
     Expired,
 }
 
+const COLUMNS: &str = "id, user_id, provider, provider_user_id, provider_username, scope, status,
+    last_synced_at, created_at, updated_at";
+
 /// Whether the user `u` has an active connection (an SQL expression).
 pub(crate) const HAS_ACTIVE: &str =
     "exists (select 1 from connections c where c.user_id = u.id and c.status = 'active')";
@@ -64,9 +67,7 @@ pub async fn list_for_user(db: &Db, user_id: Uuid) -> Result<Vec<Connection>> {
     let client = db.client().await?;
     client
         .query(
-            "select id, user_id, provider, provider_user_id, provider_username, scope, status,
-                    last_synced_at, created_at, updated_at
-             from connections where user_id = $1 order by provider",
+            &format!("select {COLUMNS} from connections where user_id = $1 order by provider"),
             &[&user_id],
         )
         .await?
@@ -118,7 +119,7 @@ pub async fn connect(
         .transpose()?;
     let row = tx
         .query_one(
-            "insert into connections as c
+            &format!("insert into connections as c
                  (id, user_id, provider, provider_user_id, scope, access_token_sealed,
                   refresh_token_sealed, token_expires_at, status)
              values ($1, $2, $3, $4, $5, $6, $7, $8, 'active')
@@ -130,8 +131,7 @@ pub async fn connect(
                  token_expires_at = excluded.token_expires_at,
                  status = 'active',
                  updated_at = now()
-             returning id, user_id, provider, provider_user_id, provider_username, scope, status,
-                       last_synced_at, created_at, updated_at",
+             returning {COLUMNS}"),
             &[
                 &Uuid::now_v7(),
                 &user_id,
@@ -201,4 +201,73 @@ pub(crate) async fn reseal(db: &Db, keys: &crate::sealed::MasterKeys) -> Result<
     }
     tx.commit().await?;
     Ok(n)
+}
+
+/// Why a connection ended (`connection.revoked`'s `reason`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RevokeReason {
+    /// The vendor refused to refresh the tokens.
+    RefreshFailed,
+    /// The user removed the app at the vendor.
+    Deregistration,
+    /// Disconnected through the API.
+    UserDisconnected,
+}
+
+impl RevokeReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RevokeReason::RefreshFailed => "refresh_failed",
+            RevokeReason::Deregistration => "deregistration",
+            RevokeReason::UserDisconnected => "user_disconnected",
+        }
+    }
+}
+
+/// Ends a connection: `revoked`, tokens forgotten, and (when `events`) `connection.revoked` in
+/// the same transaction if it was not already ended. `None` when there is no connection.
+pub async fn revoke(
+    db: &Db,
+    user_id: Uuid,
+    provider: &str,
+    reason: RevokeReason,
+    events: bool,
+) -> Result<Option<Connection>> {
+    let mut client = db.client().await?;
+    let tx = client.transaction().await?;
+    let Some(before) = tx
+        .query_opt(
+            "select status from connections where user_id = $1 and provider = $2 for update",
+            &[&user_id, &provider],
+        )
+        .await?
+    else {
+        return Ok(None);
+    };
+    let before: ConnectionStatus = before.try_get(0)?;
+    let row = tx
+        .query_one(
+            &format!(
+                "update connections set status = 'revoked', access_token_sealed = null,
+                 refresh_token_sealed = null, token_expires_at = null, updated_at = now()
+             where user_id = $1 and provider = $2
+             returning {COLUMNS}"
+            ),
+            &[&user_id, &provider],
+        )
+        .await?;
+    let connection = from_row(&row)?;
+    if events && before == ConnectionStatus::Active {
+        let data = serde_json::json!({
+            "user_id": user_id,
+            "provider": provider,
+            "connection_id": connection.id,
+            "reason": reason.as_str(),
+            "revoked_at": crate::zone::local_time(connection.updated_at, None),
+        });
+        let event = crate::catalogue::event_types::SessionEvent::ConnectionRevoked;
+        crate::outbox::insert_session(&tx, event, user_id, data).await?;
+    }
+    tx.commit().await?;
+    Ok(Some(connection))
 }

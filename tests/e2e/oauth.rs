@@ -49,7 +49,7 @@ fn query(url: &str) -> HashMap<String, String> {
 }
 
 #[tokio::test]
-async fn a_user_connects_oura_and_the_tokens_are_stored_sealed() {
+async fn a_user_connects_oura_with_sealed_tokens_and_disconnects() {
     let base = vendor().await;
     let app = TestApp::spawn_with(Mode::ApiOnly, |s| {
         let vars = [
@@ -166,4 +166,33 @@ async fn a_user_connects_oura_and_the_tokens_are_stored_sealed() {
         1
     );
     assert_eq!(app.count("select count(*) from connections").await, 1);
+
+    // Disconnecting: 204, revoked, tokens forgotten, connection.revoked once.
+    let path = format!("/api/v1/users/{user}/connections/oura");
+    let r = app.call(reqwest::Method::DELETE, &path, &key, None).await;
+    assert_eq!(r.status, 204, "{}", r.body);
+    let list = app.get(&format!("/api/v1/users/{user}/connections"), &key).await;
+    assert_eq!(list.body[0]["status"], "revoked");
+    let r = app.call(reqwest::Method::DELETE, &path, &key, None).await;
+    assert_eq!(r.status, 204, "already revoked");
+    let revoked = "select payload->'data' from outbox where event_type = 'connection.revoked'";
+    let rows = app.db().await.query(revoked, &[]).await.expect("outbox");
+    assert_eq!(rows.len(), 1);
+    let data: Value = rows[0].get(0);
+    assert_eq!(
+        (data["reason"].as_str(), data["provider"].as_str()),
+        (Some("user_disconnected"), Some("oura"))
+    );
+    assert!(data["revoked_at"].is_string(), "{data}");
+    let tokens = "select count(*) from connections where access_token_sealed is not null
+                  or refresh_token_sealed is not null";
+    assert_eq!(app.count(tokens).await, 0);
+    let google = format!("/api/v1/users/{user}/connections/google");
+    app.call(reqwest::Method::DELETE, &google, &key, None)
+        .await
+        .assert_error(404, &format!("Connection with ID: {user} not found."));
+    let bad = format!("/api/v1/users/{user}/connections/Oura");
+    app.call(reqwest::Method::DELETE, &bad, &key, None)
+        .await
+        .assert_error(400, "Unknown provider: Oura");
 }

@@ -27,3 +27,8 @@ pub static VENDORS: &[&dyn Vendor] = &[&oura::Oura];
 pub fn by_slug(slug: &str) -> Option<&'static dyn Vendor> {
     VENDORS.iter().copied().find(|v| v.provider().slug == slug)
 }
+
+/// Any provider, phone or cloud, by its exact identifier.
+pub fn provider(slug: &str) -> Option<&'static Provider> {
+    schema::catalogue::providers::by_slug(slug).or_else(|| by_slug(slug).map(|v| v.provider()))
+}

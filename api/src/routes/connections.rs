@@ -2,8 +2,8 @@
 
 use axum::Json;
 use axum::extract::{Path, State};
+use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
-use schema::catalogue::providers;
 use schema::connections::Connection;
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -12,12 +12,12 @@ use utoipa_axum::routes;
 use uuid::Uuid;
 
 use crate::AppState;
-use crate::error::{ApiResult, ErrorBody};
+use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::extract::ApiAuth;
 use crate::routes::existing_user;
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(list_connections))
+    OpenApiRouter::new().routes(routes!(list_connections)).routes(routes!(disconnect))
 }
 
 /// A user's connection to a provider, with the provider's capability flags.
@@ -47,7 +47,7 @@ pub struct ConnectionOut {
 
 impl From<Connection> for ConnectionOut {
     fn from(c: Connection) -> ConnectionOut {
-        let provider = providers::by_slug(&c.provider);
+        let provider = vendors::provider(&c.provider);
         let caps = provider.map(|p| p.capabilities).unwrap_or_default();
         ConnectionOut {
             icon_url: format!("/static/provider-icons/{}.svg", c.provider),
@@ -87,4 +87,32 @@ async fn list_connections(
     let id = existing_user(&state, &user_id).await?;
     let list = schema::connections::list_for_user(&state.db, id).await?;
     Ok(Json(list.into_iter().map(ConnectionOut::from).collect()))
+}
+
+/// Disconnects a user from a provider: the connection is marked `revoked`, its tokens are
+/// forgotten, and `connection.revoked` (reason `user_disconnected`) is emitted. 204, also when
+/// it was already revoked; 404 when there is no connection.
+#[utoipa::path(delete, path = "/users/{user_id}/connections/{provider}", tag = "users",
+    params(("user_id" = String, Path, description = "The user's UUID"),
+           ("provider" = String, Path, description = "Lowercase provider identifier")),
+    responses(
+        (status = 204), (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),
+    ),
+    security(("api_key" = []), ("bearer" = [])))]
+async fn disconnect(
+    _auth: ApiAuth,
+    State(state): State<AppState>,
+    Path((user_id, provider)): Path<(String, String)>,
+) -> ApiResult<StatusCode> {
+    let id = existing_user(&state, &user_id).await?;
+    let provider = vendors::provider(&provider)
+        .ok_or_else(|| ApiError::bad_request(format!("Unknown provider: {provider}")))?;
+    let reason = schema::connections::RevokeReason::UserDisconnected;
+    match schema::connections::revoke(&state.db, id, provider.slug, reason, state.config.outbox)
+        .await?
+    {
+        Some(_) => Ok(StatusCode::NO_CONTENT),
+        None => Err(ApiError::not_found(format!("Connection with ID: {id} not found."))),
+    }
 }
