@@ -3,8 +3,9 @@
 //! (binary COPY into the hypertable, dedup, rollups, outbox events), and the jobs that drive it
 //! (the one queue's job stream over durable batches and imports in PostgreSQL).
 //!
-//! Other crates use the jobs and the worker, the SDK envelope, imports and object storage;
-//! the stages between them (`batch`, `sleep`, `store`, `event_data`, `time`) are private.
+//! Other crates use the jobs and the worker, the SDK envelope, imports and object storage, and
+//! the normalised batch (`Normalised` and its items), which the cloud vendors' mappings build;
+//! the other stages (`store`, `event_data`, `time`) are private.
 
 mod batch;
 mod event_data;
@@ -27,5 +28,6 @@ mod store;
 mod time;
 pub mod worker;
 
-pub use batch::{LatestOffset, Normalised};
+pub use batch::{LatestOffset, Normalised, Sample, Sources, Workout};
+pub use sleep::{Interval, SleepSession, Stage};
 pub use store::Written;

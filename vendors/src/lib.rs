@@ -3,7 +3,7 @@
 
 pub mod config;
 pub mod oauth;
-mod oura;
+pub mod oura;
 
 use schema::catalogue::providers::Provider;
 

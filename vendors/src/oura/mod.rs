@@ -1,5 +1,7 @@
 //! Oura (ring): cloud API v2. Facts and their sources: `docs/vendors/oura.md`.
 
+pub mod map;
+
 use schema::catalogue::providers::{Capabilities, LiveSyncMode, Provider};
 
 use crate::{ClientAuth, OAuthSpec, Vendor};

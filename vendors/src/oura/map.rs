@@ -1,0 +1,341 @@
+//! Oura's collections into the normalised batch the SDK path also writes: the same sources,
+//! samples, sessions and workouts, so dedup, rollups, events and source priority treat a ring's
+//! data as they treat a phone's. Units per `docs/vendors/oura.md` §2: heart rate bpm, HRV ms
+//! (RMSSD), calories kcal, temperatures °C deviations, SpO2 percent, scores 1–100. Times carry
+//! the user's offset except heart rate (UTC).
+
+use chrono::{DateTime, Duration, FixedOffset, NaiveDate, Utc};
+use ingest::{Interval, Normalised, Sample, SleepSession, Stage, Workout};
+use schema::catalogue::series_types::{by_id, id};
+use schema::data_sources::NewDataSource;
+use schema::workouts::WorkoutRow;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+/// The collections wearhouse reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Collection {
+    Sleep,
+    Workout,
+    DailyActivity,
+    HeartRate,
+    DailyReadiness,
+    DailySpo2,
+}
+
+impl Collection {
+    /// Its path under `/v2/usercollection/`.
+    pub fn path(self) -> &'static str {
+        match self {
+            Collection::Sleep => "sleep",
+            Collection::Workout => "workout",
+            Collection::DailyActivity => "daily_activity",
+            Collection::HeartRate => "heartrate",
+            Collection::DailyReadiness => "daily_readiness",
+            Collection::DailySpo2 => "daily_spo2",
+        }
+    }
+}
+
+const HEART_RATE: i16 = id("heart_rate");
+const HRV_RMSSD: i16 = id("heart_rate_variability_rmssd");
+const RESPIRATORY_RATE: i16 = id("respiratory_rate");
+const STEPS: i16 = id("steps");
+const ENERGY: i16 = id("energy");
+const TOTAL_ENERGY: i16 = id("total_energy");
+const SPO2: i16 = id("oxygen_saturation");
+const RECOVERY_SCORE: i16 = id("recovery_score");
+const TEMPERATURE_DEVIATION: i16 = id("skin_temperature_deviation");
+const TEMPERATURE_TREND: i16 = id("skin_temperature_trend_deviation");
+
+/// One 5-minute hypnogram epoch.
+const EPOCH: i64 = 300;
+
+/// The ring as a data source: one per user, named as the iOS SDK names an Oura ring in
+/// HealthKit, so the priority rule ranks it as a ring.
+fn ring(out: &mut Normalised) -> usize {
+    out.sources.intern(Some("Oura Ring"), Some("Oura"), || NewDataSource {
+        provider: "oura".into(),
+        user_connection_id: None,
+        device_model: Some("Oura Ring".into()),
+        device_manufacturer: Some("Oura".into()),
+        software_version: None,
+        source: Some("Oura".into()),
+        device_type: Some("ring".into()),
+        original_source_name: Some("Oura".into()),
+    })
+}
+
+/// An instant with the offset it was written with, in minutes east of UTC.
+fn instant(s: &str) -> Option<(DateTime<Utc>, i16)> {
+    let t = DateTime::<FixedOffset>::parse_from_rfc3339(s).ok()?;
+    let minutes = i16::try_from(t.offset().local_minus_utc() / 60).ok()?;
+    Some((t.with_timezone(&Utc), minutes))
+}
+
+fn push(
+    out: &mut Normalised,
+    series: i16,
+    at: (DateTime<Utc>, Option<i16>),
+    value: f64,
+    total: bool,
+) {
+    let Some(t) = by_id(series) else { return };
+    let source = ring(out);
+    let mut sample = Sample::new(source, t, at.0, value, at.1);
+    if total {
+        sample.is_daily_total = Some(true);
+    }
+    out.note_offset(at.0, at.1);
+    out.samples.push(sample);
+}
+
+/// Adds one page (`{"data": [...], "next_token": ...}`) of `collection` to `out`; a row that
+/// does not read is dropped and reported, never the page.
+pub fn page(collection: Collection, page: &Value, out: &mut Normalised) {
+    let rows = page.get("data").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    out.report.received(collection.path(), rows.len() as u64);
+    for row in rows {
+        let ok = match collection {
+            Collection::Sleep => sleep(row, out),
+            Collection::Workout => workout(row, out),
+            Collection::DailyActivity => daily_activity(row, out),
+            Collection::HeartRate => heart_rate(row, out),
+            Collection::DailyReadiness => readiness(row, out),
+            Collection::DailySpo2 => spo2(row, out),
+        };
+        if ok.is_none() {
+            out.report
+                .drop("unreadable Oura record", Some(row.to_string().chars().take(200).collect()));
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct Series {
+    interval: f64,
+    items: Vec<Option<f64>>,
+    timestamp: String,
+}
+
+/// A regularly spaced series (`{interval, items, timestamp}`; null items are gaps).
+fn spaced(out: &mut Normalised, series: i16, s: &Series) -> Option<()> {
+    let (start, offset) = instant(&s.timestamp)?;
+    let step = Duration::milliseconds((s.interval * 1000.0) as i64);
+    for (i, v) in s.items.iter().enumerate() {
+        if let Some(v) = v {
+            push(out, series, (start + step * i as i32, Some(offset)), *v, false);
+        }
+    }
+    Some(())
+}
+
+#[derive(Deserialize)]
+struct SleepPeriod {
+    id: String,
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    bedtime_start: String,
+    bedtime_end: String,
+    sleep_phase_5_min: Option<String>,
+    heart_rate: Option<Series>,
+    hrv: Option<Series>,
+    average_breath: Option<f64>,
+}
+
+fn stage(c: char) -> Option<Stage> {
+    Some(match c {
+        '1' => Stage::Deep,
+        '2' => Stage::Light,
+        '3' => Stage::Rem,
+        '4' => Stage::Awake,
+        _ => return None,
+    })
+}
+
+/// The hypnogram's epochs from `start`, equal neighbours joined, the last cut at `end`.
+fn hypnogram(phases: &str, start: DateTime<Utc>, end: DateTime<Utc>) -> Vec<Interval> {
+    let mut out: Vec<Interval> = Vec::new();
+    for (i, c) in phases.chars().enumerate() {
+        let Some(stage) = stage(c) else { continue };
+        let from = start + Duration::seconds(EPOCH * i as i64);
+        let to = (from + Duration::seconds(EPOCH)).min(end);
+        if from >= to {
+            break;
+        }
+        match out.last_mut() {
+            Some(last) if last.stage == stage && last.end == from => last.end = to,
+            _ => out.push(Interval { start: from, end: to, stage }),
+        }
+    }
+    out
+}
+
+fn sleep(row: &Value, out: &mut Normalised) -> Option<()> {
+    let p = SleepPeriod::deserialize(row).ok()?;
+    // `rest`: a detection the user rejected; `deleted`: deleted by the user.
+    if matches!(p.kind.as_deref(), Some("rest" | "deleted")) {
+        return Some(());
+    }
+    let (start, offset) = instant(&p.bedtime_start)?;
+    let (end, _) = instant(&p.bedtime_end)?;
+    if end <= start {
+        return None;
+    }
+    let mut intervals =
+        p.sleep_phase_5_min.as_deref().map(|h| hypnogram(h, start, end)).unwrap_or_default();
+    if intervals.is_empty() {
+        intervals.push(Interval { start, end, stage: Stage::Sleeping });
+    }
+    let source = ring(out);
+    out.note_offset(end, Some(offset));
+    out.sleep.push(SleepSession {
+        source,
+        intervals,
+        zone_offset: Some(offset),
+        external_id: Some(p.id),
+    });
+    if let Some(hr) = &p.heart_rate {
+        spaced(out, HEART_RATE, hr)?;
+    }
+    if let Some(hrv) = &p.hrv {
+        spaced(out, HRV_RMSSD, hrv)?;
+    }
+    if let Some(breath) = p.average_breath {
+        push(out, RESPIRATORY_RATE, (end, Some(offset)), breath, false);
+    }
+    Some(())
+}
+
+#[derive(Deserialize)]
+struct OuraWorkout {
+    id: String,
+    activity: String,
+    start_datetime: String,
+    end_datetime: String,
+    calories: Option<f64>,
+    distance: Option<f64>,
+    intensity: Option<String>,
+    source: Option<String>,
+    label: Option<String>,
+}
+
+fn workout(row: &Value, out: &mut Normalised) -> Option<()> {
+    let w = OuraWorkout::deserialize(row).ok()?;
+    let (start, offset) = instant(&w.start_datetime)?;
+    let (end, _) = instant(&w.end_datetime)?;
+    let seconds = i32::try_from((end - start).num_seconds()).ok().filter(|s| *s > 0)?;
+    let source = ring(out);
+    out.note_offset(end, Some(offset));
+    let row = WorkoutRow {
+        data_source_id: uuid::Uuid::nil(),
+        external_id: Some(w.id),
+        kind: schema::catalogue::workout_types::unified(Some(&w.activity)).map(str::to_string),
+        start_time: start,
+        end_time: end,
+        zone_offset: Some(offset),
+        duration_seconds: seconds,
+        calories_kcal: w.calories,
+        distance_meters: w.distance,
+        steps: None,
+        avg_heart_rate_bpm: None,
+        max_heart_rate_bpm: None,
+        min_heart_rate_bpm: None,
+        avg_speed_m_per_s: None,
+        max_speed_m_per_s: None,
+        elevation_gain_meters: None,
+        max_altitude_meters: None,
+        min_altitude_meters: None,
+        notes: w.label,
+        statistics: json!({"intensity": w.intensity, "oura_source": w.source, "activity": w.activity}),
+        route: None,
+    };
+    out.workouts.push(Workout { source, row });
+    Some(())
+}
+
+#[derive(Deserialize)]
+struct DailyActivity {
+    timestamp: String,
+    steps: Option<f64>,
+    active_calories: Option<f64>,
+    total_calories: Option<f64>,
+}
+
+/// A day's totals, at the day's own timestamp (04:00 local), as daily totals: they replace the
+/// sum of intraday samples of the same source, never add to it.
+fn daily_activity(row: &Value, out: &mut Normalised) -> Option<()> {
+    let d = DailyActivity::deserialize(row).ok()?;
+    let (at, offset) = instant(&d.timestamp)?;
+    for (series, value) in
+        [(STEPS, d.steps), (ENERGY, d.active_calories), (TOTAL_ENERGY, d.total_calories)]
+    {
+        if let Some(v) = value {
+            push(out, series, (at, Some(offset)), v, true);
+        }
+    }
+    Some(())
+}
+
+#[derive(Deserialize)]
+struct HeartRateRow {
+    bpm: f64,
+    timestamp: String,
+}
+
+fn heart_rate(row: &Value, out: &mut Normalised) -> Option<()> {
+    let r = HeartRateRow::deserialize(row).ok()?;
+    // UTC, with no offset of the user's: none is invented.
+    let (at, _) = instant(&r.timestamp)?;
+    push(out, HEART_RATE, (at, None), r.bpm, false);
+    Some(())
+}
+
+#[derive(Deserialize)]
+struct Readiness {
+    timestamp: String,
+    score: Option<f64>,
+    temperature_deviation: Option<f64>,
+    temperature_trend_deviation: Option<f64>,
+}
+
+fn readiness(row: &Value, out: &mut Normalised) -> Option<()> {
+    let r = Readiness::deserialize(row).ok()?;
+    let (at, offset) = instant(&r.timestamp)?;
+    let values = [
+        (RECOVERY_SCORE, r.score),
+        (TEMPERATURE_DEVIATION, r.temperature_deviation),
+        (TEMPERATURE_TREND, r.temperature_trend_deviation),
+    ];
+    for (series, value) in values {
+        if let Some(v) = value {
+            push(out, series, (at, Some(offset)), v, false);
+        }
+    }
+    Some(())
+}
+
+#[derive(Deserialize)]
+struct Spo2 {
+    day: NaiveDate,
+    spo2_percentage: Option<Spo2Value>,
+}
+
+#[derive(Deserialize)]
+struct Spo2Value {
+    average: Option<f64>,
+}
+
+/// The night's average, on its day (Oura gives no time: the day's midnight, in UTC, so the
+/// local day is the one Oura named).
+fn spo2(row: &Value, out: &mut Normalised) -> Option<()> {
+    let s = Spo2::deserialize(row).ok()?;
+    let at = s.day.and_hms_opt(0, 0, 0)?.and_utc();
+    if let Some(v) = s.spo2_percentage.and_then(|p| p.average) {
+        push(out, SPO2, (at, Some(0)), v, false);
+    }
+    Some(())
+}
+
+#[cfg(test)]
+mod tests;
