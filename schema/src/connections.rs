@@ -271,3 +271,68 @@ pub async fn revoke(
     tx.commit().await?;
     Ok(Some(connection))
 }
+
+/// A connection's tokens, opened, as held while they are being used or renewed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tokens {
+    pub status: ConnectionStatus,
+    pub access_token: Option<String>,
+    pub refresh_token: Option<String>,
+    pub expires_at: Option<DateTime<Utc>>,
+}
+
+/// The tokens of (`user_id`, `provider`), opened; with `lock`, the row stays locked until the
+/// transaction ends (one renewal at a time: some vendors' refresh tokens work once).
+pub async fn tokens(
+    client: &impl GenericClient,
+    keys: &crate::sealed::MasterKeys,
+    user_id: Uuid,
+    provider: &str,
+    lock: bool,
+) -> Result<Option<Tokens>> {
+    let sql = format!(
+        "select status, access_token_sealed, refresh_token_sealed, token_expires_at
+         from connections where user_id = $1 and provider = $2{}",
+        if lock { " for update" } else { "" }
+    );
+    let Some(row) = client.query_opt(&sql, &[&user_id, &provider]).await? else {
+        return Ok(None);
+    };
+    let open = |i: usize, which: &str| -> Result<Option<String>> {
+        let sealed: Option<String> = row.try_get(i)?;
+        let context = token_context(user_id, provider, which);
+        sealed
+            .map(|s| keys.open(&context, &s))
+            .transpose()
+            .map_err(|source| crate::Error::Sealed { what: context, source })
+    };
+    Ok(Some(Tokens {
+        status: row.try_get(0)?,
+        access_token: open(1, "access")?,
+        refresh_token: open(2, "refresh")?,
+        expires_at: row.try_get(3)?,
+    }))
+}
+
+/// Stores renewed tokens (sealed); a refresh token left out keeps the stored one.
+pub async fn renew(
+    client: &impl GenericClient,
+    keys: &crate::sealed::MasterKeys,
+    user_id: Uuid,
+    provider: &str,
+    grant: &Grant<'_>,
+) -> Result<()> {
+    let access = keys.seal(&token_context(user_id, provider, "access"), grant.access_token);
+    let refresh =
+        grant.refresh_token.map(|t| keys.seal(&token_context(user_id, provider, "refresh"), t));
+    client
+        .execute(
+            "update connections set access_token_sealed = $3,
+                 refresh_token_sealed = coalesce($4, refresh_token_sealed),
+                 token_expires_at = $5, updated_at = now()
+             where user_id = $1 and provider = $2",
+            &[&user_id, &provider, &access, &refresh, &grant.expires_at],
+        )
+        .await?;
+    Ok(())
+}

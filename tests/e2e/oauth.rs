@@ -196,3 +196,111 @@ async fn a_user_connects_oura_with_sealed_tokens_and_disconnects() {
         .await
         .assert_error(400, "Unknown provider: Oura");
 }
+
+/// Oura's token endpoint for refreshes: `oura-refresh-1` is renewed once (single use), anything
+/// else is `invalid_grant`.
+async fn refresh(
+    axum::extract::State(calls): axum::extract::State<
+        std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    >,
+    Form(form): Form<HashMap<String, String>>,
+) -> axum::response::Response {
+    calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let has = |k: &str, v: &str| form.get(k).map(String::as_str) == Some(v);
+    if has("grant_type", "refresh_token")
+        && has("refresh_token", "oura-refresh-1")
+        && has("client_secret", "oura-secret")
+    {
+        return axum::Json(json!({"token_type": "bearer", "access_token": "oura-access-2",
+            "expires_in": 86400, "refresh_token": "oura-refresh-2"}))
+        .into_response();
+    }
+    (StatusCode::BAD_REQUEST, axum::Json(json!({"error": "invalid_grant"}))).into_response()
+}
+
+#[tokio::test]
+async fn tokens_are_renewed_before_they_expire_and_a_refused_refresh_ends_the_connection() {
+    let calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let vendor_app = axum::Router::new()
+        .route("/oauth/token", axum::routing::post(refresh))
+        .with_state(calls.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let token_url = format!("http://{}/oauth/token", listener.local_addr().expect("addr"));
+    tokio::spawn(async move { axum::serve(listener, vendor_app).await });
+
+    let app = TestApp::spawn_with(Mode::ApiOnly, |_| {}).await;
+    let key = app.api_key().await;
+    let user: uuid::Uuid = app.user(&key, json!({})).await.parse().expect("uuid");
+    let db = schema::Db::connect(&app.settings.database_url, 2).await.expect("pool");
+    let keys = schema::sealed::MasterKeys::new(crate::util::MASTER_KEY, None).expect("key");
+    let oura = vendors::by_slug("oura").expect("oura");
+    let ends = vendors::Endpoints {
+        client_id: "oura-app".into(),
+        client_secret: "oura-secret".into(),
+        authorize_url: "http://127.0.0.1:9/authorize".into(),
+        token_url,
+        api_url: "http://127.0.0.1:9".into(),
+    };
+    let http = vendors::oauth::http_client().expect("http");
+    let client = vendors::tokens::Client {
+        db: &db,
+        keys: &keys,
+        http: &http,
+        redirect: CALLBACK,
+        events: true,
+    };
+
+    let none = vendors::tokens::access_token(&client, oura, &ends, user).await;
+    assert_eq!(
+        none.map_err(|e| e.to_string()).err().as_deref(),
+        Some("User not connected to oura")
+    );
+
+    // Connected, with an access token a minute from expiring: renewed once, then reused.
+    let connect = |access: &'static str, refresh: &'static str| {
+        let grant = schema::connections::Grant {
+            access_token: access,
+            refresh_token: Some(refresh),
+            expires_at: Some(chrono::Utc::now() + chrono::Duration::seconds(60)),
+            scope: None,
+            provider_user_id: None,
+        };
+        let (db, keys) = (&db, &keys);
+        async move {
+            schema::connections::connect(db, keys, user, "oura", &grant, true)
+                .await
+                .expect("connect")
+        }
+    };
+    connect("oura-access-1", "oura-refresh-1").await;
+    for _ in 0..2 {
+        let token = vendors::tokens::access_token(&client, oura, &ends, user)
+            .await
+            .map_err(|e| e.to_string());
+        assert_eq!(token.as_deref(), Ok("oura-access-2"));
+    }
+    assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 1, "renewed once, then reused");
+    let row: String = app
+        .db()
+        .await
+        .query_one("select row_to_json(c)::text from connections c", &[])
+        .await
+        .expect("row")
+        .get(0);
+    assert!(!row.contains("oura-access-2") && !row.contains("oura-refresh-2"), "{row}");
+
+    // A refresh token the vendor refuses: the connection ends, and says why.
+    connect("oura-access-3", "spent-refresh").await;
+    let refused =
+        vendors::tokens::access_token(&client, oura, &ends, user).await.map_err(|e| e.to_string());
+    assert_eq!(
+        refused.err().as_deref(),
+        Some("Refresh token rejected for oura; reconnection required")
+    );
+    let status = app.count("select count(*) from connections where status = 'revoked'").await;
+    assert_eq!(status, 1);
+    let reason =
+        "select payload->'data'->>'reason' from outbox where event_type = 'connection.revoked'";
+    let rows = app.db().await.query(reason, &[]).await.expect("outbox");
+    assert_eq!(rows.iter().map(|r| r.get::<_, String>(0)).collect::<Vec<_>>(), ["refresh_failed"]);
+}

@@ -4,6 +4,7 @@
 pub mod config;
 pub mod oauth;
 pub mod oura;
+pub mod tokens;
 
 use schema::catalogue::providers::Provider;
 
