@@ -77,9 +77,34 @@ pub async fn work(settings: &Settings, shutdown: CancellationToken) -> anyhow::R
         tokio::spawn(api::serve_metrics(listener, db.clone(), shutdown.clone()));
     }
     let sender = spawn_sender(settings, &db, &keys, &queue, &shutdown)?;
-    ingest::worker::run(db, queue, settings.worker(), shutdown).await;
+    let pulls = puller(settings, &db, &keys, &queue)?;
+    ingest::worker::run(db, queue, settings.worker(pulls), shutdown).await;
     join_sender(sender).await;
     Ok(())
+}
+
+/// The vendor pulls, when any vendor is configured.
+fn puller(
+    settings: &Settings,
+    db: &schema::Db,
+    keys: &Arc<MasterKeys>,
+    queue: &JobQueue,
+) -> anyhow::Result<Option<Arc<dyn ingest::worker::PullHandler>>> {
+    let vendors = settings.vendors();
+    if !vendors::VENDORS.iter().any(|v| vendors.is_configured(v.provider().slug)) {
+        return Ok(None);
+    }
+    let sweep = Duration::from_secs(settings.worker_sweep_interval_seconds.max(1));
+    Ok(Some(Arc::new(vendors::pulls::Puller {
+        db: db.clone(),
+        keys: keys.clone(),
+        http: vendors::oauth::http_client().context("building the HTTP client for vendors")?,
+        vendors,
+        public_url: settings.public_url.clone(),
+        queue: queue.clone(),
+        outbox: settings.outgoing_webhooks_enabled,
+        sweep_grace: sweep * 2,
+    })))
 }
 
 /// The webhook sender, beside the ingest worker, when outgoing webhooks are on.
@@ -126,8 +151,10 @@ pub async fn all(
         result
     };
     let sender = spawn_sender(settings, &db, &keys, &queue, &shutdown)?;
+    let pulls = puller(settings, &db, &keys, &queue)?;
     let worker = async {
-        ingest::worker::run(db.clone(), queue.clone(), settings.worker(), shutdown.clone()).await;
+        let config = settings.worker(pulls);
+        ingest::worker::run(db.clone(), queue.clone(), config, shutdown.clone()).await;
         shutdown.cancel();
         join_sender(sender).await;
     };

@@ -287,10 +287,7 @@ impl Settings {
                 .map(|s| s.trim().to_string())
                 .filter(|s| !s.is_empty())
                 .collect(),
-            vendors: match &self.vendor_variables {
-                Some(vars) => vendors::VendorConfig::read(|k| vars.get(k).cloned()),
-                None => vendors::VendorConfig::read(|k| std::env::var(k).ok()),
-            },
+            vendors: self.vendors(),
             completion_mode: self.s3.upload_completion_mode,
             part_size: self.s3.multipart_part_size,
             bucket_events_secret: self.s3.bucket_events_secret.clone().filter(|s| !s.is_empty()),
@@ -328,7 +325,19 @@ impl Settings {
         Ok(config)
     }
 
-    pub fn worker(&self) -> ingest::worker::WorkerConfig {
+    /// The vendors this deployment has credentials for.
+    pub fn vendors(&self) -> vendors::VendorConfig {
+        match &self.vendor_variables {
+            Some(vars) => vendors::VendorConfig::read(|k| vars.get(k).cloned()),
+            None => vendors::VendorConfig::read(|k| std::env::var(k).ok()),
+        }
+    }
+
+    /// The worker's settings; `pulls` runs vendor pulls (none: this worker takes none).
+    pub fn worker(
+        &self,
+        pulls: Option<std::sync::Arc<dyn ingest::worker::PullHandler>>,
+    ) -> ingest::worker::WorkerConfig {
         let sweep = Duration::from_secs(self.worker_sweep_interval_seconds.max(1));
         ingest::worker::WorkerConfig {
             concurrency: self.worker_concurrency.max(1),
@@ -340,6 +349,8 @@ impl Settings {
             outbox: self.outgoing_webhooks_enabled,
             max_attempts: 5,
             storage: self.s3.storage(),
+            pulls,
+            pull_concurrency: 2,
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The ingest jobs: announcements over durable work in PostgreSQL, on the one queue
 //! ([`queue::Queue`]), in two lanes with their own consumers, so that long imports never
-//! starve SDK batches: stream `<prefix>:jobs` (SDK batches) and `<prefix>:imports` (export
-//! imports), consumer group `workers`, each trimmed to about a million entries.
+//! starve SDK batches: stream `<prefix>:jobs` (SDK batches), `<prefix>:imports` (export
+//! imports) and `<prefix>:pulls` (cloud vendor pulls), consumer group `workers`, each trimmed to about a million entries.
 //!
 //! - A job is acknowledged only after its batch's transaction committed (or the batch was found
 //!   done, gone, or hopeless); a job whose worker died is claimed by another worker.
@@ -28,6 +28,8 @@ pub enum Job {
     SdkBatch { id: Uuid },
     /// Run a queued export import.
     Import { id: Uuid },
+    /// Pull a cloud vendor's data (a `vendor_pulls` row).
+    Pull { id: Uuid },
 }
 
 /// A stream of jobs with its own consumers (and so its own concurrency budget).
@@ -35,15 +37,18 @@ pub enum Job {
 pub enum Lane {
     Batches,
     Imports,
+    /// Cloud vendor pulls: they wait on vendors' rate limits, so never in a lane of the others.
+    Pulls,
 }
 
 impl Lane {
-    pub const ALL: [Lane; 2] = [Lane::Batches, Lane::Imports];
+    pub const ALL: [Lane; 3] = [Lane::Batches, Lane::Imports, Lane::Pulls];
 
     fn stream(self, prefix: &str) -> String {
         match self {
             Lane::Batches => format!("{prefix}:jobs"),
             Lane::Imports => format!("{prefix}:imports"),
+            Lane::Pulls => format!("{prefix}:pulls"),
         }
     }
 }
@@ -53,6 +58,7 @@ impl Lane {
 pub struct JobQueue {
     batches: Queue<Job>,
     imports: Queue<Job>,
+    pulls: Queue<Job>,
     conn: ConnectionManager,
     prefix: String,
 }
@@ -67,6 +73,7 @@ impl JobQueue {
         JobQueue {
             batches: lane(Lane::Batches),
             imports: lane(Lane::Imports),
+            pulls: lane(Lane::Pulls),
             conn,
             prefix: prefix.into(),
         }
@@ -77,6 +84,7 @@ impl JobQueue {
         match lane {
             Lane::Batches => &self.batches,
             Lane::Imports => &self.imports,
+            Lane::Pulls => &self.pulls,
         }
     }
 
@@ -104,6 +112,12 @@ impl JobQueue {
     pub async fn announce_imports(&self, import_ids: &[Uuid]) -> redis::RedisResult<()> {
         let jobs: Vec<Job> = import_ids.iter().map(|&id| Job::Import { id }).collect();
         self.imports.publish(&jobs).await
+    }
+
+    /// Announces queued vendor pulls to the workers.
+    pub async fn announce_pulls(&self, pull_ids: &[Uuid]) -> redis::RedisResult<()> {
+        let jobs: Vec<Job> = pull_ids.iter().map(|&id| Job::Pull { id }).collect();
+        self.pulls.publish(&jobs).await
     }
 
     /// Whether Redis answers (within two seconds).

@@ -155,6 +155,36 @@ pub async fn process_sdk_batch(
     Ok(Processed::Done(run))
 }
 
+/// Writes a batch normalised elsewhere (a cloud vendor's pull) in the caller's transaction,
+/// as an SDK batch is written: the user locked while it is, samples without an offset at the
+/// user's latest. Returns what was written and the run's counts.
+pub async fn write_pulled(
+    tx: &deadpool_postgres::Transaction<'_>,
+    user_id: Uuid,
+    run_id: Uuid,
+    n: &Normalised,
+    outbox: bool,
+) -> Result<(Written, serde_json::Value), schema::Error> {
+    let user = tx
+        .query_opt(
+            "select last_zone_offset from users where id = $1 for no key update",
+            &[&user_id],
+        )
+        .await?
+        .ok_or(schema::Error::Inconsistent("the user of a pull is gone"))?;
+    let last_offset: Option<i16> = user.try_get(0)?;
+    let target = Target {
+        user_id,
+        batch_id: run_id,
+        default_offset: n.latest_offset.offset().or(last_offset),
+        outbox,
+    };
+    let written = store::write(tx, target, n).await?;
+    record_metrics(n, &written);
+    let counts = counts(n, &written);
+    Ok((written, counts))
+}
+
 fn counts(n: &Normalised, w: &Written) -> serde_json::Value {
     serde_json::Value::Object(store::run_counts(&n.report, w))
 }

@@ -16,6 +16,15 @@ use crate::jobs::{Entry, Job, JobQueue, Lane, Task};
 use crate::object_store::Storage;
 use crate::process::{self, Options, Processed};
 
+/// Runs vendor pulls for the worker: the cloud vendors live in a crate above this one, and the
+/// worker only drives them through its pull lane.
+pub trait PullHandler: Send + Sync + std::fmt::Debug {
+    /// Runs a pull; whether its job is settled (to acknowledge).
+    fn run(&self, id: Uuid) -> futures::future::BoxFuture<'_, bool>;
+    /// Pulls due and not announced lately, for the sweeper to announce again.
+    fn due(&self) -> futures::future::BoxFuture<'_, Vec<Uuid>>;
+}
+
 #[derive(Debug, Clone)]
 pub struct WorkerConfig {
     /// Batches processed at once by this process.
@@ -35,6 +44,10 @@ pub struct WorkerConfig {
     pub max_attempts: i32,
     /// Where uploaded exports are read from; `None`: this worker takes no import jobs.
     pub storage: Option<Storage>,
+    /// Runs vendor pulls; `None`: this worker takes no pull jobs.
+    pub pulls: Option<std::sync::Arc<dyn PullHandler>>,
+    /// Pulls run at once by this process.
+    pub pull_concurrency: usize,
 }
 
 impl Default for WorkerConfig {
@@ -49,6 +62,8 @@ impl Default for WorkerConfig {
             outbox: false,
             max_attempts: 5,
             storage: None,
+            pulls: None,
+            pull_concurrency: 2,
         }
     }
 }
@@ -59,7 +74,9 @@ pub async fn run(db: Db, queue: JobQueue, config: WorkerConfig, shutdown: Cancel
     tracing::info!(concurrency = config.concurrency, imports, "worker started");
     let name = format!("{}-{}", gethostname::gethostname().to_string_lossy(), std::process::id());
     let mut tasks = tokio::task::JoinSet::new();
-    for (lane, consumers) in [(Lane::Batches, config.concurrency.max(1)), (Lane::Imports, imports)]
+    let pulls = if config.pulls.is_some() { config.pull_concurrency.max(1) } else { 0 };
+    for (lane, consumers) in
+        [(Lane::Batches, config.concurrency.max(1)), (Lane::Imports, imports), (Lane::Pulls, pulls)]
     {
         if consumers == 0 {
             // Another worker, configured with storage, takes the imports.
@@ -162,6 +179,14 @@ async fn claim(
 
 async fn sweep(db: Db, queue: JobQueue, config: WorkerConfig, shutdown: CancellationToken) {
     while pause(config.sweep_every, &shutdown).await {
+        if let Some(pulls) = &config.pulls {
+            let ids = pulls.due().await;
+            if !ids.is_empty()
+                && let Err(e) = queue.announce_pulls(&ids).await
+            {
+                tracing::warn!(error = %e, "re-announcing pulls failed; the next sweep retries");
+            }
+        }
         match schema::sdk_batches::take_unannounced(&db, config.sweep_grace, 1000).await {
             Ok(ids) if !ids.is_empty() => {
                 tracing::info!(batches = ids.len(), "re-announcing queued batches");
@@ -236,6 +261,11 @@ async fn handle(db: &Db, queue: &JobQueue, lane: Lane, config: &WorkerConfig, en
         Task::Task(Job::Import { id }) => {
             crate::import_job::handle(db, queue, config.storage.as_ref(), config.outbox, id).await
         }
+        Task::Task(Job::Pull { id }) => match &config.pulls {
+            Some(pulls) => pulls.run(id).await,
+            // Not read here: this worker has no consumers on the pull lane.
+            None => false,
+        },
         // Written by another version: the sweeper announces what still waits in PostgreSQL.
         Task::Unreadable => true,
     };

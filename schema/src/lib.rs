@@ -31,6 +31,7 @@ pub mod sync_runs;
 pub mod timeseries;
 pub mod uploads;
 pub mod users;
+pub mod vendor_pulls;
 pub mod webhook_deliveries;
 pub mod webhook_endpoints;
 pub mod webhook_messages;

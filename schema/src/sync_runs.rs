@@ -75,6 +75,8 @@ impl RunStage {
 pub enum RunSource {
     Sdk,
     XmlImport,
+    /// A pull from a cloud vendor.
+    Pull,
 }
 
 impl RunSource {
@@ -82,6 +84,7 @@ impl RunSource {
         match self {
             RunSource::Sdk => "sdk",
             RunSource::XmlImport => "xml_import",
+            RunSource::Pull => "pull",
         }
     }
 }

@@ -22,6 +22,7 @@ mod secrets;
 mod summaries;
 mod timeseries;
 mod users;
+mod vendor_pulls;
 mod webhook_delivery;
 mod webhook_dispatch;
 mod webhooks;

@@ -4,9 +4,13 @@
 pub mod config;
 pub mod oauth;
 pub mod oura;
+pub mod pulls;
 pub mod tokens;
 
+use chrono::{DateTime, Utc};
+use ingest::Normalised;
 use schema::catalogue::providers::Provider;
+use serde_json::Value;
 
 pub use config::VendorConfig;
 pub use oauth::{ClientAuth, Endpoints, OAuthError, OAuthSpec, Started, Tokens};
@@ -19,6 +23,20 @@ pub trait Vendor: Send + Sync {
     fn oauth(&self) -> &'static OAuthSpec;
     /// Its data API's documented base URL.
     fn api_url(&self) -> &'static str;
+    /// The collections a pull reads, in order.
+    fn collections(&self) -> &'static [&'static str];
+    /// One page of `collection` over `window`, after the page token `next`.
+    fn page_url(
+        &self,
+        api_url: &str,
+        collection: &str,
+        window: (DateTime<Utc>, DateTime<Utc>),
+        next: Option<&str>,
+    ) -> Result<url::Url, url::ParseError>;
+    /// The token of the page after this one, if any.
+    fn next_page(&self, page: &Value) -> Option<String>;
+    /// Adds one page of `collection` to the batch.
+    fn map_page(&self, collection: &str, page: &Value, out: &mut Normalised);
 }
 
 /// Every vendor with an adapter.

@@ -20,6 +20,7 @@ pub mod summaries;
 pub mod sync_status;
 pub mod timeseries;
 pub mod users;
+pub mod vendor_sync;
 pub mod webhook_endpoints;
 pub mod webhook_history;
 pub mod xml_import;

@@ -2,9 +2,29 @@
 
 pub mod map;
 
+use chrono::{DateTime, Duration, Utc};
+use ingest::Normalised;
 use schema::catalogue::providers::{Capabilities, LiveSyncMode, Provider};
+use serde_json::Value;
 
 use crate::{ClientAuth, OAuthSpec, Vendor};
+use map::Collection;
+
+const COLLECTIONS: [Collection; 6] = [
+    Collection::Sleep,
+    Collection::Workout,
+    Collection::DailyActivity,
+    Collection::HeartRate,
+    Collection::DailyReadiness,
+    Collection::DailySpo2,
+];
+
+static PATHS: [&str; 6] =
+    ["sleep", "workout", "daily_activity", "heartrate", "daily_readiness", "daily_spo2"];
+
+fn collection(path: &str) -> Option<Collection> {
+    COLLECTIONS.into_iter().find(|c| c.path() == path)
+}
 
 pub(crate) struct Oura;
 
@@ -44,5 +64,48 @@ impl Vendor for Oura {
 
     fn api_url(&self) -> &'static str {
         "https://api.ouraring.com"
+    }
+
+    fn collections(&self) -> &'static [&'static str] {
+        &PATHS
+    }
+
+    /// Daily collections take dates, read in the user's own zone, and a date-only end leaves
+    /// that day out: a day either side, so the window is covered whatever the zone (a re-read
+    /// day stores nothing twice). Heart rate takes instants.
+    fn page_url(
+        &self,
+        api_url: &str,
+        collection: &str,
+        (start, end): (DateTime<Utc>, DateTime<Utc>),
+        next: Option<&str>,
+    ) -> Result<url::Url, url::ParseError> {
+        let base = format!("{}/v2/usercollection/{collection}", api_url.trim_end_matches('/'));
+        let mut url = url::Url::parse(&base)?;
+        {
+            let mut q = url.query_pairs_mut();
+            if collection == Collection::HeartRate.path() {
+                q.append_pair("start_datetime", &start.to_rfc3339());
+                q.append_pair("end_datetime", &end.to_rfc3339());
+            } else {
+                let day = |t: DateTime<Utc>| t.date_naive().format("%Y-%m-%d").to_string();
+                q.append_pair("start_date", &day(start - Duration::days(1)));
+                q.append_pair("end_date", &day(end + Duration::days(1)));
+            }
+            if let Some(token) = next {
+                q.append_pair("next_token", token);
+            }
+        }
+        Ok(url)
+    }
+
+    fn next_page(&self, page: &Value) -> Option<String> {
+        page.get("next_token").and_then(Value::as_str).filter(|t| !t.is_empty()).map(str::to_string)
+    }
+
+    fn map_page(&self, path: &str, page: &Value, out: &mut Normalised) {
+        if let Some(c) = collection(path) {
+            map::page(c, page, out);
+        }
     }
 }

@@ -1,0 +1,89 @@
+//! `POST /api/v1/providers/{provider}/users/{user_id}/sync`: pull a connected user's data from
+//! a cloud vendor now. Always asynchronous: a durable pull is queued and its `task_id` (the
+//! sync run's id) answered; the run reports on `/sync/runs` and `/sync/stream`.
+
+use axum::Json;
+use axum::extract::{Path, State};
+use chrono::{Duration, Utc};
+use serde::Serialize;
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+use uuid::Uuid;
+
+use crate::AppState;
+use crate::error::{ApiError, ApiResult, ErrorBody, FieldError, ValidationBody};
+use crate::extract::{ApiAuth, Query};
+use crate::routes::existing_user;
+use crate::validate::Params;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(sync))
+}
+
+/// The window a sync reads when none is given: the last two days (a night and a day either
+/// side of midnight in any zone).
+const DEFAULT_DAYS: i64 = 2;
+/// The longest window one sync reads.
+const MAX_DAYS: i64 = 31;
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SyncOut {
+    pub success: bool,
+    #[serde(rename = "async")]
+    pub is_async: bool,
+    pub task_id: Uuid,
+    pub message: String,
+}
+
+/// Queues a pull of the user's data from the vendor.
+#[utoipa::path(post, path = "/providers/{provider}/users/{user_id}/sync", tag = "providers",
+    params(("provider" = String, Path, description = "Lowercase provider identifier"),
+           ("user_id" = String, Path, description = "The user's UUID"),
+           ("summary_start_time" = Option<String>, Query, description = "Window start (default: two days ago)"),
+           ("summary_end_time" = Option<String>, Query, description = "Window end (default: now); at most 31 days after the start")),
+    responses((status = 200, body = SyncOut), (status = 400, body = ErrorBody),
+              (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),
+              (status = 422, body = ValidationBody)),
+    security(("api_key" = []), ("bearer" = [])))]
+async fn sync(
+    _auth: ApiAuth,
+    State(state): State<AppState>,
+    Path((provider, user_id)): Path<(String, String)>,
+    Query(mut params): Query,
+) -> ApiResult<Json<SyncOut>> {
+    let start = params.time("summary_start_time", false);
+    let end = params.time("summary_end_time", false);
+    let end = end.map_or_else(Utc::now, crate::dates::end_bound);
+    let start = start.map_or(end - Duration::days(DEFAULT_DAYS), |t| t.at);
+    if end <= start || end - start > Duration::days(MAX_DAYS) {
+        let msg = format!("Value error, the window must be positive and at most {MAX_DAYS} days");
+        let input = serde_json::json!(params.raw("summary_end_time"));
+        params.push(FieldError::new(Params::loc("summary_end_time"), "value_error", msg, input));
+    }
+    params.finish()?;
+    if schema::catalogue::providers::by_slug(&provider).is_some() {
+        return Err(ApiError::bearer_unauthorized(format!(
+            "No access token available for {provider} (SDK-based provider?)"
+        )));
+    }
+    let vendor = vendors::by_slug(&provider)
+        .ok_or_else(|| ApiError::bad_request(format!("Unknown provider: {provider}")))?;
+    let slug = vendor.provider().slug;
+    let id = existing_user(&state, &user_id).await?;
+    let client = state.db.client().await?;
+    let connected = schema::connections::tokens(&client, &state.keys, id, slug, false)
+        .await?
+        .is_some_and(|t| t.status == schema::connections::ConnectionStatus::Active);
+    drop(client);
+    if !connected {
+        return Err(ApiError::bearer_unauthorized(format!("User not connected to {slug}")));
+    }
+    let task_id = vendors::pulls::enqueue(&state.db, &state.queue, id, slug, (start, end)).await?;
+    Ok(Json(SyncOut {
+        success: true,
+        is_async: true,
+        task_id,
+        message: format!("Sync task queued for {slug}. Check task status for results."),
+    }))
+}

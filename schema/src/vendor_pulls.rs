@@ -1,0 +1,145 @@
+//! Pulls of cloud vendor data: durable jobs (queued → done or failed), each over a window of
+//! one user's data at one vendor, with the pages the vendor answered kept as they came.
+
+use chrono::{DateTime, Utc};
+use deadpool_postgres::GenericClient;
+use postgres_types::{FromSql, ToSql};
+use uuid::Uuid;
+
+use crate::{Db, Result};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ToSql, FromSql)]
+#[postgres(name = "pull_status", rename_all = "snake_case")]
+pub enum PullStatus {
+    Queued,
+    Done,
+    Failed,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pull {
+    pub id: Uuid,
+    pub user_id: Uuid,
+    pub provider: String,
+    pub window_start: DateTime<Utc>,
+    pub window_end: DateTime<Utc>,
+    pub status: PullStatus,
+    pub attempts: i32,
+    pub not_before: DateTime<Utc>,
+}
+
+fn from_row(r: &tokio_postgres::Row) -> Result<Pull> {
+    Ok(Pull {
+        id: r.try_get("id")?,
+        user_id: r.try_get("user_id")?,
+        provider: r.try_get("provider")?,
+        window_start: r.try_get("window_start")?,
+        window_end: r.try_get("window_end")?,
+        status: r.try_get("status")?,
+        attempts: r.try_get("attempts")?,
+        not_before: r.try_get("not_before")?,
+    })
+}
+
+/// Queues a pull; returns its id (its sync run's id).
+pub async fn insert(
+    db: &Db,
+    user_id: Uuid,
+    provider: &str,
+    window: (DateTime<Utc>, DateTime<Utc>),
+) -> Result<Uuid> {
+    let id = Uuid::now_v7();
+    let client = db.client().await?;
+    client
+        .execute(
+            "insert into vendor_pulls (id, user_id, provider, window_start, window_end)
+             values ($1, $2, $3, $4, $5)",
+            &[&id, &user_id, &provider, &window.0, &window.1],
+        )
+        .await?;
+    Ok(id)
+}
+
+/// The pull, locked for this transaction; `None` when it is gone or another worker holds it.
+pub async fn lock(client: &impl GenericClient, id: Uuid) -> Result<Option<Pull>> {
+    let row = client
+        .query_opt("select * from vendor_pulls where id = $1 for update skip locked", &[&id])
+        .await?;
+    row.as_ref().map(from_row).transpose()
+}
+
+pub async fn get(db: &Db, id: Uuid) -> Result<Option<Pull>> {
+    let client = db.client().await?;
+    let row = client.query_opt("select * from vendor_pulls where id = $1", &[&id]).await?;
+    row.as_ref().map(from_row).transpose()
+}
+
+/// Counts an attempt and sets when the next may start; returns the attempts so far.
+pub async fn defer(
+    client: &impl GenericClient,
+    id: Uuid,
+    until: DateTime<Utc>,
+    error: Option<&str>,
+) -> Result<i32> {
+    let row = client
+        .query_one(
+            "update vendor_pulls set attempts = attempts + 1, not_before = $2,
+                 last_error = coalesce($3, last_error), updated_at = now()
+             where id = $1 returning attempts",
+            &[&id, &until, &error],
+        )
+        .await?;
+    Ok(row.try_get(0)?)
+}
+
+pub async fn finish(
+    client: &impl GenericClient,
+    id: Uuid,
+    status: PullStatus,
+    error: Option<&str>,
+) -> Result<()> {
+    client
+        .execute(
+            "update vendor_pulls set status = $2, last_error = $3, updated_at = now() where id = $1",
+            &[&id, &status, &error],
+        )
+        .await?;
+    Ok(())
+}
+
+/// Keeps one page as the vendor answered it.
+pub async fn keep_page(
+    client: &impl GenericClient,
+    id: Uuid,
+    collection: &str,
+    seq: i32,
+    body: &[u8],
+) -> Result<()> {
+    client
+        .execute(
+            "insert into vendor_pages (pull_id, collection, seq, body) values ($1, $2, $3, $4)
+             on conflict (pull_id, collection, seq) do update set body = excluded.body,
+                 received_at = now()",
+            &[&id, &collection, &seq, &body],
+        )
+        .await?;
+    Ok(())
+}
+
+/// Queued pulls that are due and were not announced within `grace`, marked announced now.
+pub async fn take_due(db: &Db, grace: std::time::Duration, limit: i64) -> Result<Vec<Uuid>> {
+    let client = db.client().await?;
+    let rows = client
+        .query(
+            "update vendor_pulls set announced_at = now()
+             where id in (select id from vendor_pulls
+                          where status = 'queued' and not_before <= now()
+                            and announced_at < now() - make_interval(secs => $1)
+                          order by not_before limit $2
+                          for update skip locked)
+             returning id",
+            &[&grace.as_secs_f64(), &limit],
+        )
+        .await?;
+    rows.iter().map(|r| Ok(r.try_get(0)?)).collect()
+}

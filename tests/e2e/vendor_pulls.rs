@@ -1,0 +1,185 @@
+//! Pulls from a cloud vendor, against a local server answering as Oura's API v2 documents
+//! (`docs/vendors/oura.md` §2): paged collections with `next_token`, a 429 with `Retry-After`.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::IntoResponse;
+use serde_json::{Value, json};
+
+use crate::util::{Mode, TestApp};
+
+#[derive(Default)]
+struct Oura {
+    activity_calls: AtomicUsize,
+}
+
+async fn collection(
+    State(oura): State<Arc<Oura>>,
+    Path(name): Path<String>,
+    Query(q): Query<std::collections::HashMap<String, String>>,
+    headers: HeaderMap,
+) -> axum::response::Response {
+    if headers.get("authorization").and_then(|v| v.to_str().ok()) != Some("Bearer oura-access-1") {
+        return (StatusCode::UNAUTHORIZED, axum::Json(json!({"detail": "bad token"})))
+            .into_response();
+    }
+    let page = |data: Value, next: Option<&str>| {
+        axum::Json(json!({"data": data, "next_token": next})).into_response()
+    };
+    match name.as_str() {
+        "sleep" => page(
+            json!([{"id": "night-1", "day": "2026-03-10", "type": "long_sleep", "period": 0,
+                "bedtime_start": "2026-03-09T23:00:00+01:00", "bedtime_end": "2026-03-10T07:00:00+01:00",
+                "time_in_bed": 28800, "low_battery_alert": false,
+                "heart_rate": {"interval": 300, "items": [52, 50], "timestamp": "2026-03-09T23:00:00+01:00"},
+                "sleep_phase_5_min": "2222111133334"}]),
+            None,
+        ),
+        "workout" => page(
+            json!([{"id": "wo-1", "activity": "running", "day": "2026-03-10",
+                "start_datetime": "2026-03-10T18:00:00+01:00", "end_datetime": "2026-03-10T18:45:00+01:00",
+                "calories": 512.5, "distance": 8200.0, "intensity": "hard", "source": "confirmed"}]),
+            None,
+        ),
+        "daily_activity" => {
+            // The first call is rate limited.
+            if oura.activity_calls.fetch_add(1, Ordering::SeqCst) == 0 {
+                return (StatusCode::TOO_MANY_REQUESTS, [("retry-after", "1")], "slow down")
+                    .into_response();
+            }
+            page(
+                json!([{"id": "a", "day": "2026-03-10", "timestamp": "2026-03-10T04:00:00+01:00",
+                    "steps": 9876, "active_calories": 432, "total_calories": 2345}]),
+                None,
+            )
+        }
+        "heartrate" => match q.get("next_token").map(String::as_str) {
+            None => page(
+                json!([{"bpm": 61, "source": "awake", "timestamp": "2026-03-10T12:00:00+00:00"}]),
+                Some("p2"),
+            ),
+            Some("p2") => page(
+                json!([{"bpm": 63, "source": "awake", "timestamp": "2026-03-10T12:05:00+00:00"}]),
+                None,
+            ),
+            Some(_) => (StatusCode::BAD_REQUEST, "bad token").into_response(),
+        },
+        "daily_readiness" => page(
+            json!([{"id": "r", "day": "2026-03-10", "timestamp": "2026-03-10T00:00:00+01:00", "score": 81,
+                "temperature_deviation": 0.3}]),
+            None,
+        ),
+        "daily_spo2" => page(
+            json!([{"id": "s", "day": "2026-03-10", "spo2_percentage": {"average": 97.1}}]),
+            None,
+        ),
+        _ => StatusCode::NOT_FOUND.into_response(),
+    }
+}
+
+async fn pull_done(app: &TestApp, task: &str) -> (String, i32) {
+    let id: uuid::Uuid = task.parse().expect("task id");
+    for _ in 0..400 {
+        let row = app
+            .db()
+            .await
+            .query_one("select status::text, attempts from vendor_pulls where id = $1", &[&id])
+            .await
+            .expect("pull");
+        let status: String = row.get(0);
+        if status != "queued" {
+            return (status, row.get(1));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("the pull did not end in time");
+}
+
+#[tokio::test]
+async fn an_oura_pull_waits_out_a_429_stores_every_page_once_and_a_repull_stores_nothing_twice() {
+    let oura = Arc::new(Oura::default());
+    let api = axum::Router::new()
+        .route("/v2/usercollection/{name}", axum::routing::get(collection))
+        .with_state(oura.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let base = format!("http://{}", listener.local_addr().expect("addr"));
+    tokio::spawn(async move { axum::serve(listener, api).await });
+    let app = TestApp::spawn_with(Mode::All, |s| {
+        let vars = [
+            ("OURA_CLIENT_ID", "oura-app".to_string()),
+            ("OURA_CLIENT_SECRET", "oura-secret".to_string()),
+            ("OURA_API_URL", base.clone()),
+        ];
+        s.vendor_variables = Some(vars.into_iter().map(|(k, v)| (k.to_string(), v)).collect());
+    })
+    .await;
+    let key = app.api_key().await;
+    let user = app.user(&key, json!({})).await;
+    let sync = |user: &str, provider: &str, q: &str| {
+        format!("/api/v1/providers/{provider}/users/{user}/sync?{q}")
+    };
+    let window = "summary_start_time=2026-03-09T00:00:00Z&summary_end_time=2026-03-11T00:00:00Z";
+
+    // Not connected yet; a phone provider; too long a window.
+    app.post(&sync(&user, "oura", window), &key, json!({}))
+        .await
+        .assert_error(401, "User not connected to oura");
+    app.post(&sync(&user, "phonehealth", window), &key, json!({}))
+        .await
+        .assert_error(401, "No access token available for phonehealth (SDK-based provider?)");
+    let long = "summary_start_time=2026-01-01T00:00:00Z&summary_end_time=2026-03-11T00:00:00Z";
+    app.post(&sync(&user, "oura", long), &key, json!({}))
+        .await
+        .assert_invalid(&["query", "summary_end_time"], "value_error");
+
+    let db = schema::Db::connect(&app.settings.database_url, 2).await.expect("pool");
+    let keys = schema::sealed::MasterKeys::new(crate::util::MASTER_KEY, None).expect("key");
+    let grant = schema::connections::Grant {
+        access_token: "oura-access-1",
+        refresh_token: Some("oura-refresh-1"),
+        expires_at: Some(chrono::Utc::now() + chrono::Duration::days(1)),
+        scope: None,
+        provider_user_id: None,
+    };
+    let user_id: uuid::Uuid = user.parse().expect("uuid");
+    schema::connections::connect(&db, &keys, user_id, "oura", &grant, true).await.expect("connect");
+
+    let r = app.post(&sync(&user, "oura", window), &key, json!({})).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!((r.body["success"].clone(), r.body["async"].clone()), (json!(true), json!(true)));
+    assert_eq!(r.body["message"], "Sync task queued for oura. Check task status for results.");
+    let task = r.str("task_id");
+    let (status, attempts) = pull_done(&app, &task).await;
+    assert_eq!(status, "done");
+    assert_eq!(attempts, 1, "one wait for the 429");
+    assert_eq!(oura.activity_calls.load(Ordering::SeqCst), 2);
+
+    let per_user = |table: &str| format!("select count(*) from {table} where user_id = '{user}'");
+    let samples = app.count(&per_user("samples")).await;
+    // Sleep heart rate 2, heart rate pages 2, activity 3 totals, readiness 2, SpO2 1.
+    assert_eq!(samples, 10);
+    let steps = "select value from samples s join series_types t on t.id = s.series_type_id
+                 where t.slug = 'steps' and s.is_daily_total";
+    let rows = app.db().await.query(steps, &[]).await.expect("steps");
+    assert_eq!(rows.iter().map(|r| r.get::<_, f64>(0)).collect::<Vec<_>>(), [9876.0]);
+    assert_eq!(app.count(&per_user("sleep_sessions")).await, 1);
+    assert_eq!(app.count(&per_user("workouts")).await, 1);
+    // Every page kept as it came: six collections, heart rate in two pages.
+    assert_eq!(app.count("select count(*) from vendor_pages").await, 7);
+    let runs = app.get(&format!("/api/v1/users/{user}/sync/runs"), &key).await;
+    let run = runs.body.as_array().into_iter().flatten().find(|r| r["run_id"] == task.as_str());
+    assert_eq!(run.map(|r| r["status"].clone()), Some(json!("success")), "{}", runs.body);
+    let connections = app.get(&format!("/api/v1/users/{user}/connections"), &key).await;
+    assert!(connections.body[0]["last_synced_at"].is_string(), "{}", connections.body);
+
+    // The same window again: everything read again, nothing stored twice.
+    let again = app.post(&sync(&user, "oura", window), &key, json!({})).await.str("task_id");
+    assert_eq!(pull_done(&app, &again).await.0, "done");
+    assert_eq!(app.count(&per_user("samples")).await, samples);
+    assert_eq!(app.count(&per_user("sleep_sessions")).await, 1);
+    assert_eq!(app.count(&per_user("workouts")).await, 1);
+}

@@ -1,0 +1,324 @@
+//! Pulls: a user's data over a window, read from a vendor and written through the SDK path's
+//! storage (dedup, rollups, events, source priority). A pull is a `vendor_pulls` row announced
+//! on the worker's pull lane, so a worker that dies mid-pull loses nothing: the entry is taken
+//! over, or the sweeper announces the still-queued row again. Everything is written in one
+//! transaction with the pull marked done, so a pull is stored once.
+//!
+//! A vendor that answers 429 is waited for (its `Retry-After`, else a minute) and the pull
+//! resumes then, from the start: pages already read are read again and store nothing twice.
+//! Other failures back off (2^attempts minutes, at most an hour) up to `MAX_ATTEMPTS`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::Utc;
+use futures::future::BoxFuture;
+use ingest::Normalised;
+use ingest::jobs::JobQueue;
+use schema::Db;
+use schema::sealed::MasterKeys;
+use schema::sync_runs::{Finish, RunSource, RunStatus};
+use schema::vendor_pulls::{Pull, PullStatus};
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+use crate::tokens::{self, TokenError};
+use crate::{Vendor, VendorConfig};
+
+/// Attempts before a pull that keeps failing is marked failed (waits for a rate limit are no
+/// failures, but count too, so a vendor that never lets us in ends the pull).
+pub const MAX_ATTEMPTS: i32 = 8;
+/// Pages read of one collection in one pull, at most.
+const MAX_PAGES: i32 = 500;
+/// Bytes of one page, at most.
+const MAX_PAGE_BYTES: usize = 32 << 20;
+
+/// What the pull worker needs.
+#[derive(Clone)]
+pub struct Puller {
+    pub db: Db,
+    pub keys: Arc<MasterKeys>,
+    pub http: reqwest::Client,
+    pub vendors: VendorConfig,
+    /// Where vendors send users back (the redirect URI is part of some token calls).
+    pub public_url: String,
+    pub queue: JobQueue,
+    /// Write outbox events.
+    pub outbox: bool,
+    /// How long a queued pull may stay unannounced before the sweeper announces it again.
+    pub sweep_grace: Duration,
+}
+
+impl std::fmt::Debug for Puller {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Puller").field("vendors", &self.vendors).finish_non_exhaustive()
+    }
+}
+
+/// How one pull attempt ended.
+enum Outcome {
+    Done(Box<Normalised>, Vec<(&'static str, i32, Vec<u8>)>),
+    /// Try again at this time (a rate limit, a failure worth retrying).
+    Later(chrono::DateTime<Utc>, String),
+    /// Give up, with this reason.
+    Fail(String),
+}
+
+impl ingest::worker::PullHandler for Puller {
+    fn run(&self, id: Uuid) -> BoxFuture<'_, bool> {
+        Box::pin(async move {
+            match self.run_pull(id).await {
+                Ok(()) => true,
+                Err(e) => {
+                    // Not acknowledged: claimed again, or announced again by the sweeper.
+                    tracing::warn!(error = %e, pull = %id, "a pull failed; it will be tried again");
+                    false
+                }
+            }
+        })
+    }
+
+    fn due(&self) -> BoxFuture<'_, Vec<Uuid>> {
+        Box::pin(async move {
+            schema::vendor_pulls::take_due(&self.db, self.sweep_grace, 500).await.unwrap_or_else(
+                |e| {
+                    tracing::warn!(error = %e, "looking for due pulls failed");
+                    Vec::new()
+                },
+            )
+        })
+    }
+}
+
+/// Queues a pull over `window` and announces it; returns its id (the task id).
+pub async fn enqueue(
+    db: &Db,
+    queue: &JobQueue,
+    user_id: Uuid,
+    provider: &str,
+    window: (chrono::DateTime<Utc>, chrono::DateTime<Utc>),
+) -> Result<Uuid, schema::Error> {
+    let id = schema::vendor_pulls::insert(db, user_id, provider, window).await?;
+    // Best effort: the row is the record, and the sweeper announces what Redis did not take.
+    if let Err(e) = queue.announce_pulls(&[id]).await {
+        tracing::warn!(error = %e, pull = %id, "announcing a pull failed; the sweeper will");
+    }
+    Ok(id)
+}
+
+fn backoff(attempts: i32) -> chrono::Duration {
+    chrono::Duration::minutes(1_i64 << attempts.clamp(0, 6)).min(chrono::Duration::hours(1))
+}
+
+impl Puller {
+    fn redirect(&self, slug: &str) -> String {
+        format!("{}/api/v1/oauth/{slug}/callback", self.public_url.trim_end_matches('/'))
+    }
+
+    async fn run_pull(&self, id: Uuid) -> Result<(), schema::Error> {
+        let Some(pull) = schema::vendor_pulls::get(&self.db, id).await? else { return Ok(()) };
+        if pull.status != PullStatus::Queued || pull.not_before > Utc::now() {
+            // Done, or not yet due: the sweeper announces it when it is.
+            return Ok(());
+        }
+        let started = Utc::now();
+        let outcome = match crate::by_slug(&pull.provider) {
+            None => Outcome::Fail(format!("no adapter for {}", pull.provider)),
+            Some(vendor) => self.fetch(vendor, &pull).await?,
+        };
+        match outcome {
+            Outcome::Done(n, pages) => self.store(&pull, *n, pages, started).await,
+            Outcome::Later(at, why) => {
+                let client = self.db.client().await?;
+                let attempts = schema::vendor_pulls::defer(&client, id, at, Some(&why)).await?;
+                if attempts >= MAX_ATTEMPTS {
+                    return self
+                        .fail(&pull, &format!("{why} (after {attempts} attempts)"), started)
+                        .await;
+                }
+                tracing::info!(pull = %id, why, until = %at, "pull deferred");
+                Ok(())
+            }
+            Outcome::Fail(why) => self.fail(&pull, &why, started).await,
+        }
+    }
+
+    /// Reads every page of every collection; nothing is written yet.
+    async fn fetch(&self, vendor: &dyn Vendor, pull: &Pull) -> Result<Outcome, schema::Error> {
+        let slug = vendor.provider().slug;
+        let Some(ends) = self.vendors.endpoints(slug) else {
+            return Ok(Outcome::Fail(format!("{slug} is not configured")));
+        };
+        let redirect = self.redirect(slug);
+        let client = tokens::Client {
+            db: &self.db,
+            keys: &self.keys,
+            http: &self.http,
+            redirect: &redirect,
+            events: self.outbox,
+        };
+        let token = match tokens::access_token(&client, vendor, ends, pull.user_id).await {
+            Ok(t) => t,
+            Err(TokenError::Db(e)) => return Err(e),
+            Err(e @ TokenError::Unavailable(..)) => {
+                return Ok(Outcome::Later(Utc::now() + backoff(pull.attempts), e.to_string()));
+            }
+            Err(e) => return Ok(Outcome::Fail(e.to_string())),
+        };
+        let window = (pull.window_start, pull.window_end);
+        let mut n = Normalised { provider: slug, ..Normalised::default() };
+        let mut pages = Vec::new();
+        for &collection in vendor.collections() {
+            let mut next: Option<String> = None;
+            for seq in 0..MAX_PAGES {
+                let Ok(url) = vendor.page_url(&ends.api_url, collection, window, next.as_deref())
+                else {
+                    return Ok(Outcome::Fail(format!("{slug}_API_URL is not a URL")));
+                };
+                let sent = self
+                    .http
+                    .get(url)
+                    .bearer_auth(&token)
+                    .timeout(Duration::from_secs(60))
+                    .send()
+                    .await;
+                let response = match sent {
+                    Ok(r) => r,
+                    Err(e) => {
+                        let at = Utc::now() + backoff(pull.attempts);
+                        return Ok(Outcome::Later(at, format!("{slug} could not be reached: {e}")));
+                    }
+                };
+                let status = response.status();
+                if status == reqwest::StatusCode::TOO_MANY_REQUESTS {
+                    let wait = response
+                        .headers()
+                        .get(reqwest::header::RETRY_AFTER)
+                        .and_then(|v| v.to_str().ok())
+                        .and_then(|v| v.trim().parse::<i64>().ok())
+                        .unwrap_or(60)
+                        .clamp(1, 3600);
+                    let at = Utc::now() + chrono::Duration::seconds(wait);
+                    return Ok(Outcome::Later(at, format!("{slug} asked to wait {wait} s (429)")));
+                }
+                if !status.is_success() {
+                    let at = Utc::now() + backoff(pull.attempts);
+                    return Ok(Outcome::Later(
+                        at,
+                        format!("{slug} answered {status} for {collection}"),
+                    ));
+                }
+                let body = match read_bounded(response).await {
+                    Ok(b) => b,
+                    Err(why) => {
+                        return Ok(Outcome::Later(Utc::now() + backoff(pull.attempts), why));
+                    }
+                };
+                let Ok(page) = serde_json::from_slice::<Value>(&body) else {
+                    return Ok(Outcome::Fail(format!("{slug} answered {collection} with no JSON")));
+                };
+                vendor.map_page(collection, &page, &mut n);
+                next = vendor.next_page(&page);
+                let packed = zstd::encode_all(&body[..], 3).unwrap_or_default();
+                pages.push((collection, seq, packed));
+                if next.is_none() {
+                    break;
+                }
+            }
+        }
+        Ok(Outcome::Done(Box::new(n), pages))
+    }
+
+    /// Writes the pulled data, the pages, the run and the pull's end in one transaction.
+    async fn store(
+        &self,
+        pull: &Pull,
+        n: Normalised,
+        pages: Vec<(&'static str, i32, Vec<u8>)>,
+        started: chrono::DateTime<Utc>,
+    ) -> Result<(), schema::Error> {
+        let mut client = self.db.client().await?;
+        let tx = client.transaction().await?;
+        match schema::vendor_pulls::lock(&tx, pull.id).await? {
+            Some(p) if p.status == PullStatus::Queued => {}
+            // Done by another worker meanwhile, or held by one.
+            _ => return Ok(()),
+        }
+        for (collection, seq, body) in &pages {
+            schema::vendor_pulls::keep_page(&tx, pull.id, collection, *seq, body).await?;
+        }
+        let (_, counts) =
+            ingest::process::write_pulled(&tx, pull.user_id, pull.id, &n, self.outbox).await?;
+        let dropped = n.report.dropped_count();
+        let finish = Finish {
+            status: RunStatus::completed(dropped),
+            message: format!("{} pull saved", pull.provider),
+            counts,
+            dropped: n.report.dropped_json(),
+            error: None,
+            started_at: started,
+        };
+        let run = schema::sync_runs::finish(
+            &tx,
+            pull.id,
+            pull.user_id,
+            &pull.provider,
+            RunSource::Pull,
+            &finish,
+        )
+        .await?;
+        schema::vendor_pulls::finish(&tx, pull.id, PullStatus::Done, None).await?;
+        tx.execute(
+            "update connections set last_synced_at = now() where user_id = $1 and provider = $2",
+            &[&pull.user_id, &pull.provider],
+        )
+        .await?;
+        tx.commit().await?;
+        self.queue.publish_sync(pull.user_id, &ingest::process::status_event(&run)).await;
+        Ok(())
+    }
+
+    async fn fail(
+        &self,
+        pull: &Pull,
+        why: &str,
+        started: chrono::DateTime<Utc>,
+    ) -> Result<(), schema::Error> {
+        let mut client = self.db.client().await?;
+        let tx = client.transaction().await?;
+        let finish = Finish {
+            status: RunStatus::Failed,
+            message: format!("{} pull failed", pull.provider),
+            counts: json!({}),
+            dropped: json!({}),
+            error: Some(why.to_string()),
+            started_at: started,
+        };
+        let run = schema::sync_runs::finish(
+            &tx,
+            pull.id,
+            pull.user_id,
+            &pull.provider,
+            RunSource::Pull,
+            &finish,
+        )
+        .await?;
+        schema::vendor_pulls::finish(&tx, pull.id, PullStatus::Failed, Some(why)).await?;
+        tx.commit().await?;
+        tracing::warn!(pull = %pull.id, why, "pull failed");
+        self.queue.publish_sync(pull.user_id, &ingest::process::status_event(&run)).await;
+        Ok(())
+    }
+}
+
+/// The body, refused past `MAX_PAGE_BYTES`.
+async fn read_bounded(mut response: reqwest::Response) -> Result<Vec<u8>, String> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(|e| format!("reading a page: {e}"))? {
+        if body.len() + chunk.len() > MAX_PAGE_BYTES {
+            return Err(format!("a page is larger than {MAX_PAGE_BYTES} bytes"));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
