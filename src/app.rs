@@ -104,6 +104,7 @@ fn puller(
         queue: queue.clone(),
         outbox: settings.outgoing_webhooks_enabled,
         sweep_grace: sweep * 2,
+        every: Duration::from_secs(settings.vendor_pull_interval_seconds.max(1)),
     })))
 }
 

@@ -72,6 +72,11 @@ pub struct Settings {
     #[arg(long, env = "OAUTH_REDIRECT_ALLOWLIST", global = true, value_delimiter = ',')]
     pub oauth_redirect_allowlist: Vec<String>,
 
+    /// How often each connection of a pulling cloud vendor is pulled (the last two days), in
+    /// seconds.
+    #[arg(long, env = "VENDOR_PULL_INTERVAL_SECONDS", global = true, default_value_t = 3600)]
+    pub vendor_pull_interval_seconds: u64,
+
     /// The vendors' variables (`<VENDOR>_CLIENT_ID`, …) when not read from the environment
     /// (tests).
     #[arg(skip)]

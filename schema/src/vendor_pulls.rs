@@ -41,6 +41,76 @@ fn from_row(r: &tokio_postgres::Row) -> Result<Pull> {
     })
 }
 
+/// Queues pulls of the last `window` for active connections to `providers` that pull, are not
+/// disabled, and neither synced nor tried within `every` (a failing pull is tried again each
+/// `every` too, with a new run that says why); returns how many. The scheduler:
+/// no connection of a pulling vendor goes stale without a run that says why.
+pub async fn schedule(
+    db: &Db,
+    providers: &[&str],
+    every: std::time::Duration,
+    window: std::time::Duration,
+    limit: i64,
+) -> Result<u64> {
+    let client = db.client().await?;
+    Ok(client
+        .execute(
+            "insert into vendor_pulls (id, user_id, provider, window_start, window_end)
+             select gen_random_uuid(), c.user_id, c.provider,
+                    now() - make_interval(secs => $3), now()
+             from connections c
+             left join provider_settings s on s.provider = c.provider
+             where c.status = 'active' and c.provider = any($1)
+               and coalesce(s.is_enabled, true)
+               and coalesce(s.live_sync_mode, 'pull') = 'pull'
+               and coalesce(c.last_synced_at, c.created_at) < now() - make_interval(secs => $2)
+               and not exists (select 1 from vendor_pulls p
+                               where p.user_id = c.user_id and p.provider = c.provider
+                                 and (p.status = 'queued'
+                                      or p.created_at > now() - make_interval(secs => $2)))
+             limit $4",
+            &[&providers, &every.as_secs_f64(), &window.as_secs_f64(), &limit],
+        )
+        .await?)
+}
+
+/// What a connection's pulls say: when the last one succeeded, the last error (of a pull that
+/// failed or is waiting to retry) and when the next is due.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PullHealth {
+    pub last_success_at: Option<DateTime<Utc>>,
+    pub last_error: Option<String>,
+    pub next_attempt_at: Option<DateTime<Utc>>,
+}
+
+/// The pull health of each of the user's providers.
+pub async fn health(db: &Db, user_id: Uuid) -> Result<Vec<(String, PullHealth)>> {
+    let client = db.client().await?;
+    let rows = client
+        .query(
+            "select provider,
+                    max(updated_at) filter (where status = 'done'),
+                    (array_agg(last_error order by updated_at desc)
+                        filter (where last_error is not null and status <> 'done'))[1],
+                    min(not_before) filter (where status = 'queued')
+             from vendor_pulls where user_id = $1 group by provider",
+            &[&user_id],
+        )
+        .await?;
+    rows.iter()
+        .map(|r| {
+            Ok((
+                r.try_get(0)?,
+                PullHealth {
+                    last_success_at: r.try_get(1)?,
+                    last_error: r.try_get(2)?,
+                    next_attempt_at: r.try_get(3)?,
+                },
+            ))
+        })
+        .collect()
+}
+
 /// Queues a pull; returns its id (its sync run's id).
 pub async fn insert(
     db: &Db,

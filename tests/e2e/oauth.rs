@@ -127,6 +127,12 @@ async fn a_user_connects_oura_with_sealed_tokens_and_disconnects() {
     assert_eq!(list.body[0]["status"], "active");
     assert_eq!(list.body[0]["scope"], "personal daily");
 
+    // The initial sync is queued: the last 30 days.
+    let days =
+        "select extract(epoch from window_end - window_start)::int8 / 86400 from vendor_pulls";
+    let rows = app.db().await.query(days, &[]).await.expect("pulls");
+    assert_eq!(rows.iter().map(|r| r.get::<_, i64>(0)).collect::<Vec<_>>(), [30]);
+
     // connection.created, once, in the contract's shape.
     let created = "select payload->'data' from outbox where event_type = 'connection.created'";
     let rows = app.db().await.query(created, &[]).await.expect("outbox");

@@ -169,6 +169,7 @@ pub fn settings(database: &str) -> Settings {
         public_url: "http://127.0.0.1:8000".into(),
         oauth_redirect_allowlist: vec!["https://app.example.com/connected".into()],
         vendor_variables: Some(Default::default()),
+        vendor_pull_interval_seconds: 3600,
         sdk_max_body_bytes: 1024 * 1024,
         sdk_max_pending_bytes_per_user: 256 * 1024 * 1024,
         login_max_failures_per_account: 10,

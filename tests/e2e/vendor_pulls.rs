@@ -99,8 +99,8 @@ async fn pull_done(app: &TestApp, task: &str) -> (String, i32) {
     panic!("the pull did not end in time");
 }
 
-#[tokio::test]
-async fn an_oura_pull_waits_out_a_429_stores_every_page_once_and_a_repull_stores_nothing_twice() {
+/// A local Oura API, and the service configured to pull from it every `every` seconds.
+async fn oura_and_app(every: u64) -> (Arc<Oura>, TestApp) {
     let oura = Arc::new(Oura::default());
     let api = axum::Router::new()
         .route("/v2/usercollection/{name}", axum::routing::get(collection))
@@ -115,8 +115,30 @@ async fn an_oura_pull_waits_out_a_429_stores_every_page_once_and_a_repull_stores
             ("OURA_API_URL", base.clone()),
         ];
         s.vendor_variables = Some(vars.into_iter().map(|(k, v)| (k.to_string(), v)).collect());
+        s.vendor_pull_interval_seconds = every;
     })
     .await;
+    (oura, app)
+}
+
+/// Connects `user` to Oura with `access` as its (valid for a day) access token.
+async fn connect(app: &TestApp, user: &str, access: &str) {
+    let db = schema::Db::connect(&app.settings.database_url, 2).await.expect("pool");
+    let keys = schema::sealed::MasterKeys::new(crate::util::MASTER_KEY, None).expect("key");
+    let grant = schema::connections::Grant {
+        access_token: access,
+        refresh_token: Some("oura-refresh-1"),
+        expires_at: Some(chrono::Utc::now() + chrono::Duration::days(1)),
+        scope: None,
+        provider_user_id: None,
+    };
+    let user_id: uuid::Uuid = user.parse().expect("uuid");
+    schema::connections::connect(&db, &keys, user_id, "oura", &grant, true).await.expect("connect");
+}
+
+#[tokio::test]
+async fn an_oura_pull_waits_out_a_429_stores_every_page_once_and_a_repull_stores_nothing_twice() {
+    let (oura, app) = oura_and_app(3600).await;
     let key = app.api_key().await;
     let user = app.user(&key, json!({})).await;
     let sync = |user: &str, provider: &str, q: &str| {
@@ -136,17 +158,7 @@ async fn an_oura_pull_waits_out_a_429_stores_every_page_once_and_a_repull_stores
         .await
         .assert_invalid(&["query", "summary_end_time"], "value_error");
 
-    let db = schema::Db::connect(&app.settings.database_url, 2).await.expect("pool");
-    let keys = schema::sealed::MasterKeys::new(crate::util::MASTER_KEY, None).expect("key");
-    let grant = schema::connections::Grant {
-        access_token: "oura-access-1",
-        refresh_token: Some("oura-refresh-1"),
-        expires_at: Some(chrono::Utc::now() + chrono::Duration::days(1)),
-        scope: None,
-        provider_user_id: None,
-    };
-    let user_id: uuid::Uuid = user.parse().expect("uuid");
-    schema::connections::connect(&db, &keys, user_id, "oura", &grant, true).await.expect("connect");
+    connect(&app, &user, "oura-access-1").await;
 
     let r = app.post(&sync(&user, "oura", window), &key, json!({})).await;
     assert_eq!(r.status, 200, "{}", r.body);
@@ -182,4 +194,37 @@ async fn an_oura_pull_waits_out_a_429_stores_every_page_once_and_a_repull_stores
     assert_eq!(app.count(&per_user("samples")).await, samples);
     assert_eq!(app.count(&per_user("sleep_sessions")).await, 1);
     assert_eq!(app.count(&per_user("workouts")).await, 1);
+}
+
+/// Connections of a pulling vendor are pulled on their own; one whose pulls fail says why and
+/// when the next attempt is.
+#[tokio::test]
+async fn scheduled_pulls_keep_connections_fresh_and_a_failing_one_says_why() {
+    let (_oura, app) = oura_and_app(1).await;
+    let key = app.api_key().await;
+    let (good, bad) = (app.user(&key, json!({})).await, app.user(&key, json!({})).await);
+    connect(&app, &good, "oura-access-1").await;
+    connect(&app, &bad, "revoked-at-oura").await;
+    let connection = |user: String| {
+        let (app, key) = (&app, &key);
+        async move { app.get(&format!("/api/v1/users/{user}/connections"), key).await.body[0].clone() }
+    };
+    let mut seen = (Value::Null, Value::Null);
+    for _ in 0..300 {
+        seen = (connection(good.clone()).await, connection(bad.clone()).await);
+        if seen.0["last_synced_at"].is_string() && seen.1["last_pull_error"].is_string() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let (good, bad) = seen;
+    assert!(
+        good["last_synced_at"].is_string() && good["last_pull_success_at"].is_string(),
+        "{good}"
+    );
+    assert_eq!(good["last_pull_error"], Value::Null);
+    let error = bad["last_pull_error"].as_str().unwrap_or_default();
+    assert!(error.contains("401"), "{bad}");
+    assert!(bad["next_pull_at"].is_string(), "{bad}");
+    assert_eq!(bad["last_synced_at"], Value::Null);
 }

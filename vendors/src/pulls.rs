@@ -47,7 +47,13 @@ pub struct Puller {
     pub outbox: bool,
     /// How long a queued pull may stay unannounced before the sweeper announces it again.
     pub sweep_grace: Duration,
+    /// How often each connection of a pulling vendor is pulled.
+    pub every: Duration,
 }
+
+/// What a scheduled pull reads: the last two days (a day's data can change until it ends in
+/// every zone, and vendors post sleep after the user opens their app).
+const SCHEDULED_WINDOW: Duration = Duration::from_secs(2 * 24 * 3600);
 
 impl std::fmt::Debug for Puller {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -80,6 +86,24 @@ impl ingest::worker::PullHandler for Puller {
 
     fn due(&self) -> BoxFuture<'_, Vec<Uuid>> {
         Box::pin(async move {
+            let pulling: Vec<&str> = crate::VENDORS
+                .iter()
+                .map(|v| v.provider().slug)
+                .filter(|slug| self.vendors.is_configured(slug))
+                .collect();
+            match schema::vendor_pulls::schedule(
+                &self.db,
+                &pulling,
+                self.every,
+                SCHEDULED_WINDOW,
+                500,
+            )
+            .await
+            {
+                Ok(n) if n > 0 => tracing::info!(pulls = n, "scheduled pulls"),
+                Ok(_) => {}
+                Err(e) => tracing::warn!(error = %e, "scheduling pulls failed"),
+            }
             schema::vendor_pulls::take_due(&self.db, self.sweep_grace, 500).await.unwrap_or_else(
                 |e| {
                     tracing::warn!(error = %e, "looking for due pulls failed");

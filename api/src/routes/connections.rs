@@ -43,6 +43,11 @@ pub struct ConnectionOut {
     /// `pull` or `webhook`; null for push-only providers.
     pub live_sync_mode: Option<String>,
     pub linked_user_ids: Vec<Uuid>,
+    /// Cloud vendors: when a pull last succeeded, the last error of a pull that failed or waits
+    /// to retry, and when the next attempt is due: a stalled connection says so.
+    pub last_pull_success_at: Option<DateTime<Utc>>,
+    pub last_pull_error: Option<String>,
+    pub next_pull_at: Option<DateTime<Utc>>,
 }
 
 impl From<Connection> for ConnectionOut {
@@ -68,6 +73,9 @@ impl From<Connection> for ConnectionOut {
             created_at: c.created_at,
             updated_at: c.updated_at,
             linked_user_ids: Vec::new(),
+            last_pull_success_at: None,
+            last_pull_error: None,
+            next_pull_at: None,
         }
     }
 }
@@ -86,7 +94,21 @@ async fn list_connections(
 ) -> ApiResult<Json<Vec<ConnectionOut>>> {
     let id = existing_user(&state, &user_id).await?;
     let list = schema::connections::list_for_user(&state.db, id).await?;
-    Ok(Json(list.into_iter().map(ConnectionOut::from).collect()))
+    let health = schema::vendor_pulls::health(&state.db, id).await?;
+    let out = list
+        .into_iter()
+        .map(|c| {
+            let pulls = health.iter().find(|(p, _)| *p == c.provider).map(|(_, h)| h.clone());
+            let mut out = ConnectionOut::from(c);
+            if let Some(h) = pulls {
+                out.last_pull_success_at = h.last_success_at;
+                out.last_pull_error = h.last_error;
+                out.next_pull_at = h.next_attempt_at;
+            }
+            out
+        })
+        .collect();
+    Ok(Json(out))
 }
 
 /// Disconnects a user from a provider: the connection is marked `revoked`, its tokens are

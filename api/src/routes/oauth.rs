@@ -29,6 +29,9 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(failure))
 }
 
+/// How far back the sync queued at connection reaches.
+const INITIAL_DAYS: i64 = 30;
+
 /// How long a started authorization may take.
 const STATE_SECONDS: u64 = 15 * 60;
 
@@ -216,6 +219,12 @@ async fn callback(
     )
     .await?;
     tracing::info!(user = %pending.user_id, provider = slug, connection = %connection.id, new, "connected");
+    if new {
+        // The initial sync: the last month, queued as a durable pull.
+        let now = chrono::Utc::now();
+        let window = (now - chrono::Duration::days(INITIAL_DAYS), now);
+        vendors::pulls::enqueue(&state.db, &state.queue, pending.user_id, slug, window).await?;
+    }
     let to = match pending.redirect_uri {
         Some(uri) => uri,
         None => {
