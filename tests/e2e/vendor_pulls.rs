@@ -194,6 +194,38 @@ async fn an_oura_pull_waits_out_a_429_stores_every_page_once_and_a_repull_stores
     assert_eq!(app.count(&per_user("samples")).await, samples);
     assert_eq!(app.count(&per_user("sleep_sessions")).await, 1);
     assert_eq!(app.count(&per_user("workouts")).await, 1);
+
+    // History in windows of at most 31 days, oldest first.
+    let historical = |provider: &str, q: &str| {
+        format!("/api/v1/providers/{provider}/users/{user}/sync/historical?{q}")
+    };
+    let r = app.post(&historical("oura", "days=70"), &key, json!({})).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!((r.body["method"].clone(), r.body["days"].clone()), (json!("pull_api"), json!(70)));
+    let ids: Vec<uuid::Uuid> = r.body["task_ids"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t.as_str()?.parse().ok())
+        .collect();
+    let windows = app
+        .db()
+        .await
+        .query(
+            "select (extract(epoch from window_end - window_start) / 86400)::int8 from vendor_pulls
+             where id = any($1) order by window_start",
+            &[&ids],
+        )
+        .await
+        .expect("windows");
+    assert_eq!(windows.iter().map(|w| w.get::<_, i64>(0)).collect::<Vec<_>>(), [31, 31, 8]);
+    assert_eq!(r.body["task_id"], r.body["task_ids"][0]);
+    app.post(&historical("phonehealth", "days=7"), &key, json!({}))
+        .await
+        .assert_error(400, "Provider 'phonehealth' does not support historical sync.");
+    app.post(&historical("oura", "days=0"), &key, json!({}))
+        .await
+        .assert_invalid(&["query", "days"], "greater_than_equal");
 }
 
 /// Connections of a pulling vendor are pulled on their own; one whose pulls fail says why and

@@ -18,7 +18,7 @@ use crate::routes::existing_user;
 use crate::validate::Params;
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(sync))
+    OpenApiRouter::new().routes(routes!(sync)).routes(routes!(historical))
 }
 
 /// The window a sync reads when none is given: the last two days (a night and a day either
@@ -62,15 +62,32 @@ async fn sync(
         params.push(FieldError::new(Params::loc("summary_end_time"), "value_error", msg, input));
     }
     params.finish()?;
-    if schema::catalogue::providers::by_slug(&provider).is_some() {
+    let (id, slug) = connected(&state, &provider, &user_id).await?;
+    let task_id = vendors::pulls::enqueue(&state.db, &state.queue, id, slug, (start, end)).await?;
+    Ok(Json(SyncOut {
+        success: true,
+        is_async: true,
+        task_id,
+        message: format!("Sync task queued for {slug}. Check task status for results."),
+    }))
+}
+
+/// The user and the vendor of a sync: 401 as the reference says when there is no connection
+/// to pull with.
+async fn connected(
+    state: &AppState,
+    provider: &str,
+    user_id: &str,
+) -> ApiResult<(Uuid, &'static str)> {
+    if schema::catalogue::providers::by_slug(provider).is_some() {
         return Err(ApiError::bearer_unauthorized(format!(
             "No access token available for {provider} (SDK-based provider?)"
         )));
     }
-    let vendor = vendors::by_slug(&provider)
+    let vendor = vendors::by_slug(provider)
         .ok_or_else(|| ApiError::bad_request(format!("Unknown provider: {provider}")))?;
     let slug = vendor.provider().slug;
-    let id = existing_user(&state, &user_id).await?;
+    let id = existing_user(state, user_id).await?;
     let client = state.db.client().await?;
     let connected = schema::connections::tokens(&client, &state.keys, id, slug, false)
         .await?
@@ -79,11 +96,72 @@ async fn sync(
     if !connected {
         return Err(ApiError::bearer_unauthorized(format!("User not connected to {slug}")));
     }
-    let task_id = vendors::pulls::enqueue(&state.db, &state.queue, id, slug, (start, end)).await?;
-    Ok(Json(SyncOut {
+    Ok((id, slug))
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct HistoricalOut {
+    pub success: bool,
+    pub provider: String,
+    pub user_id: Uuid,
+    pub method: &'static str,
+    /// The first window's task; every window's is in `task_ids`, oldest first.
+    pub task_id: Uuid,
+    pub task_ids: Vec<Uuid>,
+    pub message: String,
+    pub days: i64,
+    pub start_date: String,
+    pub end_date: String,
+}
+
+/// Queues a pull of the user's last `days` (1–365, default 90), in windows of at most 31 days,
+/// oldest first.
+#[utoipa::path(post, path = "/providers/{provider}/users/{user_id}/sync/historical", tag = "providers",
+    params(("provider" = String, Path, description = "Lowercase provider identifier"),
+           ("user_id" = String, Path, description = "The user's UUID"),
+           ("days" = Option<i64>, Query, description = "1 to 365, default 90")),
+    responses((status = 200, body = HistoricalOut), (status = 400, body = ErrorBody),
+              (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),
+              (status = 422, body = ValidationBody)),
+    security(("api_key" = []), ("bearer" = [])))]
+async fn historical(
+    _auth: ApiAuth,
+    State(state): State<AppState>,
+    Path((provider, user_id)): Path<(String, String)>,
+    Query(mut params): Query,
+) -> ApiResult<Json<HistoricalOut>> {
+    let days = params.int("days", 90, 1, 365);
+    params.finish()?;
+    if schema::catalogue::providers::by_slug(&provider).is_some() {
+        return Err(ApiError::bad_request(format!(
+            "Provider '{provider}' does not support historical sync."
+        )));
+    }
+    let (id, slug) = connected(&state, &provider, &user_id).await?;
+    let end = Utc::now();
+    let start = end - Duration::days(days);
+    let mut task_ids = Vec::new();
+    let mut from = start;
+    while from < end {
+        let to = (from + Duration::days(MAX_DAYS)).min(end);
+        task_ids
+            .push(vendors::pulls::enqueue(&state.db, &state.queue, id, slug, (from, to)).await?);
+        from = to;
+    }
+    let task_id = *task_ids.first().ok_or_else(|| ApiError::Other("no window".into()))?;
+    Ok(Json(HistoricalOut {
         success: true,
-        is_async: true,
+        provider: slug.to_string(),
+        user_id: id,
+        method: "pull_api",
         task_id,
-        message: format!("Sync task queued for {slug}. Check task status for results."),
+        message: format!(
+            "Historical sync of {days} days queued for {slug} in {} pulls.",
+            task_ids.len()
+        ),
+        task_ids,
+        days,
+        start_date: start.to_rfc3339(),
+        end_date: end.to_rfc3339(),
     }))
 }
