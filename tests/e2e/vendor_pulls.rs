@@ -15,6 +15,9 @@ use crate::util::{Mode, TestApp};
 #[derive(Default)]
 struct Oura {
     activity_calls: AtomicUsize,
+    /// While set, the sleep collection never answers (a worker killed mid-pull).
+    hang: std::sync::atomic::AtomicBool,
+    sleep_calls: AtomicUsize,
 }
 
 async fn collection(
@@ -30,6 +33,12 @@ async fn collection(
     let page = |data: Value, next: Option<&str>| {
         axum::Json(json!({"data": data, "next_token": next})).into_response()
     };
+    if name == "sleep" {
+        oura.sleep_calls.fetch_add(1, Ordering::SeqCst);
+        while oura.hang.load(Ordering::SeqCst) {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
     match name.as_str() {
         "sleep" => page(
             json!([{"id": "night-1", "day": "2026-03-10", "type": "long_sleep", "period": 0,
@@ -101,6 +110,10 @@ async fn pull_done(app: &TestApp, task: &str) -> (String, i32) {
 
 /// A local Oura API, and the service configured to pull from it every `every` seconds.
 async fn oura_and_app(every: u64) -> (Arc<Oura>, TestApp) {
+    oura_and(Mode::All, every).await
+}
+
+async fn oura_and(mode: Mode, every: u64) -> (Arc<Oura>, TestApp) {
     let oura = Arc::new(Oura::default());
     let api = axum::Router::new()
         .route("/v2/usercollection/{name}", axum::routing::get(collection))
@@ -108,7 +121,7 @@ async fn oura_and_app(every: u64) -> (Arc<Oura>, TestApp) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let base = format!("http://{}", listener.local_addr().expect("addr"));
     tokio::spawn(async move { axum::serve(listener, api).await });
-    let app = TestApp::spawn_with(Mode::All, |s| {
+    let app = TestApp::spawn_with(mode, |s| {
         let vars = [
             ("OURA_CLIENT_ID", "oura-app".to_string()),
             ("OURA_CLIENT_SECRET", "oura-secret".to_string()),
@@ -259,4 +272,44 @@ async fn scheduled_pulls_keep_connections_fresh_and_a_failing_one_says_why() {
     assert!(error.contains("401"), "{bad}");
     assert!(bad["next_pull_at"].is_string(), "{bad}");
     assert_eq!(bad["last_synced_at"], Value::Null);
+}
+
+/// A worker killed in the middle of a pull loses nothing: another takes the pull over and it
+/// is stored once.
+#[tokio::test]
+async fn a_worker_killed_mid_pull_loses_nothing() {
+    let (oura, app) = oura_and(Mode::ApiOnly, 3600).await;
+    let key = app.api_key().await;
+    let user = app.user(&key, json!({})).await;
+    connect(&app, &user, "oura-access-1").await;
+    let base = app.settings.vendor_variables.as_ref().and_then(|v| v.get("OURA_API_URL").cloned());
+    let worker = || {
+        let mut cmd = app.binary(&["worker"]);
+        cmd.env("OURA_CLIENT_ID", "oura-app")
+            .env("OURA_CLIENT_SECRET", "oura-secret")
+            .env("OURA_API_URL", base.clone().unwrap_or_default());
+        cmd.spawn().expect("spawn a worker")
+    };
+    oura.hang.store(true, Ordering::SeqCst);
+    let path = format!("/api/v1/providers/oura/users/{user}/sync");
+    let task = app.post(&path, &key, json!({})).await.str("task_id");
+    let mut first = worker();
+    for _ in 0..300 {
+        if oura.sleep_calls.load(Ordering::SeqCst) > 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(oura.sleep_calls.load(Ordering::SeqCst) > 0, "the pull never started");
+    first.kill().await.expect("kill the worker");
+    oura.hang.store(false, Ordering::SeqCst);
+    let mut second = worker();
+    let (status, _) = pull_done(&app, &task).await;
+    let _ = second.kill().await;
+    assert_eq!(status, "done");
+    let per_user = |table: &str| format!("select count(*) from {table} where user_id = '{user}'");
+    assert_eq!(app.count(&per_user("samples")).await, 10);
+    assert_eq!(app.count(&per_user("sleep_sessions")).await, 1);
+    assert_eq!(app.count(&per_user("sync_runs")).await, 1);
+    assert!(oura.sleep_calls.load(Ordering::SeqCst) >= 2, "read again by the second worker");
 }
