@@ -68,6 +68,7 @@ pub(crate) fn router(direct_upload_max_bytes: usize) -> OpenApiRouter<AppState> 
         .merge(routes::providers::router())
         .merge(routes::oauth::router())
         .merge(routes::vendor_sync::router())
+        .merge(routes::vendor_webhooks::router())
         .merge(routes::event_types::router())
         .merge(routes::sdk_sync::router())
         .merge(routes::sync_status::router())

@@ -336,3 +336,16 @@ pub async fn renew(
         .await?;
     Ok(())
 }
+
+/// The users connected to `provider` as the vendor's user `provider_user_id` (active only).
+pub async fn users_of(db: &Db, provider: &str, provider_user_id: &str) -> Result<Vec<Uuid>> {
+    let client = db.client().await?;
+    let rows = client
+        .query(
+            "select user_id from connections
+             where provider = $1 and provider_user_id = $2 and status = 'active'",
+            &[&provider, &provider_user_id],
+        )
+        .await?;
+    rows.iter().map(|r| Ok(r.try_get(0)?)).collect()
+}

@@ -37,7 +37,10 @@ async fn token(Form(form): Form<HashMap<String, String>>) -> axum::response::Res
 }
 
 async fn vendor() -> String {
-    let app = axum::Router::new().route("/oauth/token", axum::routing::post(token));
+    let me = || async { axum::Json(json!({"id": "oura-user-7", "age": 31, "email": null})) };
+    let app = axum::Router::new()
+        .route("/oauth/token", axum::routing::post(token))
+        .route("/v2/usercollection/personal_info", axum::routing::get(me));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let base = format!("http://{}", listener.local_addr().expect("addr"));
     tokio::spawn(async move { axum::serve(listener, app).await });
@@ -56,6 +59,7 @@ async fn a_user_connects_oura_with_sealed_tokens_and_disconnects() {
             ("OURA_CLIENT_ID", "oura-app".to_string()),
             ("OURA_CLIENT_SECRET", "oura-secret".to_string()),
             ("OURA_TOKEN_URL", format!("{base}/oauth/token")),
+            ("OURA_API_URL", base.clone()),
         ];
         s.vendor_variables = Some(vars.into_iter().map(|(k, v)| (k.to_string(), v)).collect());
     })
@@ -126,6 +130,8 @@ async fn a_user_connects_oura_with_sealed_tokens_and_disconnects() {
     assert_eq!(list.body[0]["provider"], "oura", "{}", list.body);
     assert_eq!(list.body[0]["status"], "active");
     assert_eq!(list.body[0]["scope"], "personal daily");
+    // Who the user is at Oura, for its webhooks.
+    assert_eq!(list.body[0]["provider_user_id"], "oura-user-7");
 
     // The initial sync is queued: the last 30 days.
     let days =
@@ -246,6 +252,7 @@ async fn tokens_are_renewed_before_they_expire_and_a_refused_refresh_ends_the_co
         authorize_url: "http://127.0.0.1:9/authorize".into(),
         token_url,
         api_url: "http://127.0.0.1:9".into(),
+        webhook_token: None,
     };
     let http = vendors::oauth::http_client().expect("http");
     let client = vendors::tokens::Client {

@@ -126,6 +126,7 @@ async fn oura_and(mode: Mode, every: u64) -> (Arc<Oura>, TestApp) {
             ("OURA_CLIENT_ID", "oura-app".to_string()),
             ("OURA_CLIENT_SECRET", "oura-secret".to_string()),
             ("OURA_API_URL", base.clone()),
+            ("OURA_WEBHOOK_TOKEN", "verify-me".to_string()),
         ];
         s.vendor_variables = Some(vars.into_iter().map(|(k, v)| (k.to_string(), v)).collect());
         s.vendor_pull_interval_seconds = every;
@@ -136,6 +137,10 @@ async fn oura_and(mode: Mode, every: u64) -> (Arc<Oura>, TestApp) {
 
 /// Connects `user` to Oura with `access` as its (valid for a day) access token.
 async fn connect(app: &TestApp, user: &str, access: &str) {
+    connect_as(app, user, access, None).await;
+}
+
+async fn connect_as(app: &TestApp, user: &str, access: &str, oura_user: Option<&str>) {
     let db = schema::Db::connect(&app.settings.database_url, 2).await.expect("pool");
     let keys = schema::sealed::MasterKeys::new(crate::util::MASTER_KEY, None).expect("key");
     let grant = schema::connections::Grant {
@@ -143,7 +148,7 @@ async fn connect(app: &TestApp, user: &str, access: &str) {
         refresh_token: Some("oura-refresh-1"),
         expires_at: Some(chrono::Utc::now() + chrono::Duration::days(1)),
         scope: None,
-        provider_user_id: None,
+        provider_user_id: oura_user,
     };
     let user_id: uuid::Uuid = user.parse().expect("uuid");
     schema::connections::connect(&db, &keys, user_id, "oura", &grant, true).await.expect("connect");
@@ -312,4 +317,66 @@ async fn a_worker_killed_mid_pull_loses_nothing() {
     assert_eq!(app.count(&per_user("sleep_sessions")).await, 1);
     assert_eq!(app.count(&per_user("sync_runs")).await, 1);
     assert!(oura.sleep_calls.load(Ordering::SeqCst) >= 2, "read again by the second worker");
+}
+
+/// Oura's webhooks: the subscription handshake echoes the challenge for our token only; a
+/// notification signed with the client secret queues a pull of the user's data around it, one
+/// with a wrong signature is 401 and stores nothing.
+#[tokio::test]
+async fn oura_webhooks_verify_their_signature_and_queue_a_pull() {
+    use hmac::Mac;
+    let (_oura, app) = oura_and_app(3600).await;
+    let key = app.api_key().await;
+    let user = app.user(&key, json!({})).await;
+    connect_as(&app, &user, "oura-access-1", Some("oura-user-7")).await;
+    let hook = "/api/v1/providers/oura/webhooks";
+
+    let r = app
+        .get(
+            &format!("{hook}?verification_token=verify-me&challenge=c-123"),
+            &crate::util::Auth::None,
+        )
+        .await;
+    assert_eq!((r.status, r.body.clone()), (200, json!({"challenge": "c-123"})));
+    let r = app
+        .get(&format!("{hook}?verification_token=guess&challenge=c-123"), &crate::util::Auth::None)
+        .await;
+    assert_eq!(r.status, 401);
+
+    let send = |body: Value, secret: &'static str| {
+        let body = body.to_string();
+        let timestamp = "1773140000";
+        let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(secret.as_bytes()).expect("key");
+        mac.update(timestamp.as_bytes());
+        mac.update(body.as_bytes());
+        let signature = hex::encode_upper(mac.finalize().into_bytes());
+        let request = app
+            .http
+            .post(app.url(hook))
+            .header("x-oura-signature", signature)
+            .header("x-oura-timestamp", timestamp)
+            .header("content-type", "application/json")
+            .body(body);
+        async move { request.send().await.expect("notify") }
+    };
+    let event = json!({"event_type": "create", "data_type": "sleep", "object_id": "night-1",
+        "event_time": "2026-03-10T07:30:00+00:00", "user_id": "oura-user-7"});
+    let r = send(event.clone(), "not-the-secret").await;
+    assert_eq!(r.status(), 401);
+    assert_eq!(app.count("select count(*) from vendor_pulls").await, 0, "nothing stored");
+
+    let r = send(event, "oura-secret").await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.json::<Value>().await.expect("json")["queued"], 1);
+    let task: uuid::Uuid =
+        app.db().await.query_one("select id from vendor_pulls", &[]).await.expect("pull").get(0);
+    assert_eq!(pull_done(&app, &task.to_string()).await.0, "done");
+    let sessions = format!("select count(*) from sleep_sessions where user_id = '{user}'");
+    assert_eq!(app.count(&sessions).await, 1);
+
+    // A user Oura knows and we do not: acknowledged, nothing queued.
+    let stranger = json!({"event_type": "update", "data_type": "workout", "object_id": "x",
+        "event_time": "2026-03-10T07:30:00+00:00", "user_id": "someone-else"});
+    let r = send(stranger, "oura-secret").await;
+    assert_eq!(r.json::<Value>().await.expect("json")["queued"], 0);
 }

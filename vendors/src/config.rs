@@ -1,7 +1,8 @@
 //! Each vendor's app credentials and endpoints, from variables named after it:
 //! `<VENDOR>_CLIENT_ID` and `<VENDOR>_CLIENT_SECRET` (a vendor is usable only with both), and
 //! optionally `<VENDOR>_AUTHORIZE_URL`, `<VENDOR>_TOKEN_URL`, `<VENDOR>_API_URL` in place of
-//! the documented ones (a proxy, or a local server in tests).
+//! the documented ones (a proxy, or a local server in tests), and `<VENDOR>_WEBHOOK_TOKEN`, the
+//! verification token given to the vendor with a webhook subscription.
 
 use std::collections::BTreeMap;
 
@@ -45,6 +46,7 @@ fn endpoints(vendor: &dyn Vendor, var: &impl Fn(&str) -> Option<String>) -> Opti
         authorize_url: get("AUTHORIZE_URL").unwrap_or_else(|| spec.authorize_url.into()),
         token_url: get("TOKEN_URL").unwrap_or_else(|| spec.token_url.into()),
         api_url: get("API_URL").unwrap_or_else(|| vendor.api_url().into()),
+        webhook_token: get("WEBHOOK_TOKEN"),
     })
 }
 

@@ -6,6 +6,7 @@ pub mod oauth;
 pub mod oura;
 pub mod pulls;
 pub mod tokens;
+mod webhook;
 
 use chrono::{DateTime, Utc};
 use ingest::Normalised;
@@ -14,6 +15,9 @@ use serde_json::Value;
 
 pub use config::VendorConfig;
 pub use oauth::{ClientAuth, Endpoints, OAuthError, OAuthSpec, Started, Tokens};
+
+/// A time window, `[start, end)`.
+pub type Window = (DateTime<Utc>, DateTime<Utc>);
 
 /// A cloud vendor wearhouse takes data from.
 pub trait Vendor: Send + Sync {
@@ -30,13 +34,32 @@ pub trait Vendor: Send + Sync {
         &self,
         api_url: &str,
         collection: &str,
-        window: (DateTime<Utc>, DateTime<Utc>),
+        window: Window,
         next: Option<&str>,
     ) -> Result<url::Url, url::ParseError>;
     /// The token of the page after this one, if any.
     fn next_page(&self, page: &Value) -> Option<String>;
     /// Adds one page of `collection` to the batch.
     fn map_page(&self, collection: &str, page: &Value, out: &mut Normalised);
+    /// Where the vendor says who the user is (read once at connection), and the id in it.
+    fn user_url(&self, api_url: &str) -> Option<String>;
+    fn user_id(&self, body: &Value) -> Option<String>;
+    /// The vendor's webhook handshake (`GET` on the receiver): the answer's JSON, or `None`
+    /// when the query does not verify.
+    fn webhook_challenge(
+        &self,
+        ends: &Endpoints,
+        query: &dyn Fn(&str) -> Option<String>,
+    ) -> Option<Value>;
+    /// Whether a notification is the vendor's (its signature over the raw body).
+    fn webhook_verified(
+        &self,
+        ends: &Endpoints,
+        header: &dyn Fn(&str) -> Option<String>,
+        body: &[u8],
+    ) -> bool;
+    /// What a notification asks to pull: the vendor's user id and a window.
+    fn webhook_pulls(&self, body: &Value) -> Vec<(String, Window)>;
 }
 
 /// Every vendor with an adapter.
@@ -50,4 +73,24 @@ pub fn by_slug(slug: &str) -> Option<&'static dyn Vendor> {
 /// Any provider, phone or cloud, by its exact identifier.
 pub fn provider(slug: &str) -> Option<&'static Provider> {
     schema::catalogue::providers::by_slug(slug).or_else(|| by_slug(slug).map(|v| v.provider()))
+}
+
+/// The vendor's id of the user behind `access_token` (best effort: `None` when the vendor does
+/// not say or cannot be reached; webhooks then cannot name the user).
+pub async fn vendor_user_id(
+    http: &reqwest::Client,
+    vendor: &dyn Vendor,
+    ends: &Endpoints,
+    access_token: &str,
+) -> Option<String> {
+    let url = vendor.user_url(&ends.api_url)?;
+    let response = http
+        .get(url)
+        .bearer_auth(access_token)
+        .timeout(std::time::Duration::from_secs(20))
+        .send()
+        .await
+        .ok()?;
+    let body: Value = response.error_for_status().ok()?.json().await.ok()?;
+    vendor.user_id(&body)
 }

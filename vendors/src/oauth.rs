@@ -41,6 +41,8 @@ pub struct Endpoints {
     pub token_url: String,
     /// The vendor's data API, for pulls.
     pub api_url: String,
+    /// The token the vendor echoes when a webhook subscription is verified.
+    pub webhook_token: Option<String>,
 }
 
 /// Tokens from an exchange or a refresh.
@@ -197,6 +199,7 @@ mod tests {
             authorize_url: SPEC.authorize_url.into(),
             token_url: SPEC.token_url.into(),
             api_url: "https://api.vendor.example".into(),
+            webhook_token: None,
         }
     }
 

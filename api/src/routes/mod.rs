@@ -21,6 +21,7 @@ pub mod sync_status;
 pub mod timeseries;
 pub mod users;
 pub mod vendor_sync;
+pub mod vendor_webhooks;
 pub mod webhook_endpoints;
 pub mod webhook_history;
 pub mod xml_import;

@@ -202,12 +202,14 @@ async fn callback(
     if !schema::users::exists(&state.db, pending.user_id).await? {
         return Err(ApiError::user_not_found(pending.user_id));
     }
+    let vendor_user =
+        vendors::vendor_user_id(&state.vendor_http, vendor, &ends, &tokens.access_token).await;
     let grant = schema::connections::Grant {
         access_token: &tokens.access_token,
         refresh_token: tokens.refresh_token.as_deref(),
         expires_at: tokens.expires_at,
         scope: tokens.scope.as_deref(),
-        provider_user_id: None,
+        provider_user_id: vendor_user.as_deref(),
     };
     let (connection, new) = schema::connections::connect(
         &state.db,

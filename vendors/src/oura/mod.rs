@@ -108,4 +108,64 @@ impl Vendor for Oura {
             map::page(c, page, out);
         }
     }
+
+    /// `personal_info` answers with any token, whatever the scopes.
+    fn user_url(&self, api_url: &str) -> Option<String> {
+        Some(format!("{}/v2/usercollection/personal_info", api_url.trim_end_matches('/')))
+    }
+
+    fn user_id(&self, body: &Value) -> Option<String> {
+        body.get("id").and_then(Value::as_str).map(str::to_string)
+    }
+
+    /// `GET ?verification_token=…&challenge=…` when a subscription is made: the token given
+    /// with it, echoed; the answer `{"challenge": …}`.
+    fn webhook_challenge(
+        &self,
+        ends: &crate::Endpoints,
+        query: &dyn Fn(&str) -> Option<String>,
+    ) -> Option<Value> {
+        let expected = ends.webhook_token.as_deref()?;
+        let given = query("verification_token")?;
+        let challenge = query("challenge")?;
+        crate::webhook::same(expected.as_bytes(), given.as_bytes())
+            .then(|| serde_json::json!({ "challenge": challenge }))
+    }
+
+    /// `x-oura-signature`: HMAC-SHA256 with the client secret over `x-oura-timestamp` and the
+    /// raw body, hex (compared whatever its case).
+    fn webhook_verified(
+        &self,
+        ends: &crate::Endpoints,
+        header: &dyn Fn(&str) -> Option<String>,
+        body: &[u8],
+    ) -> bool {
+        let (Some(signature), Some(timestamp)) =
+            (header("x-oura-signature"), header("x-oura-timestamp"))
+        else {
+            return false;
+        };
+        crate::webhook::hmac_sha256_hex(
+            &ends.client_secret,
+            &[timestamp.as_bytes(), body],
+            &signature,
+        )
+    }
+
+    /// `{event_type, data_type, object_id, event_time, user_id}`: the user's data around the
+    /// event is pulled (a day either side), which reads the object whatever its type.
+    fn webhook_pulls(&self, body: &Value) -> Vec<(String, crate::Window)> {
+        let user = body.get("user_id").and_then(Value::as_str);
+        let at = body
+            .get("event_time")
+            .and_then(Value::as_str)
+            .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
+            .map(|t| t.with_timezone(&Utc));
+        match (user, at) {
+            (Some(user), Some(at)) => {
+                vec![(user.to_string(), (at - Duration::days(1), at + Duration::days(1)))]
+            }
+            _ => Vec::new(),
+        }
+    }
 }
