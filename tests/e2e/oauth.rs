@@ -36,10 +36,23 @@ async fn token(Form(form): Form<HashMap<String, String>>) -> axum::response::Res
         .into_response()
 }
 
+/// Tokens Oura was asked to revoke.
+static REVOKED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+async fn revoke(
+    axum::extract::Query(q): axum::extract::Query<HashMap<String, String>>,
+) -> StatusCode {
+    if let (Some(t), Ok(mut list)) = (q.get("access_token"), REVOKED.lock()) {
+        list.push(t.clone());
+    }
+    StatusCode::OK
+}
+
 async fn vendor() -> String {
     let me = || async { axum::Json(json!({"id": "oura-user-7", "age": 31, "email": null})) };
     let app = axum::Router::new()
         .route("/oauth/token", axum::routing::post(token))
+        .route("/oauth/revoke", axum::routing::post(revoke))
         .route("/v2/usercollection/personal_info", axum::routing::get(me));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let base = format!("http://{}", listener.local_addr().expect("addr"));
@@ -185,6 +198,8 @@ async fn a_user_connects_oura_with_sealed_tokens_and_disconnects() {
     assert_eq!(r.status, 204, "{}", r.body);
     let list = app.get(&format!("/api/v1/users/{user}/connections"), &key).await;
     assert_eq!(list.body[0]["status"], "revoked");
+    // Revoked at Oura too.
+    assert!(REVOKED.lock().map(|l| l.contains(&"oura-access-1".to_string())).unwrap_or(false));
     let r = app.call(reqwest::Method::DELETE, &path, &key, None).await;
     assert_eq!(r.status, 204, "already revoked");
     let revoked = "select payload->'data' from outbox where event_type = 'connection.revoked'";

@@ -60,6 +60,29 @@ pub trait Vendor: Send + Sync {
     ) -> bool;
     /// What a notification asks to pull: the vendor's user id and a window.
     fn webhook_pulls(&self, body: &Value) -> Vec<(String, Window)>;
+    /// Where to `POST` to revoke `access_token` at the vendor, if it offers that.
+    fn revoke_url(&self, ends: &Endpoints, access_token: &str) -> Option<url::Url>;
+}
+
+/// Revokes a token at the vendor (best effort: a vendor that cannot be reached still loses
+/// the connection here; its token expires on its own).
+pub async fn revoke_at_vendor(
+    http: &reqwest::Client,
+    vendor: &dyn Vendor,
+    ends: &Endpoints,
+    access_token: &str,
+) {
+    let Some(url) = vendor.revoke_url(ends, access_token) else { return };
+    let sent = http.post(url).timeout(std::time::Duration::from_secs(10)).send().await;
+    match sent.map(|r| r.status()) {
+        Ok(s) if s.is_success() => {}
+        Ok(s) => {
+            tracing::warn!(provider = vendor.provider().slug, status = %s, "the vendor did not revoke the token")
+        }
+        Err(e) => {
+            tracing::warn!(provider = vendor.provider().slug, error = %e, "revoking at the vendor failed")
+        }
+    }
 }
 
 /// Every vendor with an adapter.

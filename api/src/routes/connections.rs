@@ -130,6 +130,18 @@ async fn disconnect(
     let id = existing_user(&state, &user_id).await?;
     let provider = vendors::provider(&provider)
         .ok_or_else(|| ApiError::bad_request(format!("Unknown provider: {provider}")))?;
+    // At the vendor first, while the token is still known here.
+    if let (Some(vendor), Some(ends)) =
+        (vendors::by_slug(provider.slug), state.config.vendors.endpoints(provider.slug))
+    {
+        let client = state.db.client().await?;
+        let tokens =
+            schema::connections::tokens(&client, &state.keys, id, provider.slug, false).await?;
+        drop(client);
+        if let Some(access) = tokens.and_then(|t| t.access_token) {
+            vendors::revoke_at_vendor(&state.vendor_http, vendor, ends, &access).await;
+        }
+    }
     let reason = schema::connections::RevokeReason::UserDisconnected;
     match schema::connections::revoke(&state.db, id, provider.slug, reason, state.config.outbox)
         .await?
