@@ -41,17 +41,20 @@ fn from_row(r: &tokio_postgres::Row) -> Result<Pull> {
     })
 }
 
-/// Queues pulls of the last `window` for active connections to `providers` that pull, are not
+/// Queues pulls of the last `window` for active connections to `providers` (with their own
+/// live sync mode, which a provider setting overrides) that pull, are not
 /// disabled, and neither synced nor tried within `every` (a failing pull is tried again each
 /// `every` too, with a new run that says why); returns how many. The scheduler:
 /// no connection of a pulling vendor goes stale without a run that says why.
 pub async fn schedule(
     db: &Db,
-    providers: &[&str],
+    providers: &[(&str, crate::catalogue::providers::LiveSyncMode)],
     every: std::time::Duration,
     window: std::time::Duration,
     limit: i64,
 ) -> Result<u64> {
+    let (slugs, modes): (Vec<&str>, Vec<&str>) =
+        providers.iter().map(|(p, m)| (*p, m.as_str())).unzip();
     let client = db.client().await?;
     Ok(client
         .execute(
@@ -59,17 +62,18 @@ pub async fn schedule(
              select gen_random_uuid(), c.user_id, c.provider,
                     now() - make_interval(secs => $3), now()
              from connections c
+             join unnest($1::text[], $5::text[]) as d(provider, mode) on d.provider = c.provider
              left join provider_settings s on s.provider = c.provider
-             where c.status = 'active' and c.provider = any($1)
+             where c.status = 'active'
                and coalesce(s.is_enabled, true)
-               and coalesce(s.live_sync_mode, 'pull') = 'pull'
+               and coalesce(s.live_sync_mode, d.mode) = 'pull'
                and coalesce(c.last_synced_at, c.created_at) < now() - make_interval(secs => $2)
                and not exists (select 1 from vendor_pulls p
                                where p.user_id = c.user_id and p.provider = c.provider
                                  and (p.status = 'queued'
                                       or p.created_at > now() - make_interval(secs => $2)))
              limit $4",
-            &[&providers, &every.as_secs_f64(), &window.as_secs_f64(), &limit],
+            &[&slugs, &every.as_secs_f64(), &window.as_secs_f64(), &limit, &modes],
         )
         .await?)
 }

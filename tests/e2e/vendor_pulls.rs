@@ -380,3 +380,121 @@ async fn oura_webhooks_verify_their_signature_and_queue_a_pull() {
     let r = send(stranger, "oura-secret").await;
     assert_eq!(r.json::<Value>().await.expect("json")["queued"], 0);
 }
+
+/// WHOOP's API: `records` pages of at most 25 with `next_token`, the client asked with
+/// `nextToken`.
+async fn whoop(
+    Path(path): Path<String>,
+    Query(q): Query<std::collections::HashMap<String, String>>,
+    headers: HeaderMap,
+) -> axum::response::Response {
+    if headers.get("authorization").and_then(|v| v.to_str().ok()) != Some("Bearer whoop-access") {
+        return StatusCode::UNAUTHORIZED.into_response();
+    }
+    let page = |records: Value, next: Option<&str>| {
+        let mut body = json!({ "records": records });
+        if let Some(n) = next {
+            body["next_token"] = json!(n);
+        }
+        axum::Json(body).into_response()
+    };
+    match (path.as_str(), q.get("nextToken").map(String::as_str)) {
+        ("v2/activity/sleep", None) => page(
+            json!([{"id": "s-1", "start": "2026-03-09T23:00:00.000Z", "end": "2026-03-10T07:00:00.000Z",
+                "timezone_offset": "+01:00", "nap": false, "score_state": "SCORED",
+                "score": {"stage_summary": {"total_light_sleep_time_milli": 14400000,
+                    "total_slow_wave_sleep_time_milli": 5400000, "total_rem_sleep_time_milli": 5400000},
+                    "respiratory_rate": 15.5}}]),
+            Some("more"),
+        ),
+        ("v2/activity/sleep", Some("more")) => page(
+            json!([{"id": "s-0", "start": "2026-03-09T13:00:00.000Z", "end": "2026-03-09T13:40:00.000Z",
+                "timezone_offset": "+01:00", "nap": true, "score_state": "SCORED",
+                "score": {"stage_summary": {"total_light_sleep_time_milli": 2400000}}}]),
+            None,
+        ),
+        ("v2/activity/workout", None) => page(
+            json!([{"id": "w-1", "start": "2026-03-10T17:00:00.000Z", "end": "2026-03-10T17:45:00.000Z",
+                "timezone_offset": "+01:00", "sport_name": "cycling", "score_state": "SCORED",
+                "score": {"kilojoule": 2092.0, "average_heart_rate": 140, "max_heart_rate": 171, "distance_meter": 20000.0}}]),
+            None,
+        ),
+        ("v2/cycle", None) => page(
+            json!([{"id": 7, "start": "2026-03-09T23:00:00.000Z", "end": "2026-03-10T23:00:00.000Z",
+                "timezone_offset": "+01:00", "score_state": "SCORED", "score": {"kilojoule": 10460.0}}]),
+            None,
+        ),
+        ("v2/recovery", None) => page(
+            json!([{"cycle_id": 7, "sleep_id": "s-1", "created_at": "2026-03-10T07:05:00.000Z",
+                "score_state": "SCORED", "score": {"recovery_score": 71.0, "resting_heart_rate": 52.0,
+                "hrv_rmssd_milli": 64.5, "spo2_percentage": 96.0, "skin_temp_celsius": 33.9}}]),
+            None,
+        ),
+        _ => StatusCode::NOT_FOUND.into_response(),
+    }
+}
+
+#[tokio::test]
+async fn a_whoop_pull_stores_nights_workouts_cycles_and_recoveries_in_their_units() {
+    let api = axum::Router::new().route("/developer/{*path}", axum::routing::get(whoop));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let base = format!("http://{}/developer", listener.local_addr().expect("addr"));
+    tokio::spawn(async move { axum::serve(listener, api).await });
+    let app = TestApp::spawn_with(Mode::All, |s| {
+        let vars = [
+            ("WHOOP_CLIENT_ID", "whoop-app".to_string()),
+            ("WHOOP_CLIENT_SECRET", "whoop-secret".to_string()),
+            ("WHOOP_API_URL", base.clone()),
+        ];
+        s.vendor_variables = Some(vars.into_iter().map(|(k, v)| (k.to_string(), v)).collect());
+    })
+    .await;
+    let key = app.api_key().await;
+    let user = app.user(&key, json!({})).await;
+    let db = schema::Db::connect(&app.settings.database_url, 2).await.expect("pool");
+    let keys = schema::sealed::MasterKeys::new(crate::util::MASTER_KEY, None).expect("key");
+    let grant = schema::connections::Grant {
+        access_token: "whoop-access",
+        refresh_token: Some("whoop-refresh"),
+        expires_at: Some(chrono::Utc::now() + chrono::Duration::hours(1)),
+        scope: None,
+        provider_user_id: Some("10129"),
+    };
+    let user_id: uuid::Uuid = user.parse().expect("uuid");
+    schema::connections::connect(&db, &keys, user_id, "whoop", &grant, true)
+        .await
+        .expect("connect");
+
+    let q = "summary_start_time=2026-03-09T00:00:00Z&summary_end_time=2026-03-11T00:00:00Z";
+    let r =
+        app.post(&format!("/api/v1/providers/whoop/users/{user}/sync?{q}"), &key, json!({})).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(pull_done(&app, &r.str("task_id")).await.0, "done");
+
+    let series = |slug: &str| {
+        format!(
+            "select coalesce(sum(s.value), 0)::float8 from samples s join series_types t on t.id = s.series_type_id
+             where s.user_id = '{user}' and t.slug = '{slug}'"
+        )
+    };
+    let value = |sql: String| {
+        let app = &app;
+        async move { app.db().await.query_one(&sql, &[]).await.expect("value").get::<_, f64>(0) }
+    };
+    // 10,460 kJ / 4.184 = 2,500 kcal for the day.
+    assert_eq!(value(series("total_energy")).await, 2500.0);
+    assert_eq!(value(series("recovery_score")).await, 71.0);
+    assert_eq!(value(series("heart_rate_variability_rmssd")).await, 64.5);
+    assert_eq!(value(series("skin_temperature")).await, 33.9);
+    // Both pages of nights: the night and the nap.
+    let nights = format!("select count(*) from sleep_sessions where user_id = '{user}'");
+    assert_eq!(app.count(&nights).await, 2);
+    let asleep = format!(
+        "select sleep_seconds::int8 from sleep_sessions where user_id = '{user}' and not is_nap"
+    );
+    // 4 h light + 1.5 h deep + 1.5 h REM.
+    assert_eq!(app.count(&asleep).await, 7 * 3600);
+    let kcal = format!("select round(calories_kcal)::int8 from workouts where user_id = '{user}'");
+    // 2,092 kJ = 500 kcal.
+    assert_eq!(app.count(&kcal).await, 500);
+}

@@ -7,6 +7,7 @@ pub mod oura;
 pub mod pulls;
 pub mod tokens;
 mod webhook;
+mod whoop;
 
 use chrono::{DateTime, Utc};
 use ingest::Normalised;
@@ -60,8 +61,17 @@ pub trait Vendor: Send + Sync {
     ) -> bool;
     /// What a notification asks to pull: the vendor's user id and a window.
     fn webhook_pulls(&self, body: &Value) -> Vec<(String, Window)>;
-    /// Where to `POST` to revoke `access_token` at the vendor, if it offers that.
-    fn revoke_url(&self, ends: &Endpoints, access_token: &str) -> Option<url::Url>;
+    /// How to revoke `access_token` at the vendor, if it offers that.
+    fn revoke(&self, ends: &Endpoints, access_token: &str) -> Option<Revoke>;
+}
+
+/// A revocation call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Revoke {
+    pub method: reqwest::Method,
+    pub url: url::Url,
+    /// Sent with the token as `Authorization: Bearer` (else the URL carries it).
+    pub bearer: bool,
 }
 
 /// Revokes a token at the vendor (best effort: a vendor that cannot be reached still loses
@@ -72,8 +82,13 @@ pub async fn revoke_at_vendor(
     ends: &Endpoints,
     access_token: &str,
 ) {
-    let Some(url) = vendor.revoke_url(ends, access_token) else { return };
-    let sent = http.post(url).timeout(std::time::Duration::from_secs(10)).send().await;
+    let Some(call) = vendor.revoke(ends, access_token) else { return };
+    let mut request =
+        http.request(call.method, call.url).timeout(std::time::Duration::from_secs(10));
+    if call.bearer {
+        request = request.bearer_auth(access_token);
+    }
+    let sent = request.send().await;
     match sent.map(|r| r.status()) {
         Ok(s) if s.is_success() => {}
         Ok(s) => {
@@ -86,7 +101,7 @@ pub async fn revoke_at_vendor(
 }
 
 /// Every vendor with an adapter.
-pub static VENDORS: &[&dyn Vendor] = &[&oura::Oura];
+pub static VENDORS: &[&dyn Vendor] = &[&oura::Oura, &whoop::Whoop];
 
 /// Exact (case-sensitive) lookup.
 pub fn by_slug(slug: &str) -> Option<&'static dyn Vendor> {

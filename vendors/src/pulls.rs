@@ -16,6 +16,7 @@ use futures::future::BoxFuture;
 use ingest::Normalised;
 use ingest::jobs::JobQueue;
 use schema::Db;
+use schema::catalogue::providers::LiveSyncMode;
 use schema::sealed::MasterKeys;
 use schema::sync_runs::{Finish, RunSource, RunStatus};
 use schema::vendor_pulls::{Pull, PullStatus};
@@ -86,10 +87,11 @@ impl ingest::worker::PullHandler for Puller {
 
     fn due(&self) -> BoxFuture<'_, Vec<Uuid>> {
         Box::pin(async move {
-            let pulling: Vec<&str> = crate::VENDORS
+            let pulling: Vec<(&str, LiveSyncMode)> = crate::VENDORS
                 .iter()
-                .map(|v| v.provider().slug)
-                .filter(|slug| self.vendors.is_configured(slug))
+                .map(|v| v.provider())
+                .filter(|p| self.vendors.is_configured(p.slug))
+                .map(|p| (p.slug, p.live_sync_mode.unwrap_or(LiveSyncMode::Pull)))
                 .collect();
             match schema::vendor_pulls::schedule(
                 &self.db,

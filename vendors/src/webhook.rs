@@ -11,11 +11,24 @@ pub(crate) fn same(a: &[u8], b: &[u8]) -> bool {
 /// Whether `signature` (hex, any case) is the HMAC-SHA256 with `key` over the `parts` in order.
 pub(crate) fn hmac_sha256_hex(key: &str, parts: &[&[u8]], signature: &str) -> bool {
     let Ok(expected) = hex::decode(signature.trim().to_ascii_lowercase()) else { return false };
+    verify(key, parts, &expected)
+}
+
+/// The same, the signature in base64.
+pub(crate) fn hmac_sha256_base64(key: &str, parts: &[&[u8]], signature: &str) -> bool {
+    use base64::Engine;
+    let Ok(expected) = base64::engine::general_purpose::STANDARD.decode(signature.trim()) else {
+        return false;
+    };
+    verify(key, parts, &expected)
+}
+
+fn verify(key: &str, parts: &[&[u8]], expected: &[u8]) -> bool {
     let Ok(mut mac) = Hmac::<Sha256>::new_from_slice(key.as_bytes()) else { return false };
     for part in parts {
         mac.update(part);
     }
-    mac.verify_slice(&expected).is_ok()
+    mac.verify_slice(expected).is_ok()
 }
 
 #[cfg(test)]

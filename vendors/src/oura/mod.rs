@@ -153,11 +153,11 @@ impl Vendor for Oura {
     }
 
     /// `POST /oauth/revoke?access_token=…` beside the token endpoint.
-    fn revoke_url(&self, ends: &crate::Endpoints, access_token: &str) -> Option<url::Url> {
+    fn revoke(&self, ends: &crate::Endpoints, access_token: &str) -> Option<crate::Revoke> {
         let base = ends.token_url.strip_suffix("/oauth/token")?;
         let mut url = url::Url::parse(&format!("{base}/oauth/revoke")).ok()?;
         url.query_pairs_mut().append_pair("access_token", access_token);
-        Some(url)
+        Some(crate::Revoke { method: reqwest::Method::POST, url, bearer: false })
     }
 
     /// `{event_type, data_type, object_id, event_time, user_id}`: the user's data around the

@@ -1,0 +1,372 @@
+//! WHOOP (strap): developer API v2. Facts and their sources: `docs/vendors/whoop.md`.
+//!
+//! WHOOP has no heart-rate series, no steps and no hypnogram: a night is its stage totals, a
+//! day is a physiological cycle (sleep to sleep) with its energy, and the morning's recovery
+//! carries resting heart rate, HRV (RMSSD), SpO2 and skin temperature. Times are UTC with the
+//! user's offset beside them (`timezone_offset`); energy is in kilojoules.
+
+use chrono::{DateTime, Duration, FixedOffset, Utc};
+use ingest::{Interval, Normalised, Sample, SleepSession, Stage, Workout};
+use schema::catalogue::providers::{Capabilities, LiveSyncMode, Provider};
+use schema::catalogue::series_types::{by_id, id};
+use schema::data_sources::NewDataSource;
+use schema::workouts::WorkoutRow;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::{ClientAuth, Endpoints, OAuthSpec, Revoke, Vendor, Window};
+
+pub(crate) struct Whoop;
+
+static PROVIDER: Provider = Provider {
+    slug: "whoop",
+    name: "Whoop",
+    has_cloud_api: true,
+    live_sync_mode: Some(LiveSyncMode::Webhook),
+    live_sync_configurable: true,
+    capabilities: Capabilities {
+        rest_pull: true,
+        webhook_stream: false,
+        webhook_ping: true,
+        webhook_callback: false,
+        max_historical_days: None,
+    },
+};
+
+static OAUTH: OAuthSpec = OAuthSpec {
+    authorize_url: "https://api.prod.whoop.com/oauth/oauth2/auth",
+    token_url: "https://api.prod.whoop.com/oauth/oauth2/token",
+    // `offline` for a refresh token; `read:profile` for the user's id (webhooks name it).
+    scopes: &[
+        "offline",
+        "read:recovery",
+        "read:cycles",
+        "read:workout",
+        "read:sleep",
+        "read:profile",
+        "read:body_measurement",
+    ],
+    pkce: false,
+    client_auth: ClientAuth::Body,
+};
+
+const SLEEP: &str = "v2/activity/sleep";
+const WORKOUT: &str = "v2/activity/workout";
+const CYCLE: &str = "v2/cycle";
+const RECOVERY: &str = "v2/recovery";
+static COLLECTIONS: [&str; 4] = [SLEEP, WORKOUT, CYCLE, RECOVERY];
+
+/// kJ → kcal.
+const KJ_PER_KCAL: f64 = 4.184;
+
+const RESPIRATORY_RATE: i16 = id("respiratory_rate");
+const TOTAL_ENERGY: i16 = id("total_energy");
+const RECOVERY_SCORE: i16 = id("recovery_score");
+const RESTING_HEART_RATE: i16 = id("resting_heart_rate");
+const HRV_RMSSD: i16 = id("heart_rate_variability_rmssd");
+const SPO2: i16 = id("oxygen_saturation");
+const SKIN_TEMPERATURE: i16 = id("skin_temperature");
+
+impl Vendor for Whoop {
+    fn provider(&self) -> &'static Provider {
+        &PROVIDER
+    }
+
+    fn oauth(&self) -> &'static OAuthSpec {
+        &OAUTH
+    }
+
+    fn api_url(&self) -> &'static str {
+        "https://api.prod.whoop.com/developer"
+    }
+
+    fn collections(&self) -> &'static [&'static str] {
+        &COLLECTIONS
+    }
+
+    /// `start` inclusive, `end` exclusive, 25 a page (the most WHOOP gives), `nextToken`.
+    fn page_url(
+        &self,
+        api_url: &str,
+        collection: &str,
+        (start, end): Window,
+        next: Option<&str>,
+    ) -> Result<url::Url, url::ParseError> {
+        let mut url = url::Url::parse(&format!("{}/{collection}", api_url.trim_end_matches('/')))?;
+        {
+            let mut q = url.query_pairs_mut();
+            q.append_pair("start", &start.to_rfc3339());
+            q.append_pair("end", &end.to_rfc3339());
+            q.append_pair("limit", "25");
+            if let Some(token) = next {
+                q.append_pair("nextToken", token);
+            }
+        }
+        Ok(url)
+    }
+
+    fn next_page(&self, page: &Value) -> Option<String> {
+        page.get("next_token").and_then(Value::as_str).filter(|t| !t.is_empty()).map(str::to_string)
+    }
+
+    fn map_page(&self, collection: &str, page: &Value, out: &mut Normalised) {
+        let rows =
+            page.get("records").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+        // The report names kinds by static name: the collection's own.
+        let kind = COLLECTIONS.iter().copied().find(|c| *c == collection).unwrap_or("whoop");
+        out.report.received(kind, rows.len() as u64);
+        for row in rows {
+            let ok = match collection {
+                SLEEP => sleep(row, out),
+                WORKOUT => workout(row, out),
+                CYCLE => cycle(row, out),
+                RECOVERY => recovery(row, out),
+                _ => Some(()),
+            };
+            if ok.is_none() {
+                out.report.drop(
+                    "unreadable Whoop record",
+                    Some(row.to_string().chars().take(200).collect()),
+                );
+            }
+        }
+    }
+
+    fn user_url(&self, api_url: &str) -> Option<String> {
+        Some(format!("{}/v2/user/profile/basic", api_url.trim_end_matches('/')))
+    }
+
+    fn user_id(&self, body: &Value) -> Option<String> {
+        body.get("user_id").map(|v| v.to_string().trim_matches('"').to_string())
+    }
+
+    /// Subscriptions are made in WHOOP's dashboard: no handshake.
+    fn webhook_challenge(
+        &self,
+        _: &Endpoints,
+        _: &dyn Fn(&str) -> Option<String>,
+    ) -> Option<Value> {
+        None
+    }
+
+    /// `X-WHOOP-Signature`: base64 of HMAC-SHA256 with the client secret over
+    /// `X-WHOOP-Signature-Timestamp` and the raw body.
+    fn webhook_verified(
+        &self,
+        ends: &Endpoints,
+        header: &dyn Fn(&str) -> Option<String>,
+        body: &[u8],
+    ) -> bool {
+        let (Some(signature), Some(timestamp)) =
+            (header("x-whoop-signature"), header("x-whoop-signature-timestamp"))
+        else {
+            return false;
+        };
+        crate::webhook::hmac_sha256_base64(
+            &ends.client_secret,
+            &[timestamp.as_bytes(), body],
+            &signature,
+        )
+    }
+
+    /// `{user_id, id, type, trace_id}` names no time: the user's last three days are pulled,
+    /// which reads the changed sleep, workout or recovery whatever it is.
+    fn webhook_pulls(&self, body: &Value) -> Vec<(String, Window)> {
+        let Some(user) = body.get("user_id").map(|v| v.to_string().trim_matches('"').to_string())
+        else {
+            return Vec::new();
+        };
+        let now = Utc::now();
+        vec![(user, (now - Duration::days(3), now))]
+    }
+
+    /// `DELETE /v2/user/access` with the user's token.
+    fn revoke(&self, ends: &Endpoints, _: &str) -> Option<Revoke> {
+        let url =
+            url::Url::parse(&format!("{}/v2/user/access", ends.api_url.trim_end_matches('/')))
+                .ok()?;
+        Some(Revoke { method: reqwest::Method::DELETE, url, bearer: true })
+    }
+}
+
+/// The strap as a data source, one per user.
+fn strap(out: &mut Normalised) -> usize {
+    out.sources.intern(Some("WHOOP"), Some("Whoop"), || NewDataSource {
+        provider: "whoop".into(),
+        user_connection_id: None,
+        device_model: Some("WHOOP".into()),
+        device_manufacturer: Some("WHOOP".into()),
+        software_version: None,
+        source: Some("Whoop".into()),
+        device_type: Some("band".into()),
+        original_source_name: Some("Whoop".into()),
+    })
+}
+
+/// `+hh:mm`, `-hh:mm` or `Z`, in minutes east of UTC.
+fn offset(s: Option<&str>) -> Option<i16> {
+    let s = s?;
+    if s == "Z" {
+        return Some(0);
+    }
+    let t = DateTime::<FixedOffset>::parse_from_rfc3339(&format!("2000-01-01T00:00:00{s}")).ok()?;
+    i16::try_from(t.offset().local_minus_utc() / 60).ok()
+}
+
+fn utc(s: &str) -> Option<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(s).ok().map(|t| t.with_timezone(&Utc))
+}
+
+fn push(
+    out: &mut Normalised,
+    series: i16,
+    at: DateTime<Utc>,
+    offset: Option<i16>,
+    value: f64,
+    total: bool,
+) {
+    let Some(t) = by_id(series) else { return };
+    let source = strap(out);
+    let mut sample = Sample::new(source, t, at, value, offset);
+    if total {
+        sample.is_daily_total = Some(true);
+    }
+    out.note_offset(at, offset);
+    out.samples.push(sample);
+}
+
+#[derive(Deserialize)]
+struct Span {
+    id: Value,
+    start: String,
+    end: Option<String>,
+    timezone_offset: Option<String>,
+    score_state: Option<String>,
+    score: Option<Value>,
+}
+
+fn scored(s: &Span) -> Option<&Value> {
+    (s.score_state.as_deref() == Some("SCORED")).then_some(s.score.as_ref()).flatten()
+}
+
+fn millis(v: &Value, key: &str) -> i64 {
+    v.get(key).and_then(Value::as_f64).map_or(0, |m| m as i64)
+}
+
+/// A night: WHOOP gives stage totals, no timeline. The time in bed is kept as it was, and the
+/// time asleep as one interval from the start (no stage order is invented); the stage totals
+/// go with the session's statistics.
+fn sleep(row: &Value, out: &mut Normalised) -> Option<()> {
+    let s = Span::deserialize(row).ok()?;
+    let (start, end) = (utc(&s.start)?, utc(s.end.as_deref()?)?);
+    if end <= start {
+        return None;
+    }
+    let zone = offset(s.timezone_offset.as_deref());
+    let mut intervals = vec![Interval { start, end, stage: Stage::InBed }];
+    let score = scored(&s);
+    if let Some(stages) = score.and_then(|sc| sc.get("stage_summary")) {
+        let asleep = millis(stages, "total_light_sleep_time_milli")
+            + millis(stages, "total_slow_wave_sleep_time_milli")
+            + millis(stages, "total_rem_sleep_time_milli");
+        if asleep > 0 {
+            let until = (start + Duration::milliseconds(asleep)).min(end);
+            intervals.push(Interval { start, end: until, stage: Stage::Sleeping });
+        }
+    }
+    let source = strap(out);
+    out.note_offset(end, zone);
+    let external_id = s.id.as_str().map(str::to_string).or_else(|| Some(s.id.to_string()));
+    out.sleep.push(SleepSession { source, intervals, zone_offset: zone, external_id });
+    if let Some(rate) = score.and_then(|sc| sc.get("respiratory_rate")).and_then(Value::as_f64) {
+        push(out, RESPIRATORY_RATE, end, zone, rate, false);
+    }
+    Some(())
+}
+
+fn workout(row: &Value, out: &mut Normalised) -> Option<()> {
+    let s = Span::deserialize(row).ok()?;
+    let (start, end) = (utc(&s.start)?, utc(s.end.as_deref()?)?);
+    let seconds = i32::try_from((end - start).num_seconds()).ok().filter(|s| *s > 0)?;
+    let zone = offset(s.timezone_offset.as_deref());
+    let sport = row.get("sport_name").and_then(Value::as_str);
+    let score = scored(&s).cloned().unwrap_or(Value::Null);
+    let f = |k: &str| score.get(k).and_then(Value::as_f64);
+    let source = strap(out);
+    out.note_offset(end, zone);
+    let row = WorkoutRow {
+        data_source_id: uuid::Uuid::nil(),
+        external_id: s.id.as_str().map(str::to_string),
+        kind: schema::catalogue::workout_types::unified(sport).map(str::to_string),
+        start_time: start,
+        end_time: end,
+        zone_offset: zone,
+        duration_seconds: seconds,
+        calories_kcal: f("kilojoule").map(|kj| kj / KJ_PER_KCAL),
+        distance_meters: f("distance_meter"),
+        steps: None,
+        avg_heart_rate_bpm: f("average_heart_rate"),
+        max_heart_rate_bpm: f("max_heart_rate"),
+        min_heart_rate_bpm: None,
+        avg_speed_m_per_s: None,
+        max_speed_m_per_s: None,
+        elevation_gain_meters: f("altitude_gain_meter"),
+        max_altitude_meters: None,
+        min_altitude_meters: None,
+        notes: None,
+        statistics: json!({"strain": f("strain"), "zone_durations": score.get("zone_durations"),
+                           "sport_name": sport}),
+        route: None,
+    };
+    out.workouts.push(Workout { source, row });
+    Some(())
+}
+
+/// A physiological cycle: its energy as a daily total at its start (WHOOP's day is sleep to
+/// sleep, so the total counts on the local day the cycle began).
+fn cycle(row: &Value, out: &mut Normalised) -> Option<()> {
+    let s = Span::deserialize(row).ok()?;
+    let start = utc(&s.start)?;
+    let zone = offset(s.timezone_offset.as_deref());
+    // A cycle still running has no total yet.
+    if s.end.is_none() {
+        return Some(());
+    }
+    if let Some(kj) = scored(&s).and_then(|sc| sc.get("kilojoule")).and_then(Value::as_f64) {
+        push(out, TOTAL_ENERGY, start, zone, kj / KJ_PER_KCAL, true);
+    }
+    Some(())
+}
+
+#[derive(Deserialize)]
+struct Recovery {
+    created_at: String,
+    score_state: Option<String>,
+    score: Option<Value>,
+}
+
+/// The morning's recovery, at the time WHOOP made it (it has no time of its own).
+fn recovery(row: &Value, out: &mut Normalised) -> Option<()> {
+    let r = Recovery::deserialize(row).ok()?;
+    let at = utc(&r.created_at)?;
+    if r.score_state.as_deref() != Some("SCORED") {
+        return Some(());
+    }
+    let score = r.score.unwrap_or(Value::Null);
+    let values = [
+        (RECOVERY_SCORE, "recovery_score"),
+        (RESTING_HEART_RATE, "resting_heart_rate"),
+        (HRV_RMSSD, "hrv_rmssd_milli"),
+        (SPO2, "spo2_percentage"),
+        (SKIN_TEMPERATURE, "skin_temp_celsius"),
+    ];
+    for (series, key) in values {
+        if let Some(v) = score.get(key).and_then(Value::as_f64) {
+            push(out, series, at, None, v, false);
+        }
+    }
+    Some(())
+}
+
+#[cfg(test)]
+mod tests;
