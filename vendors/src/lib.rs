@@ -2,6 +2,7 @@
 //! list a new vendor joins; nothing else names a vendor.
 
 pub mod config;
+mod normal;
 pub mod oauth;
 pub mod oura;
 pub mod pulls;

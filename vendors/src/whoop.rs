@@ -6,14 +6,14 @@
 //! user's offset beside them (`timezone_offset`); energy is in kilojoules.
 
 use chrono::{DateTime, Duration, FixedOffset, Utc};
-use ingest::{Interval, Normalised, Sample, SleepSession, Stage, Workout};
+use ingest::{Interval, Normalised, SleepSession, Stage, Workout};
 use schema::catalogue::providers::{Capabilities, LiveSyncMode, Provider};
-use schema::catalogue::series_types::{by_id, id};
-use schema::data_sources::NewDataSource;
+use schema::catalogue::series_types::id;
 use schema::workouts::WorkoutRow;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use crate::normal::Device;
 use crate::{ClientAuth, Endpoints, OAuthSpec, Revoke, Vendor, Window};
 
 pub(crate) struct Whoop;
@@ -189,18 +189,17 @@ impl Vendor for Whoop {
     }
 }
 
-/// The strap as a data source, one per user.
+/// The strap.
+const STRAP: Device = Device {
+    provider: "whoop",
+    model: "WHOOP",
+    manufacturer: "WHOOP",
+    source: "Whoop",
+    device_type: "band",
+};
+
 fn strap(out: &mut Normalised) -> usize {
-    out.sources.intern(Some("WHOOP"), Some("Whoop"), || NewDataSource {
-        provider: "whoop".into(),
-        user_connection_id: None,
-        device_model: Some("WHOOP".into()),
-        device_manufacturer: Some("WHOOP".into()),
-        software_version: None,
-        source: Some("Whoop".into()),
-        device_type: Some("band".into()),
-        original_source_name: Some("Whoop".into()),
-    })
+    STRAP.source(out)
 }
 
 /// `+hh:mm`, `-hh:mm` or `Z`, in minutes east of UTC.
@@ -225,14 +224,7 @@ fn push(
     value: f64,
     total: bool,
 ) {
-    let Some(t) = by_id(series) else { return };
-    let source = strap(out);
-    let mut sample = Sample::new(source, t, at, value, offset);
-    if total {
-        sample.is_daily_total = Some(true);
-    }
-    out.note_offset(at, offset);
-    out.samples.push(sample);
+    STRAP.push(out, series, (at, offset), value, total);
 }
 
 #[derive(Deserialize)]

@@ -5,12 +5,13 @@
 //! the user's offset except heart rate (UTC).
 
 use chrono::{DateTime, Duration, FixedOffset, NaiveDate, Utc};
-use ingest::{Interval, Normalised, Sample, SleepSession, Stage, Workout};
-use schema::catalogue::series_types::{by_id, id};
-use schema::data_sources::NewDataSource;
+use ingest::{Interval, Normalised, SleepSession, Stage, Workout};
+use schema::catalogue::series_types::id;
 use schema::workouts::WorkoutRow;
 use serde::Deserialize;
 use serde_json::{Value, json};
+
+use crate::normal::Device;
 
 /// The collections wearhouse reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,19 +52,17 @@ const TEMPERATURE_TREND: i16 = id("skin_temperature_trend_deviation");
 /// One 5-minute hypnogram epoch.
 const EPOCH: i64 = 300;
 
-/// The ring as a data source: one per user, named as the iOS SDK names an Oura ring in
-/// HealthKit, so the priority rule ranks it as a ring.
+/// The ring, named as the iOS SDK names an Oura ring in HealthKit.
+const RING: Device = Device {
+    provider: "oura",
+    model: "Oura Ring",
+    manufacturer: "Oura",
+    source: "Oura",
+    device_type: "ring",
+};
+
 fn ring(out: &mut Normalised) -> usize {
-    out.sources.intern(Some("Oura Ring"), Some("Oura"), || NewDataSource {
-        provider: "oura".into(),
-        user_connection_id: None,
-        device_model: Some("Oura Ring".into()),
-        device_manufacturer: Some("Oura".into()),
-        software_version: None,
-        source: Some("Oura".into()),
-        device_type: Some("ring".into()),
-        original_source_name: Some("Oura".into()),
-    })
+    RING.source(out)
 }
 
 /// An instant with the offset it was written with, in minutes east of UTC.
@@ -80,14 +79,7 @@ fn push(
     value: f64,
     total: bool,
 ) {
-    let Some(t) = by_id(series) else { return };
-    let source = ring(out);
-    let mut sample = Sample::new(source, t, at.0, value, at.1);
-    if total {
-        sample.is_daily_total = Some(true);
-    }
-    out.note_offset(at.0, at.1);
-    out.samples.push(sample);
+    RING.push(out, series, at, value, total);
 }
 
 /// Adds one page (`{"data": [...], "next_token": ...}`) of `collection` to `out`; a row that

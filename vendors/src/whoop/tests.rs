@@ -6,18 +6,7 @@ use ingest::{Normalised, Stage};
 use serde_json::json;
 
 use super::*;
-
-fn at(s: &str) -> DateTime<Utc> {
-    DateTime::parse_from_rfc3339(s).map(|t| t.with_timezone(&Utc)).unwrap_or_default()
-}
-
-fn values(out: &Normalised, series: i16) -> Vec<(DateTime<Utc>, f64, Option<i16>)> {
-    out.samples
-        .iter()
-        .filter(|s| s.series_type_id == series)
-        .map(|s| (s.ts, s.value, s.zone_offset))
-        .collect()
-}
+use crate::normal::{at, values};
 
 fn normalised() -> Normalised {
     Normalised { provider: "whoop", ..Normalised::default() }

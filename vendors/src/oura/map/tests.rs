@@ -6,18 +6,7 @@ use ingest::{Normalised, Stage};
 use serde_json::json;
 
 use super::*;
-
-fn at(s: &str) -> DateTime<Utc> {
-    DateTime::parse_from_rfc3339(s).map(|t| t.with_timezone(&Utc)).unwrap_or_default()
-}
-
-fn samples(out: &Normalised, series: i16) -> Vec<(DateTime<Utc>, f64, Option<i16>)> {
-    out.samples
-        .iter()
-        .filter(|s| s.series_type_id == series)
-        .map(|s| (s.ts, s.value, s.zone_offset))
-        .collect()
-}
+use crate::normal::{at, values};
 
 fn normalised() -> Normalised {
     Normalised { provider: "oura", ..Normalised::default() }
@@ -61,14 +50,14 @@ fn a_sleep_period_becomes_a_session_from_its_hypnogram_with_its_night_samples() 
         ]
     );
     assert_eq!(
-        samples(&out, HEART_RATE),
+        values(&out, HEART_RATE),
         [
             (at("2022-07-12T08:10:14Z"), 50.0, Some(-420)),
             (at("2022-07-12T08:15:14Z"), 46.0, Some(-420))
         ]
     );
-    assert_eq!(samples(&out, HRV_RMSSD).iter().map(|s| s.1).collect::<Vec<_>>(), [102.0, 122.0]);
-    assert_eq!(samples(&out, RESPIRATORY_RATE), [(at("2022-07-12T09:07:14Z"), 12.625, Some(-420))]);
+    assert_eq!(values(&out, HRV_RMSSD).iter().map(|s| s.1).collect::<Vec<_>>(), [102.0, 122.0]);
+    assert_eq!(values(&out, RESPIRATORY_RATE), [(at("2022-07-12T09:07:14Z"), 12.625, Some(-420))]);
     // One source: the ring.
     assert_eq!(out.sources.list.len(), 1);
     assert_eq!(out.sources.list[0].device_type.as_deref(), Some("ring"));
@@ -82,9 +71,9 @@ fn daily_activity_gives_daily_totals_at_the_days_own_time() {
     let mut out = normalised();
     page(Collection::DailyActivity, &body, &mut out);
     let t = at("2021-11-26T12:00:00Z");
-    assert_eq!(samples(&out, STEPS), [(t, 18430.0, Some(-480))]);
-    assert_eq!(samples(&out, ENERGY), [(t, 1222.0, Some(-480))]);
-    assert_eq!(samples(&out, TOTAL_ENERGY), [(t, 3446.0, Some(-480))]);
+    assert_eq!(values(&out, STEPS), [(t, 18430.0, Some(-480))]);
+    assert_eq!(values(&out, ENERGY), [(t, 1222.0, Some(-480))]);
+    assert_eq!(values(&out, TOTAL_ENERGY), [(t, 3446.0, Some(-480))]);
     assert!(out.samples.iter().all(|s| s.is_daily_total == Some(true)));
     // Equivalent walking distance is no distance walked: not stored as one.
     assert_eq!(out.samples.len(), 3);
@@ -96,22 +85,22 @@ fn heart_rate_readiness_spo2_and_workouts() {
     let hr = json!({"data": [{"bpm": 78, "source": "rest", "timestamp": "2024-01-12T06:04:46+00:00",
         "timestamp_unix": 1705039486000_i64}], "next_token": null});
     page(Collection::HeartRate, &hr, &mut out);
-    assert_eq!(samples(&out, HEART_RATE), [(at("2024-01-12T06:04:46Z"), 78.0, None)]);
+    assert_eq!(values(&out, HEART_RATE), [(at("2024-01-12T06:04:46Z"), 78.0, None)]);
 
     let readiness = json!({"data": [{"id": "r", "day": "2021-10-27", "timestamp": "2021-10-27T00:00:00+00:00",
         "score": 66, "temperature_deviation": -0.2, "temperature_trend_deviation": 0.1,
         "contributors": {"hrv_balance": 75}}], "next_token": null});
     page(Collection::DailyReadiness, &readiness, &mut out);
     let t = at("2021-10-27T00:00:00Z");
-    assert_eq!(samples(&out, RECOVERY_SCORE), [(t, 66.0, Some(0))]);
-    assert_eq!(samples(&out, TEMPERATURE_DEVIATION), [(t, -0.2, Some(0))]);
-    assert_eq!(samples(&out, TEMPERATURE_TREND), [(t, 0.1, Some(0))]);
+    assert_eq!(values(&out, RECOVERY_SCORE), [(t, 66.0, Some(0))]);
+    assert_eq!(values(&out, TEMPERATURE_DEVIATION), [(t, -0.2, Some(0))]);
+    assert_eq!(values(&out, TEMPERATURE_TREND), [(t, 0.1, Some(0))]);
 
     let spo2 = json!({"data": [{"id": "s", "day": "2024-01-15", "spo2_percentage": {"average": 96.8},
         "breathing_disturbance_index": 12}, {"id": "none", "day": "2024-01-16", "spo2_percentage": null}],
         "next_token": null});
     page(Collection::DailySpo2, &spo2, &mut out);
-    assert_eq!(samples(&out, SPO2), [(at("2024-01-15T00:00:00Z"), 96.8, Some(0))]);
+    assert_eq!(values(&out, SPO2), [(at("2024-01-15T00:00:00Z"), 96.8, Some(0))]);
 
     let workout = json!({"data": [{"id": "wo-1", "activity": "cycling", "day": "2026-07-05",
         "start_datetime": "2026-07-05T10:00:00-04:00", "end_datetime": "2026-07-05T11:00:00-04:00",
