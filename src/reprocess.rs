@@ -1,5 +1,6 @@
 //! `wearhouse reprocess --user <id> [--since <date>]`: re-derive a user's data from the batches
-//! they sent, after a mapping or unit fix, without the client sending anything again.
+//! they sent and the vendor pages their pulls kept, after a mapping or unit fix, without the
+//! client or the vendor sending anything again.
 
 use anyhow::Context;
 use chrono::{DateTime, Utc};
@@ -34,5 +35,15 @@ pub async fn run(
         "reprocessed {} batch(es) of user {user} ({} failed); replaced {} sample(s) and {} workout(s)",
         done.batches, done.failed, done.samples_deleted, done.workouts_deleted
     );
+    // The cloud vendors' pulls, from the pages they kept; then the rollups once more.
+    let pulled =
+        vendors::pulls::reprocess_user(&db, user, since).await.context("reprocessing pulls")?;
+    if pulled.pulls > 0 {
+        schema::rollups::rebuild_user(&db, user).await.context("rebuilding the rollups")?;
+        println!(
+            "reprocessed {} vendor pull(s) of user {user}; replaced {} sample(s) and {} workout(s)",
+            pulled.pulls, pulled.samples_deleted, pulled.workouts_deleted
+        );
+    }
     Ok(())
 }

@@ -217,3 +217,33 @@ pub async fn take_due(db: &Db, grace: std::time::Duration, limit: i64) -> Result
         .await?;
     rows.iter().map(|r| Ok(r.try_get(0)?)).collect()
 }
+
+/// A user's pulls that stored data (since `since`), oldest first: `(id, provider)`.
+pub async fn done_for_user(
+    db: &Db,
+    user_id: Uuid,
+    since: Option<DateTime<Utc>>,
+) -> Result<Vec<(Uuid, String)>> {
+    let client = db.client().await?;
+    let rows = client
+        .query(
+            "select id, provider from vendor_pulls
+             where user_id = $1 and status = 'done' and ($2::timestamptz is null or created_at >= $2)
+             order by created_at, id",
+            &[&user_id, &since],
+        )
+        .await?;
+    rows.iter().map(|r| Ok((r.try_get(0)?, r.try_get(1)?))).collect()
+}
+
+/// The pages a pull kept: `(collection, seq, zstd body)`.
+pub async fn pages(db: &Db, id: Uuid) -> Result<Vec<(String, i32, Vec<u8>)>> {
+    let client = db.client().await?;
+    let rows = client
+        .query(
+            "select collection, seq, body from vendor_pages where pull_id = $1 order by collection, seq",
+            &[&id],
+        )
+        .await?;
+    rows.iter().map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?))).collect()
+}

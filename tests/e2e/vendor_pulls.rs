@@ -497,4 +497,24 @@ async fn a_whoop_pull_stores_nights_workouts_cycles_and_recoveries_in_their_unit
     let kcal = format!("select round(calories_kcal)::int8 from workouts where user_id = '{user}'");
     // 2,092 kJ = 500 kcal.
     assert_eq!(app.count(&kcal).await, 500);
+
+    // After a mapping fix, `wearhouse reprocess` derives it all again from the kept pages,
+    // without asking WHOOP: here the data lost is restored, once.
+    let per_user = |table: &str| format!("select count(*) from {table} where user_id = '{user}'");
+    let (samples, workouts) =
+        (app.count(&per_user("samples")).await, app.count(&per_user("workouts")).await);
+    app.db()
+        .await
+        .batch_execute(&format!("delete from samples where user_id = '{user}'; delete from workouts where user_id = '{user}'"))
+        .await
+        .expect("lose the data");
+    let out = app.binary(&["reprocess", "--user", &user]).output().await.expect("reprocess");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(app.count(&per_user("samples")).await, samples);
+    assert_eq!(app.count(&per_user("workouts")).await, workouts);
+    assert_eq!(value(series("total_energy")).await, 2500.0);
+    let rolled = format!(
+        "select coalesce(sum(sample_count + total_count), 0)::int8 from daily_rollups where user_id = '{user}'"
+    );
+    assert_eq!(app.count(&rolled).await, samples);
 }

@@ -348,3 +348,65 @@ async fn read_bounded(mut response: reqwest::Response) -> Result<Vec<u8>, String
     }
     Ok(body)
 }
+
+/// What re-deriving a user's vendor data did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Reprocessed {
+    pub pulls: usize,
+    pub samples_deleted: u64,
+    pub workouts_deleted: u64,
+}
+
+/// Re-derives a user's vendor data from the pages their pulls kept, after a mapping or unit
+/// fix: what the pulls stored is deleted and the pages mapped and written again, oldest pull
+/// first (sleep sessions are merged in place; no webhook events). The caller rebuilds the
+/// user's rollups after.
+pub async fn reprocess_user(
+    db: &Db,
+    user_id: Uuid,
+    since: Option<chrono::DateTime<Utc>>,
+) -> Result<Reprocessed, schema::Error> {
+    let pulls = schema::vendor_pulls::done_for_user(db, user_id, since).await?;
+    let ids: Vec<Uuid> = pulls.iter().map(|(id, _)| *id).collect();
+    let mut out = Reprocessed { pulls: pulls.len(), ..Reprocessed::default() };
+    {
+        let mut client = db.client().await?;
+        let tx = client.transaction().await?;
+        for (table, count) in
+            [("samples", &mut out.samples_deleted), ("workouts", &mut out.workouts_deleted)]
+        {
+            *count = tx
+                .execute(
+                    &format!("delete from {table} where user_id = $1 and batch_id = any($2)"),
+                    &[&user_id, &ids],
+                )
+                .await?;
+        }
+        tx.commit().await?;
+    }
+    for (id, provider) in pulls {
+        let Some(vendor) = crate::by_slug(&provider) else { continue };
+        let slug = vendor.provider().slug;
+        let mut pages = schema::vendor_pulls::pages(db, id).await?;
+        // In the order the pull read them.
+        let order =
+            |c: &str| vendor.collections().iter().position(|x| *x == c).unwrap_or(usize::MAX);
+        pages.sort_by_key(|(c, seq, _)| (order(c), *seq));
+        let mut n = Normalised { provider: slug, ..Normalised::default() };
+        for (collection, _, body) in &pages {
+            let Some(page) = zstd::decode_all(&body[..])
+                .ok()
+                .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+            else {
+                tracing::warn!(pull = %id, collection, "a kept page does not read; skipped");
+                continue;
+            };
+            vendor.map_page(collection, &page, &mut n);
+        }
+        let mut client = db.client().await?;
+        let tx = client.transaction().await?;
+        ingest::process::write_pulled(&tx, user_id, id, &n, false).await?;
+        tx.commit().await?;
+    }
+    Ok(out)
+}
