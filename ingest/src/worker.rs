@@ -217,17 +217,24 @@ async fn sweep(db: Db, queue: JobQueue, config: WorkerConfig, shutdown: Cancella
     }
 }
 
-/// Deletes batches and ended sync runs past retention, a thousand rows a statement, up to
+/// Deletes batches, ended sync runs and ended vendor pulls (with their pages) past
+/// retention, a thousand rows a statement, up to
 /// `EXPIRE_ROUNDS` statements a sweep each: a steady stream of batches never outgrows it.
 async fn expire(db: &Db, days: i32) {
     const LIMIT: i64 = 1000;
     const EXPIRE_ROUNDS: usize = 50;
-    for (what, table) in [("batches", Expiring::Batches), ("sync runs", Expiring::Runs)] {
+    let tables = [
+        ("batches", Expiring::Batches),
+        ("sync runs", Expiring::Runs),
+        ("vendor pulls", Expiring::Pulls),
+    ];
+    for (what, table) in tables {
         let mut total = 0;
         for _ in 0..EXPIRE_ROUNDS {
             let deleted = match table {
                 Expiring::Batches => schema::sdk_batches::delete_expired(db, days, LIMIT).await,
                 Expiring::Runs => schema::sync_runs::delete_expired(db, days, LIMIT).await,
+                Expiring::Pulls => schema::vendor_pulls::delete_expired(db, days, LIMIT).await,
             };
             match deleted {
                 Ok(n) => {
@@ -252,6 +259,8 @@ async fn expire(db: &Db, days: i32) {
 enum Expiring {
     Batches,
     Runs,
+    /// Ended vendor pulls and the pages they kept.
+    Pulls,
 }
 
 /// Processes one job and acknowledges it unless it should be retried.
