@@ -8,6 +8,7 @@
 use std::time::Duration;
 
 use schema::Db;
+use schema::retention::Expiring;
 use schema::sync_runs::{RunSource, RunStatus};
 use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
@@ -217,26 +218,15 @@ async fn sweep(db: Db, queue: JobQueue, config: WorkerConfig, shutdown: Cancella
     }
 }
 
-/// Deletes batches, ended sync runs and ended vendor pulls (with their pages) past
-/// retention, a thousand rows a statement, up to
+/// Deletes what expires (`schema::retention`), a thousand rows a statement, up to
 /// `EXPIRE_ROUNDS` statements a sweep each: a steady stream of batches never outgrows it.
 async fn expire(db: &Db, days: i32) {
     const LIMIT: i64 = 1000;
     const EXPIRE_ROUNDS: usize = 50;
-    let tables = [
-        ("batches", Expiring::Batches),
-        ("sync runs", Expiring::Runs),
-        ("vendor pulls", Expiring::Pulls),
-    ];
-    for (what, table) in tables {
+    for what in Expiring::ALL {
         let mut total = 0;
         for _ in 0..EXPIRE_ROUNDS {
-            let deleted = match table {
-                Expiring::Batches => schema::sdk_batches::delete_expired(db, days, LIMIT).await,
-                Expiring::Runs => schema::sync_runs::delete_expired(db, days, LIMIT).await,
-                Expiring::Pulls => schema::vendor_pulls::delete_expired(db, days, LIMIT).await,
-            };
-            match deleted {
+            match schema::retention::delete_expired(db, what, days, LIMIT).await {
                 Ok(n) => {
                     total += n;
                     if n < LIMIT as u64 {
@@ -244,23 +234,15 @@ async fn expire(db: &Db, days: i32) {
                     }
                 }
                 Err(e) => {
-                    tracing::warn!(error = %e, what, "deleting expired rows failed");
+                    tracing::warn!(error = %e, what = what.name(), "deleting expired rows failed");
                     break;
                 }
             }
         }
         if total > 0 {
-            tracing::info!(rows = total, what, "deleted past retention");
+            tracing::info!(rows = total, what = what.name(), "deleted past retention");
         }
     }
-}
-
-#[derive(Clone, Copy)]
-enum Expiring {
-    Batches,
-    Runs,
-    /// Ended vendor pulls and the pages they kept.
-    Pulls,
 }
 
 /// Processes one job and acknowledges it unless it should be retried.

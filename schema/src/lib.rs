@@ -18,6 +18,7 @@ pub mod outbox;
 pub mod priority;
 pub mod provider_settings;
 pub mod refresh_tokens;
+pub mod retention;
 pub mod rollups;
 pub mod samples;
 pub mod sdk_batches;

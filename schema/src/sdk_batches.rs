@@ -221,20 +221,6 @@ pub async fn take_unannounced(
     rows.iter().map(|r| r.try_get(0).map_err(Into::into)).collect()
 }
 
-/// Deletes processed batches received more than `days` ago; returns how many.
-pub async fn delete_expired(db: &Db, days: i32, limit: i64) -> Result<u64> {
-    let client = db.client().await?;
-    Ok(client
-        .execute(
-            "delete from sdk_batches where id in (
-                 select id from sdk_batches
-                 where received_at < now() - make_interval(days => $1) and status <> 'queued'
-                 limit $2)",
-            &[&days, &limit],
-        )
-        .await?)
-}
-
 /// How many batches wait, and when the oldest of them arrived.
 pub async fn backlog(db: &Db) -> Result<(i64, Option<DateTime<Utc>>)> {
     let client = db.client().await?;

@@ -256,19 +256,3 @@ pub async fn recent_for_user(
         .map(from_row)
         .collect()
 }
-
-/// Deletes at most `limit` runs that ended more than `days` ago (the status endpoints show a
-/// day; the batches behind them are kept as long); returns how many.
-pub async fn delete_expired(db: &Db, days: i32, limit: i64) -> Result<u64> {
-    let client = db.client().await?;
-    Ok(client
-        .execute(
-            "delete from sync_runs where id in (
-                 select id from sync_runs
-                 where updated_at < now() - make_interval(days => $1)
-                   and status in ('success', 'partial', 'failed')
-                 limit $2)",
-            &[&days, &limit],
-        )
-        .await?)
-}

@@ -247,17 +247,3 @@ pub async fn pages(db: &Db, id: Uuid) -> Result<Vec<(String, i32, Vec<u8>)>> {
         .await?;
     rows.iter().map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?))).collect()
 }
-
-/// Deletes at most `limit` ended pulls (with their pages) older than `days`; returns how many.
-pub async fn delete_expired(db: &Db, days: i32, limit: i64) -> Result<u64> {
-    let client = db.client().await?;
-    Ok(client
-        .execute(
-            "delete from vendor_pulls where id in (
-                 select id from vendor_pulls
-                 where updated_at < now() - make_interval(days => $1) and status <> 'queued'
-                 limit $2)",
-            &[&days, &limit],
-        )
-        .await?)
-}
