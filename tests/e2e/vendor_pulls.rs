@@ -137,10 +137,24 @@ async fn oura_and(mode: Mode, every: u64) -> (Arc<Oura>, TestApp) {
 
 /// Connects `user` to Oura with `access` as its (valid for a day) access token.
 async fn connect(app: &TestApp, user: &str, access: &str) {
-    connect_as(app, user, access, None).await;
+    connect_to(app, user, "oura", access, None).await;
 }
 
-async fn connect_as(app: &TestApp, user: &str, access: &str, oura_user: Option<&str>) {
+/// The service with these vendor variables.
+async fn app_with(vars: &[(&str, String)]) -> TestApp {
+    let vars: std::collections::BTreeMap<String, String> =
+        vars.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+    TestApp::spawn_with(Mode::All, |s| s.vendor_variables = Some(vars)).await
+}
+
+/// Connects `user` to `provider` with `access` (valid for a day) as the vendor's `vendor_user`.
+async fn connect_to(
+    app: &TestApp,
+    user: &str,
+    provider: &str,
+    access: &str,
+    vendor_user: Option<&str>,
+) {
     let db = schema::Db::connect(&app.settings.database_url, 2).await.expect("pool");
     let keys = schema::sealed::MasterKeys::new(crate::util::MASTER_KEY, None).expect("key");
     let grant = schema::connections::Grant {
@@ -148,10 +162,12 @@ async fn connect_as(app: &TestApp, user: &str, access: &str, oura_user: Option<&
         refresh_token: Some("oura-refresh-1"),
         expires_at: Some(chrono::Utc::now() + chrono::Duration::days(1)),
         scope: None,
-        provider_user_id: oura_user,
+        provider_user_id: vendor_user,
     };
     let user_id: uuid::Uuid = user.parse().expect("uuid");
-    schema::connections::connect(&db, &keys, user_id, "oura", &grant, true).await.expect("connect");
+    schema::connections::connect(&db, &keys, user_id, provider, &grant, true)
+        .await
+        .expect("connect");
 }
 
 #[tokio::test]
@@ -328,7 +344,7 @@ async fn oura_webhooks_verify_their_signature_and_queue_a_pull() {
     let (_oura, app) = oura_and_app(3600).await;
     let key = app.api_key().await;
     let user = app.user(&key, json!({})).await;
-    connect_as(&app, &user, "oura-access-1", Some("oura-user-7")).await;
+    connect_to(&app, &user, "oura", "oura-access-1", Some("oura-user-7")).await;
     let hook = "/api/v1/providers/oura/webhooks";
 
     let r = app
@@ -440,30 +456,15 @@ async fn a_whoop_pull_stores_nights_workouts_cycles_and_recoveries_in_their_unit
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let base = format!("http://{}/developer", listener.local_addr().expect("addr"));
     tokio::spawn(async move { axum::serve(listener, api).await });
-    let app = TestApp::spawn_with(Mode::All, |s| {
-        let vars = [
-            ("WHOOP_CLIENT_ID", "whoop-app".to_string()),
-            ("WHOOP_CLIENT_SECRET", "whoop-secret".to_string()),
-            ("WHOOP_API_URL", base.clone()),
-        ];
-        s.vendor_variables = Some(vars.into_iter().map(|(k, v)| (k.to_string(), v)).collect());
-    })
+    let app = app_with(&[
+        ("WHOOP_CLIENT_ID", "whoop-app".into()),
+        ("WHOOP_CLIENT_SECRET", "whoop-secret".into()),
+        ("WHOOP_API_URL", base),
+    ])
     .await;
     let key = app.api_key().await;
     let user = app.user(&key, json!({})).await;
-    let db = schema::Db::connect(&app.settings.database_url, 2).await.expect("pool");
-    let keys = schema::sealed::MasterKeys::new(crate::util::MASTER_KEY, None).expect("key");
-    let grant = schema::connections::Grant {
-        access_token: "whoop-access",
-        refresh_token: Some("whoop-refresh"),
-        expires_at: Some(chrono::Utc::now() + chrono::Duration::hours(1)),
-        scope: None,
-        provider_user_id: Some("10129"),
-    };
-    let user_id: uuid::Uuid = user.parse().expect("uuid");
-    schema::connections::connect(&db, &keys, user_id, "whoop", &grant, true)
-        .await
-        .expect("connect");
+    connect_to(&app, &user, "whoop", "whoop-access", Some("10129")).await;
 
     let q = "summary_start_time=2026-03-09T00:00:00Z&summary_end_time=2026-03-11T00:00:00Z";
     let r =
@@ -517,4 +518,68 @@ async fn a_whoop_pull_stores_nights_workouts_cycles_and_recoveries_in_their_unit
         "select coalesce(sum(sample_count + total_count), 0)::int8 from daily_rollups where user_id = '{user}'"
     );
     assert_eq!(app.count(&rolled).await, samples);
+}
+
+/// Strava: a subscription handshake, an activity event pulled into a workout, and an athlete
+/// who removed the app ending the connection (`deregistration`).
+#[tokio::test]
+async fn strava_events_pull_activities_and_a_deauthorization_ends_the_connection() {
+    let activities = || async {
+        axum::Json(json!([{"id": 154504250376_i64, "name": "Evening Ride", "distance": 24000.0,
+            "elapsed_time": 3600, "sport_type": "Ride", "start_date": "2026-03-10T16:00:00Z",
+            "utc_offset": 3600.0, "average_heartrate": 138.0, "max_heartrate": 171.0}]))
+    };
+    let api =
+        axum::Router::new().route("/api/v3/athlete/activities", axum::routing::get(activities));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let base = format!("http://{}/api/v3", listener.local_addr().expect("addr"));
+    tokio::spawn(async move { axum::serve(listener, api).await });
+    let app = app_with(&[
+        ("STRAVA_CLIENT_ID", "strava-app".into()),
+        ("STRAVA_CLIENT_SECRET", "strava-secret".into()),
+        ("STRAVA_API_URL", base),
+        ("STRAVA_WEBHOOK_TOKEN", "STRAVA".into()),
+    ])
+    .await;
+    let key = app.api_key().await;
+    let user = app.user(&key, json!({})).await;
+    connect_to(&app, &user, "strava", "strava-access", Some("134815")).await;
+
+    let hook = "/api/v1/providers/strava/webhooks";
+    let none = crate::util::Auth::None;
+    let r = app
+        .get(
+            &format!("{hook}?hub.mode=subscribe&hub.challenge=15f7d1a9&hub.verify_token=STRAVA"),
+            &none,
+        )
+        .await;
+    assert_eq!((r.status, r.body.clone()), (200, json!({"hub.challenge": "15f7d1a9"})));
+    assert_eq!(
+        app.get(&format!("{hook}?hub.mode=subscribe&hub.challenge=x&hub.verify_token=nope"), &none)
+            .await
+            .status,
+        401
+    );
+
+    let created = json!({"aspect_type": "create", "event_time": 1773160000, "object_id": 154504250376_i64,
+        "object_type": "activity", "owner_id": 134815, "subscription_id": 1, "updates": {}});
+    let r = app.post(hook, &none, created).await;
+    assert_eq!((r.status, r.body["queued"].clone()), (200, json!(1)), "{}", r.body);
+    let task: uuid::Uuid =
+        app.db().await.query_one("select id from vendor_pulls", &[]).await.expect("pull").get(0);
+    assert_eq!(pull_done(&app, &task.to_string()).await.0, "done");
+    let ride = format!(
+        "select count(*) from workouts where user_id = '{user}' and type = 'cycling' and zone_offset = 60"
+    );
+    assert_eq!(app.count(&ride).await, 1);
+
+    let gone = json!({"aspect_type": "update", "event_time": 1773170000, "object_id": 134815,
+        "object_type": "athlete", "owner_id": 134815, "subscription_id": 1, "updates": {"authorized": "false"}});
+    assert_eq!(app.post(hook, &none, gone).await.status, 200);
+    let list = app.get(&format!("/api/v1/users/{user}/connections"), &key).await;
+    assert_eq!(list.body[0]["status"], "revoked", "{}", list.body);
+    let reason =
+        "select payload->'data'->>'reason' from outbox where event_type = 'connection.revoked'";
+    let rows = app.db().await.query(reason, &[]).await.expect("outbox");
+    assert!(rows.iter().any(|r| r.get::<_, String>(0) == "deregistration"));
 }

@@ -6,6 +6,7 @@ mod normal;
 pub mod oauth;
 pub mod oura;
 pub mod pulls;
+mod strava;
 pub mod tokens;
 mod webhook;
 mod whoop;
@@ -21,16 +22,34 @@ pub use oauth::{ClientAuth, Endpoints, OAuthError, OAuthSpec, Started, Tokens};
 /// A time window, `[start, end)`.
 pub type Window = (DateTime<Utc>, DateTime<Utc>);
 
+/// What a vendor is, as data.
+#[derive(Debug)]
+pub struct Info {
+    /// Its catalogue entry: identifier, name, how its data arrives.
+    pub provider: Provider,
+    /// How its OAuth works.
+    pub oauth: OAuthSpec,
+    /// Its data API's documented base URL.
+    pub api_url: &'static str,
+    /// The collections a pull reads, in order.
+    pub collections: &'static [&'static str],
+}
+
 /// A cloud vendor wearhouse takes data from.
 pub trait Vendor: Send + Sync {
-    /// Its catalogue entry: identifier, name, how its data arrives.
-    fn provider(&self) -> &'static Provider;
-    /// How its OAuth works.
-    fn oauth(&self) -> &'static OAuthSpec;
-    /// Its data API's documented base URL.
-    fn api_url(&self) -> &'static str;
-    /// The collections a pull reads, in order.
-    fn collections(&self) -> &'static [&'static str];
+    fn info(&self) -> &'static Info;
+    fn provider(&self) -> &'static Provider {
+        &self.info().provider
+    }
+    fn oauth(&self) -> &'static OAuthSpec {
+        &self.info().oauth
+    }
+    fn api_url(&self) -> &'static str {
+        self.info().api_url
+    }
+    fn collections(&self) -> &'static [&'static str] {
+        self.info().collections
+    }
     /// One page of `collection` over `window`, after the page token `next`.
     fn page_url(
         &self,
@@ -39,8 +58,8 @@ pub trait Vendor: Send + Sync {
         window: Window,
         next: Option<&str>,
     ) -> Result<url::Url, url::ParseError>;
-    /// The token of the page after this one, if any.
-    fn next_page(&self, page: &Value) -> Option<String>;
+    /// The token of the page after this one (read with `current`), if any.
+    fn next_page(&self, page: &Value, current: Option<&str>) -> Option<String>;
     /// Adds one page of `collection` to the batch.
     fn map_page(&self, collection: &str, page: &Value, out: &mut Normalised);
     /// Where the vendor says who the user is (read once at connection), and the id in it.
@@ -62,6 +81,10 @@ pub trait Vendor: Send + Sync {
     ) -> bool;
     /// What a notification asks to pull: the vendor's user id and a window.
     fn webhook_pulls(&self, body: &Value) -> Vec<(String, Window)>;
+    /// The vendor's user that a notification says removed the app (deregistration), if any.
+    fn webhook_deregistered(&self, _body: &Value) -> Option<String> {
+        None
+    }
     /// How to revoke `access_token` at the vendor, if it offers that.
     fn revoke(&self, ends: &Endpoints, access_token: &str) -> Option<Revoke>;
 }
@@ -102,7 +125,7 @@ pub async fn revoke_at_vendor(
 }
 
 /// Every vendor with an adapter.
-pub static VENDORS: &[&dyn Vendor] = &[&oura::Oura, &whoop::Whoop];
+pub static VENDORS: &[&dyn Vendor] = &[&oura::Oura, &whoop::Whoop, &strava::Strava];
 
 /// Exact (case-sensitive) lookup.
 pub fn by_slug(slug: &str) -> Option<&'static dyn Vendor> {

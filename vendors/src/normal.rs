@@ -52,6 +52,16 @@ impl Device {
     }
 }
 
+/// Drops a record that does not read, and reports it with the start of it.
+pub(crate) fn unreadable(out: &mut Normalised, reason: &'static str, row: &serde_json::Value) {
+    out.report.drop(reason, Some(row.to_string().chars().take(200).collect()));
+}
+
+/// An id the vendor sends as a number or a string, as a string.
+pub(crate) fn id_text(v: &serde_json::Value) -> String {
+    v.as_str().map_or_else(|| v.to_string(), str::to_string)
+}
+
 /// The test helper both mappings' tests use: the samples of one series.
 #[cfg(test)]
 pub(crate) fn values(out: &Normalised, series: i16) -> Vec<(DateTime<Utc>, f64, Option<i16>)> {

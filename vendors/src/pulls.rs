@@ -244,7 +244,7 @@ impl Puller {
                     return Ok(Outcome::Fail(format!("{slug} answered {collection} with no JSON")));
                 };
                 vendor.map_page(collection, &page, &mut n);
-                next = vendor.next_page(&page);
+                next = vendor.next_page(&page, next.as_deref());
                 let packed = zstd::encode_all(&body[..], 3).unwrap_or_default();
                 pages.push((collection, seq, packed));
                 if next.is_none() {

@@ -8,6 +8,18 @@ pub(crate) fn same(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
+/// A subscription handshake: when `given` is the token we gave the vendor, the answer that
+/// echoes its `challenge` under `key`.
+pub(crate) fn echo(
+    expected: Option<&str>,
+    given: Option<String>,
+    challenge: Option<String>,
+    key: &str,
+) -> Option<serde_json::Value> {
+    let (expected, given, challenge) = (expected?, given?, challenge?);
+    same(expected.as_bytes(), given.as_bytes()).then(|| serde_json::json!({ key: challenge }))
+}
+
 /// Whether `signature` (hex, any case) is the HMAC-SHA256 with `key` over the `parts` in order.
 pub(crate) fn hmac_sha256_hex(key: &str, parts: &[&[u8]], signature: &str) -> bool {
     let Ok(expected) = hex::decode(signature.trim().to_ascii_lowercase()) else { return false };

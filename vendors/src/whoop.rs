@@ -14,41 +14,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::normal::Device;
-use crate::{ClientAuth, Endpoints, OAuthSpec, Revoke, Vendor, Window};
+use crate::{ClientAuth, Endpoints, Info, OAuthSpec, Revoke, Vendor, Window};
 
 pub(crate) struct Whoop;
-
-static PROVIDER: Provider = Provider {
-    slug: "whoop",
-    name: "Whoop",
-    has_cloud_api: true,
-    live_sync_mode: Some(LiveSyncMode::Webhook),
-    live_sync_configurable: true,
-    capabilities: Capabilities {
-        rest_pull: true,
-        webhook_stream: false,
-        webhook_ping: true,
-        webhook_callback: false,
-        max_historical_days: None,
-    },
-};
-
-static OAUTH: OAuthSpec = OAuthSpec {
-    authorize_url: "https://api.prod.whoop.com/oauth/oauth2/auth",
-    token_url: "https://api.prod.whoop.com/oauth/oauth2/token",
-    // `offline` for a refresh token; `read:profile` for the user's id (webhooks name it).
-    scopes: &[
-        "offline",
-        "read:recovery",
-        "read:cycles",
-        "read:workout",
-        "read:sleep",
-        "read:profile",
-        "read:body_measurement",
-    ],
-    pkce: false,
-    client_auth: ClientAuth::Body,
-};
 
 const SLEEP: &str = "v2/activity/sleep";
 const WORKOUT: &str = "v2/activity/workout";
@@ -67,21 +35,44 @@ const HRV_RMSSD: i16 = id("heart_rate_variability_rmssd");
 const SPO2: i16 = id("oxygen_saturation");
 const SKIN_TEMPERATURE: i16 = id("skin_temperature");
 
+static INFO: Info = Info {
+    provider: Provider {
+        slug: "whoop",
+        name: "Whoop",
+        has_cloud_api: true,
+        live_sync_mode: Some(LiveSyncMode::Webhook),
+        live_sync_configurable: true,
+        capabilities: Capabilities {
+            rest_pull: true,
+            webhook_stream: false,
+            webhook_ping: true,
+            webhook_callback: false,
+            max_historical_days: None,
+        },
+    },
+    oauth: OAuthSpec {
+        authorize_url: "https://api.prod.whoop.com/oauth/oauth2/auth",
+        token_url: "https://api.prod.whoop.com/oauth/oauth2/token",
+        // `offline` for a refresh token; `read:profile` for the user's id (webhooks name it).
+        scopes: &[
+            "offline",
+            "read:recovery",
+            "read:cycles",
+            "read:workout",
+            "read:sleep",
+            "read:profile",
+            "read:body_measurement",
+        ],
+        pkce: false,
+        client_auth: ClientAuth::Body,
+    },
+    api_url: "https://api.prod.whoop.com/developer",
+    collections: &COLLECTIONS,
+};
+
 impl Vendor for Whoop {
-    fn provider(&self) -> &'static Provider {
-        &PROVIDER
-    }
-
-    fn oauth(&self) -> &'static OAuthSpec {
-        &OAUTH
-    }
-
-    fn api_url(&self) -> &'static str {
-        "https://api.prod.whoop.com/developer"
-    }
-
-    fn collections(&self) -> &'static [&'static str] {
-        &COLLECTIONS
+    fn info(&self) -> &'static Info {
+        &INFO
     }
 
     /// `start` inclusive, `end` exclusive, 25 a page (the most WHOOP gives), `nextToken`.
@@ -105,7 +96,7 @@ impl Vendor for Whoop {
         Ok(url)
     }
 
-    fn next_page(&self, page: &Value) -> Option<String> {
+    fn next_page(&self, page: &Value, _: Option<&str>) -> Option<String> {
         page.get("next_token").and_then(Value::as_str).filter(|t| !t.is_empty()).map(str::to_string)
     }
 
@@ -124,10 +115,7 @@ impl Vendor for Whoop {
                 _ => Some(()),
             };
             if ok.is_none() {
-                out.report.drop(
-                    "unreadable Whoop record",
-                    Some(row.to_string().chars().take(200).collect()),
-                );
+                crate::normal::unreadable(out, "unreadable Whoop record", row);
             }
         }
     }
@@ -137,7 +125,7 @@ impl Vendor for Whoop {
     }
 
     fn user_id(&self, body: &Value) -> Option<String> {
-        body.get("user_id").map(|v| v.to_string().trim_matches('"').to_string())
+        body.get("user_id").map(crate::normal::id_text)
     }
 
     /// Subscriptions are made in WHOOP's dashboard: no handshake.
@@ -172,8 +160,7 @@ impl Vendor for Whoop {
     /// `{user_id, id, type, trace_id}` names no time: the user's last three days are pulled,
     /// which reads the changed sleep, workout or recovery whatever it is.
     fn webhook_pulls(&self, body: &Value) -> Vec<(String, Window)> {
-        let Some(user) = body.get("user_id").map(|v| v.to_string().trim_matches('"').to_string())
-        else {
+        let Some(user) = body.get("user_id").map(crate::normal::id_text) else {
             return Vec::new();
         };
         let now = Utc::now();
@@ -268,7 +255,7 @@ fn sleep(row: &Value, out: &mut Normalised) -> Option<()> {
     }
     let source = strap(out);
     out.note_offset(end, zone);
-    let external_id = s.id.as_str().map(str::to_string).or_else(|| Some(s.id.to_string()));
+    let external_id = Some(crate::normal::id_text(&s.id));
     out.sleep.push(SleepSession { source, intervals, zone_offset: zone, external_id });
     if let Some(rate) = score.and_then(|sc| sc.get("respiratory_rate")).and_then(Value::as_f64) {
         push(out, RESPIRATORY_RATE, end, zone, rate, false);

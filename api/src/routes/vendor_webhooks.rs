@@ -88,6 +88,14 @@ async fn notify(
     let value: Value = serde_json::from_slice(&body)
         .map_err(|e| ApiError::bad_request(format!("JSON decode error - {e}")))?;
     let slug = vendor.provider().slug;
+    if let Some(vendor_user) = vendor.webhook_deregistered(&value) {
+        // The user removed the app at the vendor: the connection ends, and says why.
+        let reason = schema::connections::RevokeReason::Deregistration;
+        for user in schema::connections::users_of(&state.db, slug, &vendor_user).await? {
+            schema::connections::revoke(&state.db, user, slug, reason, state.config.outbox).await?;
+        }
+        return Ok(Json(NotifiedOut { queued: 0 }));
+    }
     let mut queued = 0;
     for (vendor_user, window) in vendor.webhook_pulls(&value) {
         // A user of the vendor we do not know (disconnected since): nothing to do, and the

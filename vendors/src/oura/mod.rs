@@ -7,7 +7,7 @@ use ingest::Normalised;
 use schema::catalogue::providers::{Capabilities, LiveSyncMode, Provider};
 use serde_json::Value;
 
-use crate::{ClientAuth, OAuthSpec, Vendor};
+use crate::{ClientAuth, Info, OAuthSpec, Vendor};
 use map::Collection;
 
 const COLLECTIONS: [Collection; 6] = [
@@ -28,46 +28,37 @@ fn collection(path: &str) -> Option<Collection> {
 
 pub(crate) struct Oura;
 
-static PROVIDER: Provider = Provider {
-    slug: "oura",
-    name: "Oura",
-    has_cloud_api: true,
-    live_sync_mode: Some(LiveSyncMode::Pull),
-    live_sync_configurable: true,
-    capabilities: Capabilities {
-        rest_pull: true,
-        webhook_stream: true,
-        webhook_ping: false,
-        webhook_callback: false,
-        max_historical_days: None,
+static INFO: Info = Info {
+    provider: Provider {
+        slug: "oura",
+        name: "Oura",
+        has_cloud_api: true,
+        live_sync_mode: Some(LiveSyncMode::Pull),
+        live_sync_configurable: true,
+        capabilities: Capabilities {
+            rest_pull: true,
+            webhook_stream: true,
+            webhook_ping: false,
+            webhook_callback: false,
+            max_historical_days: None,
+        },
     },
-};
-
-static OAUTH: OAuthSpec = OAuthSpec {
-    authorize_url: "https://cloud.ouraring.com/oauth/authorize",
-    token_url: "https://api.ouraring.com/oauth/token",
-    // What the mapping needs; `email` and `tag` are not asked for. The OpenAPI document says
-    // `spo2Daily` (some pages say `spo2`): docs/vendors/oura.md.
-    scopes: &["personal", "daily", "heartrate", "workout", "session", "spo2Daily"],
-    pkce: false,
-    client_auth: ClientAuth::Body,
+    oauth: OAuthSpec {
+        authorize_url: "https://cloud.ouraring.com/oauth/authorize",
+        token_url: "https://api.ouraring.com/oauth/token",
+        // What the mapping needs; `email` and `tag` are not asked for. The OpenAPI document says
+        // `spo2Daily` (some pages say `spo2`): docs/vendors/oura.md.
+        scopes: &["personal", "daily", "heartrate", "workout", "session", "spo2Daily"],
+        pkce: false,
+        client_auth: ClientAuth::Body,
+    },
+    api_url: "https://api.ouraring.com",
+    collections: &PATHS,
 };
 
 impl Vendor for Oura {
-    fn provider(&self) -> &'static Provider {
-        &PROVIDER
-    }
-
-    fn oauth(&self) -> &'static OAuthSpec {
-        &OAUTH
-    }
-
-    fn api_url(&self) -> &'static str {
-        "https://api.ouraring.com"
-    }
-
-    fn collections(&self) -> &'static [&'static str] {
-        &PATHS
+    fn info(&self) -> &'static Info {
+        &INFO
     }
 
     /// Daily collections take dates, read in the user's own zone, and a date-only end leaves
@@ -99,7 +90,7 @@ impl Vendor for Oura {
         Ok(url)
     }
 
-    fn next_page(&self, page: &Value) -> Option<String> {
+    fn next_page(&self, page: &Value, _: Option<&str>) -> Option<String> {
         page.get("next_token").and_then(Value::as_str).filter(|t| !t.is_empty()).map(str::to_string)
     }
 
@@ -125,11 +116,12 @@ impl Vendor for Oura {
         ends: &crate::Endpoints,
         query: &dyn Fn(&str) -> Option<String>,
     ) -> Option<Value> {
-        let expected = ends.webhook_token.as_deref()?;
-        let given = query("verification_token")?;
-        let challenge = query("challenge")?;
-        crate::webhook::same(expected.as_bytes(), given.as_bytes())
-            .then(|| serde_json::json!({ "challenge": challenge }))
+        crate::webhook::echo(
+            ends.webhook_token.as_deref(),
+            query("verification_token"),
+            query("challenge"),
+            "challenge",
+        )
     }
 
     /// `x-oura-signature`: HMAC-SHA256 with the client secret over `x-oura-timestamp` and the

@@ -1,0 +1,303 @@
+//! Strava: API v3. Facts and their sources: `docs/vendors/strava.md`.
+//!
+//! Strava holds activities only (no sleep, daily totals, HRV or SpO2): each activity becomes a
+//! workout. Times are UTC (`start_date`); the offset is `utc_offset` in seconds;
+//! `start_date_local` is wall-clock time printed with a `Z` and is not read.
+
+use chrono::{DateTime, Duration, Utc};
+use ingest::{Normalised, Workout};
+use schema::catalogue::providers::{Capabilities, LiveSyncMode, Provider};
+use schema::workouts::WorkoutRow;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::normal::Device;
+use crate::{ClientAuth, Endpoints, Info, OAuthSpec, Revoke, Vendor, Window};
+
+pub(crate) struct Strava;
+
+const ACTIVITIES: &str = "athlete/activities";
+static COLLECTIONS: [&str; 1] = [ACTIVITIES];
+/// The most Strava gives a page.
+const PER_PAGE: usize = 200;
+
+const DEVICE: Device = Device {
+    provider: "strava",
+    model: "Strava",
+    manufacturer: "Strava",
+    source: "Strava",
+    device_type: "app",
+};
+
+static INFO: Info = Info {
+    provider: Provider {
+        slug: "strava",
+        name: "Strava",
+        has_cloud_api: true,
+        live_sync_mode: Some(LiveSyncMode::Webhook),
+        live_sync_configurable: true,
+        capabilities: Capabilities {
+            rest_pull: true,
+            webhook_stream: false,
+            webhook_ping: true,
+            webhook_callback: false,
+            max_historical_days: None,
+        },
+    },
+    oauth: OAuthSpec {
+        authorize_url: "https://www.strava.com/oauth/authorize",
+        token_url: "https://www.strava.com/oauth/token",
+        // Strava separates scopes with commas: one scope parameter, as it expects it.
+        scopes: &["read,activity:read_all,profile:read_all"],
+        pkce: false,
+        client_auth: ClientAuth::Body,
+    },
+    api_url: "https://www.strava.com/api/v3",
+    collections: &COLLECTIONS,
+};
+
+impl Vendor for Strava {
+    fn info(&self) -> &'static Info {
+        &INFO
+    }
+
+    /// `after`/`before` in epoch seconds, `page` from 1.
+    fn page_url(
+        &self,
+        api_url: &str,
+        collection: &str,
+        (start, end): Window,
+        next: Option<&str>,
+    ) -> Result<url::Url, url::ParseError> {
+        let mut url = url::Url::parse(&format!("{}/{collection}", api_url.trim_end_matches('/')))?;
+        url.query_pairs_mut()
+            .append_pair("after", &start.timestamp().to_string())
+            .append_pair("before", &end.timestamp().to_string())
+            .append_pair("page", next.unwrap_or("1"))
+            .append_pair("per_page", &PER_PAGE.to_string());
+        Ok(url)
+    }
+
+    /// A full page may have a next one; a shorter one is the last.
+    fn next_page(&self, page: &Value, current: Option<&str>) -> Option<String> {
+        let n = page.as_array()?.len();
+        let current: u32 = current.and_then(|c| c.parse().ok()).unwrap_or(1);
+        (n >= PER_PAGE).then(|| (current + 1).to_string())
+    }
+
+    fn map_page(&self, _: &str, page: &Value, out: &mut Normalised) {
+        let rows = page.as_array().map(Vec::as_slice).unwrap_or_default();
+        out.report.received(ACTIVITIES, rows.len() as u64);
+        for row in rows {
+            if activity(row, out).is_none() {
+                crate::normal::unreadable(out, "unreadable Strava activity", row);
+            }
+        }
+    }
+
+    fn user_url(&self, api_url: &str) -> Option<String> {
+        Some(format!("{}/athlete", api_url.trim_end_matches('/')))
+    }
+
+    fn user_id(&self, body: &Value) -> Option<String> {
+        body.get("id").map(crate::normal::id_text)
+    }
+
+    /// `GET ?hub.mode=subscribe&hub.challenge=…&hub.verify_token=…`: the token given when
+    /// subscribing, echoed; the answer `{"hub.challenge": …}`.
+    fn webhook_challenge(
+        &self,
+        ends: &Endpoints,
+        query: &dyn Fn(&str) -> Option<String>,
+    ) -> Option<Value> {
+        crate::webhook::echo(
+            ends.webhook_token.as_deref(),
+            query("hub.verify_token"),
+            query("hub.challenge"),
+            "hub.challenge",
+        )
+    }
+
+    /// Strava does not sign its events (the subscription handshake and the callback URL are
+    /// the protection): an event must at least be one.
+    fn webhook_verified(
+        &self,
+        _: &Endpoints,
+        _: &dyn Fn(&str) -> Option<String>,
+        body: &[u8],
+    ) -> bool {
+        serde_json::from_slice::<Value>(body)
+            .ok()
+            .is_some_and(|v| v.get("owner_id").is_some() && v.get("object_type").is_some())
+    }
+
+    /// An activity created or changed: the week before the event is pulled (an activity can be
+    /// uploaded days after it happened).
+    fn webhook_pulls(&self, body: &Value) -> Vec<(String, Window)> {
+        if body.get("object_type").and_then(Value::as_str) != Some("activity") {
+            return Vec::new();
+        }
+        let owner = body.get("owner_id").map(crate::normal::id_text);
+        let at = body
+            .get("event_time")
+            .and_then(Value::as_i64)
+            .and_then(|t| DateTime::from_timestamp(t, 0));
+        match (owner, at) {
+            (Some(owner), Some(at)) => {
+                vec![(owner, (at - Duration::days(7), at + Duration::hours(1)))]
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// `object_type: athlete` with `updates.authorized: "false"` (and, as other systems read
+    /// it, `aspect_type: delete`).
+    fn webhook_deregistered(&self, body: &Value) -> Option<String> {
+        if body.get("object_type").and_then(Value::as_str) != Some("athlete") {
+            return None;
+        }
+        let revoked = body.pointer("/updates/authorized").and_then(Value::as_str) == Some("false")
+            || body.get("aspect_type").and_then(Value::as_str) == Some("delete");
+        revoked.then(|| body.get("owner_id").map(crate::normal::id_text)).flatten()
+    }
+
+    /// `POST /oauth/deauthorize?access_token=…` beside the token endpoint.
+    fn revoke(&self, ends: &Endpoints, access_token: &str) -> Option<Revoke> {
+        let base = ends.token_url.strip_suffix("/oauth/token")?;
+        let mut url = url::Url::parse(&format!("{base}/oauth/deauthorize")).ok()?;
+        url.query_pairs_mut().append_pair("access_token", access_token);
+        Some(Revoke { method: reqwest::Method::POST, url, bearer: false })
+    }
+}
+
+#[derive(Deserialize)]
+struct Activity {
+    id: Value,
+    sport_type: Option<String>,
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    start_date: String,
+    elapsed_time: i64,
+    utc_offset: Option<f64>,
+    distance: Option<f64>,
+    total_elevation_gain: Option<f64>,
+    average_speed: Option<f64>,
+    max_speed: Option<f64>,
+    average_heartrate: Option<f64>,
+    max_heartrate: Option<f64>,
+    calories: Option<f64>,
+    kilojoules: Option<f64>,
+    name: Option<String>,
+    elev_high: Option<f64>,
+    elev_low: Option<f64>,
+}
+
+/// Strava's sport types that are not the unified name in snake case.
+fn kind(sport: &str) -> Option<&'static str> {
+    let known = [
+        ("Run", "running"),
+        ("TrailRun", "trail_running"),
+        ("VirtualRun", "running"),
+        ("Ride", "cycling"),
+        ("VirtualRide", "cycling"),
+        ("MountainBikeRide", "cycling"),
+        ("GravelRide", "cycling"),
+        ("EBikeRide", "cycling"),
+        ("Walk", "walking"),
+        ("Hike", "hiking"),
+        ("Swim", "swimming"),
+        ("WeightTraining", "strength_training"),
+        ("Rowing", "rowing"),
+        ("Yoga", "yoga"),
+        ("Workout", "generic"),
+    ];
+    if let Some((_, k)) = known.iter().find(|(s, _)| *s == sport) {
+        return Some(k);
+    }
+    let mut snake = String::new();
+    for (i, c) in sport.chars().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 {
+            snake.push('_');
+        }
+        snake.push(c.to_ascii_lowercase());
+    }
+    schema::catalogue::workout_types::unified(Some(&snake))
+}
+
+fn activity(row: &Value, out: &mut Normalised) -> Option<()> {
+    let a = Activity::deserialize(row).ok()?;
+    let start = DateTime::parse_from_rfc3339(&a.start_date).ok()?.with_timezone(&Utc);
+    let seconds = i32::try_from(a.elapsed_time).ok().filter(|s| *s > 0)?;
+    let end = start + Duration::seconds(a.elapsed_time);
+    let offset = a.utc_offset.and_then(|s| i16::try_from((s / 60.0).round() as i64).ok());
+    let sport = a.sport_type.or(a.kind);
+    let source = DEVICE.source(out);
+    out.note_offset(end, offset);
+    let row = WorkoutRow {
+        data_source_id: uuid::Uuid::nil(),
+        external_id: Some(crate::normal::id_text(&a.id)),
+        kind: sport.as_deref().and_then(kind).map(str::to_string),
+        start_time: start,
+        end_time: end,
+        zone_offset: offset,
+        duration_seconds: seconds,
+        // Only the detail has calories; a ride's kilojoules are work done, not energy burned.
+        calories_kcal: a.calories,
+        distance_meters: a.distance,
+        steps: None,
+        avg_heart_rate_bpm: a.average_heartrate,
+        max_heart_rate_bpm: a.max_heartrate,
+        min_heart_rate_bpm: None,
+        avg_speed_m_per_s: a.average_speed,
+        max_speed_m_per_s: a.max_speed,
+        elevation_gain_meters: a.total_elevation_gain,
+        max_altitude_meters: a.elev_high,
+        min_altitude_meters: a.elev_low,
+        notes: a.name,
+        statistics: json!({"kilojoules": a.kilojoules, "sport_type": sport}),
+        route: None,
+    };
+    out.workouts.push(Workout { source, row });
+    Some(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn activities_become_workouts_at_their_offset_and_pages_follow_while_full() {
+        let page = json!([{"id": 154504250376_i64, "name": "Morning Run", "distance": 5012.3,
+            "moving_time": 1560, "elapsed_time": 1612, "total_elevation_gain": 12.0,
+            "sport_type": "TrailRun", "type": "Run", "start_date": "2026-03-10T05:30:00Z",
+            "start_date_local": "2026-03-10T07:30:00Z", "timezone": "(GMT+02:00) Europe/Helsinki",
+            "utc_offset": 7200.0, "average_speed": 3.11, "max_speed": 4.2,
+            "average_heartrate": 151.2, "max_heartrate": 178.0, "elev_high": 50.0, "elev_low": 38.0}]);
+        let mut out = Normalised { provider: "strava", ..Normalised::default() };
+        Strava.map_page(ACTIVITIES, &page, &mut out);
+        let w = &out.workouts[0].row;
+        assert_eq!(w.kind.as_deref(), Some("trail_running"));
+        assert_eq!((w.zone_offset, w.duration_seconds), (Some(120), 1612));
+        assert_eq!(w.end_time, crate::normal::at("2026-03-10T05:56:52Z"));
+        assert_eq!((w.distance_meters, w.avg_heart_rate_bpm), (Some(5012.3), Some(151.2)));
+        assert_eq!(w.external_id.as_deref(), Some("154504250376"));
+        assert_eq!(Strava.next_page(&page, None), None, "a short page is the last");
+        let full = Value::Array(vec![json!({}); PER_PAGE]);
+        assert_eq!(Strava.next_page(&full, Some("3")).as_deref(), Some("4"));
+    }
+
+    #[test]
+    fn events_ask_for_pulls_or_end_the_connection() {
+        let created = json!({"aspect_type": "create", "event_time": 1773120000, "object_id": 1,
+            "object_type": "activity", "owner_id": 134815, "subscription_id": 120475, "updates": {}});
+        let pulls = Strava.webhook_pulls(&created);
+        assert_eq!(pulls.len(), 1);
+        assert_eq!(pulls[0].0, "134815");
+        assert_eq!(pulls[0].1.1 - pulls[0].1.0, Duration::days(7) + Duration::hours(1));
+        let gone = json!({"aspect_type": "update", "event_time": 1773120000, "object_id": 134815,
+            "object_type": "athlete", "owner_id": 134815, "updates": {"authorized": "false"}});
+        assert_eq!(Strava.webhook_deregistered(&gone).as_deref(), Some("134815"));
+        assert!(Strava.webhook_pulls(&gone).is_empty());
+        assert_eq!(Strava.webhook_deregistered(&created), None);
+    }
+}
