@@ -4,7 +4,7 @@
 //! over, or the sweeper announces the still-queued row again. Everything is written in one
 //! transaction with the pull marked done, so a pull is stored once.
 //!
-//! A vendor that answers 429 is waited for (its `Retry-After`, else a minute) and the pull
+//! A vendor that answers 429 is waited for (`rate_limit_wait`) and the pull
 //! resumes then, from the start: pages already read are read again and store nothing twice.
 //! Other failures back off (2^attempts minutes, at most an hour) up to `MAX_ATTEMPTS`.
 
@@ -217,13 +217,7 @@ impl Puller {
                 };
                 let status = response.status();
                 if status == reqwest::StatusCode::TOO_MANY_REQUESTS {
-                    let wait = response
-                        .headers()
-                        .get(reqwest::header::RETRY_AFTER)
-                        .and_then(|v| v.to_str().ok())
-                        .and_then(|v| v.trim().parse::<i64>().ok())
-                        .unwrap_or(60)
-                        .clamp(1, 3600);
+                    let wait = rate_limit_wait(response.headers());
                     let at = Utc::now() + chrono::Duration::seconds(wait);
                     return Ok(Outcome::Later(at, format!("{slug} asked to wait {wait} s (429)")));
                 }
@@ -337,6 +331,15 @@ impl Puller {
     }
 }
 
+/// How long a vendor's 429 asks to wait, in seconds (1 s to an hour): its `Retry-After`, else
+/// the seconds until its window resets (`X-RateLimit-Reset`, as WHOOP sends it), else a minute.
+fn rate_limit_wait(headers: &reqwest::header::HeaderMap) -> i64 {
+    let seconds = |name: &str| {
+        headers.get(name).and_then(|v| v.to_str().ok()).and_then(|v| v.trim().parse::<i64>().ok())
+    };
+    seconds("retry-after").or_else(|| seconds("x-ratelimit-reset")).unwrap_or(60).clamp(1, 3600)
+}
+
 /// The body, refused past `MAX_PAGE_BYTES`.
 async fn read_bounded(mut response: reqwest::Response) -> Result<Vec<u8>, String> {
     let mut body = Vec::new();
@@ -409,4 +412,23 @@ pub async fn reprocess_user(
         tx.commit().await?;
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use reqwest::header::{HeaderMap, HeaderValue};
+
+    use super::*;
+
+    #[test]
+    fn a_429_is_waited_out_as_the_vendor_says() {
+        let mut h = HeaderMap::new();
+        assert_eq!(rate_limit_wait(&h), 60, "nothing said: a minute");
+        h.insert("x-ratelimit-reset", HeaderValue::from_static("17"));
+        assert_eq!(rate_limit_wait(&h), 17);
+        h.insert("retry-after", HeaderValue::from_static("5"));
+        assert_eq!(rate_limit_wait(&h), 5, "Retry-After first");
+        h.insert("retry-after", HeaderValue::from_static("999999"));
+        assert_eq!(rate_limit_wait(&h), 3600, "at most an hour");
+    }
 }
