@@ -115,6 +115,29 @@ pub async fn health(db: &Db, user_id: Uuid) -> Result<Vec<(String, PullHealth)>>
         .collect()
 }
 
+/// Queues a pull unless one already queued for the user and provider covers `window` (a
+/// burst of notifications makes one pull, not one each); returns the new pull's id, if any.
+pub async fn insert_unless_covered(
+    db: &Db,
+    user_id: Uuid,
+    provider: &str,
+    window: (DateTime<Utc>, DateTime<Utc>),
+) -> Result<Option<Uuid>> {
+    let id = Uuid::now_v7();
+    let client = db.client().await?;
+    let n = client
+        .execute(
+            "insert into vendor_pulls (id, user_id, provider, window_start, window_end)
+             select $1, $2, $3, $4, $5
+             where not exists (select 1 from vendor_pulls
+                               where user_id = $2 and provider = $3 and status = 'queued'
+                                 and window_start <= $4 and window_end >= $5)",
+            &[&id, &user_id, &provider, &window.0, &window.1],
+        )
+        .await?;
+    Ok((n == 1).then_some(id))
+}
+
 /// Queues a pull; returns its id (its sync run's id).
 pub async fn insert(
     db: &Db,
@@ -148,37 +171,41 @@ pub async fn get(db: &Db, id: Uuid) -> Result<Option<Pull>> {
     row.as_ref().map(from_row).transpose()
 }
 
-/// Counts an attempt and sets when the next may start; returns the attempts so far.
+/// Sets when a queued pull may start again (counting an attempt when `count`); returns the
+/// attempts so far (0 when the pull is no longer queued: another worker ended it).
 pub async fn defer(
     client: &impl GenericClient,
     id: Uuid,
     until: DateTime<Utc>,
     error: Option<&str>,
+    count: bool,
 ) -> Result<i32> {
     let row = client
-        .query_one(
-            "update vendor_pulls set attempts = attempts + 1, not_before = $2,
+        .query_opt(
+            "update vendor_pulls set attempts = attempts + $4::int, not_before = $2,
                  last_error = coalesce($3, last_error), updated_at = now()
-             where id = $1 returning attempts",
-            &[&id, &until, &error],
+             where id = $1 and status = 'queued' returning attempts",
+            &[&id, &until, &error, &i32::from(count)],
         )
         .await?;
-    Ok(row.try_get(0)?)
+    row.map_or(Ok(0), |r| Ok(r.try_get(0)?))
 }
 
+/// Ends a queued pull; false when it was not queued (another worker ended it first).
 pub async fn finish(
     client: &impl GenericClient,
     id: Uuid,
     status: PullStatus,
     error: Option<&str>,
-) -> Result<()> {
-    client
+) -> Result<bool> {
+    let n = client
         .execute(
-            "update vendor_pulls set status = $2, last_error = $3, updated_at = now() where id = $1",
+            "update vendor_pulls set status = $2, last_error = $3, updated_at = now()
+             where id = $1 and status = 'queued'",
             &[&id, &status, &error],
         )
         .await?;
-    Ok(())
+    Ok(n == 1)
 }
 
 /// Keeps one page as the vendor answered it.

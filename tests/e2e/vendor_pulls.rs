@@ -201,7 +201,7 @@ async fn an_oura_pull_waits_out_a_429_stores_every_page_once_and_a_repull_stores
     let task = r.str("task_id");
     let (status, attempts) = pull_done(&app, &task).await;
     assert_eq!(status, "done");
-    assert_eq!(attempts, 1, "one wait for the 429");
+    assert_eq!(attempts, 0, "waiting out a 429 is no failed attempt");
     assert_eq!(oura.activity_calls.load(Ordering::SeqCst), 2);
 
     let per_user = |table: &str| format!("select count(*) from {table} where user_id = '{user}'");
@@ -524,13 +524,31 @@ async fn a_whoop_pull_stores_nights_workouts_cycles_and_recoveries_in_their_unit
 /// who removed the app ending the connection (`deregistration`).
 #[tokio::test]
 async fn strava_events_pull_activities_and_a_deauthorization_ends_the_connection() {
-    let activities = || async {
+    // One activity on page 1, then an empty page: Strava's end.
+    let activities = |Query(q): Query<std::collections::HashMap<String, String>>| async move {
+        if q.get("page").map(String::as_str) != Some("1") {
+            return axum::Json(json!([]));
+        }
         axum::Json(json!([{"id": 154504250376_i64, "name": "Evening Ride", "distance": 24000.0,
             "elapsed_time": 3600, "sport_type": "Ride", "start_date": "2026-03-10T16:00:00Z",
             "utc_offset": 3600.0, "average_heartrate": 138.0, "max_heartrate": 171.0}]))
     };
-    let api =
-        axum::Router::new().route("/api/v3/athlete/activities", axum::routing::get(activities));
+    // The athlete's token works until the athlete removes the app.
+    let removed = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let gone_at_strava = removed.clone();
+    let athlete = move || {
+        let removed = gone_at_strava.clone();
+        async move {
+            if removed.load(Ordering::SeqCst) {
+                StatusCode::UNAUTHORIZED.into_response()
+            } else {
+                axum::Json(json!({"id": 134815})).into_response()
+            }
+        }
+    };
+    let api = axum::Router::new()
+        .route("/api/v3/athlete/activities", axum::routing::get(activities))
+        .route("/api/v3/athlete", axum::routing::get(athlete));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let base = format!("http://{}/api/v3", listener.local_addr().expect("addr"));
     tokio::spawn(async move { axum::serve(listener, api).await });
@@ -575,6 +593,11 @@ async fn strava_events_pull_activities_and_a_deauthorization_ends_the_connection
 
     let gone = json!({"aspect_type": "update", "event_time": 1773170000, "object_id": 134815,
         "object_type": "athlete", "owner_id": 134815, "subscription_id": 1, "updates": {"authorized": "false"}});
+    // Strava does not sign: a forged notice while the token still works ends nothing.
+    assert_eq!(app.post(hook, &none, gone.clone()).await.status, 200);
+    let list = app.get(&format!("/api/v1/users/{user}/connections"), &key).await;
+    assert_eq!(list.body[0]["status"], "active", "{}", list.body);
+    removed.store(true, Ordering::SeqCst);
     assert_eq!(app.post(hook, &none, gone).await.status, 200);
     let list = app.get(&format!("/api/v1/users/{user}/connections"), &key).await;
     assert_eq!(list.body[0]["status"], "revoked", "{}", list.body);

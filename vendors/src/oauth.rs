@@ -129,8 +129,18 @@ fn tokens(response: &oauth2::basic::BasicTokenResponse) -> Tokens {
 fn classify<RE: std::error::Error + 'static>(
     e: oauth2::RequestTokenError<RE, oauth2::basic::BasicErrorResponse>,
 ) -> OAuthError {
+    use oauth2::basic::BasicErrorResponseType as Kind;
     match e {
-        oauth2::RequestTokenError::ServerResponse(r) => OAuthError::Refused(r.to_string()),
+        // Only a grant or client the vendor says is no good ends a connection; its
+        // `temporarily_unavailable`, `server_error` and the like are worth a retry.
+        oauth2::RequestTokenError::ServerResponse(r)
+            if matches!(
+                r.error(),
+                Kind::InvalidGrant | Kind::UnauthorizedClient | Kind::InvalidClient
+            ) =>
+        {
+            OAuthError::Refused(r.to_string())
+        }
         other => OAuthError::Unavailable(other.to_string()),
     }
 }

@@ -65,8 +65,10 @@ impl std::fmt::Debug for Puller {
 /// How one pull attempt ended.
 enum Outcome {
     Done(Box<Normalised>, Vec<(&'static str, i32, Vec<u8>)>),
-    /// Try again at this time (a rate limit, a failure worth retrying).
+    /// Try again at this time: a failure worth retrying (counted as an attempt).
     Later(chrono::DateTime<Utc>, String),
+    /// Wait for a vendor's rate limit (not counted: waiting is not failing).
+    RateLimited(chrono::DateTime<Utc>, String),
     /// Give up, with this reason.
     Fail(String),
 }
@@ -77,9 +79,20 @@ impl ingest::worker::PullHandler for Puller {
             match self.run_pull(id).await {
                 Ok(()) => true,
                 Err(e) => {
-                    // Not acknowledged: claimed again, or announced again by the sweeper.
+                    // Counted and put off, so a failure that repeats ends the pull after
+                    // MAX_ATTEMPTS instead of being taken over forever; when even that cannot
+                    // be written, the entry stays pending and is claimed again.
                     tracing::warn!(error = %e, pull = %id, "a pull failed; it will be tried again");
-                    false
+                    let why = e.to_string();
+                    let at = Utc::now() + backoff(1);
+                    match self.db.client().await {
+                        Ok(client) => {
+                            schema::vendor_pulls::defer(&client, id, at, Some(&why), true)
+                                .await
+                                .is_ok()
+                        }
+                        Err(_) => false,
+                    }
                 }
             }
         })
@@ -132,6 +145,26 @@ pub async fn enqueue(
     Ok(id)
 }
 
+/// Queues a pull for a vendor's notification, unless a queued one already covers its window;
+/// whether one was queued.
+pub async fn enqueue_notified(
+    db: &Db,
+    queue: &JobQueue,
+    user_id: Uuid,
+    provider: &str,
+    window: (chrono::DateTime<Utc>, chrono::DateTime<Utc>),
+) -> Result<bool, schema::Error> {
+    let Some(id) =
+        schema::vendor_pulls::insert_unless_covered(db, user_id, provider, window).await?
+    else {
+        return Ok(false);
+    };
+    if let Err(e) = queue.announce_pulls(&[id]).await {
+        tracing::warn!(error = %e, pull = %id, "announcing a pull failed; the sweeper will");
+    }
+    Ok(true)
+}
+
 fn backoff(attempts: i32) -> chrono::Duration {
     chrono::Duration::minutes(1_i64 << attempts.clamp(0, 6)).min(chrono::Duration::hours(1))
 }
@@ -154,9 +187,16 @@ impl Puller {
         };
         match outcome {
             Outcome::Done(n, pages) => self.store(&pull, *n, pages, started).await,
+            Outcome::RateLimited(at, why) => {
+                let client = self.db.client().await?;
+                schema::vendor_pulls::defer(&client, id, at, Some(&why), false).await?;
+                tracing::info!(pull = %id, why, until = %at, "pull waits for a rate limit");
+                Ok(())
+            }
             Outcome::Later(at, why) => {
                 let client = self.db.client().await?;
-                let attempts = schema::vendor_pulls::defer(&client, id, at, Some(&why)).await?;
+                let attempts =
+                    schema::vendor_pulls::defer(&client, id, at, Some(&why), true).await?;
                 if attempts >= MAX_ATTEMPTS {
                     return self
                         .fail(&pull, &format!("{why} (after {attempts} attempts)"), started)
@@ -219,7 +259,10 @@ impl Puller {
                 if status == reqwest::StatusCode::TOO_MANY_REQUESTS {
                     let wait = rate_limit_wait(response.headers());
                     let at = Utc::now() + chrono::Duration::seconds(wait);
-                    return Ok(Outcome::Later(at, format!("{slug} asked to wait {wait} s (429)")));
+                    return Ok(Outcome::RateLimited(
+                        at,
+                        format!("{slug} asked to wait {wait} s (429)"),
+                    ));
                 }
                 if !status.is_success() {
                     let at = Utc::now() + backoff(pull.attempts);
@@ -244,6 +287,13 @@ impl Puller {
                 if next.is_none() {
                     break;
                 }
+            }
+            if next.is_some() {
+                // A vendor that never ends a collection (a repeated page token): no partial
+                // window is stored as if it were whole.
+                return Ok(Outcome::Fail(format!(
+                    "{slug} gave more than {MAX_PAGES} pages of {collection}"
+                )));
             }
         }
         Ok(Outcome::Done(Box::new(n), pages))
@@ -306,6 +356,10 @@ impl Puller {
     ) -> Result<(), schema::Error> {
         let mut client = self.db.client().await?;
         let tx = client.transaction().await?;
+        if !schema::vendor_pulls::finish(&tx, pull.id, PullStatus::Failed, Some(why)).await? {
+            // Ended meanwhile by another worker: its run stands.
+            return Ok(());
+        }
         let finish = Finish {
             status: RunStatus::Failed,
             message: format!("{} pull failed", pull.provider),
@@ -323,7 +377,6 @@ impl Puller {
             &finish,
         )
         .await?;
-        schema::vendor_pulls::finish(&tx, pull.id, PullStatus::Failed, Some(why)).await?;
         tx.commit().await?;
         tracing::warn!(pull = %pull.id, why, "pull failed");
         self.queue.publish_sync(pull.user_id, &ingest::process::status_event(&run)).await;

@@ -78,11 +78,11 @@ impl Vendor for Strava {
         Ok(url)
     }
 
-    /// A full page may have a next one; a shorter one is the last.
+    /// Pages go on until an empty one (a short page need not be the last, `strava.md` §2.1).
     fn next_page(&self, page: &Value, current: Option<&str>) -> Option<String> {
         let n = page.as_array()?.len();
         let current: u32 = current.and_then(|c| c.parse().ok()).unwrap_or(1);
-        (n >= PER_PAGE).then(|| (current + 1).to_string())
+        (n > 0).then(|| (current + 1).to_string())
     }
 
     fn map_page(&self, _: &str, page: &Value, out: &mut Normalised) {
@@ -228,7 +228,7 @@ fn activity(row: &Value, out: &mut Normalised) -> Option<()> {
     let a = Activity::deserialize(row).ok()?;
     let start = DateTime::parse_from_rfc3339(&a.start_date).ok()?.with_timezone(&Utc);
     let seconds = i32::try_from(a.elapsed_time).ok().filter(|s| *s > 0)?;
-    let end = start + Duration::seconds(a.elapsed_time);
+    let end = start.checked_add_signed(Duration::try_seconds(a.elapsed_time)?)?;
     let offset = a.utc_offset.and_then(|s| i16::try_from((s / 60.0).round() as i64).ok());
     let sport = a.sport_type.or(a.kind);
     let source = DEVICE.source(out);
@@ -281,9 +281,8 @@ mod tests {
         assert_eq!(w.end_time, crate::normal::at("2026-03-10T05:56:52Z"));
         assert_eq!((w.distance_meters, w.avg_heart_rate_bpm), (Some(5012.3), Some(151.2)));
         assert_eq!(w.external_id.as_deref(), Some("154504250376"));
-        assert_eq!(Strava.next_page(&page, None), None, "a short page is the last");
-        let full = Value::Array(vec![json!({}); PER_PAGE]);
-        assert_eq!(Strava.next_page(&full, Some("3")).as_deref(), Some("4"));
+        assert_eq!(Strava.next_page(&page, None).as_deref(), Some("2"), "until an empty page");
+        assert_eq!(Strava.next_page(&json!([]), Some("3")), None);
     }
 
     #[test]

@@ -246,10 +246,11 @@ fn sleep(row: &Value, out: &mut Normalised) -> Option<()> {
     let score = scored(&s);
     if let Some(stages) = score.and_then(|sc| sc.get("stage_summary")) {
         let asleep = millis(stages, "total_light_sleep_time_milli")
-            + millis(stages, "total_slow_wave_sleep_time_milli")
-            + millis(stages, "total_rem_sleep_time_milli");
+            .saturating_add(millis(stages, "total_slow_wave_sleep_time_milli"))
+            .saturating_add(millis(stages, "total_rem_sleep_time_milli"))
+            .min((end - start).num_milliseconds());
         if asleep > 0 {
-            let until = (start + Duration::milliseconds(asleep)).min(end);
+            let until = start + Duration::milliseconds(asleep);
             intervals.push(Interval { start, end: until, stage: Stage::Sleeping });
         }
     }

@@ -89,10 +89,14 @@ async fn notify(
         .map_err(|e| ApiError::bad_request(format!("JSON decode error - {e}")))?;
     let slug = vendor.provider().slug;
     if let Some(vendor_user) = vendor.webhook_deregistered(&value) {
-        // The user removed the app at the vendor: the connection ends, and says why.
+        // The user removed the app at the vendor: the connection ends, and says why; but only
+        // once the vendor refuses the token too, as an unsigned notice could be forged.
         let reason = schema::connections::RevokeReason::Deregistration;
         for user in schema::connections::users_of(&state.db, slug, &vendor_user).await? {
-            schema::connections::revoke(&state.db, user, slug, reason, state.config.outbox).await?;
+            if token_refused(&state, vendor, &ends, user).await? {
+                schema::connections::revoke(&state.db, user, slug, reason, state.config.outbox)
+                    .await?;
+            }
         }
         return Ok(Json(NotifiedOut { queued: 0 }));
     }
@@ -101,9 +105,38 @@ async fn notify(
         // A user of the vendor we do not know (disconnected since): nothing to do, and the
         // vendor is told it arrived, or it would send it again for an hour.
         for user in schema::connections::users_of(&state.db, slug, &vendor_user).await? {
-            vendors::pulls::enqueue(&state.db, &state.queue, user, slug, window).await?;
-            queued += 1;
+            if vendors::pulls::enqueue_notified(&state.db, &state.queue, user, slug, window).await?
+            {
+                queued += 1;
+            }
         }
     }
     Ok(Json(NotifiedOut { queued }))
+}
+
+/// Whether the vendor now refuses the user's stored token (401 or 403 where it says who the
+/// user is).
+async fn token_refused(
+    state: &AppState,
+    vendor: &'static dyn vendors::Vendor,
+    ends: &vendors::Endpoints,
+    user: uuid::Uuid,
+) -> ApiResult<bool> {
+    let slug = vendor.provider().slug;
+    let client = state.db.client().await?;
+    let token = schema::connections::tokens(&client, &state.keys, user, slug, false)
+        .await?
+        .and_then(|t| t.access_token);
+    drop(client);
+    let (Some(token), Some(url)) = (token, vendor.user_url(&ends.api_url)) else {
+        return Ok(true);
+    };
+    let sent = state
+        .vendor_http
+        .get(url)
+        .bearer_auth(token)
+        .timeout(std::time::Duration::from_secs(10))
+        .send()
+        .await;
+    Ok(sent.is_ok_and(|r| matches!(r.status().as_u16(), 401 | 403)))
 }

@@ -113,10 +113,16 @@ struct Series {
 /// A regularly spaced series (`{interval, items, timestamp}`; null items are gaps).
 fn spaced(out: &mut Normalised, series: i16, s: &Series) -> Option<()> {
     let (start, offset) = instant(&s.timestamp)?;
+    // A few hours of 5-minute samples; anything else is no series (never an overflow).
+    if !(1.0..=86_400.0).contains(&s.interval) || s.items.len() > 100_000 {
+        return None;
+    }
     let step = Duration::milliseconds((s.interval * 1000.0) as i64);
     for (i, v) in s.items.iter().enumerate() {
+        let at =
+            step.checked_mul(i32::try_from(i).ok()?).and_then(|d| start.checked_add_signed(d))?;
         if let Some(v) = v {
-            push(out, series, (start + step * i as i32, Some(offset)), *v, false);
+            push(out, series, (at, Some(offset)), *v, false);
         }
     }
     Some(())
@@ -150,7 +156,9 @@ fn hypnogram(phases: &str, start: DateTime<Utc>, end: DateTime<Utc>) -> Vec<Inte
     let mut out: Vec<Interval> = Vec::new();
     for (i, c) in phases.chars().enumerate() {
         let Some(stage) = stage(c) else { continue };
-        let from = start + Duration::seconds(EPOCH * i as i64);
+        let Some(from) = start.checked_add_signed(Duration::seconds(EPOCH * i as i64)) else {
+            break;
+        };
         let to = (from + Duration::seconds(EPOCH)).min(end);
         if from >= to {
             break;

@@ -162,9 +162,11 @@ impl Vendor for Oura {
             .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
             .map(|t| t.with_timezone(&Utc));
         match (user, at) {
-            (Some(user), Some(at)) => {
-                vec![(user.to_string(), (at - Duration::days(1), at + Duration::days(1)))]
-            }
+            (Some(user), Some(at)) => at
+                .checked_sub_signed(Duration::days(1))
+                .zip(at.checked_add_signed(Duration::days(1)))
+                .map(|window| vec![(user.to_string(), window)])
+                .unwrap_or_default(),
             _ => Vec::new(),
         }
     }
