@@ -361,7 +361,7 @@ async fn oura_webhooks_verify_their_signature_and_queue_a_pull() {
 
     let send = |body: Value, secret: &'static str| {
         let body = body.to_string();
-        let timestamp = "1773140000";
+        let timestamp = chrono::Utc::now().timestamp().to_string();
         let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(secret.as_bytes()).expect("key");
         mac.update(timestamp.as_bytes());
         mac.update(body.as_bytes());
@@ -370,7 +370,7 @@ async fn oura_webhooks_verify_their_signature_and_queue_a_pull() {
             .http
             .post(app.url(hook))
             .header("x-oura-signature", signature)
-            .header("x-oura-timestamp", timestamp)
+            .header("x-oura-timestamp", &timestamp)
             .header("content-type", "application/json")
             .body(body);
         async move { request.send().await.expect("notify") }

@@ -20,6 +20,15 @@ pub(crate) fn echo(
     same(expected.as_bytes(), given.as_bytes()).then(|| serde_json::json!({ key: challenge }))
 }
 
+/// Whether a signed notification's timestamp (Unix seconds or milliseconds) is within ten
+/// minutes of now: a captured request cannot be replayed later. A timestamp in another form
+/// is left to the signature alone.
+pub(crate) fn recent(timestamp: &str) -> bool {
+    let Ok(n) = timestamp.trim().parse::<i64>() else { return true };
+    let seconds = if n > 100_000_000_000 { n / 1000 } else { n };
+    (chrono::Utc::now().timestamp() - seconds).abs() <= 600
+}
+
 /// Whether `signature` (hex, any case) is the HMAC-SHA256 with `key` over the `parts` in order.
 pub(crate) fn hmac_sha256_hex(key: &str, parts: &[&[u8]], signature: &str) -> bool {
     let Ok(expected) = hex::decode(signature.trim().to_ascii_lowercase()) else { return false };
@@ -58,5 +67,9 @@ mod tests {
         assert!(!hmac_sha256_hex("key", &[b"The quick brown fox"], sig));
         assert!(!hmac_sha256_hex("key", msg, "zz"));
         assert!(same(b"abc", b"abc") && !same(b"abc", b"abd") && !same(b"abc", b"ab"));
+        let now = chrono::Utc::now().timestamp();
+        assert!(recent(&now.to_string()) && recent(&(now * 1000).to_string()));
+        assert!(!recent(&(now - 3600).to_string()) && !recent(&((now - 3600) * 1000).to_string()));
+        assert!(recent("2026-03-10T07:30:00Z"), "another form: the signature decides");
     }
 }

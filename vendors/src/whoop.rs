@@ -150,11 +150,12 @@ impl Vendor for Whoop {
         else {
             return false;
         };
-        crate::webhook::hmac_sha256_base64(
-            &ends.client_secret,
-            &[timestamp.as_bytes(), body],
-            &signature,
-        )
+        crate::webhook::recent(&timestamp)
+            && crate::webhook::hmac_sha256_base64(
+                &ends.client_secret,
+                &[timestamp.as_bytes(), body],
+                &signature,
+            )
     }
 
     /// `{user_id, id, type, trace_id}` names no time: the user's last three days are pulled,

@@ -130,15 +130,24 @@ async fn disconnect(
     let id = existing_user(&state, &user_id).await?;
     let provider = vendors::provider(&provider)
         .ok_or_else(|| ApiError::bad_request(format!("Unknown provider: {provider}")))?;
-    // At the vendor first, while the token is still known here.
+    // At the vendor first, while the token is still known here (renewed if it has expired,
+    // or the vendor would refuse the revocation and keep the app authorized).
     if let (Some(vendor), Some(ends)) =
         (vendors::by_slug(provider.slug), state.config.vendors.endpoints(provider.slug))
     {
-        let client = state.db.client().await?;
-        let tokens =
-            schema::connections::tokens(&client, &state.keys, id, provider.slug, false).await?;
-        drop(client);
-        if let Some(access) = tokens.and_then(|t| t.access_token) {
+        let redirect = format!(
+            "{}/api/v1/oauth/{}/callback",
+            state.config.public_url.trim_end_matches('/'),
+            provider.slug
+        );
+        let client = vendors::tokens::Client {
+            db: &state.db,
+            keys: &state.keys,
+            http: &state.vendor_http,
+            redirect: &redirect,
+            events: state.config.outbox,
+        };
+        if let Ok(access) = vendors::tokens::access_token(&client, vendor, ends, id).await {
             vendors::revoke_at_vendor(&state.vendor_http, vendor, ends, &access).await;
         }
     }

@@ -137,11 +137,12 @@ impl Vendor for Oura {
         else {
             return false;
         };
-        crate::webhook::hmac_sha256_hex(
-            &ends.client_secret,
-            &[timestamp.as_bytes(), body],
-            &signature,
-        )
+        crate::webhook::recent(&timestamp)
+            && crate::webhook::hmac_sha256_hex(
+                &ends.client_secret,
+                &[timestamp.as_bytes(), body],
+                &signature,
+            )
     }
 
     /// `POST /oauth/revoke?access_token=…` beside the token endpoint.

@@ -116,7 +116,9 @@ fn webhooks_are_signed_in_base64_over_the_timestamp_and_the_body() {
         webhook_token: None,
     };
     let body = br#"{"user_id":10129,"id":"ecfc6a15-4661-442f-a9a4-f160dd7afae8","type":"sleep.updated","trace_id":"t"}"#;
-    let ts = "1748241241000";
+    // Milliseconds, as WHOOP sends them; now (an old one is refused as a replay).
+    let ts = (chrono::Utc::now().timestamp_millis()).to_string();
+    let ts = ts.as_str();
     let mut mac =
         Hmac::<sha2::Sha256>::new_from_slice(b"whoop-secret").unwrap_or_else(|_| panic!("key"));
     mac.update(ts.as_bytes());
@@ -131,6 +133,12 @@ fn webhooks_are_signed_in_base64_over_the_timestamp_and_the_body() {
     };
     assert!(Whoop.webhook_verified(&ends, &headers(sig.clone()), body));
     assert!(!Whoop.webhook_verified(&ends, &headers(sig), &body[1..]));
+    let old = |name: &str| match name {
+        "x-whoop-signature-timestamp" => Some("1748241241000".to_string()),
+        "x-whoop-signature" => Some(String::new()),
+        _ => None,
+    };
+    assert!(!Whoop.webhook_verified(&ends, &old, body), "a replayed notification");
     let value: Value = serde_json::from_slice(body).unwrap_or_default();
     let pulls = Whoop.webhook_pulls(&value);
     assert_eq!(pulls.len(), 1);
