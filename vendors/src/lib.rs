@@ -85,6 +85,10 @@ pub trait Vendor: Send + Sync {
     fn webhook_deregistered(&self, _body: &Value) -> Option<String> {
         None
     }
+    /// Seconds to wait after a 429 when the vendor's own rule says (else the headers do).
+    fn rate_limit_wait(&self, _headers: &reqwest::header::HeaderMap) -> Option<i64> {
+        None
+    }
     /// How to revoke `access_token` at the vendor, if it offers that.
     fn revoke(&self, ends: &Endpoints, access_token: &str) -> Option<Revoke>;
 }

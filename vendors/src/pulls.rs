@@ -33,6 +33,9 @@ pub const MAX_ATTEMPTS: i32 = 8;
 const MAX_PAGES: i32 = 500;
 /// Bytes of one page, at most.
 const MAX_PAGE_BYTES: usize = 32 << 20;
+/// Bytes one pull reads in all, at most (it holds them until it writes): a longer window is
+/// to be pulled in parts.
+const MAX_PULL_BYTES: usize = 256 << 20;
 
 /// What the pull worker needs.
 #[derive(Clone)]
@@ -234,6 +237,7 @@ impl Puller {
         let window = (pull.window_start, pull.window_end);
         let mut n = Normalised { provider: slug, ..Normalised::default() };
         let mut pages = Vec::new();
+        let mut read = 0;
         for &collection in vendor.collections() {
             let mut next: Option<String> = None;
             for seq in 0..MAX_PAGES {
@@ -257,7 +261,10 @@ impl Puller {
                 };
                 let status = response.status();
                 if status == reqwest::StatusCode::TOO_MANY_REQUESTS {
-                    let wait = rate_limit_wait(response.headers());
+                    let wait = vendor
+                        .rate_limit_wait(response.headers())
+                        .unwrap_or_else(|| rate_limit_wait(response.headers()))
+                        .clamp(1, 3600);
                     let at = Utc::now() + chrono::Duration::seconds(wait);
                     return Ok(Outcome::RateLimited(
                         at,
@@ -277,6 +284,13 @@ impl Puller {
                         return Ok(Outcome::Later(Utc::now() + backoff(pull.attempts), why));
                     }
                 };
+                read += body.len();
+                if read > MAX_PULL_BYTES {
+                    let why = format!(
+                        "{slug} gave more than {MAX_PULL_BYTES} bytes in one pull; pull shorter windows"
+                    );
+                    return Ok(Outcome::Fail(why));
+                }
                 let Ok(page) = serde_json::from_slice::<Value>(&body) else {
                     return Ok(Outcome::Fail(format!("{slug} answered {collection} with no JSON")));
                 };

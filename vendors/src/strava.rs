@@ -161,6 +161,12 @@ impl Vendor for Strava {
         revoked.then(|| body.get("owner_id").map(crate::normal::id_text)).flatten()
     }
 
+    /// Strava sends no reset time: its 15-minute windows reset at :00, :15, :30 and :45, so a
+    /// 429 waits for the next one (the daily limit, if that is the one, is met again then).
+    fn rate_limit_wait(&self, _: &reqwest::header::HeaderMap) -> Option<i64> {
+        Some(until_quarter_hour(Utc::now()))
+    }
+
     /// `POST /oauth/deauthorize?access_token=…` beside the token endpoint.
     fn revoke(&self, ends: &Endpoints, access_token: &str) -> Option<Revoke> {
         let base = ends.token_url.strip_suffix("/oauth/token")?;
@@ -168,6 +174,12 @@ impl Vendor for Strava {
         url.query_pairs_mut().append_pair("access_token", access_token);
         Some(Revoke { method: reqwest::Method::POST, url, bearer: false })
     }
+}
+
+/// Seconds from `now` to the next quarter hour (at least one).
+fn until_quarter_hour(now: DateTime<Utc>) -> i64 {
+    let into = now.timestamp().rem_euclid(900);
+    (900 - into).max(1)
 }
 
 #[derive(Deserialize)]
@@ -283,6 +295,14 @@ mod tests {
         assert_eq!(w.external_id.as_deref(), Some("154504250376"));
         assert_eq!(Strava.next_page(&page, None).as_deref(), Some("2"), "until an empty page");
         assert_eq!(Strava.next_page(&json!([]), Some("3")), None);
+    }
+
+    #[test]
+    fn a_429_waits_for_the_next_quarter_hour() {
+        let at = |s: &str| crate::normal::at(s);
+        assert_eq!(until_quarter_hour(at("2026-03-10T10:14:00Z")), 60);
+        assert_eq!(until_quarter_hour(at("2026-03-10T10:15:00Z")), 900);
+        assert_eq!(until_quarter_hour(at("2026-03-10T10:59:59Z")), 1);
     }
 
     #[test]
