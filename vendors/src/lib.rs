@@ -136,6 +136,12 @@ pub fn by_slug(slug: &str) -> Option<&'static dyn Vendor> {
     VENDORS.iter().copied().find(|v| v.provider().slug == slug)
 }
 
+/// Where a vendor sends users back after OAuth (the redirect URI registered at the vendor, and
+/// sent again with token calls): `<public_url>/api/v1/oauth/<slug>/callback`.
+pub fn callback_url(public_url: &str, slug: &str) -> String {
+    format!("{}/api/v1/oauth/{slug}/callback", public_url.trim_end_matches('/'))
+}
+
 /// Any provider, phone or cloud, by its exact identifier.
 pub fn provider(slug: &str) -> Option<&'static Provider> {
     schema::catalogue::providers::by_slug(slug).or_else(|| by_slug(slug).map(|v| v.provider()))

@@ -174,7 +174,7 @@ fn backoff(attempts: i32) -> chrono::Duration {
 
 impl Puller {
     fn redirect(&self, slug: &str) -> String {
-        format!("{}/api/v1/oauth/{slug}/callback", self.public_url.trim_end_matches('/'))
+        crate::callback_url(&self.public_url, slug)
     }
 
     async fn run_pull(&self, id: Uuid) -> Result<(), schema::Error> {

@@ -135,11 +135,7 @@ async fn disconnect(
     if let (Some(vendor), Some(ends)) =
         (vendors::by_slug(provider.slug), state.config.vendors.endpoints(provider.slug))
     {
-        let redirect = format!(
-            "{}/api/v1/oauth/{}/callback",
-            state.config.public_url.trim_end_matches('/'),
-            provider.slug
-        );
+        let redirect = vendors::callback_url(&state.config.public_url, provider.slug);
         let client = vendors::tokens::Client {
             db: &state.db,
             keys: &state.keys,

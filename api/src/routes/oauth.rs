@@ -71,7 +71,7 @@ async fn usable(
 }
 
 fn callback_url(state: &AppState, slug: &str) -> String {
-    format!("{}/api/v1/oauth/{slug}/callback", state.config.public_url.trim_end_matches('/'))
+    vendors::callback_url(&state.config.public_url, slug)
 }
 
 /// Whether the caller may be sent to `uri` at the end: under the service's own URL or an
