@@ -29,19 +29,38 @@ pub(crate) fn recent(timestamp: &str) -> bool {
     (chrono::Utc::now().timestamp() - seconds).abs() <= 600
 }
 
-/// Whether `signature` (hex, any case) is the HMAC-SHA256 with `key` over the `parts` in order.
-pub(crate) fn hmac_sha256_hex(key: &str, parts: &[&[u8]], signature: &str) -> bool {
-    let Ok(expected) = hex::decode(signature.trim().to_ascii_lowercase()) else { return false };
-    verify(key, parts, &expected)
+/// How a vendor writes its signature.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Encoding {
+    /// Hex, in either case.
+    Hex,
+    Base64,
 }
 
-/// The same, the signature in base64.
-pub(crate) fn hmac_sha256_base64(key: &str, parts: &[&[u8]], signature: &str) -> bool {
-    use base64::Engine;
-    let Ok(expected) = base64::engine::general_purpose::STANDARD.decode(signature.trim()) else {
+/// A notification signed as Oura and WHOOP sign theirs: the `signature` header is the
+/// HMAC-SHA256 with `key` over the `timestamp` header's value then the raw body, and the
+/// timestamp is recent.
+pub(crate) fn timestamped(
+    header: &dyn Fn(&str) -> Option<String>,
+    (signature, timestamp): (&str, &str),
+    encoding: Encoding,
+    key: &str,
+    body: &[u8],
+) -> bool {
+    let (Some(signature), Some(timestamp)) = (header(signature), header(timestamp)) else {
         return false;
     };
-    verify(key, parts, &expected)
+    recent(&timestamp) && hmac_sha256(key, &[timestamp.as_bytes(), body], &signature, encoding)
+}
+
+/// Whether `signature` is the HMAC-SHA256 with `key` over the `parts` in order.
+pub(crate) fn hmac_sha256(key: &str, parts: &[&[u8]], signature: &str, encoding: Encoding) -> bool {
+    use base64::Engine;
+    let expected = match encoding {
+        Encoding::Hex => hex::decode(signature.trim().to_ascii_lowercase()).ok(),
+        Encoding::Base64 => base64::engine::general_purpose::STANDARD.decode(signature.trim()).ok(),
+    };
+    expected.is_some_and(|e| verify(key, parts, &e))
 }
 
 fn verify(key: &str, parts: &[&[u8]], expected: &[u8]) -> bool {
@@ -61,11 +80,11 @@ mod tests {
         // HMAC-SHA256("key", "The quick brown fox jumps over the lazy dog"), RFC 4231 style.
         let sig = "f7bc83f430538424b13298e6aa6fb143ef4d59a14946175997479dbc2d1a3cd8";
         let msg: &[&[u8]] = &[b"The quick brown fox ", b"jumps over the lazy dog"];
-        assert!(hmac_sha256_hex("key", msg, sig));
-        assert!(hmac_sha256_hex("key", msg, &sig.to_ascii_uppercase()));
-        assert!(!hmac_sha256_hex("other", msg, sig));
-        assert!(!hmac_sha256_hex("key", &[b"The quick brown fox"], sig));
-        assert!(!hmac_sha256_hex("key", msg, "zz"));
+        assert!(hmac_sha256("key", msg, sig, Encoding::Hex));
+        assert!(hmac_sha256("key", msg, &sig.to_ascii_uppercase(), Encoding::Hex));
+        assert!(!hmac_sha256("other", msg, sig, Encoding::Hex));
+        assert!(!hmac_sha256("key", &[b"The quick brown fox"], sig, Encoding::Hex));
+        assert!(!hmac_sha256("key", msg, "zz", Encoding::Hex));
         assert!(same(b"abc", b"abc") && !same(b"abc", b"abd") && !same(b"abc", b"ab"));
         let now = chrono::Utc::now().timestamp();
         assert!(recent(&now.to_string()) && recent(&(now * 1000).to_string()));

@@ -145,17 +145,14 @@ impl Vendor for Whoop {
         header: &dyn Fn(&str) -> Option<String>,
         body: &[u8],
     ) -> bool {
-        let (Some(signature), Some(timestamp)) =
-            (header("x-whoop-signature"), header("x-whoop-signature-timestamp"))
-        else {
-            return false;
-        };
-        crate::webhook::recent(&timestamp)
-            && crate::webhook::hmac_sha256_base64(
-                &ends.client_secret,
-                &[timestamp.as_bytes(), body],
-                &signature,
-            )
+        let names = ("x-whoop-signature", "x-whoop-signature-timestamp");
+        crate::webhook::timestamped(
+            header,
+            names,
+            crate::webhook::Encoding::Base64,
+            &ends.client_secret,
+            body,
+        )
     }
 
     /// `{user_id, id, type, trace_id}` names no time: the user's last three days are pulled,

@@ -132,17 +132,14 @@ impl Vendor for Oura {
         header: &dyn Fn(&str) -> Option<String>,
         body: &[u8],
     ) -> bool {
-        let (Some(signature), Some(timestamp)) =
-            (header("x-oura-signature"), header("x-oura-timestamp"))
-        else {
-            return false;
-        };
-        crate::webhook::recent(&timestamp)
-            && crate::webhook::hmac_sha256_hex(
-                &ends.client_secret,
-                &[timestamp.as_bytes(), body],
-                &signature,
-            )
+        let names = ("x-oura-signature", "x-oura-timestamp");
+        crate::webhook::timestamped(
+            header,
+            names,
+            crate::webhook::Encoding::Hex,
+            &ends.client_secret,
+            body,
+        )
     }
 
     /// `POST /oauth/revoke?access_token=…` beside the token endpoint.
