@@ -272,6 +272,18 @@ pub async fn revoke(
     Ok(Some(connection))
 }
 
+/// The status of (`user_id`, `provider`)'s connection, if there is one.
+pub async fn status(db: &Db, user_id: Uuid, provider: &str) -> Result<Option<ConnectionStatus>> {
+    let client = db.client().await?;
+    let row = client
+        .query_opt(
+            "select status from connections where user_id = $1 and provider = $2",
+            &[&user_id, &provider],
+        )
+        .await?;
+    row.map(|r| r.try_get(0)).transpose().map_err(Into::into)
+}
+
 /// A connection's tokens, opened, as held while they are being used or renewed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tokens {

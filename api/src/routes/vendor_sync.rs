@@ -88,12 +88,8 @@ async fn connected(
         .ok_or_else(|| ApiError::bad_request(format!("Unknown provider: {provider}")))?;
     let slug = vendor.provider().slug;
     let id = existing_user(state, user_id).await?;
-    let client = state.db.client().await?;
-    let connected = schema::connections::tokens(&client, &state.keys, id, slug, false)
-        .await?
-        .is_some_and(|t| t.status == schema::connections::ConnectionStatus::Active);
-    drop(client);
-    if !connected {
+    let status = schema::connections::status(&state.db, id, slug).await?;
+    if status != Some(schema::connections::ConnectionStatus::Active) {
         return Err(ApiError::bearer_unauthorized(format!("User not connected to {slug}")));
     }
     Ok((id, slug))
