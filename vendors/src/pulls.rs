@@ -342,15 +342,7 @@ impl Puller {
             error: None,
             started_at: started,
         };
-        let run = schema::sync_runs::finish(
-            &tx,
-            pull.id,
-            pull.user_id,
-            &pull.provider,
-            RunSource::Pull,
-            &finish,
-        )
-        .await?;
+        let run = record_run(&tx, pull, &finish).await?;
         schema::vendor_pulls::finish(&tx, pull.id, PullStatus::Done, None).await?;
         tx.execute(
             "update connections set last_synced_at = now() where user_id = $1 and provider = $2",
@@ -382,15 +374,7 @@ impl Puller {
             error: Some(why.to_string()),
             started_at: started,
         };
-        let run = schema::sync_runs::finish(
-            &tx,
-            pull.id,
-            pull.user_id,
-            &pull.provider,
-            RunSource::Pull,
-            &finish,
-        )
-        .await?;
+        let run = record_run(&tx, pull, &finish).await?;
         tx.commit().await?;
         tracing::warn!(pull = %pull.id, why, "pull failed");
         self.queue.publish_sync(pull.user_id, &ingest::process::status_event(&run)).await;
@@ -405,6 +389,16 @@ fn rate_limit_wait(headers: &reqwest::header::HeaderMap) -> i64 {
         headers.get(name).and_then(|v| v.to_str().ok()).and_then(|v| v.trim().parse::<i64>().ok())
     };
     seconds("retry-after").or_else(|| seconds("x-ratelimit-reset")).unwrap_or(60).clamp(1, 3600)
+}
+
+/// Records how a pull's run ended.
+async fn record_run(
+    tx: &deadpool_postgres::Transaction<'_>,
+    pull: &Pull,
+    finish: &Finish,
+) -> Result<schema::sync_runs::SyncRun, schema::Error> {
+    schema::sync_runs::finish(tx, pull.id, pull.user_id, &pull.provider, RunSource::Pull, finish)
+        .await
 }
 
 /// The body, refused past `MAX_PAGE_BYTES`.
