@@ -26,7 +26,7 @@ pub enum Collection {
 
 impl Collection {
     /// Its path under `/v2/usercollection/`.
-    pub fn path(self) -> &'static str {
+    pub const fn path(self) -> &'static str {
         match self {
             Collection::Sleep => "sleep",
             Collection::Workout => "workout",

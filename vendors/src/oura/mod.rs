@@ -19,8 +19,15 @@ const COLLECTIONS: [Collection; 6] = [
     Collection::DailySpo2,
 ];
 
-static PATHS: [&str; 6] =
-    ["sleep", "workout", "daily_activity", "heartrate", "daily_readiness", "daily_spo2"];
+/// The collections' paths, in the order read: from `Collection::path`, not written again.
+static PATHS: [&str; 6] = [
+    COLLECTIONS[0].path(),
+    COLLECTIONS[1].path(),
+    COLLECTIONS[2].path(),
+    COLLECTIONS[3].path(),
+    COLLECTIONS[4].path(),
+    COLLECTIONS[5].path(),
+];
 
 fn collection(path: &str) -> Option<Collection> {
     COLLECTIONS.into_iter().find(|c| c.path() == path)
