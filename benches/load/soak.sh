@@ -23,27 +23,14 @@ PG="postgres://postgres:postgres@127.0.0.1:5432"
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 
-./scripts/stack.sh >/dev/null
-command -v wrk >/dev/null || { sudo=""; [ "$(id -u)" -eq 0 ] || sudo=sudo; $sudo apt-get install -y -qq wrk >/dev/null; }
-cargo build --release --quiet --bin wearhouse --example sdk_payload
-bin=$CARGO_TARGET_DIR/release/wearhouse
-psql -q "$PG/postgres" -c "drop database if exists $DB with (force)" -c "create database $DB"
+. benches/load/service.sh
+prepare
 prefix="wearhouse_soak_$$"
-export MASTER_KEY="${MASTER_KEY:-$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')}"
-export DATABASE_URL="$PG/$DB" REDIS_KEY_PREFIX="$prefix" ADMIN_EMAIL=soak@example.com \
-  ADMIN_PASSWORD=soak-test-password RUST_LOG=warn
-
-"$bin" all --bind "127.0.0.1:$PORT" &
-server=$!
-for _ in $(seq 1 100); do curl -sf "127.0.0.1:$PORT/health" >/dev/null && break; sleep 0.1; done
-token=$(curl -sf -d "username=$ADMIN_EMAIL" -d "password=$ADMIN_PASSWORD" "127.0.0.1:$PORT/api/v1/auth/login" \
-  | python3 -c 'import json,sys; print(json.load(sys.stdin)["access_token"])')
-KEY=$(curl -sf -H "Authorization: Bearer $token" -H 'content-type: application/json' -d '{"name":"soak"}' \
-  "127.0.0.1:$PORT/api/v1/developer/api-keys" | python3 -c 'import json,sys; print(json.load(sys.stdin)["key"])')
-for _ in $(seq 1 "$USERS_N"); do
-  curl -sf -H "X-Service-API-Key: $KEY" -H 'content-type: application/json' -d '{}' "127.0.0.1:$PORT/api/v1/users" \
-    | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])'
-done >"$work/users"
+export REDIS_KEY_PREFIX="$prefix" ADMIN_EMAIL=soak@example.com ADMIN_PASSWORD=soak-test-password \
+  RUST_LOG=warn
+start all
+KEY=$(api_key soak)
+users "$KEY" "$USERS_N" >"$work/users"
 for k in $(seq 1 "$BODY_COUNT"); do
   "$CARGO_TARGET_DIR/release/examples/sdk_payload" --records "$RECORDS" --no-sleep --no-workout --day "$k" \
     >"$work/body_$k.json"
