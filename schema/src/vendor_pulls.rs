@@ -16,6 +16,18 @@ pub enum PullStatus {
     Failed,
 }
 
+/// How a pull gets its data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ToSql, FromSql)]
+#[postgres(name = "pull_kind", rename_all = "snake_case")]
+pub enum PullKind {
+    /// Read from the vendor's API over the window.
+    Fetch,
+    /// Sent by the vendor in a notification: its page was kept when it arrived.
+    Push,
+    /// Asked of the vendor, which sends it later by notification.
+    Backfill,
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Pull {
     pub id: Uuid,
@@ -24,6 +36,7 @@ pub struct Pull {
     pub window_start: DateTime<Utc>,
     pub window_end: DateTime<Utc>,
     pub status: PullStatus,
+    pub kind: PullKind,
     pub attempts: i32,
     pub not_before: DateTime<Utc>,
 }
@@ -36,6 +49,7 @@ fn from_row(r: &tokio_postgres::Row) -> Result<Pull> {
         window_start: r.try_get("window_start")?,
         window_end: r.try_get("window_end")?,
         status: r.try_get("status")?,
+        kind: r.try_get("kind")?,
         attempts: r.try_get("attempts")?,
         not_before: r.try_get("not_before")?,
     })
@@ -131,7 +145,7 @@ pub async fn insert_unless_covered(
              select $1, $2, $3, $4, $5
              where not exists (select 1 from vendor_pulls
                                where user_id = $2 and provider = $3 and status = 'queued'
-                                 and window_start <= $4 and window_end >= $5)",
+                                 and kind = 'fetch' and window_start <= $4 and window_end >= $5)",
             &[&id, &user_id, &provider, &window.0, &window.1],
         )
         .await?;
@@ -140,20 +154,38 @@ pub async fn insert_unless_covered(
 
 /// Queues a pull; returns its id (its sync run's id).
 pub async fn insert(
+    client: &impl GenericClient,
+    user_id: Uuid,
+    provider: &str,
+    window: (DateTime<Utc>, DateTime<Utc>),
+    kind: PullKind,
+) -> Result<Uuid> {
+    let id = Uuid::now_v7();
+    client
+        .execute(
+            "insert into vendor_pulls (id, user_id, provider, window_start, window_end, kind)
+             values ($1, $2, $3, $4, $5, $6)",
+            &[&id, &user_id, &provider, &window.0, &window.1, &kind],
+        )
+        .await?;
+    Ok(id)
+}
+
+/// Queues data a vendor pushed: the pull and its one page (zstd JSON) in one transaction, so
+/// the notification is durable before it is acknowledged.
+pub async fn insert_pushed(
     db: &Db,
     user_id: Uuid,
     provider: &str,
     window: (DateTime<Utc>, DateTime<Utc>),
+    collection: &str,
+    body: &[u8],
 ) -> Result<Uuid> {
-    let id = Uuid::now_v7();
-    let client = db.client().await?;
-    client
-        .execute(
-            "insert into vendor_pulls (id, user_id, provider, window_start, window_end)
-             values ($1, $2, $3, $4, $5)",
-            &[&id, &user_id, &provider, &window.0, &window.1],
-        )
-        .await?;
+    let mut client = db.client().await?;
+    let tx = client.transaction().await?;
+    let id = insert(&tx, user_id, provider, window, PullKind::Push).await?;
+    keep_page(&tx, id, collection, 0, body).await?;
+    tx.commit().await?;
     Ok(id)
 }
 

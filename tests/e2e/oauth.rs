@@ -267,7 +267,7 @@ async fn tokens_are_renewed_before_they_expire_and_a_refused_refresh_ends_the_co
         authorize_url: "http://127.0.0.1:9/authorize".into(),
         token_url,
         api_url: "http://127.0.0.1:9".into(),
-        webhook_token: None,
+        ..vendors::Endpoints::default()
     };
     let http = vendors::oauth::http_client().expect("http");
     let client = vendors::tokens::Client {

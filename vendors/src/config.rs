@@ -1,8 +1,10 @@
 //! Each vendor's app credentials and endpoints, from variables named after it:
 //! `<VENDOR>_CLIENT_ID` and `<VENDOR>_CLIENT_SECRET` (a vendor is usable only with both), and
 //! optionally `<VENDOR>_AUTHORIZE_URL`, `<VENDOR>_TOKEN_URL`, `<VENDOR>_API_URL` in place of
-//! the documented ones (a proxy, or a local server in tests), and `<VENDOR>_WEBHOOK_TOKEN`, the
-//! verification token given to the vendor with a webhook subscription.
+//! the documented ones (a proxy, or a local server in tests), `<VENDOR>_WEBHOOK_TOKEN`, the
+//! verification token given to the vendor with a webhook subscription, `<VENDOR>_WEBHOOK_SECRET`,
+//! the key the vendor signs notifications with where it is not the client secret, and the
+//! vendor's own further settings ([`crate::Info::settings`]), all required.
 
 use std::collections::BTreeMap;
 
@@ -40,6 +42,10 @@ fn endpoints(vendor: &dyn Vendor, var: &impl Fn(&str) -> Option<String>) -> Opti
     let prefix = vendor.provider().slug.to_ascii_uppercase();
     let get = |name: &str| var(&format!("{prefix}_{name}")).filter(|v| !v.trim().is_empty());
     let spec = vendor.oauth();
+    let mut settings = std::collections::BTreeMap::new();
+    for name in vendor.info().settings {
+        settings.insert(*name, get(name)?);
+    }
     Some(Endpoints {
         client_id: get("CLIENT_ID")?,
         client_secret: get("CLIENT_SECRET")?,
@@ -47,6 +53,8 @@ fn endpoints(vendor: &dyn Vendor, var: &impl Fn(&str) -> Option<String>) -> Opti
         token_url: get("TOKEN_URL").unwrap_or_else(|| spec.token_url.into()),
         api_url: get("API_URL").unwrap_or_else(|| vendor.api_url().into()),
         webhook_token: get("WEBHOOK_TOKEN"),
+        webhook_secret: get("WEBHOOK_SECRET"),
+        settings,
     })
 }
 

@@ -1,21 +1,31 @@
 //! Cloud vendors: one module per vendor behind the [`Vendor`] trait. [`VENDORS`] is the one
 //! list a new vendor joins; nothing else names a vendor.
 
+pub mod calls;
 pub mod config;
+//mod fitbit;
+//mod garmin;
 mod normal;
 pub mod oauth;
 pub mod oura;
+mod polar;
 pub mod pulls;
 mod strava;
+//mod suunto;
 pub mod tokens;
+//mod ultrahuman;
 mod webhook;
 mod whoop;
+//mod withings;
 
 use chrono::{DateTime, Utc};
+use futures::future::BoxFuture;
 use ingest::Normalised;
 use schema::catalogue::providers::Provider;
 use serde_json::Value;
+use uuid::Uuid;
 
+pub use calls::{Call, CallAuth};
 pub use config::VendorConfig;
 pub use oauth::{ClientAuth, Endpoints, OAuthError, OAuthSpec, Started, Tokens};
 
@@ -33,6 +43,72 @@ pub struct Info {
     pub api_url: &'static str,
     /// The collections a pull reads, in order.
     pub collections: &'static [&'static str],
+    /// Variables it needs besides the credentials, each read as `<VENDOR>_<NAME>` (Suunto's
+    /// API subscription key): a vendor without them is not configured.
+    pub settings: &'static [&'static str],
+    /// The largest notification it sends (most send a few hundred bytes; Garmin pushes whole
+    /// summaries).
+    pub notification_bytes: usize,
+    /// How a user's history is read.
+    pub history: History,
+}
+
+/// How a vendor gives a user's history.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum History {
+    /// Pulled like any window.
+    Pull,
+    /// Asked for ([`Vendor::backfill_url`]), then sent by notification.
+    Backfill,
+}
+
+/// What a notification body of a few hundred bytes is allowed.
+pub const SMALL_NOTIFICATIONS: usize = 64 * 1024;
+
+/// What a connection is, for the calls made at connection and disconnection.
+#[derive(Debug, Clone, Copy)]
+pub struct Connected<'a> {
+    pub ends: &'a Endpoints,
+    pub access_token: &'a str,
+    /// The vendor's id of the user, when known.
+    pub vendor_user: Option<&'a str>,
+    pub user_id: Uuid,
+    /// Where the vendor is to send this deployment's notifications.
+    pub webhook_url: &'a str,
+}
+
+/// What a vendor's webhook handshake (`GET` on the receiver) is answered.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Handshake {
+    /// 200 with this JSON (a challenge echoed).
+    Json(Value),
+    /// This status and no body (Fitbit: 204 for its code, 404 for a wrong one).
+    Status(u16),
+    /// 401: the query does not verify.
+    Refused,
+}
+
+/// What a notification asks for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Notice {
+    /// Pull the vendor user's data over the window.
+    Pull(String, Window),
+    /// Data sent in the notification itself (Garmin's push): kept as a page of `collection`
+    /// and mapped as one.
+    Data { user: String, collection: &'static str, page: Value },
+    /// The vendor user removed the app (believed once the vendor refuses the token too).
+    Deregistered(String),
+}
+
+/// An error a vendor reports inside a 2xx page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PageError {
+    /// Its rate limit: wait this many seconds.
+    RateLimited(i64),
+    /// It refuses the token (its 401, told in the body).
+    TokenRefused,
+    /// Anything else, worth a retry later.
+    Failed(String),
 }
 
 /// A cloud vendor wearhouse takes data from.
@@ -50,6 +126,11 @@ pub trait Vendor: Send + Sync {
     fn collections(&self) -> &'static [&'static str] {
         self.info().collections
     }
+    /// The longest window one request of `collection` may cover; a pull reads a longer one in
+    /// steps of it.
+    fn window_step(&self, _collection: &str) -> Option<chrono::Duration> {
+        None
+    }
     /// One page of `collection` over `window`, after the page token `next`.
     fn page_url(
         &self,
@@ -60,18 +141,66 @@ pub trait Vendor: Send + Sync {
     ) -> Result<url::Url, url::ParseError>;
     /// The token of the page after this one (read with `current`), if any.
     fn next_page(&self, page: &Value, current: Option<&str>) -> Option<String>;
+    /// Authenticates a data request: the user's token as `Bearer`, and what else the vendor
+    /// asks for.
+    fn authorize(
+        &self,
+        request: reqwest::RequestBuilder,
+        _ends: &Endpoints,
+        token: &str,
+    ) -> reqwest::RequestBuilder {
+        request.bearer_auth(token)
+    }
+    /// An error the vendor reports in a page it answered with 2xx.
+    fn page_error(&self, _page: &Value) -> Option<PageError> {
+        None
+    }
     /// Adds one page of `collection` to the batch.
     fn map_page(&self, collection: &str, page: &Value, out: &mut Normalised);
-    /// Where the vendor says who the user is (read once at connection), and the id in it.
+    /// Where the vendor says who the user is, and the id in its answer.
     fn user_url(&self, api_url: &str) -> Option<String>;
     fn user_id(&self, body: &Value) -> Option<String>;
-    /// The vendor's webhook handshake (`GET` on the receiver): the answer's JSON, or `None`
-    /// when the query does not verify.
+    /// The vendor's id of the user in its token response, for vendors that put it there.
+    fn token_user_id(&self, _token: &Value) -> Option<String> {
+        None
+    }
+    /// Calls made once a user connected (registration, notification subscriptions).
+    fn on_connect(&self, _c: &Connected<'_>) -> Vec<Call> {
+        Vec::new()
+    }
+    /// Calls that end the app's access at the vendor, where it offers that.
+    fn revoke(&self, _c: &Connected<'_>) -> Vec<Call> {
+        Vec::new()
+    }
+    /// Ends the app's access at the vendor (best effort: a vendor that cannot be reached still
+    /// loses the connection here; its token expires on its own). Vendors whose revocation is
+    /// more than fixed calls do it their own way.
+    fn revoke_at_vendor<'a>(
+        &'a self,
+        http: &'a reqwest::Client,
+        c: Connected<'a>,
+    ) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            for call in self.revoke(&c) {
+                if let Err(why) = calls::send(http, c.ends, call).await {
+                    let provider = self.provider().slug;
+                    tracing::warn!(provider, why, "the vendor did not revoke the token");
+                }
+            }
+        })
+    }
+    /// The vendor's webhook handshake (`GET` on the receiver).
     fn webhook_challenge(
         &self,
-        ends: &Endpoints,
-        query: &dyn Fn(&str) -> Option<String>,
-    ) -> Option<Value>;
+        _ends: &Endpoints,
+        _query: &dyn Fn(&str) -> Option<String>,
+    ) -> Handshake {
+        Handshake::Refused
+    }
+    /// A notification's body as JSON (most send JSON; Withings a form).
+    fn webhook_body(&self, body: &[u8]) -> Option<Value> {
+        serde_json::from_slice(body).ok()
+    }
     /// Whether a notification is the vendor's (its signature over the raw body).
     fn webhook_verified(
         &self,
@@ -79,57 +208,31 @@ pub trait Vendor: Send + Sync {
         header: &dyn Fn(&str) -> Option<String>,
         body: &[u8],
     ) -> bool;
-    /// What a notification asks to pull: the vendor's user id and a window.
-    fn webhook_pulls(&self, body: &Value) -> Vec<(String, Window)>;
-    /// The vendor's user that a notification says removed the app (deregistration), if any.
-    fn webhook_deregistered(&self, _body: &Value) -> Option<String> {
-        None
-    }
+    /// What a notification asks for.
+    fn webhook_notices(&self, body: &Value) -> Vec<Notice>;
     /// Seconds to wait after a 429 when the vendor's own rule says (else the headers do).
     fn rate_limit_wait(&self, _headers: &reqwest::header::HeaderMap) -> Option<i64> {
         None
     }
-    /// How to revoke `access_token` at the vendor, if it offers that.
-    fn revoke(&self, ends: &Endpoints, access_token: &str) -> Option<Revoke>;
-}
-
-/// A revocation call.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Revoke {
-    pub method: reqwest::Method,
-    pub url: url::Url,
-    /// Sent with the token as `Authorization: Bearer` (else the URL carries it).
-    pub bearer: bool,
-}
-
-/// Revokes a token at the vendor (best effort: a vendor that cannot be reached still loses
-/// the connection here; its token expires on its own).
-pub async fn revoke_at_vendor(
-    http: &reqwest::Client,
-    vendor: &dyn Vendor,
-    ends: &Endpoints,
-    access_token: &str,
-) {
-    let Some(call) = vendor.revoke(ends, access_token) else { return };
-    let mut request =
-        http.request(call.method, call.url).timeout(std::time::Duration::from_secs(10));
-    if call.bearer {
-        request = request.bearer_auth(access_token);
-    }
-    let sent = request.send().await;
-    match sent.map(|r| r.status()) {
-        Ok(s) if s.is_success() => {}
-        Ok(s) => {
-            tracing::warn!(provider = vendor.provider().slug, status = %s, "the vendor did not revoke the token")
-        }
-        Err(e) => {
-            tracing::warn!(provider = vendor.provider().slug, error = %e, "revoking at the vendor failed")
-        }
+    /// For a vendor whose history arrives by notification after it is asked for (Garmin's
+    /// backfill): the URL that asks for `collection` over `window`.
+    fn backfill_url(&self, _api_url: &str, _collection: &str, _window: Window) -> Option<url::Url> {
+        None
     }
 }
 
 /// Every vendor with an adapter.
-pub static VENDORS: &[&dyn Vendor] = &[&oura::Oura, &whoop::Whoop, &strava::Strava];
+pub static VENDORS: &[&dyn Vendor] = &[
+    //    &garmin::Garmin,garmin
+    &oura::Oura,
+    &whoop::Whoop,
+    &polar::Polar,
+    //f
+    &strava::Strava,
+    //s
+    //u
+    //w
+];
 
 /// Exact (case-sensitive) lookup.
 pub fn by_slug(slug: &str) -> Option<&'static dyn Vendor> {
@@ -142,27 +245,34 @@ pub fn callback_url(public_url: &str, slug: &str) -> String {
     format!("{}/api/v1/oauth/{slug}/callback", public_url.trim_end_matches('/'))
 }
 
+/// Where a vendor sends notifications: `<public_url>/api/v1/providers/<slug>/webhooks`.
+pub fn webhook_url(public_url: &str, slug: &str) -> String {
+    format!("{}/api/v1/providers/{slug}/webhooks", public_url.trim_end_matches('/'))
+}
+
 /// Any provider, phone or cloud, by its exact identifier.
 pub fn provider(slug: &str) -> Option<&'static Provider> {
     schema::catalogue::providers::by_slug(slug).or_else(|| by_slug(slug).map(|v| v.provider()))
 }
 
-/// The vendor's id of the user behind `access_token` (best effort: `None` when the vendor does
-/// not say or cannot be reached; webhooks then cannot name the user).
+/// The vendor's id of the user behind `tokens`: from the token response where the vendor puts
+/// it there, else asked of the vendor (best effort: `None` when the vendor does not say or
+/// cannot be reached; webhooks then cannot name the user).
 pub async fn vendor_user_id(
     http: &reqwest::Client,
     vendor: &dyn Vendor,
     ends: &Endpoints,
-    access_token: &str,
+    tokens: &Tokens,
 ) -> Option<String> {
+    if let Some(id) = vendor.token_user_id(&tokens.raw) {
+        return Some(id);
+    }
     let url = vendor.user_url(&ends.api_url)?;
-    let response = http
-        .get(url)
-        .bearer_auth(access_token)
-        .timeout(std::time::Duration::from_secs(20))
-        .send()
-        .await
-        .ok()?;
+    let request = vendor.authorize(http.get(url), ends, &tokens.access_token);
+    let response = request.timeout(std::time::Duration::from_secs(20)).send().await.ok()?;
     let body: Value = response.error_for_status().ok()?.json().await.ok()?;
+    if vendor.page_error(&body).is_some() {
+        return None;
+    }
     vendor.user_id(&body)
 }

@@ -1,10 +1,11 @@
 //! What every vendor's mapping does the same way: the vendor's device as the batch's data
 //! source, and samples pushed with their offset noted.
 
-use chrono::{DateTime, Utc};
-use ingest::{Normalised, Sample};
+use chrono::{DateTime, Duration, NaiveDate, NaiveDateTime, NaiveTime, Utc};
+use ingest::{Interval, Normalised, Sample, Workout};
 use schema::catalogue::series_types::by_id;
 use schema::data_sources::NewDataSource;
+use schema::workouts::WorkoutRow;
 
 /// How a vendor's device is named as a data source (as the SDKs name it, where they do, so
 /// the priority rule ranks a ring as a ring and a strap as a strap).
@@ -52,6 +53,158 @@ impl Device {
     }
 }
 
+impl Device {
+    /// A workout of the device from `start` to `end` (at least a second), the rest of its row
+    /// filled by `fill`.
+    pub(crate) fn workout(
+        &self,
+        out: &mut Normalised,
+        (start, end): (DateTime<Utc>, DateTime<Utc>),
+        offset: Option<i16>,
+        fill: impl FnOnce(&mut WorkoutRow),
+    ) -> Option<()> {
+        let seconds = i32::try_from((end - start).num_seconds()).ok().filter(|s| *s > 0)?;
+        let source = self.source(out);
+        out.note_offset(end, offset);
+        let mut row = WorkoutRow {
+            start_time: start,
+            end_time: end,
+            zone_offset: offset,
+            duration_seconds: seconds,
+            ..WorkoutRow::default()
+        };
+        fill(&mut row);
+        out.workouts.push(Workout { source, row });
+        Some(())
+    }
+}
+
+/// Minutes east of UTC from seconds, when in range.
+pub(crate) fn minutes(seconds: i64) -> Option<i16> {
+    i16::try_from(seconds / 60).ok().filter(|m| m.abs() <= 18 * 60)
+}
+
+/// The instant of a wall-clock time at an offset (minutes east of UTC).
+pub(crate) fn at_local(local: NaiveDateTime, offset: i16) -> DateTime<Utc> {
+    (local - Duration::minutes(i64::from(offset))).and_utc()
+}
+
+/// A day-level value's instant: local noon of its day, so it counts on the day the vendor
+/// named whatever the exact offset.
+pub(crate) fn noon(day: NaiveDate, offset: i16) -> DateTime<Utc> {
+    at_local(day.and_time(NaiveTime::from_hms_opt(12, 0, 0).unwrap_or_default()), offset)
+}
+
+/// The offset to read wall-clock times of a vendor that gives none with: the latest one the
+/// batch knows (collections that carry offsets are read first), else UTC.
+pub(crate) fn guessed_offset(out: &Normalised) -> i16 {
+    out.latest_offset.offset().unwrap_or(0)
+}
+
+/// Minutes east of UTC of an IANA zone at an instant.
+pub(crate) fn zone_offset(zone: &str, at: DateTime<Utc>) -> Option<i16> {
+    use chrono::Offset;
+    let tz: chrono_tz::Tz = zone.parse().ok()?;
+    minutes(i64::from(at.with_timezone(&tz).offset().fix().local_minus_utc()))
+}
+
+/// An ISO 8601 duration of days, hours, minutes and seconds (`PT2H44M`, `PT210.026S`).
+pub(crate) fn iso_duration(s: &str) -> Option<Duration> {
+    let rest = s.strip_prefix('P')?;
+    let (days, time) = match rest.split_once('T') {
+        Some((d, t)) => (d, t),
+        None => (rest, ""),
+    };
+    let mut millis: i64 = 0;
+    let mut add = |part: &str, unit: char, ms: f64| -> Option<()> {
+        if part.is_empty() {
+            return Some(());
+        }
+        let mut number = String::new();
+        let mut seen = false;
+        for c in part.chars() {
+            if c.is_ascii_digit() || c == '.' {
+                number.push(c);
+            } else if c == unit && !seen {
+                seen = true;
+            } else {
+                return None;
+            }
+        }
+        let v: f64 = number.parse().ok()?;
+        millis = millis.checked_add((v * ms) as i64)?;
+        Some(())
+    };
+    let split = |s: &str, units: &[char]| -> Option<Vec<(String, char)>> {
+        let mut parts = Vec::new();
+        let mut cur = String::new();
+        for c in s.chars() {
+            cur.push(c);
+            if units.contains(&c) {
+                parts.push((std::mem::take(&mut cur), c));
+            }
+        }
+        cur.is_empty().then_some(parts)
+    };
+    for (part, unit) in split(days, &['D'])? {
+        add(&part, unit, 86_400_000.0)?;
+    }
+    for (part, unit) in split(time, &['H', 'M', 'S'])? {
+        let ms = match unit {
+            'H' => 3_600_000.0,
+            'M' => 60_000.0,
+            _ => 1000.0,
+        };
+        add(&part, unit, ms)?;
+    }
+    Some(Duration::milliseconds(millis))
+}
+
+/// `base` with the intervals of `over` laid on top: where they overlap, `over` wins (Fitbit's
+/// short wake periods cut into the stages they interrupt).
+pub(crate) fn overlay(base: Vec<Interval>, over: &[Interval]) -> Vec<Interval> {
+    let mut out = Vec::new();
+    for b in base {
+        let mut pieces = vec![b];
+        for o in over {
+            pieces = pieces
+                .into_iter()
+                .flat_map(|p| {
+                    let mut left = Vec::new();
+                    if o.end <= p.start || o.start >= p.end {
+                        left.push(p);
+                        return left;
+                    }
+                    if p.start < o.start {
+                        left.push(Interval { end: o.start, ..p });
+                    }
+                    if o.end < p.end {
+                        left.push(Interval { start: o.end, ..p });
+                    }
+                    left
+                })
+                .collect();
+        }
+        out.extend(pieces);
+    }
+    out.extend_from_slice(over);
+    out.sort();
+    out
+}
+
+/// A number the vendor may send as a JSON number or a string (Fitbit's `"1234"`).
+pub(crate) fn number(v: &serde_json::Value) -> Option<f64> {
+    v.as_f64().or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
+}
+
+/// The rows of a page: its array, or the array under `key`.
+pub(crate) fn rows<'a>(page: &'a serde_json::Value, key: &str) -> &'a [serde_json::Value] {
+    page.as_array()
+        .or_else(|| page.get(key).and_then(serde_json::Value::as_array))
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+}
+
 /// Drops a record that does not read, and reports it with the start of it.
 pub(crate) fn unreadable(out: &mut Normalised, reason: &'static str, row: &serde_json::Value) {
     out.report.drop(reason, Some(row.to_string().chars().take(200).collect()));
@@ -76,4 +229,44 @@ pub(crate) fn values(out: &Normalised, series: i16) -> Vec<(DateTime<Utc>, f64, 
 #[cfg(test)]
 pub(crate) fn at(s: &str) -> DateTime<Utc> {
     DateTime::parse_from_rfc3339(s).map(|t| t.with_timezone(&Utc)).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn iso_durations_read_as_polar_writes_them() {
+        assert_eq!(iso_duration("PT2H44M"), Some(Duration::minutes(164)));
+        assert_eq!(iso_duration("PT210.026S"), Some(Duration::milliseconds(210_026)));
+        assert_eq!(iso_duration("PT3H11M"), Some(Duration::minutes(191)));
+        assert_eq!(iso_duration("P1DT1S"), Some(Duration::seconds(86_401)));
+        assert_eq!(iso_duration("PT4S"), Some(Duration::seconds(4)));
+        assert_eq!(iso_duration("2H"), None);
+        assert_eq!(iso_duration("PT2X"), None);
+    }
+
+    #[test]
+    fn an_overlay_cuts_into_what_it_covers() {
+        use ingest::Stage;
+        let t = |m: i64| at("2026-03-10T00:00:00Z") + Duration::minutes(m);
+        let base = vec![Interval { start: t(0), end: t(60), stage: Stage::Light }];
+        let over = [Interval { start: t(20), end: t(23), stage: Stage::Awake }];
+        let got: Vec<(i64, i64, Stage)> = overlay(base, &over)
+            .iter()
+            .map(|i| ((i.start - t(0)).num_minutes(), (i.end - t(0)).num_minutes(), i.stage))
+            .collect();
+        assert_eq!(got, [(0, 20, Stage::Light), (20, 23, Stage::Awake), (23, 60, Stage::Light)]);
+    }
+
+    #[test]
+    fn zones_give_the_offset_of_the_instant() {
+        assert_eq!(zone_offset("Europe/Paris", at("2026-01-10T12:00:00Z")), Some(60));
+        assert_eq!(zone_offset("Europe/Paris", at("2026-07-10T12:00:00Z")), Some(120));
+        assert_eq!(zone_offset("Nowhere/Else", at("2026-07-10T12:00:00Z")), None);
+        assert_eq!(
+            noon(NaiveDate::from_ymd_opt(2026, 3, 10).unwrap_or_default(), 120),
+            at("2026-03-10T10:00:00Z")
+        );
+    }
 }

@@ -3,6 +3,8 @@
 //! refresh. What differs per vendor is data ([`OAuthSpec`]); where a vendor's URLs live is
 //! configuration ([`Endpoints`]), so tests point them at a local server.
 
+use std::sync::Mutex;
+
 use chrono::{DateTime, Utc};
 use oauth2::basic::BasicClient;
 use oauth2::{
@@ -10,6 +12,7 @@ use oauth2::{
     EndpointSet, PkceCodeChallenge, PkceCodeVerifier, RedirectUrl, RefreshToken, Scope,
     TokenResponse, TokenUrl,
 };
+use serde_json::Value;
 
 /// How a vendor's OAuth works.
 #[derive(Debug, Clone, Copy)]
@@ -21,6 +24,32 @@ pub struct OAuthSpec {
     pub pkce: bool,
     /// How the client authenticates at the token endpoint.
     pub client_auth: ClientAuth,
+    /// Form fields the token endpoint wants besides OAuth's own (Withings: `action`).
+    pub token_params: &'static [(&'static str, &'static str)],
+    /// Unwraps a token answer the vendor wraps in an envelope of its own: the OAuth 2 body, or
+    /// the OAuth 2 error code the envelope means.
+    pub token_envelope: Option<fn(&Value) -> Result<Value, &'static str>>,
+}
+
+impl OAuthSpec {
+    /// A standard authorization-code flow.
+    pub const fn standard(
+        authorize_url: &'static str,
+        token_url: &'static str,
+        scopes: &'static [&'static str],
+        pkce: bool,
+        client_auth: ClientAuth,
+    ) -> OAuthSpec {
+        OAuthSpec {
+            authorize_url,
+            token_url,
+            scopes,
+            pkce,
+            client_auth,
+            token_params: &[],
+            token_envelope: None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,7 +62,7 @@ pub enum ClientAuth {
 
 /// A vendor app's credentials and where its endpoints are (the documented ones unless
 /// configured otherwise).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Endpoints {
     pub client_id: String,
     pub client_secret: String,
@@ -43,6 +72,17 @@ pub struct Endpoints {
     pub api_url: String,
     /// The token the vendor echoes when a webhook subscription is verified.
     pub webhook_token: Option<String>,
+    /// The key the vendor signs notifications with, where it is not the client secret.
+    pub webhook_secret: Option<String>,
+    /// The vendor's further settings, by name ([`crate::Info::settings`]).
+    pub settings: std::collections::BTreeMap<&'static str, String>,
+}
+
+impl Endpoints {
+    /// One of the vendor's further settings (present once configured).
+    pub fn setting(&self, name: &str) -> &str {
+        self.settings.get(name).map_or("", String::as_str)
+    }
 }
 
 /// Tokens from an exchange or a refresh.
@@ -52,6 +92,8 @@ pub struct Tokens {
     pub refresh_token: Option<String>,
     pub expires_at: Option<DateTime<Utc>>,
     pub scope: Option<String>,
+    /// The token response as the vendor sent it (unwrapped): some vendors name the user in it.
+    pub raw: Value,
 }
 
 /// What the caller keeps between the authorize URL and the callback.
@@ -111,7 +153,7 @@ pub fn start(spec: &OAuthSpec, ends: &Endpoints, redirect: &str) -> Result<Start
     Ok(Started { url: url.to_string(), state: state.secret().clone(), verifier })
 }
 
-fn tokens(response: &oauth2::basic::BasicTokenResponse) -> Tokens {
+fn tokens(response: &oauth2::basic::BasicTokenResponse, raw: Value) -> Tokens {
     let expires_at = response
         .expires_in()
         .and_then(|d| chrono::Duration::from_std(d).ok())
@@ -123,7 +165,93 @@ fn tokens(response: &oauth2::basic::BasicTokenResponse) -> Tokens {
         refresh_token: response.refresh_token().map(|t| t.secret().clone()),
         expires_at,
         scope,
+        raw,
     }
+}
+
+/// The HTTP client of token calls: reqwest, through the vendor's quirks ([`token_call`]).
+struct Quirks {
+    http: reqwest::Client,
+    spec: OAuthSpec,
+    seen: Mutex<Value>,
+}
+
+impl Quirks {
+    fn new(http: &reqwest::Client, spec: &OAuthSpec) -> Quirks {
+        Quirks { http: http.clone(), spec: *spec, seen: Mutex::new(Value::Null) }
+    }
+
+    /// The token answer as the vendor sent it.
+    fn seen(self) -> Value {
+        self.seen.into_inner().unwrap_or_default()
+    }
+}
+
+type TokenFuture<'c> = std::pin::Pin<
+    Box<
+        dyn std::future::Future<
+                Output = Result<oauth2::HttpResponse, oauth2::HttpClientError<reqwest::Error>>,
+            > + Send
+            + 'c,
+    >,
+>;
+
+impl<'c> oauth2::AsyncHttpClient<'c> for Quirks {
+    type Error = oauth2::HttpClientError<reqwest::Error>;
+    type Future = TokenFuture<'c>;
+
+    fn call(&'c self, request: oauth2::HttpRequest) -> Self::Future {
+        Box::pin(token_call(&self.http, &self.spec, &self.seen, request))
+    }
+}
+
+/// One call at the token endpoint, through the vendor's quirks: its extra form fields added,
+/// its envelope unwrapped, a missing `token_type` taken as `bearer` (RFC 6750's only one), and
+/// the JSON answer kept in `seen`.
+async fn token_call(
+    http: &reqwest::Client,
+    spec: &OAuthSpec,
+    seen: &Mutex<Value>,
+    mut request: oauth2::HttpRequest,
+) -> Result<oauth2::HttpResponse, oauth2::HttpClientError<reqwest::Error>> {
+    if !spec.token_params.is_empty() {
+        let mut form = url::form_urlencoded::Serializer::new(String::new());
+        form.extend_pairs(spec.token_params.iter().copied());
+        let body = request.body_mut();
+        if !body.is_empty() {
+            body.push(b'&');
+        }
+        body.extend_from_slice(form.finish().as_bytes());
+    }
+    let mut response = oauth2::AsyncHttpClient::call(http, request).await?;
+    let Ok(mut json) = serde_json::from_slice::<Value>(response.body()) else {
+        return Ok(response);
+    };
+    if let Some(unwrap) = spec.token_envelope {
+        let (status, inner) = match unwrap(&json) {
+            Ok(inner) => (oauth2::http::StatusCode::OK, inner),
+            Err(code) => {
+                (oauth2::http::StatusCode::BAD_REQUEST, serde_json::json!({ "error": code }))
+            }
+        };
+        *response.status_mut() = status;
+        json = inner;
+    }
+    if let Some(o) = json.as_object_mut()
+        && o.contains_key("access_token")
+        && !o.contains_key("token_type")
+    {
+        o.insert("token_type".into(), "bearer".into());
+    }
+    *response.body_mut() = serde_json::to_vec(&json).unwrap_or_default();
+    response.headers_mut().insert(
+        oauth2::http::header::CONTENT_TYPE,
+        oauth2::http::HeaderValue::from_static("application/json"),
+    );
+    if let Ok(mut s) = seen.lock() {
+        *s = json;
+    }
+    Ok(response)
 }
 
 fn classify<RE: std::error::Error + 'static>(
@@ -159,8 +287,9 @@ pub async fn exchange(
     if let Some(v) = verifier {
         request = request.set_pkce_verifier(PkceCodeVerifier::new(v.to_string()));
     }
-    let response = request.request_async(http).await.map_err(classify)?;
-    Ok(tokens(&response))
+    let quirks = Quirks::new(http, spec);
+    let response = request.request_async(&quirks).await.map_err(classify)?;
+    Ok(tokens(&response, quirks.seen()))
 }
 
 /// A new access token for a refresh token. Vendors that rotate refresh tokens send a new one;
@@ -174,9 +303,10 @@ pub async fn refresh(
 ) -> Result<Tokens, OAuthError> {
     let client = client(spec, ends, redirect)?;
     let token = RefreshToken::new(refresh_token.to_string());
+    let quirks = Quirks::new(http, spec);
     let response =
-        client.exchange_refresh_token(&token).request_async(http).await.map_err(classify)?;
-    let mut out = tokens(&response);
+        client.exchange_refresh_token(&token).request_async(&quirks).await.map_err(classify)?;
+    let mut out = tokens(&response, quirks.seen());
     out.refresh_token.get_or_insert_with(|| refresh_token.to_string());
     Ok(out)
 }
@@ -194,13 +324,13 @@ pub fn http_client() -> reqwest::Result<reqwest::Client> {
 mod tests {
     use super::*;
 
-    const SPEC: OAuthSpec = OAuthSpec {
-        authorize_url: "https://vendor.example/oauth/authorize",
-        token_url: "https://vendor.example/oauth/token",
-        scopes: &["daily", "heartrate"],
-        pkce: true,
-        client_auth: ClientAuth::Basic,
-    };
+    const SPEC: OAuthSpec = OAuthSpec::standard(
+        "https://vendor.example/oauth/authorize",
+        "https://vendor.example/oauth/token",
+        &["daily", "heartrate"],
+        true,
+        ClientAuth::Basic,
+    );
 
     fn ends() -> Endpoints {
         Endpoints {
@@ -209,7 +339,7 @@ mod tests {
             authorize_url: SPEC.authorize_url.into(),
             token_url: SPEC.token_url.into(),
             api_url: "https://api.vendor.example".into(),
-            webhook_token: None,
+            ..Endpoints::default()
         }
     }
 

@@ -19,12 +19,12 @@ use schema::Db;
 use schema::catalogue::providers::LiveSyncMode;
 use schema::sealed::MasterKeys;
 use schema::sync_runs::{Finish, RunSource, RunStatus};
-use schema::vendor_pulls::{Pull, PullStatus};
+use schema::vendor_pulls::{Pull, PullKind, PullStatus};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
 use crate::tokens::{self, TokenError};
-use crate::{Vendor, VendorConfig};
+use crate::{Endpoints, PageError, Vendor, VendorConfig, Window};
 
 /// Attempts before a pull that keeps failing is marked failed (waits for a rate limit are no
 /// failures, but count too, so a vendor that never lets us in ends the pull).
@@ -138,14 +138,41 @@ pub async fn enqueue(
     queue: &JobQueue,
     user_id: Uuid,
     provider: &str,
-    window: (chrono::DateTime<Utc>, chrono::DateTime<Utc>),
+    window: Window,
+    kind: PullKind,
 ) -> Result<Uuid, schema::Error> {
-    let id = schema::vendor_pulls::insert(db, user_id, provider, window).await?;
-    // Best effort: the row is the record, and the sweeper announces what Redis did not take.
+    let id = {
+        let client = db.client().await?;
+        schema::vendor_pulls::insert(&client, user_id, provider, window, kind).await?
+    };
+    announce(queue, id).await;
+    Ok(id)
+}
+
+/// Queues data a vendor pushed (kept as the pull's page before this returns) and announces it.
+pub async fn enqueue_pushed(
+    db: &Db,
+    queue: &JobQueue,
+    user_id: Uuid,
+    provider: &str,
+    collection: &str,
+    page: &Value,
+) -> Result<Uuid, schema::Error> {
+    let body = serde_json::to_vec(page).unwrap_or_default();
+    let packed = zstd::encode_all(&body[..], 3).unwrap_or_default();
+    let now = Utc::now();
+    let id =
+        schema::vendor_pulls::insert_pushed(db, user_id, provider, (now, now), collection, &packed)
+            .await?;
+    announce(queue, id).await;
+    Ok(id)
+}
+
+/// Best effort: the row is the record, and the sweeper announces what Redis did not take.
+async fn announce(queue: &JobQueue, id: Uuid) {
     if let Err(e) = queue.announce_pulls(&[id]).await {
         tracing::warn!(error = %e, pull = %id, "announcing a pull failed; the sweeper will");
     }
-    Ok(id)
 }
 
 /// Queues a pull for a vendor's notification, unless a queued one already covers its window;
@@ -162,10 +189,28 @@ pub async fn enqueue_notified(
     else {
         return Ok(false);
     };
-    if let Err(e) = queue.announce_pulls(&[id]).await {
-        tracing::warn!(error = %e, pull = %id, "announcing a pull failed; the sweeper will");
-    }
+    announce(queue, id).await;
     Ok(true)
+}
+
+/// `window` in consecutive parts of at most `step` (the whole window when there is none).
+fn steps(window: Window, step: Option<chrono::Duration>) -> Vec<Window> {
+    let Some(step) = step.filter(|s| *s > chrono::Duration::zero()) else { return vec![window] };
+    let mut out = Vec::new();
+    let mut from = window.0;
+    while from < window.1 {
+        let to = from.checked_add_signed(step).map_or(window.1, |t| t.min(window.1));
+        out.push((from, to));
+        from = to;
+    }
+    out
+}
+
+/// Waits `wait` seconds (1 s to an hour) for a vendor's rate limit.
+fn rate_limited(slug: &str, wait: i64) -> Outcome {
+    let wait = wait.clamp(1, 3600);
+    let at = Utc::now() + chrono::Duration::seconds(wait);
+    Outcome::RateLimited(at, format!("{slug} asked to wait {wait} s (rate limit)"))
 }
 
 fn backoff(attempts: i32) -> chrono::Duration {
@@ -184,9 +229,13 @@ impl Puller {
             return Ok(());
         }
         let started = Utc::now();
-        let outcome = match crate::by_slug(&pull.provider) {
-            None => Outcome::Fail(format!("no adapter for {}", pull.provider)),
-            Some(vendor) => self.fetch(vendor, &pull).await?,
+        let outcome = match (crate::by_slug(&pull.provider), pull.kind) {
+            (None, _) => Outcome::Fail(format!("no adapter for {}", pull.provider)),
+            (Some(vendor), PullKind::Fetch) => self.fetch(vendor, &pull).await?,
+            (Some(vendor), PullKind::Push) => {
+                Outcome::Done(Box::new(map_kept(&self.db, vendor, pull.id).await?), Vec::new())
+            }
+            (Some(vendor), PullKind::Backfill) => self.backfill(vendor, &pull).await?,
         };
         match outcome {
             Outcome::Done(n, pages) => self.store(&pull, *n, pages, started).await,
@@ -212,13 +261,14 @@ impl Puller {
         }
     }
 
-    /// Reads every page of every collection; nothing is written yet.
-    async fn fetch(&self, vendor: &dyn Vendor, pull: &Pull) -> Result<Outcome, schema::Error> {
-        let slug = vendor.provider().slug;
-        let Some(ends) = self.vendors.endpoints(slug) else {
-            return Ok(Outcome::Fail(format!("{slug} is not configured")));
-        };
-        let redirect = self.redirect(slug);
+    /// A usable access token of the pull's user, or how the pull ends for now.
+    async fn token(
+        &self,
+        vendor: &dyn Vendor,
+        ends: &Endpoints,
+        pull: &Pull,
+    ) -> Result<Result<String, Outcome>, schema::Error> {
+        let redirect = self.redirect(vendor.provider().slug);
         let client = tokens::Client {
             db: &self.db,
             keys: &self.keys,
@@ -226,91 +276,182 @@ impl Puller {
             redirect: &redirect,
             events: self.outbox,
         };
-        let token = match tokens::access_token(&client, vendor, ends, pull.user_id).await {
-            Ok(t) => t,
+        Ok(match tokens::access_token(&client, vendor, ends, pull.user_id).await {
+            Ok(t) => Ok(t),
             Err(TokenError::Db(e)) => return Err(e),
             Err(e @ TokenError::Unavailable(..)) => {
-                return Ok(Outcome::Later(Utc::now() + backoff(pull.attempts), e.to_string()));
+                Err(Outcome::Later(Utc::now() + backoff(pull.attempts), e.to_string()))
             }
-            Err(e) => return Ok(Outcome::Fail(e.to_string())),
+            Err(e) => Err(Outcome::Fail(e.to_string())),
+        })
+    }
+
+    /// One request at the vendor: its body, or how the pull ends for now.
+    async fn get(
+        &self,
+        vendor: &dyn Vendor,
+        ends: &Endpoints,
+        token: &str,
+        url: url::Url,
+        attempts: i32,
+    ) -> Result<Vec<u8>, Outcome> {
+        let slug = vendor.provider().slug;
+        let request = vendor.authorize(self.http.get(url), ends, token);
+        let response = match request.timeout(Duration::from_secs(60)).send().await {
+            Ok(r) => r,
+            Err(e) => {
+                let at = Utc::now() + backoff(attempts);
+                let e = e.without_url();
+                return Err(Outcome::Later(at, format!("{slug} could not be reached: {e}")));
+            }
         };
-        let window = (pull.window_start, pull.window_end);
+        let status = response.status();
+        if status == reqwest::StatusCode::TOO_MANY_REQUESTS {
+            let wait = vendor
+                .rate_limit_wait(response.headers())
+                .unwrap_or_else(|| rate_limit_wait(response.headers()));
+            return Err(rate_limited(slug, wait));
+        }
+        if !status.is_success() {
+            let at = Utc::now() + backoff(attempts);
+            return Err(Outcome::Later(at, format!("{slug} answered {status}")));
+        }
+        read_bounded(response)
+            .await
+            .map_err(|why| Outcome::Later(Utc::now() + backoff(attempts), why))
+    }
+
+    /// Reads every page of every collection, in steps of the vendor's longest window; nothing
+    /// is written yet.
+    async fn fetch(&self, vendor: &dyn Vendor, pull: &Pull) -> Result<Outcome, schema::Error> {
+        let slug = vendor.provider().slug;
+        let Some(ends) = self.vendors.endpoints(slug) else {
+            return Ok(Outcome::Fail(format!("{slug} is not configured")));
+        };
+        let token = match self.token(vendor, ends, pull).await? {
+            Ok(t) => t,
+            Err(outcome) => return Ok(outcome),
+        };
         let mut n = Normalised { provider: slug, ..Normalised::default() };
         let mut pages = Vec::new();
         let mut read = 0;
         for &collection in vendor.collections() {
-            let mut next: Option<String> = None;
-            for seq in 0..MAX_PAGES {
-                let Ok(url) = vendor.page_url(&ends.api_url, collection, window, next.as_deref())
-                else {
-                    return Ok(Outcome::Fail(format!("{slug}_API_URL is not a URL")));
-                };
-                let sent = self
-                    .http
-                    .get(url)
-                    .bearer_auth(&token)
-                    .timeout(Duration::from_secs(60))
-                    .send()
-                    .await;
-                let response = match sent {
-                    Ok(r) => r,
-                    Err(e) => {
-                        let at = Utc::now() + backoff(pull.attempts);
-                        return Ok(Outcome::Later(at, format!("{slug} could not be reached: {e}")));
+            let mut seq = 0;
+            for window in
+                steps((pull.window_start, pull.window_end), vendor.window_step(collection))
+            {
+                let mut next: Option<String> = None;
+                loop {
+                    if seq >= MAX_PAGES {
+                        // A vendor that never ends a collection (a repeated page token): no
+                        // partial window is stored as if it were whole.
+                        return Ok(Outcome::Fail(format!(
+                            "{slug} gave more than {MAX_PAGES} pages of {collection}"
+                        )));
                     }
-                };
-                let status = response.status();
-                if status == reqwest::StatusCode::TOO_MANY_REQUESTS {
-                    let wait = vendor
-                        .rate_limit_wait(response.headers())
-                        .unwrap_or_else(|| rate_limit_wait(response.headers()))
-                        .clamp(1, 3600);
-                    let at = Utc::now() + chrono::Duration::seconds(wait);
-                    return Ok(Outcome::RateLimited(
-                        at,
-                        format!("{slug} asked to wait {wait} s (429)"),
-                    ));
-                }
-                if !status.is_success() {
-                    let at = Utc::now() + backoff(pull.attempts);
-                    return Ok(Outcome::Later(
-                        at,
-                        format!("{slug} answered {status} for {collection}"),
-                    ));
-                }
-                let body = match read_bounded(response).await {
-                    Ok(b) => b,
-                    Err(why) => {
-                        return Ok(Outcome::Later(Utc::now() + backoff(pull.attempts), why));
+                    let Ok(url) =
+                        vendor.page_url(&ends.api_url, collection, window, next.as_deref())
+                    else {
+                        return Ok(Outcome::Fail(format!("{slug}_API_URL is not a URL")));
+                    };
+                    let body = match self.get(vendor, ends, &token, url, pull.attempts).await {
+                        Ok(b) => b,
+                        Err(Outcome::Later(at, why)) => {
+                            return Ok(Outcome::Later(at, format!("{why} for {collection}")));
+                        }
+                        Err(outcome) => return Ok(outcome),
+                    };
+                    read += body.len();
+                    if read > MAX_PULL_BYTES {
+                        let why = format!(
+                            "{slug} gave more than {MAX_PULL_BYTES} bytes in one pull; pull shorter windows"
+                        );
+                        return Ok(Outcome::Fail(why));
                     }
-                };
-                read += body.len();
-                if read > MAX_PULL_BYTES {
-                    let why = format!(
-                        "{slug} gave more than {MAX_PULL_BYTES} bytes in one pull; pull shorter windows"
-                    );
-                    return Ok(Outcome::Fail(why));
+                    // A 2xx without a body (Polar's 204) is a page with nothing in it.
+                    let page = if body.iter().all(|b| b.is_ascii_whitespace()) {
+                        Value::Null
+                    } else {
+                        match serde_json::from_slice::<Value>(&body) {
+                            Ok(page) => page,
+                            Err(_) => {
+                                let why = format!("{slug} answered {collection} with no JSON");
+                                return Ok(Outcome::Fail(why));
+                            }
+                        }
+                    };
+                    match vendor.page_error(&page) {
+                        Some(PageError::RateLimited(wait)) => return Ok(rate_limited(slug, wait)),
+                        Some(e @ (PageError::Failed(_) | PageError::TokenRefused)) => {
+                            let why = match e {
+                                PageError::Failed(why) => why,
+                                _ => "refused the token (401)".into(),
+                            };
+                            let at = Utc::now() + backoff(pull.attempts);
+                            return Ok(Outcome::Later(
+                                at,
+                                format!("{slug} {why} for {collection}"),
+                            ));
+                        }
+                        None => {}
+                    }
+                    vendor.map_page(collection, &page, &mut n);
+                    next = vendor.next_page(&page, next.as_deref());
+                    let packed = zstd::encode_all(&body[..], 3).unwrap_or_default();
+                    pages.push((collection, seq, packed));
+                    seq += 1;
+                    if next.is_none() {
+                        break;
+                    }
                 }
-                let Ok(page) = serde_json::from_slice::<Value>(&body) else {
-                    return Ok(Outcome::Fail(format!("{slug} answered {collection} with no JSON")));
-                };
-                vendor.map_page(collection, &page, &mut n);
-                next = vendor.next_page(&page, next.as_deref());
-                let packed = zstd::encode_all(&body[..], 3).unwrap_or_default();
-                pages.push((collection, seq, packed));
-                if next.is_none() {
-                    break;
-                }
-            }
-            if next.is_some() {
-                // A vendor that never ends a collection (a repeated page token): no partial
-                // window is stored as if it were whole.
-                return Ok(Outcome::Fail(format!(
-                    "{slug} gave more than {MAX_PAGES} pages of {collection}"
-                )));
             }
         }
         Ok(Outcome::Done(Box::new(n), pages))
+    }
+
+    /// Asks the vendor to send the window's data by notification, every collection in steps of
+    /// its longest window; what it sends later is stored as pushed pulls.
+    async fn backfill(&self, vendor: &dyn Vendor, pull: &Pull) -> Result<Outcome, schema::Error> {
+        let slug = vendor.provider().slug;
+        let Some(ends) = self.vendors.endpoints(slug) else {
+            return Ok(Outcome::Fail(format!("{slug} is not configured")));
+        };
+        let token = match self.token(vendor, ends, pull).await? {
+            Ok(t) => t,
+            Err(outcome) => return Ok(outcome),
+        };
+        for &collection in vendor.collections() {
+            for window in
+                steps((pull.window_start, pull.window_end), vendor.window_step(collection))
+            {
+                let Some(url) = vendor.backfill_url(&ends.api_url, collection, window) else {
+                    continue;
+                };
+                let request = vendor.authorize(self.http.get(url), ends, &token);
+                let status = match request.timeout(Duration::from_secs(60)).send().await {
+                    Ok(r) if r.status() == reqwest::StatusCode::TOO_MANY_REQUESTS => {
+                        let wait = vendor
+                            .rate_limit_wait(r.headers())
+                            .unwrap_or_else(|| rate_limit_wait(r.headers()));
+                        return Ok(rate_limited(slug, wait));
+                    }
+                    Ok(r) => r.status(),
+                    Err(e) => {
+                        let at = Utc::now() + backoff(pull.attempts);
+                        let e = e.without_url();
+                        return Ok(Outcome::Later(at, format!("{slug} could not be reached: {e}")));
+                    }
+                };
+                // 409: this window was asked for already, which is as good (a retried pull).
+                if !(status.is_success() || status == reqwest::StatusCode::CONFLICT) {
+                    let at = Utc::now() + backoff(pull.attempts);
+                    let why = format!("{slug} answered {status} to the backfill of {collection}");
+                    return Ok(Outcome::Later(at, why));
+                }
+            }
+        }
+        let n = Normalised { provider: slug, ..Normalised::default() };
+        Ok(Outcome::Done(Box::new(n), Vec::new()))
     }
 
     /// Writes the pulled data, the pages, the run and the pull's end in one transaction.
@@ -336,7 +477,12 @@ impl Puller {
         let dropped = n.report.dropped_count();
         let finish = Finish {
             status: RunStatus::completed(dropped),
-            message: format!("{} pull saved", pull.provider),
+            message: match pull.kind {
+                PullKind::Backfill => {
+                    format!("{} history requested; it arrives by notification", pull.provider)
+                }
+                PullKind::Fetch | PullKind::Push => format!("{} pull saved", pull.provider),
+            },
             counts,
             dropped: n.report.dropped_json(),
             error: None,
@@ -401,6 +547,24 @@ async fn record_run(
         .await
 }
 
+/// The pages a pull kept, mapped in the order the pull read them.
+async fn map_kept(db: &Db, vendor: &dyn Vendor, id: Uuid) -> Result<Normalised, schema::Error> {
+    let mut pages = schema::vendor_pulls::pages(db, id).await?;
+    let order = |c: &str| vendor.collections().iter().position(|x| *x == c).unwrap_or(usize::MAX);
+    pages.sort_by_key(|(c, seq, _)| (order(c), *seq));
+    let mut n = Normalised { provider: vendor.provider().slug, ..Normalised::default() };
+    for (collection, _, body) in &pages {
+        let Some(page) =
+            zstd::decode_all(&body[..]).ok().and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+        else {
+            tracing::warn!(pull = %id, collection, "a kept page does not read; skipped");
+            continue;
+        };
+        vendor.map_page(collection, &page, &mut n);
+    }
+    Ok(n)
+}
+
 /// The body, refused past `MAX_PAGE_BYTES`.
 async fn read_bounded(mut response: reqwest::Response) -> Result<Vec<u8>, String> {
     let mut body = Vec::new();
@@ -450,23 +614,7 @@ pub async fn reprocess_user(
     }
     for (id, provider) in pulls {
         let Some(vendor) = crate::by_slug(&provider) else { continue };
-        let slug = vendor.provider().slug;
-        let mut pages = schema::vendor_pulls::pages(db, id).await?;
-        // In the order the pull read them.
-        let order =
-            |c: &str| vendor.collections().iter().position(|x| *x == c).unwrap_or(usize::MAX);
-        pages.sort_by_key(|(c, seq, _)| (order(c), *seq));
-        let mut n = Normalised { provider: slug, ..Normalised::default() };
-        for (collection, _, body) in &pages {
-            let Some(page) = zstd::decode_all(&body[..])
-                .ok()
-                .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
-            else {
-                tracing::warn!(pull = %id, collection, "a kept page does not read; skipped");
-                continue;
-            };
-            vendor.map_page(collection, &page, &mut n);
-        }
+        let n = map_kept(db, vendor, id).await?;
         let mut client = db.client().await?;
         let tx = client.transaction().await?;
         ingest::process::write_pulled(&tx, user_id, id, &n, false).await?;

@@ -12,7 +12,10 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::normal::Device;
-use crate::{ClientAuth, Endpoints, Info, OAuthSpec, Revoke, Vendor, Window};
+use crate::{
+    Call, CallAuth, ClientAuth, Connected, Endpoints, Handshake, Info, Notice, OAuthSpec, Vendor,
+    Window,
+};
 
 pub(crate) struct Strava;
 
@@ -44,16 +47,19 @@ static INFO: Info = Info {
             max_historical_days: None,
         },
     },
-    oauth: OAuthSpec {
-        authorize_url: "https://www.strava.com/oauth/authorize",
-        token_url: "https://www.strava.com/oauth/token",
+    oauth: OAuthSpec::standard(
         // Strava separates scopes with commas: one scope parameter, as it expects it.
-        scopes: &["read,activity:read_all,profile:read_all"],
-        pkce: false,
-        client_auth: ClientAuth::Body,
-    },
+        "https://www.strava.com/oauth/authorize",
+        "https://www.strava.com/oauth/token",
+        &["read,activity:read_all,profile:read_all"],
+        false,
+        ClientAuth::Body,
+    ),
     api_url: "https://www.strava.com/api/v3",
     collections: &COLLECTIONS,
+    settings: &[],
+    notification_bytes: crate::SMALL_NOTIFICATIONS,
+    history: crate::History::Pull,
 };
 
 impl Vendor for Strava {
@@ -109,7 +115,7 @@ impl Vendor for Strava {
         &self,
         ends: &Endpoints,
         query: &dyn Fn(&str) -> Option<String>,
-    ) -> Option<Value> {
+    ) -> Handshake {
         crate::webhook::echo(
             ends.webhook_token.as_deref(),
             query("hub.verify_token"),
@@ -132,33 +138,29 @@ impl Vendor for Strava {
     }
 
     /// An activity created or changed: the week before the event is pulled (an activity can be
-    /// uploaded days after it happened).
-    fn webhook_pulls(&self, body: &Value) -> Vec<(String, Window)> {
-        if body.get("object_type").and_then(Value::as_str) != Some("activity") {
-            return Vec::new();
-        }
+    /// uploaded days after it happened). An athlete with `updates.authorized: "false"` (and, as
+    /// other systems read it, `aspect_type: delete`) removed the app.
+    fn webhook_notices(&self, body: &Value) -> Vec<Notice> {
         let owner = body.get("owner_id").map(crate::normal::id_text);
-        let at = body
-            .get("event_time")
-            .and_then(Value::as_i64)
-            .and_then(|t| DateTime::from_timestamp(t, 0));
-        match (owner, at) {
-            (Some(owner), Some(at)) => {
-                vec![(owner, (at - Duration::days(7), at + Duration::hours(1)))]
+        let Some(owner) = owner else { return Vec::new() };
+        match body.get("object_type").and_then(Value::as_str) {
+            Some("activity") => {
+                let at = body
+                    .get("event_time")
+                    .and_then(Value::as_i64)
+                    .and_then(|t| DateTime::from_timestamp(t, 0));
+                at.map(|at| Notice::Pull(owner, (at - Duration::days(7), at + Duration::hours(1))))
+                    .into_iter()
+                    .collect()
+            }
+            Some("athlete") => {
+                let revoked = body.pointer("/updates/authorized").and_then(Value::as_str)
+                    == Some("false")
+                    || body.get("aspect_type").and_then(Value::as_str) == Some("delete");
+                if revoked { vec![Notice::Deregistered(owner)] } else { Vec::new() }
             }
             _ => Vec::new(),
         }
-    }
-
-    /// `object_type: athlete` with `updates.authorized: "false"` (and, as other systems read
-    /// it, `aspect_type: delete`).
-    fn webhook_deregistered(&self, body: &Value) -> Option<String> {
-        if body.get("object_type").and_then(Value::as_str) != Some("athlete") {
-            return None;
-        }
-        let revoked = body.pointer("/updates/authorized").and_then(Value::as_str) == Some("false")
-            || body.get("aspect_type").and_then(Value::as_str) == Some("delete");
-        revoked.then(|| body.get("owner_id").map(crate::normal::id_text)).flatten()
     }
 
     /// Strava sends no reset time: its 15-minute windows reset at :00, :15, :30 and :45, so a
@@ -168,11 +170,13 @@ impl Vendor for Strava {
     }
 
     /// `POST /oauth/deauthorize?access_token=…` beside the token endpoint.
-    fn revoke(&self, ends: &Endpoints, access_token: &str) -> Option<Revoke> {
-        let base = ends.token_url.strip_suffix("/oauth/token")?;
-        let mut url = url::Url::parse(&format!("{base}/oauth/deauthorize")).ok()?;
-        url.query_pairs_mut().append_pair("access_token", access_token);
-        Some(Revoke { method: reqwest::Method::POST, url, bearer: false })
+    fn revoke(&self, c: &Connected<'_>) -> Vec<Call> {
+        let Some(base) = c.ends.token_url.strip_suffix("/oauth/token") else { return Vec::new() };
+        let Ok(mut url) = url::Url::parse(&format!("{base}/oauth/deauthorize")) else {
+            return Vec::new();
+        };
+        url.query_pairs_mut().append_pair("access_token", c.access_token);
+        vec![Call::new(reqwest::Method::POST, url, CallAuth::None)]
     }
 }
 
@@ -309,14 +313,12 @@ mod tests {
     fn events_ask_for_pulls_or_end_the_connection() {
         let created = json!({"aspect_type": "create", "event_time": 1773120000, "object_id": 1,
             "object_type": "activity", "owner_id": 134815, "subscription_id": 120475, "updates": {}});
-        let pulls = Strava.webhook_pulls(&created);
-        assert_eq!(pulls.len(), 1);
-        assert_eq!(pulls[0].0, "134815");
-        assert_eq!(pulls[0].1.1 - pulls[0].1.0, Duration::days(7) + Duration::hours(1));
+        let pulls = Strava.webhook_notices(&created);
+        let [Notice::Pull(owner, (from, to))] = pulls.as_slice() else { panic!("{pulls:?}") };
+        assert_eq!(owner, "134815");
+        assert_eq!(*to - *from, Duration::days(7) + Duration::hours(1));
         let gone = json!({"aspect_type": "update", "event_time": 1773120000, "object_id": 134815,
             "object_type": "athlete", "owner_id": 134815, "updates": {"authorized": "false"}});
-        assert_eq!(Strava.webhook_deregistered(&gone).as_deref(), Some("134815"));
-        assert!(Strava.webhook_pulls(&gone).is_empty());
-        assert_eq!(Strava.webhook_deregistered(&created), None);
+        assert_eq!(Strava.webhook_notices(&gone), [Notice::Deregistered("134815".into())]);
     }
 }

@@ -15,9 +15,15 @@ pub(crate) fn echo(
     given: Option<String>,
     challenge: Option<String>,
     key: &str,
-) -> Option<serde_json::Value> {
-    let (expected, given, challenge) = (expected?, given?, challenge?);
-    same(expected.as_bytes(), given.as_bytes()).then(|| serde_json::json!({ key: challenge }))
+) -> crate::Handshake {
+    match (expected, given, challenge) {
+        (Some(expected), Some(given), Some(challenge))
+            if same(expected.as_bytes(), given.as_bytes()) =>
+        {
+            crate::Handshake::Json(serde_json::json!({ key: challenge }))
+        }
+        _ => crate::Handshake::Refused,
+    }
 }
 
 /// Whether a signed notification's timestamp (Unix seconds or milliseconds) is within ten

@@ -14,7 +14,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::normal::Device;
-use crate::{ClientAuth, Endpoints, Info, OAuthSpec, Revoke, Vendor, Window};
+use crate::{
+    Call, CallAuth, ClientAuth, Connected, Endpoints, Info, Notice, OAuthSpec, Vendor, Window,
+};
 
 pub(crate) struct Whoop;
 
@@ -50,11 +52,11 @@ static INFO: Info = Info {
             max_historical_days: None,
         },
     },
-    oauth: OAuthSpec {
-        authorize_url: "https://api.prod.whoop.com/oauth/oauth2/auth",
-        token_url: "https://api.prod.whoop.com/oauth/oauth2/token",
+    oauth: OAuthSpec::standard(
         // `offline` for a refresh token; `read:profile` for the user's id (webhooks name it).
-        scopes: &[
+        "https://api.prod.whoop.com/oauth/oauth2/auth",
+        "https://api.prod.whoop.com/oauth/oauth2/token",
+        &[
             "offline",
             "read:recovery",
             "read:cycles",
@@ -63,11 +65,14 @@ static INFO: Info = Info {
             "read:profile",
             "read:body_measurement",
         ],
-        pkce: false,
-        client_auth: ClientAuth::Body,
-    },
+        false,
+        ClientAuth::Body,
+    ),
     api_url: "https://api.prod.whoop.com/developer",
     collections: &COLLECTIONS,
+    settings: &[],
+    notification_bytes: crate::SMALL_NOTIFICATIONS,
+    history: crate::History::Pull,
 };
 
 impl Vendor for Whoop {
@@ -128,15 +133,6 @@ impl Vendor for Whoop {
         body.get("user_id").map(crate::normal::id_text)
     }
 
-    /// Subscriptions are made in WHOOP's dashboard: no handshake.
-    fn webhook_challenge(
-        &self,
-        _: &Endpoints,
-        _: &dyn Fn(&str) -> Option<String>,
-    ) -> Option<Value> {
-        None
-    }
-
     /// `X-WHOOP-Signature`: base64 of HMAC-SHA256 with the client secret over
     /// `X-WHOOP-Signature-Timestamp` and the raw body.
     fn webhook_verified(
@@ -157,20 +153,21 @@ impl Vendor for Whoop {
 
     /// `{user_id, id, type, trace_id}` names no time: the user's last three days are pulled,
     /// which reads the changed sleep, workout or recovery whatever it is.
-    fn webhook_pulls(&self, body: &Value) -> Vec<(String, Window)> {
+    fn webhook_notices(&self, body: &Value) -> Vec<Notice> {
         let Some(user) = body.get("user_id").map(crate::normal::id_text) else {
             return Vec::new();
         };
         let now = Utc::now();
-        vec![(user, (now - Duration::days(3), now))]
+        vec![Notice::Pull(user, (now - Duration::days(3), now))]
     }
 
     /// `DELETE /v2/user/access` with the user's token.
-    fn revoke(&self, ends: &Endpoints, _: &str) -> Option<Revoke> {
-        let url =
-            url::Url::parse(&format!("{}/v2/user/access", ends.api_url.trim_end_matches('/')))
-                .ok()?;
-        Some(Revoke { method: reqwest::Method::DELETE, url, bearer: true })
+    fn revoke(&self, c: &Connected<'_>) -> Vec<Call> {
+        let auth = CallAuth::Bearer(c.access_token.to_string());
+        crate::calls::at(&c.ends.api_url, "v2/user/access")
+            .map(|url| Call::new(reqwest::Method::DELETE, url, auth))
+            .into_iter()
+            .collect()
     }
 }
 

@@ -144,7 +144,20 @@ async fn disconnect(
             events: state.config.outbox,
         };
         if let Ok(access) = vendors::tokens::access_token(&client, vendor, ends, id).await {
-            vendors::revoke_at_vendor(&state.vendor_http, vendor, ends, &access).await;
+            let vendor_user = schema::connections::list_for_user(&state.db, id)
+                .await?
+                .into_iter()
+                .find(|c| c.provider == provider.slug)
+                .and_then(|c| c.provider_user_id);
+            let hooks = vendors::webhook_url(&state.config.public_url, provider.slug);
+            let connected = vendors::Connected {
+                ends,
+                access_token: &access,
+                vendor_user: vendor_user.as_deref(),
+                user_id: id,
+                webhook_url: &hooks,
+            };
+            vendor.revoke_at_vendor(&state.vendor_http, connected).await;
         }
     }
     let reason = schema::connections::RevokeReason::UserDisconnected;

@@ -202,8 +202,27 @@ async fn callback(
     if !schema::users::exists(&state.db, pending.user_id).await? {
         return Err(ApiError::user_not_found(pending.user_id));
     }
-    let vendor_user =
-        vendors::vendor_user_id(&state.vendor_http, vendor, &ends, &tokens.access_token).await;
+    let vendor_user = vendors::vendor_user_id(&state.vendor_http, vendor, &ends, &tokens).await;
+    // What the vendor needs done before it gives data (Polar registers the user), and the
+    // notification subscriptions it takes per user.
+    let hooks = vendors::webhook_url(&state.config.public_url, slug);
+    let connected = vendors::Connected {
+        ends: &ends,
+        access_token: &tokens.access_token,
+        vendor_user: vendor_user.as_deref(),
+        user_id: pending.user_id,
+        webhook_url: &hooks,
+    };
+    for call in vendor.on_connect(&connected) {
+        let required = call.required;
+        if let Err(why) = vendors::calls::send(&state.vendor_http, &ends, call).await {
+            tracing::warn!(user = %pending.user_id, provider = slug, why, "a call after connecting failed");
+            if required {
+                let name = vendor.provider().name;
+                return Ok(to_error_page(&format!("{name} did not accept the connection: {why}")));
+            }
+        }
+    }
     let grant = schema::connections::Grant {
         access_token: &tokens.access_token,
         refresh_token: tokens.refresh_token.as_deref(),
@@ -225,7 +244,9 @@ async fn callback(
         // The initial sync: the last month, queued as a durable pull.
         let now = chrono::Utc::now();
         let window = (now - chrono::Duration::days(INITIAL_DAYS), now);
-        vendors::pulls::enqueue(&state.db, &state.queue, pending.user_id, slug, window).await?;
+        let kind = schema::vendor_pulls::PullKind::Fetch;
+        vendors::pulls::enqueue(&state.db, &state.queue, pending.user_id, slug, window, kind)
+            .await?;
     }
     let to = match pending.redirect_uri {
         Some(uri) => uri,

@@ -16,6 +16,7 @@ use crate::error::{ApiError, ApiResult, ErrorBody, FieldError, ValidationBody};
 use crate::extract::{ApiAuth, Query};
 use crate::routes::existing_user;
 use crate::validate::Params;
+use schema::vendor_pulls::PullKind;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(sync)).routes(routes!(historical))
@@ -63,7 +64,9 @@ async fn sync(
     }
     params.finish()?;
     let (id, slug) = connected(&state, &provider, &user_id).await?;
-    let task_id = vendors::pulls::enqueue(&state.db, &state.queue, id, slug, (start, end)).await?;
+    let kind = PullKind::Fetch;
+    let task_id =
+        vendors::pulls::enqueue(&state.db, &state.queue, id, slug, (start, end), kind).await?;
     Ok(Json(SyncOut {
         success: true,
         is_async: true,
@@ -134,14 +137,22 @@ async fn historical(
         )));
     }
     let (id, slug) = connected(&state, &provider, &user_id).await?;
+    // A vendor whose history arrives by notification once asked for (Garmin's backfill) is
+    // asked; the others are pulled.
+    let vendor = vendors::by_slug(slug).ok_or_else(|| ApiError::Other(slug.into()))?;
+    let (kind, method) = match vendor.info().history {
+        vendors::History::Backfill => (PullKind::Backfill, "webhook_backfill"),
+        vendors::History::Pull => (PullKind::Fetch, "pull_api"),
+    };
     let end = Utc::now();
     let start = end - Duration::days(days);
     let mut task_ids = Vec::new();
     let mut from = start;
     while from < end {
         let to = (from + Duration::days(MAX_DAYS)).min(end);
+        let window = (from, to);
         task_ids
-            .push(vendors::pulls::enqueue(&state.db, &state.queue, id, slug, (from, to)).await?);
+            .push(vendors::pulls::enqueue(&state.db, &state.queue, id, slug, window, kind).await?);
         from = to;
     }
     let task_id = *task_ids.first().ok_or_else(|| ApiError::Other("no window".into()))?;
@@ -149,7 +160,7 @@ async fn historical(
         success: true,
         provider: slug.to_string(),
         user_id: id,
-        method: "pull_api",
+        method,
         task_id,
         message: format!(
             "Historical sync of {days} days queued for {slug} in {} pulls.",

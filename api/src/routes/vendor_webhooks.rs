@@ -1,12 +1,14 @@
 //! `GET/POST /api/v1/providers/{provider}/webhooks`: notifications from cloud vendors. `GET`
-//! answers the vendor's verification handshake; `POST` checks the vendor's signature over the
-//! raw body (401 and nothing stored when it does not hold), then stores what the notification
-//! asks for as durable pulls before answering 2xx, so the worker fetches the data after.
+//! (and `HEAD`) answers the vendor's verification handshake; `POST` checks the vendor's
+//! signature over the raw body (401 and nothing stored when it does not hold), then stores what
+//! the notification asks for as durable pulls before answering 2xx: pulls the worker fetches
+//! after, or the data itself where the vendor pushes it, kept as the pull's page.
 
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
-use axum::http::HeaderMap;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
@@ -16,13 +18,11 @@ use utoipa_axum::routes;
 use crate::AppState;
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::extract::Query;
+use vendors::{Handshake, Notice};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(verify, notify))
 }
-
-/// The largest notification taken: vendors send a few hundred bytes.
-const MAX_BODY: usize = 64 * 1024;
 
 fn vendor(
     state: &AppState,
@@ -30,6 +30,10 @@ fn vendor(
 ) -> ApiResult<(&'static dyn vendors::Vendor, vendors::Endpoints)> {
     let vendor = vendors::by_slug(raw)
         .ok_or_else(|| ApiError::bad_request(format!("Unknown provider: {raw}")))?;
+    let c = vendor.provider().capabilities;
+    if !(c.webhook_stream || c.webhook_ping || c.webhook_callback) {
+        return Err(ApiError::bad_request(format!("Provider '{raw}' does not send webhooks")));
+    }
     let ends = state
         .config
         .vendors
@@ -41,19 +45,25 @@ fn vendor(
 /// The vendor's verification handshake.
 #[utoipa::path(get, path = "/providers/{provider}/webhooks", tag = "providers",
     params(("provider" = String, Path, description = "Lowercase provider identifier")),
-    responses((status = 200, description = "The handshake's answer"), (status = 400, body = ErrorBody),
+    responses((status = 200, description = "The handshake's answer"),
+              (status = 204, description = "The handshake holds (vendors that want no body)"),
+              (status = 404, description = "A wrong verification code (Fitbit's check of the receiver)"),
+              (status = 400, body = ErrorBody),
               (status = 401, body = ErrorBody)))]
 async fn verify(
     State(state): State<AppState>,
     Path(provider): Path<String>,
     Query(params): Query,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Response> {
     let (vendor, ends) = vendor(&state, &provider)?;
     let query = |name: &str| params.string(name);
-    vendor
-        .webhook_challenge(&ends, &query)
-        .map(Json)
-        .ok_or_else(|| ApiError::unauthorized("Webhook verification failed"))
+    match vendor.webhook_challenge(&ends, &query) {
+        Handshake::Json(answer) => Ok(Json(answer).into_response()),
+        Handshake::Status(code) => {
+            Ok(StatusCode::from_u16(code).unwrap_or(StatusCode::OK).into_response())
+        }
+        Handshake::Refused => Err(ApiError::unauthorized("Webhook verification failed")),
+    }
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -75,39 +85,48 @@ async fn notify(
     body: Bytes,
 ) -> ApiResult<Json<NotifiedOut>> {
     let (vendor, ends) = vendor(&state, &provider)?;
-    if body.len() > MAX_BODY {
-        return Err(ApiError::client(
-            axum::http::StatusCode::PAYLOAD_TOO_LARGE,
-            "Notification too large",
-        ));
+    if body.len() > vendor.info().notification_bytes {
+        return Err(ApiError::client(StatusCode::PAYLOAD_TOO_LARGE, "Notification too large"));
     }
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_string);
     if !vendor.webhook_verified(&ends, &header, &body) {
         return Err(ApiError::unauthorized("Invalid webhook signature"));
     }
-    let value: Value = serde_json::from_slice(&body)
-        .map_err(|e| ApiError::bad_request(format!("JSON decode error - {e}")))?;
+    let value = vendor
+        .webhook_body(&body)
+        .ok_or_else(|| ApiError::bad_request("The notification does not read"))?;
     let slug = vendor.provider().slug;
-    if let Some(vendor_user) = vendor.webhook_deregistered(&value) {
-        // The user removed the app at the vendor: the connection ends, and says why; but only
-        // once the vendor refuses the token too, as an unsigned notice could be forged.
-        let reason = schema::connections::RevokeReason::Deregistration;
-        for user in schema::connections::users_of(&state.db, slug, &vendor_user).await? {
-            if token_refused(&state, vendor, &ends, user).await? {
-                schema::connections::revoke(&state.db, user, slug, reason, state.config.outbox)
-                    .await?;
-            }
-        }
-        return Ok(Json(NotifiedOut { queued: 0 }));
-    }
     let mut queued = 0;
-    for (vendor_user, window) in vendor.webhook_pulls(&value) {
-        // A user of the vendor we do not know (disconnected since): nothing to do, and the
-        // vendor is told it arrived, or it would send it again for an hour.
-        for user in schema::connections::users_of(&state.db, slug, &vendor_user).await? {
-            if vendors::pulls::enqueue_notified(&state.db, &state.queue, user, slug, window).await?
-            {
-                queued += 1;
+    for notice in vendor.webhook_notices(&value) {
+        // A user of the vendor we do not know (disconnected since) gives nothing to do, and the
+        // vendor is told it arrived, or it would send it again.
+        match notice {
+            Notice::Pull(vendor_user, window) => {
+                for user in schema::connections::users_of(&state.db, slug, &vendor_user).await? {
+                    let (db, queue) = (&state.db, &state.queue);
+                    if vendors::pulls::enqueue_notified(db, queue, user, slug, window).await? {
+                        queued += 1;
+                    }
+                }
+            }
+            Notice::Data { user: vendor_user, collection, page } => {
+                for user in schema::connections::users_of(&state.db, slug, &vendor_user).await? {
+                    let (db, queue) = (&state.db, &state.queue);
+                    vendors::pulls::enqueue_pushed(db, queue, user, slug, collection, &page)
+                        .await?;
+                    queued += 1;
+                }
+            }
+            Notice::Deregistered(vendor_user) => {
+                // The user removed the app at the vendor: the connection ends, and says why;
+                // but only once the vendor refuses the token too, as a notice could be forged.
+                let reason = schema::connections::RevokeReason::Deregistration;
+                for user in schema::connections::users_of(&state.db, slug, &vendor_user).await? {
+                    if token_refused(&state, vendor, &ends, user).await? {
+                        let outbox = state.config.outbox;
+                        schema::connections::revoke(&state.db, user, slug, reason, outbox).await?;
+                    }
+                }
             }
         }
     }
@@ -131,12 +150,14 @@ async fn token_refused(
     let (Some(token), Some(url)) = (token, vendor.user_url(&ends.api_url)) else {
         return Ok(true);
     };
-    let sent = state
-        .vendor_http
-        .get(url)
-        .bearer_auth(token)
-        .timeout(std::time::Duration::from_secs(10))
-        .send()
-        .await;
-    Ok(sent.is_ok_and(|r| matches!(r.status().as_u16(), 401 | 403)))
+    let request = vendor.authorize(state.vendor_http.get(url), ends, &token);
+    let Ok(response) = request.timeout(std::time::Duration::from_secs(10)).send().await else {
+        return Ok(false);
+    };
+    if matches!(response.status().as_u16(), 401 | 403) {
+        return Ok(true);
+    }
+    // A vendor that answers every call with 200 says so in the body (Withings' status 401).
+    let body: Value = response.json().await.unwrap_or_default();
+    Ok(matches!(vendor.page_error(&body), Some(vendors::PageError::TokenRefused)))
 }

@@ -50,17 +50,20 @@ static INFO: Info = Info {
             max_historical_days: None,
         },
     },
-    oauth: OAuthSpec {
-        authorize_url: "https://cloud.ouraring.com/oauth/authorize",
-        token_url: "https://api.ouraring.com/oauth/token",
+    oauth: OAuthSpec::standard(
         // What the mapping needs; `email` and `tag` are not asked for. The OpenAPI document says
         // `spo2Daily` (some pages say `spo2`): docs/vendors/oura.md.
-        scopes: &["personal", "daily", "heartrate", "workout", "session", "spo2Daily"],
-        pkce: false,
-        client_auth: ClientAuth::Body,
-    },
+        "https://cloud.ouraring.com/oauth/authorize",
+        "https://api.ouraring.com/oauth/token",
+        &["personal", "daily", "heartrate", "workout", "session", "spo2Daily"],
+        false,
+        ClientAuth::Body,
+    ),
     api_url: "https://api.ouraring.com",
     collections: &PATHS,
+    settings: &[],
+    notification_bytes: crate::SMALL_NOTIFICATIONS,
+    history: crate::History::Pull,
 };
 
 impl Vendor for Oura {
@@ -122,7 +125,7 @@ impl Vendor for Oura {
         &self,
         ends: &crate::Endpoints,
         query: &dyn Fn(&str) -> Option<String>,
-    ) -> Option<Value> {
+    ) -> crate::Handshake {
         crate::webhook::echo(
             ends.webhook_token.as_deref(),
             query("verification_token"),
@@ -150,16 +153,18 @@ impl Vendor for Oura {
     }
 
     /// `POST /oauth/revoke?access_token=…` beside the token endpoint.
-    fn revoke(&self, ends: &crate::Endpoints, access_token: &str) -> Option<crate::Revoke> {
-        let base = ends.token_url.strip_suffix("/oauth/token")?;
-        let mut url = url::Url::parse(&format!("{base}/oauth/revoke")).ok()?;
-        url.query_pairs_mut().append_pair("access_token", access_token);
-        Some(crate::Revoke { method: reqwest::Method::POST, url, bearer: false })
+    fn revoke(&self, c: &crate::Connected<'_>) -> Vec<crate::Call> {
+        let Some(base) = c.ends.token_url.strip_suffix("/oauth/token") else { return Vec::new() };
+        let Ok(mut url) = url::Url::parse(&format!("{base}/oauth/revoke")) else {
+            return Vec::new();
+        };
+        url.query_pairs_mut().append_pair("access_token", c.access_token);
+        vec![crate::Call::new(reqwest::Method::POST, url, crate::CallAuth::None)]
     }
 
     /// `{event_type, data_type, object_id, event_time, user_id}`: the user's data around the
     /// event is pulled (a day either side), which reads the object whatever its type.
-    fn webhook_pulls(&self, body: &Value) -> Vec<(String, crate::Window)> {
+    fn webhook_notices(&self, body: &Value) -> Vec<crate::Notice> {
         let user = body.get("user_id").and_then(Value::as_str);
         let at = body
             .get("event_time")
@@ -170,7 +175,7 @@ impl Vendor for Oura {
             (Some(user), Some(at)) => at
                 .checked_sub_signed(Duration::days(1))
                 .zip(at.checked_add_signed(Duration::days(1)))
-                .map(|window| vec![(user.to_string(), window)])
+                .map(|window| vec![crate::Notice::Pull(user.to_string(), window)])
                 .unwrap_or_default(),
             _ => Vec::new(),
         }

@@ -113,7 +113,7 @@ fn webhooks_are_signed_in_base64_over_the_timestamp_and_the_body() {
         authorize_url: String::new(),
         token_url: String::new(),
         api_url: "https://api.prod.whoop.com/developer".into(),
-        webhook_token: None,
+        ..Endpoints::default()
     };
     let body = br#"{"user_id":10129,"id":"ecfc6a15-4661-442f-a9a4-f160dd7afae8","type":"sleep.updated","trace_id":"t"}"#;
     // Milliseconds, as WHOOP sends them; now (an old one is refused as a replay).
@@ -140,16 +140,23 @@ fn webhooks_are_signed_in_base64_over_the_timestamp_and_the_body() {
     };
     assert!(!Whoop.webhook_verified(&ends, &old, body), "a replayed notification");
     let value: Value = serde_json::from_slice(body).unwrap_or_default();
-    let pulls = Whoop.webhook_pulls(&value);
-    assert_eq!(pulls.len(), 1);
-    assert_eq!(pulls[0].0, "10129");
-    let revoke = Whoop.revoke(&ends, "t").map(|r| (r.method, r.url.to_string(), r.bearer));
+    let pulls = Whoop.webhook_notices(&value);
+    assert!(matches!(pulls.as_slice(), [Notice::Pull(user, _)] if user == "10129"), "{pulls:?}");
+    let c = Connected {
+        ends: &ends,
+        access_token: "t",
+        vendor_user: None,
+        user_id: uuid::Uuid::nil(),
+        webhook_url: "",
+    };
+    let revoke: Vec<_> =
+        Whoop.revoke(&c).into_iter().map(|r| (r.method, r.url.to_string(), r.auth)).collect();
     assert_eq!(
         revoke,
-        Some((
+        [(
             reqwest::Method::DELETE,
             "https://api.prod.whoop.com/developer/v2/user/access".into(),
-            true
-        ))
+            CallAuth::Bearer("t".into())
+        )]
     );
 }
