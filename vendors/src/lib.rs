@@ -3,7 +3,7 @@
 
 pub mod calls;
 pub mod config;
-//mod fitbit;
+mod fitbit;
 //mod garmin;
 mod normal;
 pub mod oauth;
@@ -227,7 +227,7 @@ pub static VENDORS: &[&dyn Vendor] = &[
     &oura::Oura,
     &whoop::Whoop,
     &polar::Polar,
-    //f
+    &fitbit::Fitbit,
     &strava::Strava,
     //s
     //u

@@ -61,16 +61,26 @@ pub(crate) fn timestamped(
 
 /// Whether `signature` is the HMAC-SHA256 with `key` over the `parts` in order.
 pub(crate) fn hmac_sha256(key: &str, parts: &[&[u8]], signature: &str, encoding: Encoding) -> bool {
-    use base64::Engine;
-    let expected = match encoding {
-        Encoding::Hex => hex::decode(signature.trim().to_ascii_lowercase()).ok(),
-        Encoding::Base64 => base64::engine::general_purpose::STANDARD.decode(signature.trim()).ok(),
-    };
-    expected.is_some_and(|e| verify(key, parts, &e))
+    decode(signature, encoding).is_some_and(|e| verify::<Hmac<Sha256>>(key, parts, &e))
 }
 
-fn verify(key: &str, parts: &[&[u8]], expected: &[u8]) -> bool {
-    let Ok(mut mac) = Hmac::<Sha256>::new_from_slice(key.as_bytes()) else { return false };
+/// Whether `signature` is the HMAC-SHA1 with `key` over the `parts` in order (Fitbit's).
+pub(crate) fn hmac_sha1(key: &str, parts: &[&[u8]], signature: &str, encoding: Encoding) -> bool {
+    decode(signature, encoding).is_some_and(|e| verify::<Hmac<sha1::Sha1>>(key, parts, &e))
+}
+
+fn decode(signature: &str, encoding: Encoding) -> Option<Vec<u8>> {
+    use base64::Engine;
+    match encoding {
+        Encoding::Hex => hex::decode(signature.trim().to_ascii_lowercase()).ok(),
+        Encoding::Base64 => base64::engine::general_purpose::STANDARD.decode(signature.trim()).ok(),
+    }
+}
+
+fn verify<M: Mac + hmac::digest::KeyInit>(key: &str, parts: &[&[u8]], expected: &[u8]) -> bool {
+    let Ok(mut mac) = <M as hmac::digest::KeyInit>::new_from_slice(key.as_bytes()) else {
+        return false;
+    };
     for part in parts {
         mac.update(part);
     }

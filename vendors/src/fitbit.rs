@@ -1,0 +1,478 @@
+//! Fitbit: the Fitbit Web API. Facts and their sources: `docs/vendors/fitbit.md`.
+//!
+//! Google turned the legacy Web API off in November 2026 (§0 of the facts): this adapter serves
+//! deployments with access to it, or a compatible proxy (`FITBIT_API_URL`); new deployments
+//! need Google Health API access, which it does not speak.
+//!
+//! Fitbit writes local wall-clock times without an offset (sleep, weight) and local days
+//! everywhere; the profile, read first, gives the user's current offset, which the pull reads
+//! them with. No `Accept-Language` is sent, so every value is metric (distances in km).
+
+use chrono::{DateTime, Duration, NaiveDate, NaiveDateTime, Utc};
+use ingest::{Interval, Normalised, SleepSession, Stage};
+use schema::catalogue::providers::{Capabilities, LiveSyncMode, Provider};
+use schema::catalogue::series_types::id;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::normal::{Device, at_local, guessed_offset, noon, number};
+use crate::{
+    Call, CallAuth, ClientAuth, Connected, Endpoints, Handshake, Info, Notice, OAuthSpec, Vendor,
+    Window,
+};
+
+pub(crate) struct Fitbit;
+
+const PROFILE: &str = "profile";
+const SLEEP: &str = "sleep";
+const ACTIVITIES: &str = "activities";
+const STEPS: &str = "steps";
+const CALORIES: &str = "calories";
+const DISTANCE: &str = "distance";
+const HEART: &str = "heart";
+const HRV: &str = "hrv";
+const SPO2: &str = "spo2";
+const SKIN: &str = "temp-skin";
+const WEIGHT: &str = "weight";
+/// The profile first: it gives the offset the others are read with.
+static COLLECTIONS: [&str; 11] =
+    [PROFILE, SLEEP, ACTIVITIES, STEPS, CALORIES, DISTANCE, HEART, HRV, SPO2, SKIN, WEIGHT];
+
+/// Ranges of dates stay under Fitbit's smallest maximum (30 days for HRV, SpO2 and skin
+/// temperature), with the day either side added.
+const STEP_DAYS: i64 = 28;
+
+const RESTING_HR: i16 = id("resting_heart_rate");
+const HRV_RMSSD: i16 = id("heart_rate_variability_rmssd");
+const STEP_COUNT: i16 = id("steps");
+const TOTAL_ENERGY: i16 = id("total_energy");
+const WALKED: i16 = id("distance_walking_running");
+const OXYGEN: i16 = id("oxygen_saturation");
+const SKIN_DEVIATION: i16 = id("skin_temperature_deviation");
+const BODY_WEIGHT: i16 = id("weight");
+const BMI: i16 = id("body_mass_index");
+const BODY_FAT: i16 = id("body_fat_percentage");
+
+const TRACKER: Device = Device {
+    provider: "fitbit",
+    model: "Fitbit",
+    manufacturer: "Fitbit",
+    source: "Fitbit",
+    device_type: "watch",
+};
+
+static INFO: Info = Info {
+    provider: Provider {
+        slug: "fitbit",
+        name: "Fitbit",
+        has_cloud_api: true,
+        live_sync_mode: Some(LiveSyncMode::Webhook),
+        live_sync_configurable: true,
+        capabilities: Capabilities {
+            rest_pull: true,
+            webhook_stream: false,
+            webhook_ping: true,
+            webhook_callback: false,
+            max_historical_days: None,
+        },
+    },
+    oauth: OAuthSpec::standard(
+        "https://www.fitbit.com/oauth2/authorize",
+        "https://api.fitbit.com/oauth2/token",
+        &[
+            "activity",
+            "heartrate",
+            "sleep",
+            "oxygen_saturation",
+            "temperature",
+            "weight",
+            "profile",
+        ],
+        true,
+        ClientAuth::Basic,
+    ),
+    api_url: "https://api.fitbit.com",
+    collections: &COLLECTIONS,
+    settings: &[],
+    notification_bytes: crate::SMALL_NOTIFICATIONS,
+    history: crate::History::Pull,
+};
+
+impl Vendor for Fitbit {
+    fn info(&self) -> &'static Info {
+        &INFO
+    }
+
+    fn window_step(&self, _: &str) -> Option<Duration> {
+        Some(Duration::days(STEP_DAYS))
+    }
+
+    /// Local dates, a day either side of the window; the activity list from its first day,
+    /// then by Fitbit's own `pagination.next` (only under the configured API URL).
+    fn page_url(
+        &self,
+        api_url: &str,
+        collection: &str,
+        (start, end): Window,
+        next: Option<&str>,
+    ) -> Result<url::Url, url::ParseError> {
+        let base = api_url.trim_end_matches('/');
+        if let Some(next) = next {
+            return url::Url::parse(&format!("{base}{next}"));
+        }
+        let day = |t: DateTime<Utc>| t.date_naive().format("%Y-%m-%d").to_string();
+        let (from, to) = (day(start - Duration::days(1)), day(end + Duration::days(1)));
+        let path = match collection {
+            PROFILE => "1/user/-/profile.json".to_string(),
+            SLEEP => format!("1.2/user/-/sleep/date/{from}/{to}.json"),
+            ACTIVITIES => {
+                let mut url = url::Url::parse(&format!("{base}/1/user/-/activities/list.json"))?;
+                url.query_pairs_mut()
+                    .append_pair("afterDate", &from)
+                    .append_pair("sort", "asc")
+                    .append_pair("limit", "100")
+                    .append_pair("offset", "0");
+                return Ok(url);
+            }
+            STEPS | CALORIES | DISTANCE | HEART => {
+                format!("1/user/-/activities/{collection}/date/{from}/{to}.json")
+            }
+            HRV | SPO2 => format!("1/user/-/{collection}/date/{from}/{to}.json"),
+            SKIN => format!("1/user/-/temp/skin/date/{from}/{to}.json"),
+            _ => format!("1/user/-/body/log/weight/date/{from}/{to}.json"),
+        };
+        url::Url::parse(&format!("{base}/{path}"))
+    }
+
+    /// The path and query of the activity list's `pagination.next`: the next page is asked of
+    /// the configured API, never of a host a page names (with the user's token).
+    fn next_page(&self, page: &Value, _: Option<&str>) -> Option<String> {
+        let next = url::Url::parse(page.pointer("/pagination/next")?.as_str()?).ok()?;
+        Some(format!("{}?{}", next.path(), next.query()?))
+    }
+
+    fn map_page(&self, collection: &str, page: &Value, out: &mut Normalised) {
+        let (rows, map): (&[Value], fn(&Value, &mut Normalised) -> Option<()>) = match collection {
+            PROFILE => (std::slice::from_ref(page), profile),
+            SLEEP => (crate::normal::rows(page, "sleep"), sleep),
+            ACTIVITIES => (crate::normal::rows(page, "activities"), activity),
+            STEPS => (crate::normal::rows(page, "activities-steps"), steps),
+            CALORIES => (crate::normal::rows(page, "activities-calories"), calories),
+            DISTANCE => (crate::normal::rows(page, "activities-distance"), distance),
+            HEART => (crate::normal::rows(page, "activities-heart"), heart),
+            HRV => (crate::normal::rows(page, "hrv"), hrv),
+            // A range is a bare array; one day a bare object.
+            SPO2 if page.is_object() => (std::slice::from_ref(page), spo2),
+            SPO2 => (crate::normal::rows(page, "spo2"), spo2),
+            SKIN => (crate::normal::rows(page, "tempSkin"), skin),
+            WEIGHT => (crate::normal::rows(page, "weight"), weight),
+            _ => return,
+        };
+        let kind = COLLECTIONS.iter().copied().find(|c| *c == collection).unwrap_or("fitbit");
+        out.report.received(kind, rows.len() as u64);
+        for row in rows {
+            if map(row, out).is_none() {
+                crate::normal::unreadable(out, "unreadable Fitbit record", row);
+            }
+        }
+    }
+
+    fn user_url(&self, api_url: &str) -> Option<String> {
+        Some(format!("{}/1/user/-/profile.json", api_url.trim_end_matches('/')))
+    }
+
+    fn user_id(&self, body: &Value) -> Option<String> {
+        body.pointer("/user/encodedId").and_then(Value::as_str).map(str::to_string)
+    }
+
+    fn token_user_id(&self, token: &Value) -> Option<String> {
+        token.get("user_id").and_then(Value::as_str).map(str::to_string)
+    }
+
+    /// A subscription to every collection, named by the user's id here (Fitbit's ids are
+    /// at most 50 characters; a UUID is 36). 409: one exists already.
+    fn on_connect(&self, c: &Connected<'_>) -> Vec<Call> {
+        let path = format!("1/user/-/apiSubscriptions/{}.json", c.user_id);
+        let Some(url) = crate::calls::at(&c.ends.api_url, &path) else { return Vec::new() };
+        let mut call =
+            Call::new(reqwest::Method::POST, url, CallAuth::Bearer(c.access_token.to_string()));
+        call.also_ok = &[409];
+        vec![call]
+    }
+
+    /// `POST /oauth2/revoke` (RFC 7009) beside the token endpoint, with the app's credentials:
+    /// it ends every token of the user.
+    fn revoke(&self, c: &Connected<'_>) -> Vec<Call> {
+        let Some(base) = c.ends.token_url.strip_suffix("/token") else { return Vec::new() };
+        let Ok(url) = url::Url::parse(&format!("{base}/revoke")) else { return Vec::new() };
+        vec![
+            Call::new(reqwest::Method::POST, url, CallAuth::Basic)
+                .form(&[("token", c.access_token)]),
+        ]
+    }
+
+    /// Fitbit checks the subscriber with two `GET ?verify=`: the code it was given must get
+    /// 204, a wrong one 404.
+    fn webhook_challenge(
+        &self,
+        ends: &Endpoints,
+        query: &dyn Fn(&str) -> Option<String>,
+    ) -> Handshake {
+        let (Some(expected), Some(given)) = (ends.webhook_token.as_deref(), query("verify")) else {
+            return Handshake::Refused;
+        };
+        if crate::webhook::same(expected.as_bytes(), given.as_bytes()) {
+            Handshake::Status(204)
+        } else {
+            Handshake::Status(404)
+        }
+    }
+
+    /// `X-Fitbit-Signature`: base64 of HMAC-SHA1 over the raw body, keyed with the client
+    /// secret and `&`.
+    fn webhook_verified(
+        &self,
+        ends: &Endpoints,
+        header: &dyn Fn(&str) -> Option<String>,
+        body: &[u8],
+    ) -> bool {
+        let Some(signature) = header("x-fitbit-signature") else { return false };
+        let key = format!("{}&", ends.client_secret);
+        crate::webhook::hmac_sha1(&key, &[body], &signature, crate::webhook::Encoding::Base64)
+    }
+
+    /// `[{collectionType, date, ownerId, …}]`: the owner's day that changed (a day either side
+    /// in UTC), or `userRevokedAccess`.
+    fn webhook_notices(&self, body: &Value) -> Vec<Notice> {
+        let mut out = Vec::new();
+        for n in crate::normal::rows(body, "notifications") {
+            let Some(owner) = n.get("ownerId").and_then(Value::as_str).map(str::to_string) else {
+                continue;
+            };
+            if n.get("collectionType").and_then(Value::as_str) == Some("userRevokedAccess") {
+                out.push(Notice::Deregistered(owner));
+                continue;
+            }
+            let day = n
+                .get("date")
+                .and_then(Value::as_str)
+                .and_then(|d| NaiveDate::parse_from_str(d, "%Y-%m-%d").ok())
+                .and_then(|d| d.and_hms_opt(0, 0, 0))
+                .map(|d| d.and_utc());
+            if let Some(day) = day {
+                out.push(Notice::Pull(owner, (day - Duration::days(1), day + Duration::days(2))));
+            }
+        }
+        out
+    }
+
+    /// `Retry-After`, else `Fitbit-Rate-Limit-Reset` (seconds to the top of the hour).
+    fn rate_limit_wait(&self, headers: &reqwest::header::HeaderMap) -> Option<i64> {
+        ["retry-after", "fitbit-rate-limit-reset"]
+            .iter()
+            .find_map(|name| headers.get(*name)?.to_str().ok()?.trim().parse::<i64>().ok())
+    }
+}
+
+/// The user's current offset from the profile, noted as of now: what the other collections'
+/// local times are read with.
+fn profile(page: &Value, out: &mut Normalised) -> Option<()> {
+    let millis = page.pointer("/user/offsetFromUTCMillis").and_then(Value::as_i64)?;
+    out.note_offset(Utc::now(), crate::normal::minutes(millis / 1000));
+    Some(())
+}
+
+fn local(s: &str) -> Option<NaiveDateTime> {
+    NaiveDateTime::parse_from_str(s, "%Y-%m-%dT%H:%M:%S%.f").ok()
+}
+
+fn stage(level: &str) -> Option<Stage> {
+    Some(match level {
+        "deep" => Stage::Deep,
+        "light" => Stage::Light,
+        "rem" => Stage::Rem,
+        "wake" | "awake" | "restless" => Stage::Awake,
+        "asleep" => Stage::Sleeping,
+        _ => return None,
+    })
+}
+
+#[derive(Deserialize)]
+struct Level {
+    #[serde(rename = "dateTime")]
+    date_time: String,
+    level: String,
+    seconds: i64,
+}
+
+fn levels(list: Option<&Value>, offset: i16) -> Vec<Interval> {
+    let levels: Vec<Level> =
+        list.and_then(|l| Vec::<Level>::deserialize(l).ok()).unwrap_or_default();
+    levels
+        .iter()
+        .filter_map(|l| {
+            let start = at_local(local(&l.date_time)?, offset);
+            let end = start.checked_add_signed(Duration::try_seconds(l.seconds)?)?;
+            Some(Interval { start, end, stage: stage(&l.level)? })
+        })
+        .filter(|i| i.end > i.start)
+        .collect()
+}
+
+/// A sleep log: its levels, the short wake periods laid over them.
+fn sleep(row: &Value, out: &mut Normalised) -> Option<()> {
+    let log_id = row.get("logId").map(crate::normal::id_text)?;
+    let offset = guessed_offset(out);
+    let start = at_local(local(row.get("startTime")?.as_str()?)?, offset);
+    let end = at_local(local(row.get("endTime")?.as_str()?)?, offset);
+    if end <= start {
+        return None;
+    }
+    let base = levels(row.pointer("/levels/data"), offset);
+    let short = levels(row.pointer("/levels/shortData"), offset);
+    let mut intervals = crate::normal::overlay(base, &short);
+    if intervals.is_empty() {
+        intervals.push(Interval { start, end, stage: Stage::Sleeping });
+    }
+    let source = TRACKER.source(out);
+    out.sleep.push(SleepSession {
+        source,
+        intervals,
+        zone_offset: Some(offset),
+        external_id: Some(log_id),
+    });
+    Some(())
+}
+
+/// Fitbit's activity names that are not the unified name in lower case.
+fn kind(name: &str) -> Option<&'static str> {
+    let known = [
+        ("Run", "running"),
+        ("Treadmill", "running"),
+        ("Walk", "walking"),
+        ("Outdoor Bike", "cycling"),
+        ("Bike", "cycling"),
+        ("Spinning", "cycling"),
+        ("Swim", "swimming"),
+        ("Hike", "hiking"),
+        ("Weights", "strength_training"),
+        ("Yoga", "yoga"),
+        ("Sport", "other"),
+        ("Workout", "other"),
+    ];
+    known
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, k)| *k)
+        .or_else(|| schema::catalogue::workout_types::unified(Some(&name.replace(' ', "_"))))
+}
+
+/// Metres in `unit` (Fitbit's `distanceUnit`; metric without `Accept-Language`).
+fn metres(value: f64, unit: Option<&str>) -> f64 {
+    match unit {
+        Some("Mile" | "mile" | "Miles") => value * 1609.344,
+        Some("Meter" | "meter" | "Meters") => value,
+        _ => value * 1000.0,
+    }
+}
+
+fn activity(row: &Value, out: &mut Normalised) -> Option<()> {
+    let started = DateTime::parse_from_rfc3339(row.get("startTime")?.as_str()?).ok()?;
+    let offset = crate::normal::minutes(i64::from(started.offset().local_minus_utc()));
+    let start = started.with_timezone(&Utc);
+    let millis = row.get("duration").and_then(Value::as_i64)?;
+    let end = start.checked_add_signed(Duration::try_milliseconds(millis)?)?;
+    let f = |k: &str| row.get(k).and_then(Value::as_f64);
+    let name = row.get("activityName").and_then(Value::as_str);
+    TRACKER.workout(out, (start, end), offset, |w| {
+        w.external_id = row.get("logId").map(crate::normal::id_text);
+        w.kind = name.and_then(kind).map(str::to_string);
+        w.calories_kcal = f("calories");
+        w.distance_meters =
+            f("distance").map(|d| metres(d, row.get("distanceUnit").and_then(Value::as_str)));
+        w.steps = f("steps").and_then(|s| i32::try_from(s as i64).ok());
+        w.avg_heart_rate_bpm = f("averageHeartRate");
+        w.elevation_gain_meters = f("elevationGain");
+        w.statistics = json!({"activityName": name, "logType": row.get("logType"),
+                              "activeDuration_ms": row.get("activeDuration")});
+    })
+}
+
+/// A `{dateTime, value}` day of a daily series, its value in `unit`s of the series; zero is a
+/// day without data (Fitbit answers every day of a range).
+fn day_total(row: &Value, out: &mut Normalised, series: i16, factor: f64) -> Option<()> {
+    let day = NaiveDate::parse_from_str(row.get("dateTime")?.as_str()?, "%Y-%m-%d").ok()?;
+    let value = number(row.get("value")?)?;
+    if value > 0.0 {
+        let offset = guessed_offset(out);
+        TRACKER.push(out, series, (noon(day, offset), Some(offset)), value * factor, true);
+    }
+    Some(())
+}
+
+fn steps(row: &Value, out: &mut Normalised) -> Option<()> {
+    day_total(row, out, STEP_COUNT, 1.0)
+}
+
+/// `caloriesOut`: active and basal, kcal.
+fn calories(row: &Value, out: &mut Normalised) -> Option<()> {
+    day_total(row, out, TOTAL_ENERGY, 1.0)
+}
+
+/// Kilometres.
+fn distance(row: &Value, out: &mut Normalised) -> Option<()> {
+    day_total(row, out, WALKED, 1000.0)
+}
+
+/// A day-keyed level at the day's noon.
+fn day_level(row: &Value, out: &mut Normalised, series: i16, value: Option<f64>) -> Option<()> {
+    let day =
+        NaiveDate::parse_from_str(row.get("dateTime")?.as_str()?.get(..10)?, "%Y-%m-%d").ok()?;
+    if let Some(v) = value {
+        let offset = guessed_offset(out);
+        TRACKER.push(out, series, (noon(day, offset), Some(offset)), v, false);
+    }
+    Some(())
+}
+
+fn heart(row: &Value, out: &mut Normalised) -> Option<()> {
+    let resting = row.pointer("/value/restingHeartRate").and_then(number);
+    day_level(row, out, RESTING_HR, resting)
+}
+
+/// The main sleep's RMSSD (ms), on the day it ended.
+fn hrv(row: &Value, out: &mut Normalised) -> Option<()> {
+    let rmssd = row.pointer("/value/dailyRmssd").and_then(number);
+    day_level(row, out, HRV_RMSSD, rmssd)
+}
+
+fn spo2(row: &Value, out: &mut Normalised) -> Option<()> {
+    let avg = row.pointer("/value/avg").and_then(number);
+    day_level(row, out, OXYGEN, avg)
+}
+
+/// `nightlyRelative`: the night's deviation from the user's baseline, °C.
+fn skin(row: &Value, out: &mut Normalised) -> Option<()> {
+    let deviation = row.pointer("/value/nightlyRelative").and_then(number);
+    day_level(row, out, SKIN_DEVIATION, deviation)
+}
+
+/// A weight log at its local date and time: kg, BMI, and body fat where logged with it.
+fn weight(row: &Value, out: &mut Normalised) -> Option<()> {
+    let date = row.get("date")?.as_str()?;
+    let time = row.get("time").and_then(Value::as_str).unwrap_or("23:59:59");
+    let offset = guessed_offset(out);
+    let at = at_local(
+        NaiveDateTime::parse_from_str(&format!("{date}T{time}"), "%Y-%m-%dT%H:%M:%S").ok()?,
+        offset,
+    );
+    for (series, key) in [(BODY_WEIGHT, "weight"), (BMI, "bmi"), (BODY_FAT, "fat")] {
+        if let Some(v) = row.get(key).and_then(number) {
+            TRACKER.push(out, series, (at, Some(offset)), v, false);
+        }
+    }
+    Some(())
+}
+
+#[cfg(test)]
+mod tests;
