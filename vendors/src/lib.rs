@@ -16,7 +16,7 @@ pub mod tokens;
 //mod ultrahuman;
 mod webhook;
 mod whoop;
-//mod withings;
+mod withings;
 
 use chrono::{DateTime, Utc};
 use futures::future::BoxFuture;
@@ -231,7 +231,7 @@ pub static VENDORS: &[&dyn Vendor] = &[
     &strava::Strava,
     //s
     //u
-    //w
+    &withings::Withings,
 ];
 
 /// Exact (case-sensitive) lookup.
