@@ -11,7 +11,7 @@ pub mod oura;
 mod polar;
 pub mod pulls;
 mod strava;
-//mod suunto;
+mod suunto;
 pub mod tokens;
 //mod ultrahuman;
 mod webhook;
@@ -229,7 +229,7 @@ pub static VENDORS: &[&dyn Vendor] = &[
     &polar::Polar,
     &fitbit::Fitbit,
     &strava::Strava,
-    //s
+    &suunto::Suunto,
     //u
     &withings::Withings,
 ];

@@ -1,0 +1,387 @@
+//! Suunto (watches): the Suunto Cloud API (API Zone). Facts and their sources:
+//! `docs/vendors/suunto.md`.
+//!
+//! Every data call carries the app's API subscription key (`Ocp-Apim-Subscription-Key`,
+//! `SUUNTO_SUBSCRIPTION_KEY`) besides the user's token. Webhooks carry the data itself (the
+//! workout, or the 24/7 samples), so a notification is kept as a page and mapped like a
+//! pulled one; users are named by their Suunto username, which the token response gives.
+
+use base64::Engine;
+use chrono::{DateTime, Duration, FixedOffset, NaiveDateTime, Utc};
+use ingest::{Interval, Normalised, SleepSession, Stage};
+use schema::catalogue::providers::{Capabilities, LiveSyncMode, Provider};
+use schema::catalogue::series_types::id;
+use serde_json::{Value, json};
+
+use crate::normal::{Device, guessed_offset, number};
+use crate::{
+    Call, CallAuth, ClientAuth, Connected, Endpoints, Info, Notice, OAuthSpec, Vendor, Window,
+};
+
+pub(crate) struct Suunto;
+
+const WORKOUTS: &str = "v3/workouts";
+const SLEEP: &str = "247samples/sleep";
+const ACTIVITY: &str = "247samples/activity";
+const RECOVERY: &str = "247samples/recovery";
+const DAILY: &str = "247/daily-activity-statistics";
+static COLLECTIONS: [&str; 5] = [WORKOUTS, SLEEP, ACTIVITY, RECOVERY, DAILY];
+
+/// The 24/7 services take at most 28 days a call.
+const MAX_RANGE_DAYS: i64 = 28;
+/// Workouts a page.
+const PAGE: usize = 100;
+/// J → kcal.
+const J_PER_KCAL: f64 = 4184.0;
+
+const HR: i16 = id("heart_rate");
+const HRV_RMSSD: i16 = id("heart_rate_variability_rmssd");
+const OXYGEN: i16 = id("oxygen_saturation");
+const STEPS: i16 = id("steps");
+const TOTAL_ENERGY: i16 = id("total_energy");
+const RECOVERY_SCORE: i16 = id("recovery_score");
+
+const WATCH: Device = Device {
+    provider: "suunto",
+    model: "Suunto",
+    manufacturer: "Suunto",
+    source: "Suunto",
+    device_type: "watch",
+};
+
+static INFO: Info = Info {
+    provider: Provider {
+        slug: "suunto",
+        name: "Suunto",
+        has_cloud_api: true,
+        live_sync_mode: Some(LiveSyncMode::Webhook),
+        live_sync_configurable: true,
+        capabilities: Capabilities {
+            rest_pull: true,
+            webhook_stream: true,
+            webhook_ping: false,
+            webhook_callback: false,
+            max_historical_days: None,
+        },
+    },
+    oauth: OAuthSpec::standard(
+        "https://cloudapi-oauth.suunto.com/oauth/authorize",
+        "https://cloudapi-oauth.suunto.com/oauth/token",
+        // Suunto has no scopes: what the app gets is in its partner agreement.
+        &[],
+        false,
+        ClientAuth::Basic,
+    ),
+    api_url: "https://cloudapi.suunto.com",
+    collections: &COLLECTIONS,
+    settings: &["SUBSCRIPTION_KEY"],
+    notification_bytes: 1 << 20,
+    history: crate::History::Pull,
+};
+
+impl Vendor for Suunto {
+    fn info(&self) -> &'static Info {
+        &INFO
+    }
+
+    fn window_step(&self, _: &str) -> Option<Duration> {
+        Some(Duration::days(MAX_RANGE_DAYS))
+    }
+
+    /// Workouts since the window's start (epoch ms), a page of 100 at `offset`; the 24/7
+    /// samples `from`/`to` in epoch ms; daily statistics by UTC times without an offset.
+    fn page_url(
+        &self,
+        api_url: &str,
+        collection: &str,
+        (start, end): Window,
+        next: Option<&str>,
+    ) -> Result<url::Url, url::ParseError> {
+        let mut url = url::Url::parse(&format!("{}/{collection}", api_url.trim_end_matches('/')))?;
+        {
+            let mut q = url.query_pairs_mut();
+            match collection {
+                WORKOUTS => {
+                    q.append_pair("since", &start.timestamp_millis().to_string());
+                    q.append_pair("limit", &PAGE.to_string());
+                    q.append_pair("offset", next.unwrap_or("0"));
+                }
+                DAILY => {
+                    let t = |t: DateTime<Utc>| t.format("%Y-%m-%dT%H:%M:%S").to_string();
+                    q.append_pair("startdate", &t(start));
+                    q.append_pair("enddate", &t(end));
+                }
+                _ => {
+                    q.append_pair("from", &start.timestamp_millis().to_string());
+                    q.append_pair("to", &end.timestamp_millis().to_string());
+                }
+            }
+        }
+        Ok(url)
+    }
+
+    /// Workouts: another page while one is full.
+    fn next_page(&self, page: &Value, current: Option<&str>) -> Option<String> {
+        let n = page.get("payload")?.as_array()?.len();
+        let at: usize = current.and_then(|c| c.parse().ok()).unwrap_or(0);
+        (n >= PAGE).then(|| (at + n).to_string())
+    }
+
+    /// The user's token and the app's subscription key.
+    fn authorize(
+        &self,
+        request: reqwest::RequestBuilder,
+        ends: &Endpoints,
+        token: &str,
+    ) -> reqwest::RequestBuilder {
+        request
+            .bearer_auth(token)
+            .header("Ocp-Apim-Subscription-Key", ends.setting("SUBSCRIPTION_KEY"))
+    }
+
+    fn map_page(&self, collection: &str, page: &Value, out: &mut Normalised) {
+        let (rows, map): (Vec<&Value>, fn(&Value, &mut Normalised) -> Option<()>) = match collection
+        {
+            // A list, or one workout (`/v3/workouts/{key}` and the webhook).
+            WORKOUTS => match page.get("payload") {
+                Some(Value::Array(rows)) => (rows.iter().collect(), workout),
+                Some(one @ Value::Object(_)) => (vec![one], workout),
+                _ => (Vec::new(), workout),
+            },
+            SLEEP => (crate::normal::rows(page, "samples").iter().collect(), sleep),
+            ACTIVITY => (crate::normal::rows(page, "samples").iter().collect(), activity),
+            RECOVERY => (crate::normal::rows(page, "samples").iter().collect(), recovery),
+            DAILY => (crate::normal::rows(page, "statistics").iter().collect(), daily),
+            _ => return,
+        };
+        let kind = COLLECTIONS.iter().copied().find(|c| *c == collection).unwrap_or("suunto");
+        out.report.received(kind, rows.len() as u64);
+        for row in rows {
+            if map(row, out).is_none() {
+                crate::normal::unreadable(out, "unreadable Suunto record", row);
+            }
+        }
+    }
+
+    /// The token names the user.
+    fn user_url(&self, _: &str) -> Option<String> {
+        None
+    }
+
+    fn user_id(&self, _: &Value) -> Option<String> {
+        None
+    }
+
+    /// The token response's `user` (the Suunto username webhooks name), else the `user`
+    /// claim of the access token (a JWT, read without checking: it only routes notifications).
+    fn token_user_id(&self, token: &Value) -> Option<String> {
+        if let Some(user) = token.get("user").and_then(Value::as_str) {
+            return Some(user.to_string());
+        }
+        let jwt = token.get("access_token")?.as_str()?;
+        let claims = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(jwt.split('.').nth(1)?.trim_end_matches('='))
+            .ok()?;
+        let claims: Value = serde_json::from_slice(&claims).ok()?;
+        claims.get("user").and_then(Value::as_str).map(str::to_string)
+    }
+
+    /// `GET /oauth/deauthorize?client_id=…` beside the token endpoint, with the user's token.
+    fn revoke(&self, c: &Connected<'_>) -> Vec<Call> {
+        let Some(base) = c.ends.token_url.strip_suffix("/oauth/token") else { return Vec::new() };
+        let Ok(mut url) = url::Url::parse(&format!("{base}/oauth/deauthorize")) else {
+            return Vec::new();
+        };
+        url.query_pairs_mut().append_pair("client_id", &c.ends.client_id);
+        vec![Call::new(reqwest::Method::GET, url, CallAuth::Bearer(c.access_token.to_string()))]
+    }
+
+    /// `X-HMAC-SHA256-Signature`: HMAC-SHA256 of the raw body with the notification secret
+    /// (`SUUNTO_WEBHOOK_SECRET`), hex (base64 taken too: Suunto's sample code is not clear).
+    fn webhook_verified(
+        &self,
+        ends: &Endpoints,
+        header: &dyn Fn(&str) -> Option<String>,
+        body: &[u8],
+    ) -> bool {
+        let (Some(secret), Some(signature)) =
+            (ends.webhook_secret.as_deref(), header("x-hmac-sha256-signature"))
+        else {
+            return false;
+        };
+        use crate::webhook::{Encoding, hmac_sha256};
+        hmac_sha256(secret, &[body], &signature, Encoding::Hex)
+            || hmac_sha256(secret, &[body], &signature, Encoding::Base64)
+    }
+
+    /// `{type, username, workout | samples}`: the data itself, kept as a page of the
+    /// collection it would have been pulled from.
+    fn webhook_notices(&self, body: &Value) -> Vec<Notice> {
+        let Some(user) = body.get("username").and_then(Value::as_str).map(str::to_string) else {
+            return Vec::new();
+        };
+        let (collection, page) = match body.get("type").and_then(Value::as_str) {
+            Some("WORKOUT_CREATED") => {
+                let Some(mut workout) = body.get("workout").cloned() else { return Vec::new() };
+                if let (Some(w), Some(gear)) = (workout.as_object_mut(), body.get("gear")) {
+                    w.insert("gear".into(), gear.clone());
+                }
+                (WORKOUTS, json!({ "payload": [workout] }))
+            }
+            Some("SUUNTO_247_SLEEP_CREATED") => (SLEEP, json!({ "samples": body.get("samples") })),
+            Some("SUUNTO_247_ACTIVITY_CREATED") => {
+                (ACTIVITY, json!({ "samples": body.get("samples") }))
+            }
+            Some("SUUNTO_247_RECOVERY_CREATED") => {
+                (RECOVERY, json!({ "samples": body.get("samples") }))
+            }
+            _ => return Vec::new(),
+        };
+        vec![Notice::Data { user, collection, page }]
+    }
+}
+
+/// Suunto's activity ids that name a unified type (its list, Activities.pdf, was not read:
+/// these are the ids its apps show; any other id is kept in the statistics as `other`).
+fn kind(activity: i64) -> &'static str {
+    match activity {
+        0 => "walking",
+        1 => "running",
+        2 | 10 => "cycling",
+        3 => "cross_country_skiing",
+        11 => "hiking",
+        21 => "swimming",
+        22 => "trail_running",
+        _ => "other",
+    }
+}
+
+/// A workout: epoch-ms start, seconds of total time, offset in minutes, metres, m/s, bpm
+/// (`hrmax`/`workoutMaxHR` are the workout's peak; `max` is the user's configured maximum).
+fn workout(row: &Value, out: &mut Normalised) -> Option<()> {
+    let f = |k: &str| row.get(k).and_then(number);
+    let hr = |keys: &[&str]| {
+        keys.iter().find_map(|k| row.pointer(&format!("/hrdata/{k}")).and_then(number))
+    };
+    let start = DateTime::from_timestamp_millis(f("startTime")? as i64)?;
+    let end = match f("stopTime") {
+        Some(ms) => DateTime::from_timestamp_millis(ms as i64)?,
+        None => start
+            .checked_add_signed(Duration::try_milliseconds((f("totalTime")? * 1000.0) as i64)?)?,
+    };
+    let offset = f("timeOffsetInMinutes").and_then(|m| i16::try_from(m as i64).ok());
+    let activity = f("activityId").map(|a| a as i64);
+    WATCH.workout(out, (start, end), offset, |w| {
+        w.external_id = row.get("workoutKey").and_then(Value::as_str).map(str::to_string);
+        w.kind = schema::catalogue::workout_types::unified(Some(kind(activity.unwrap_or(-1))))
+            .map(str::to_string);
+        w.distance_meters = f("totalDistance");
+        w.elevation_gain_meters = f("totalAscent");
+        w.max_altitude_meters = f("maxAltitude");
+        w.min_altitude_meters = f("minAltitude");
+        w.avg_speed_m_per_s = f("avgSpeed");
+        w.max_speed_m_per_s = f("maxSpeed");
+        w.avg_heart_rate_bpm = hr(&["workoutAvgHR", "avg"]);
+        w.max_heart_rate_bpm = hr(&["workoutMaxHR", "hrmax"]);
+        w.calories_kcal = f("energyConsumption").filter(|e| *e > 0.0);
+        w.steps = f("stepCount").filter(|s| *s > 0.0).and_then(|s| i32::try_from(s as i64).ok());
+        w.statistics = json!({"activityId": activity, "totalDescent": f("totalDescent"),
+                              "gear": row.get("gear"), "tss": row.get("tss")});
+    })
+}
+
+fn instant(s: &str) -> Option<(DateTime<Utc>, Option<i16>)> {
+    let t = DateTime::<FixedOffset>::parse_from_rfc3339(s).ok()?;
+    Some((t.with_timezone(&Utc), crate::normal::minutes(i64::from(t.offset().local_minus_utc()))))
+}
+
+fn entry<'a>(row: &'a Value, key: &str) -> Option<&'a Value> {
+    row.get("entryData")?.get(key)
+}
+
+/// A night: Suunto gives stage totals, no timeline. As for WHOOP, the time in bed is kept
+/// and the time asleep (deep + light + REM seconds) as one interval from the start.
+fn sleep(row: &Value, out: &mut Normalised) -> Option<()> {
+    let (start, offset) = instant(entry(row, "BedtimeStart")?.as_str()?)?;
+    let (end, _) = instant(entry(row, "BedtimeEnd")?.as_str()?)?;
+    if end <= start {
+        return None;
+    }
+    let seconds = |k: &str| entry(row, k).and_then(number).unwrap_or(0.0);
+    let asleep = (seconds("DeepSleepDuration")
+        + seconds("LightSleepDuration")
+        + seconds("REMSleepDuration"))
+    .min((end - start).num_seconds() as f64);
+    let mut intervals = vec![Interval { start, end, stage: Stage::InBed }];
+    if asleep > 0.0 {
+        let until = start + Duration::seconds(asleep as i64);
+        intervals.push(Interval { start, end: until, stage: Stage::Sleeping });
+    }
+    let source = WATCH.source(out);
+    out.note_offset(end, offset);
+    out.sleep.push(SleepSession {
+        source,
+        intervals,
+        zone_offset: offset,
+        external_id: entry(row, "SleepId").map(crate::normal::id_text),
+    });
+    if let Some(hrv) = entry(row, "AvgHRV").and_then(number).filter(|v| *v > 0.0) {
+        WATCH.push(out, HRV_RMSSD, (end, offset), hrv, false);
+    }
+    Some(())
+}
+
+/// A 24/7 sample: heart rate, steps, SpO2 (a fraction), energy (joules), HRV.
+fn activity(row: &Value, out: &mut Normalised) -> Option<()> {
+    let (when, offset) = instant(row.get("timestamp")?.as_str()?)?;
+    let values = [
+        (HR, entry(row, "HR").and_then(number)),
+        (STEPS, entry(row, "StepCount").and_then(number)),
+        (OXYGEN, entry(row, "SpO2").and_then(number).map(|f| if f <= 1.0 { f * 100.0 } else { f })),
+        (TOTAL_ENERGY, entry(row, "EnergyConsumption").and_then(number).map(|j| j / J_PER_KCAL)),
+        (HRV_RMSSD, entry(row, "HRV").and_then(number).filter(|v| *v > 0.0)),
+    ];
+    for (series, value) in values {
+        if let Some(v) = value {
+            WATCH.push(out, series, (when, offset), v, false);
+        }
+    }
+    Some(())
+}
+
+/// Recovery: `Balance`, the resources left, 0–1, as a 0–100 score.
+fn recovery(row: &Value, out: &mut Normalised) -> Option<()> {
+    let (when, offset) = instant(row.get("timestamp")?.as_str()?)?;
+    if let Some(b) = entry(row, "Balance").and_then(number) {
+        WATCH.push(out, RECOVERY_SCORE, (when, offset), b * 100.0, false);
+    }
+    Some(())
+}
+
+/// `{Name, Sources: [{Samples: [{TimeISO8601, Value}]}]}` per statistic: a day's steps and
+/// energy (joules, active and basal); each sample's time is the start of the user's day, in
+/// UTC, and the total is put at noon of that day; a day without data is null.
+fn daily(row: &Value, out: &mut Normalised) -> Option<()> {
+    let (series, factor) = match row.get("Name")?.as_str()? {
+        "stepcount" => (STEPS, 1.0),
+        "energyconsumption" => (TOTAL_ENERGY, 1.0 / J_PER_KCAL),
+        _ => return Some(()),
+    };
+    let offset = guessed_offset(out);
+    for source in row.get("Sources")?.as_array()? {
+        for s in
+            source.get("Samples").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default()
+        {
+            let Some(v) = s.get("Value").and_then(number) else { continue };
+            let t = s.get("TimeISO8601").and_then(Value::as_str)?;
+            let day_start =
+                NaiveDateTime::parse_from_str(t, "%Y-%m-%dT%H:%M:%S%.f").ok()?.and_utc();
+            let when = day_start + Duration::hours(12);
+            WATCH.push(out, series, (when, Some(offset)), v * factor, true);
+        }
+    }
+    Some(())
+}
+
+#[cfg(test)]
+mod tests;
