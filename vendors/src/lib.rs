@@ -13,7 +13,7 @@ pub mod pulls;
 mod strava;
 mod suunto;
 pub mod tokens;
-//mod ultrahuman;
+mod ultrahuman;
 mod webhook;
 mod whoop;
 mod withings;
@@ -230,7 +230,7 @@ pub static VENDORS: &[&dyn Vendor] = &[
     &fitbit::Fitbit,
     &strava::Strava,
     &suunto::Suunto,
-    //u
+    &ultrahuman::Ultrahuman,
     &withings::Withings,
 ];
 

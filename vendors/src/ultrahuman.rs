@@ -1,0 +1,288 @@
+//! Ultrahuman (Ring AIR, M1 CGM): the OAuth 2 Partner API. Facts and their sources:
+//! `docs/vendors/ultrahuman.md`.
+//!
+//! One endpoint gives every metric of one local day; there are no webhooks, so connections are
+//! pulled on a schedule. Two envelopes are reported (`data.metric_data[]` and
+//! `data.metrics{<date>: []}`): both are read. Times are Unix seconds; the second envelope
+//! names the user's zone.
+
+use chrono::{DateTime, Duration, Utc};
+use ingest::{Interval, Normalised, SleepSession, Stage};
+use schema::catalogue::providers::{Capabilities, LiveSyncMode, Provider};
+use schema::catalogue::series_types::id;
+use serde_json::Value;
+
+use crate::normal::{Device, guessed_offset, number, zone_offset};
+use crate::{
+    Call, CallAuth, ClientAuth, Connected, Endpoints, Info, Notice, OAuthSpec, Vendor, Window,
+};
+
+pub(crate) struct Ultrahuman;
+
+const METRICS: &str = "metrics";
+static COLLECTIONS: [&str; 1] = [METRICS];
+
+const HR: i16 = id("heart_rate");
+const HRV_RMSSD: i16 = id("heart_rate_variability_rmssd");
+const SKIN: i16 = id("skin_temperature");
+const SKIN_DEVIATION: i16 = id("skin_temperature_deviation");
+const OXYGEN: i16 = id("oxygen_saturation");
+const STEPS: i16 = id("steps");
+const RESTING_HR: i16 = id("resting_heart_rate");
+const RECOVERY: i16 = id("recovery_score");
+const VO2_MAX: i16 = id("vo2_max");
+const ACTIVE_TIME: i16 = id("active_time");
+const GLUCOSE: i16 = id("blood_glucose");
+
+const RING: Device = Device {
+    provider: "ultrahuman",
+    model: "Ultrahuman Ring",
+    manufacturer: "Ultrahuman",
+    source: "Ultrahuman",
+    device_type: "ring",
+};
+
+static INFO: Info = Info {
+    provider: Provider {
+        slug: "ultrahuman",
+        name: "Ultrahuman",
+        has_cloud_api: true,
+        live_sync_mode: Some(LiveSyncMode::Pull),
+        live_sync_configurable: false,
+        capabilities: Capabilities {
+            rest_pull: true,
+            webhook_stream: false,
+            webhook_ping: false,
+            webhook_callback: false,
+            max_historical_days: None,
+        },
+    },
+    oauth: OAuthSpec::standard(
+        // `authorise`: the spelling the examples and live use follow (the text says both).
+        "https://auth.ultrahuman.com/authorise",
+        "https://partner.ultrahuman.com/api/partners/oauth/token",
+        &["ring_data", "cgm_data", "profile"],
+        false,
+        ClientAuth::Body,
+    ),
+    api_url: "https://partner.ultrahuman.com/api/partners/v1",
+    collections: &COLLECTIONS,
+    settings: &[],
+    notification_bytes: crate::SMALL_NOTIFICATIONS,
+    history: crate::History::Pull,
+};
+
+impl Vendor for Ultrahuman {
+    fn info(&self) -> &'static Info {
+        &INFO
+    }
+
+    /// One local day a call.
+    fn window_step(&self, _: &str) -> Option<Duration> {
+        Some(Duration::days(1))
+    }
+
+    /// The day the step ends in (so the window's last day, today, is read).
+    fn page_url(
+        &self,
+        api_url: &str,
+        _: &str,
+        (_, end): Window,
+        _: Option<&str>,
+    ) -> Result<url::Url, url::ParseError> {
+        let mut url =
+            url::Url::parse(&format!("{}/user_data/metrics", api_url.trim_end_matches('/')))?;
+        url.query_pairs_mut().append_pair("date", &end.date_naive().format("%Y-%m-%d").to_string());
+        Ok(url)
+    }
+
+    fn next_page(&self, _: &Value, _: Option<&str>) -> Option<String> {
+        None
+    }
+
+    fn map_page(&self, _: &str, page: &Value, out: &mut Normalised) {
+        let data = page.get("data").unwrap_or(&Value::Null);
+        let zone = data.get("latest_time_zone").and_then(Value::as_str);
+        let mut items: Vec<&Value> = crate::normal::rows(data, "metric_data").iter().collect();
+        if let Some(days) = data.get("metrics").and_then(Value::as_object) {
+            items.extend(days.values().filter_map(Value::as_array).flatten());
+        }
+        out.report.received(METRICS, items.len() as u64);
+        for item in items {
+            if metric(item, zone, out).is_none() {
+                crate::normal::unreadable(out, "unreadable Ultrahuman metric", item);
+            }
+        }
+    }
+
+    fn user_url(&self, api_url: &str) -> Option<String> {
+        Some(format!("{}/user_data/user_info", api_url.trim_end_matches('/')))
+    }
+
+    fn user_id(&self, body: &Value) -> Option<String> {
+        body.get("user_id").or_else(|| body.pointer("/data/user_id")).map(crate::normal::id_text)
+    }
+
+    /// `POST /api/partners/oauth/revoke` beside the token endpoint, with the app's credentials
+    /// in the form.
+    fn revoke(&self, c: &Connected<'_>) -> Vec<Call> {
+        let Some(base) = c.ends.token_url.strip_suffix("/token") else { return Vec::new() };
+        let Ok(url) = url::Url::parse(&format!("{base}/revoke")) else { return Vec::new() };
+        let call = Call::new(reqwest::Method::POST, url, CallAuth::None).form(&[
+            ("token", c.access_token),
+            ("client_id", &c.ends.client_id),
+            ("client_secret", &c.ends.client_secret),
+        ]);
+        vec![call]
+    }
+
+    /// Ultrahuman sends no notifications.
+    fn webhook_verified(
+        &self,
+        _: &Endpoints,
+        _: &dyn Fn(&str) -> Option<String>,
+        _: &[u8],
+    ) -> bool {
+        false
+    }
+
+    fn webhook_notices(&self, _: &Value) -> Vec<Notice> {
+        Vec::new()
+    }
+}
+
+fn instant(v: Option<&Value>) -> Option<DateTime<Utc>> {
+    DateTime::from_timestamp(number(v?)? as i64, 0)
+}
+
+/// The offset at `at`: the user's zone's, else the latest the batch knows.
+fn offset_at(zone: Option<&str>, at: DateTime<Utc>, out: &Normalised) -> i16 {
+    zone.and_then(|z| zone_offset(z, at)).unwrap_or_else(|| guessed_offset(out))
+}
+
+/// `values: [{value, timestamp}]` of a series.
+fn series(object: &Value, zone: Option<&str>, out: &mut Normalised, id: i16) {
+    for v in object.get("values").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default() {
+        let (Some(at), Some(value)) =
+            (instant(v.get("timestamp")), v.get("value").and_then(number))
+        else {
+            continue;
+        };
+        let offset = offset_at(zone, at, out);
+        RING.push(out, id, (at, Some(offset)), value, false);
+    }
+}
+
+/// A day-level value at noon of the day that starts at `day_start_timestamp`.
+fn day_value(
+    object: &Value,
+    zone: Option<&str>,
+    out: &mut Normalised,
+    id: i16,
+    value: Option<f64>,
+    total: bool,
+) {
+    let (Some(start), Some(value)) = (instant(object.get("day_start_timestamp")), value) else {
+        return;
+    };
+    let at = start + Duration::hours(12);
+    let offset = offset_at(zone, at, out);
+    RING.push(out, id, (at, Some(offset)), value, total);
+}
+
+fn metric(item: &Value, zone: Option<&str>, out: &mut Normalised) -> Option<()> {
+    let kind = item.get("type")?.as_str()?.to_ascii_lowercase();
+    let object = item.get("object")?;
+    let value = || object.get("value").and_then(number);
+    match kind.as_str() {
+        "hr" => series(object, zone, out, HR),
+        "hrv" => series(object, zone, out, HRV_RMSSD),
+        "temp" => series(object, zone, out, SKIN),
+        "spo2" => series(object, zone, out, OXYGEN),
+        "glucose" => series(object, zone, out, GLUCOSE),
+        "steps" => {
+            series(object, zone, out, STEPS);
+            let total = object.get("total").and_then(number);
+            day_value(object, zone, out, STEPS, total, true);
+        }
+        "night_rhr" => {
+            let avg = object.get("avg").and_then(number);
+            day_value(object, zone, out, RESTING_HR, avg, false);
+        }
+        "recovery_index" => day_value(object, zone, out, RECOVERY, value(), false),
+        "vo2_max" => day_value(object, zone, out, VO2_MAX, value(), false),
+        "active_minutes" => day_value(object, zone, out, ACTIVE_TIME, value(), true),
+        "sleep" => sleep(object, zone, out)?,
+        // Scores and composites of Ultrahuman's own (movement, metabolic), and sleep figures
+        // the night's session already holds.
+        _ => {}
+    }
+    Some(())
+}
+
+fn stage(kind: &str) -> Option<Stage> {
+    Some(match kind {
+        "deep_sleep" => Stage::Deep,
+        "light_sleep" => Stage::Light,
+        "rem_sleep" => Stage::Rem,
+        "awake" => Stage::Awake,
+        _ => return None,
+    })
+}
+
+/// A night: its hypnogram (`sleep_graph`), else its stage totals as asleep time from the start
+/// (no stage order invented); its temperature deviation at its end.
+fn sleep(object: &Value, zone: Option<&str>, out: &mut Normalised) -> Option<()> {
+    let start = instant(object.get("bedtime_start"))?;
+    let end = instant(object.get("bedtime_end"))?;
+    if end <= start {
+        return None;
+    }
+    let offset = offset_at(zone, end, out);
+    let graph = object.pointer("/sleep_graph/data").and_then(Value::as_array);
+    let mut intervals: Vec<Interval> = graph
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|g| {
+            let (s, e) = (instant(g.get("start"))?, instant(g.get("end"))?);
+            let stage = stage(g.get("type")?.as_str()?)?;
+            (e > s).then_some(Interval { start: s, end: e, stage })
+        })
+        .collect();
+    if intervals.is_empty() {
+        intervals.push(Interval { start, end, stage: Stage::InBed });
+        let asleep: f64 = object
+            .get("sleep_stages")
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+            .iter()
+            .filter(|s| s.get("type").and_then(Value::as_str) != Some("awake"))
+            .filter_map(|s| s.get("stage_time").and_then(number))
+            .sum();
+        let asleep = (asleep as i64).min((end - start).num_seconds());
+        if asleep > 0 {
+            intervals.push(Interval {
+                start,
+                end: start + Duration::seconds(asleep),
+                stage: Stage::Sleeping,
+            });
+        }
+    }
+    let source = RING.source(out);
+    out.note_offset(end, Some(offset));
+    out.sleep.push(SleepSession {
+        source,
+        intervals,
+        zone_offset: Some(offset),
+        external_id: Some(format!("sleep-{}", start.timestamp())),
+    });
+    if let Some(d) = object.pointer("/temperature_deviation/celsius").and_then(number) {
+        RING.push(out, SKIN_DEVIATION, (end, Some(offset)), d, false);
+    }
+    Some(())
+}
+
+#[cfg(test)]
+mod tests;

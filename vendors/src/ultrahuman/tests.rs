@@ -1,0 +1,119 @@
+//! The mapping against the payloads in `docs/vendors/ultrahuman.md` §2 (both envelopes), the
+//! expected rows worked out by hand.
+
+use ingest::{Normalised, Stage};
+use serde_json::json;
+
+use super::*;
+use crate::normal::{at, values};
+
+fn normalised() -> Normalised {
+    Normalised { provider: "ultrahuman", ..Normalised::default() }
+}
+
+#[test]
+fn a_day_of_series_by_date_in_the_users_zone() {
+    let page = json!({"status": 200, "error": null, "data": {"metrics": {"2024-01-15": [
+        {"type": "hr", "object": {"day_start_timestamp": 1705276800, "title": "Heart Rate", "unit": "bpm",
+            "last_reading": 72.5, "values": [{"value": 70.0, "timestamp": 1705276800}, {"value": 72.5, "timestamp": 1705276900}]}},
+        {"type": "steps", "object": {"day_start_timestamp": 1705276800, "subtitle": "Steps", "total": 8500.0, "avg": 59.0,
+            "values": [{"value": 100, "timestamp": 1705276800}, {"value": 200, "timestamp": 1705276900}]}},
+        {"type": "night_rhr", "object": {"day_start_timestamp": 1705276800, "avg": 54.0, "values": []}},
+        {"type": "recovery_index", "object": {"value": 81.0, "title": "Recovery", "day_start_timestamp": 1705276800}},
+        {"type": "movement_index", "object": {"value": 60.0, "day_start_timestamp": 1705276800}}]},
+        "latest_time_zone": "Europe/Berlin"}});
+    let mut out = normalised();
+    Ultrahuman.map_page(METRICS, &page, &mut out);
+    let (t0, t1, noon) =
+        (at("2024-01-15T00:00:00Z"), at("2024-01-15T00:01:40Z"), at("2024-01-15T12:00:00Z"));
+    assert_eq!(values(&out, HR), [(t0, 70.0, Some(60)), (t1, 72.5, Some(60))]);
+    assert_eq!(
+        values(&out, STEPS),
+        [(t0, 100.0, Some(60)), (t1, 200.0, Some(60)), (noon, 8500.0, Some(60))]
+    );
+    let total: Vec<_> = out
+        .samples
+        .iter()
+        .filter(|s| s.series_type_id == STEPS)
+        .map(|s| s.is_daily_total)
+        .collect();
+    assert_eq!(
+        total,
+        [Some(false), Some(false), Some(true)],
+        "the day's total replaces the intervals"
+    );
+    assert_eq!(values(&out, RESTING_HR), [(noon, 54.0, Some(60))]);
+    assert_eq!(values(&out, RECOVERY), [(noon, 81.0, Some(60))]);
+    assert_eq!(out.report.dropped_count(), 0);
+}
+
+#[test]
+fn a_night_from_its_hypnogram_or_its_stage_totals() {
+    let page = json!({"data": {"metric_data": [{"type": "Sleep", "object": {
+        "bedtime_start": 1705309200, "bedtime_end": 1705334400,
+        "sleep_stages": [{"type": "deep_sleep", "stage_time": 3600}, {"type": "light_sleep", "stage_time": 16200},
+                         {"type": "rem_sleep", "stage_time": 3600}, {"type": "awake", "stage_time": 1800}],
+        "sleep_graph": {"title": "", "data": [{"start": 1705309200, "end": 1705310100, "type": "light_sleep"},
+                                              {"start": 1705310100, "end": 1705334400, "type": "deep_sleep"}]},
+        "temperature_deviation": {"celsius": -0.2}}}]}});
+    let mut out = normalised();
+    Ultrahuman.map_page(METRICS, &page, &mut out);
+    let s = &out.sleep[0];
+    let spans: Vec<_> = s.intervals.iter().map(|i| (i.stage, i.start, i.end)).collect();
+    assert_eq!(
+        spans,
+        [
+            (Stage::Light, at("2024-01-15T09:00:00Z"), at("2024-01-15T09:15:00Z")),
+            (Stage::Deep, at("2024-01-15T09:15:00Z"), at("2024-01-15T16:00:00Z")),
+        ]
+    );
+    assert_eq!(s.external_id.as_deref(), Some("sleep-1705309200"));
+    assert_eq!(values(&out, SKIN_DEVIATION), [(at("2024-01-15T16:00:00Z"), -0.2, Some(0))]);
+
+    // No hypnogram: in bed for the night, asleep for deep + light + REM from its start.
+    let mut totals = page.clone();
+    totals["data"]["metric_data"][0]["object"]["sleep_graph"] = json!({"data": []});
+    let mut out = normalised();
+    Ultrahuman.map_page(METRICS, &totals, &mut out);
+    let spans: Vec<_> = out.sleep[0].intervals.iter().map(|i| (i.stage, i.start, i.end)).collect();
+    assert_eq!(
+        spans,
+        [
+            (Stage::InBed, at("2024-01-15T09:00:00Z"), at("2024-01-15T16:00:00Z")),
+            (Stage::Sleeping, at("2024-01-15T09:00:00Z"), at("2024-01-15T15:30:00Z")),
+        ]
+    );
+}
+
+#[test]
+fn a_call_per_day_and_revocation_with_the_apps_credentials() {
+    let window = (at("2026-03-09T10:00:00Z"), at("2026-03-10T10:00:00Z"));
+    let url = Ultrahuman.page_url(INFO.api_url, METRICS, window, None).map(|u| u.to_string());
+    assert_eq!(
+        url.as_deref(),
+        Ok("https://partner.ultrahuman.com/api/partners/v1/user_data/metrics?date=2026-03-10")
+    );
+    let ends = Endpoints {
+        client_id: "uh-app".into(),
+        client_secret: "uh-secret".into(),
+        token_url: INFO.oauth.token_url.into(),
+        ..Endpoints::default()
+    };
+    let c = Connected {
+        ends: &ends,
+        access_token: "t",
+        vendor_user: None,
+        user_id: uuid::Uuid::nil(),
+        webhook_url: "",
+    };
+    let revoke = Ultrahuman.revoke(&c);
+    assert_eq!(revoke[0].url.as_str(), "https://partner.ultrahuman.com/api/partners/oauth/revoke");
+    assert!(revoke[0].form.contains(&("token".into(), "t".into())));
+    assert_eq!(
+        Ultrahuman
+            .user_id(&json!({"user_id": "test_user_123", "email": "test@example.com"}))
+            .as_deref(),
+        Some("test_user_123")
+    );
+    assert!(!Ultrahuman.webhook_verified(&ends, &|_| None, b"{}"));
+}
