@@ -128,7 +128,10 @@ async fn main() {
     let window = (chrono::Utc::now() - chrono::Duration::days(1), chrono::Utc::now());
 
     for (label, expect_new) in [("first pull", true), ("same window again", false)] {
-        let id = vendors::pulls::enqueue(&db, &queue, user, "oura", window).await.expect("enqueue");
+        let kind = schema::vendor_pulls::PullKind::Fetch;
+        let id = vendors::pulls::enqueue(&db, &queue, user, "oura", window, kind)
+            .await
+            .expect("enqueue");
         let started = Instant::now();
         assert!(puller.run(id).await, "the pull settled");
         let took = started.elapsed();

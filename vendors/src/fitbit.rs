@@ -15,7 +15,7 @@ use schema::catalogue::series_types::id;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::normal::{Device, at_local, guessed_offset, noon, number};
+use crate::normal::{Device, MapRow, at_local, guessed_offset, noon, number};
 use crate::{
     Call, CallAuth, ClientAuth, Connected, Endpoints, Handshake, Info, Notice, OAuthSpec, Vendor,
     Window,
@@ -152,7 +152,7 @@ impl Vendor for Fitbit {
     }
 
     fn map_page(&self, collection: &str, page: &Value, out: &mut Normalised) {
-        let (rows, map): (&[Value], fn(&Value, &mut Normalised) -> Option<()>) = match collection {
+        let (rows, map): (&[Value], MapRow) = match collection {
             PROFILE => (std::slice::from_ref(page), profile),
             SLEEP => (crate::normal::rows(page, "sleep"), sleep),
             ACTIVITIES => (crate::normal::rows(page, "activities"), activity),
@@ -168,13 +168,8 @@ impl Vendor for Fitbit {
             WEIGHT => (crate::normal::rows(page, "weight"), weight),
             _ => return,
         };
-        let kind = COLLECTIONS.iter().copied().find(|c| *c == collection).unwrap_or("fitbit");
-        out.report.received(kind, rows.len() as u64);
-        for row in rows {
-            if map(row, out).is_none() {
-                crate::normal::unreadable(out, "unreadable Fitbit record", row);
-            }
-        }
+        let kind = crate::normal::known(&COLLECTIONS, collection);
+        crate::normal::each(out, (kind, "unreadable Fitbit record"), rows.iter(), map);
     }
 
     fn user_url(&self, api_url: &str) -> Option<String> {

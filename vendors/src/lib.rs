@@ -4,7 +4,7 @@
 pub mod calls;
 pub mod config;
 mod fitbit;
-//mod garmin;
+mod garmin;
 mod normal;
 pub mod oauth;
 pub mod oura;
@@ -214,6 +214,10 @@ pub trait Vendor: Send + Sync {
     fn rate_limit_wait(&self, _headers: &reqwest::header::HeaderMap) -> Option<i64> {
         None
     }
+    /// The longest window one backfill request may cover.
+    fn backfill_step(&self) -> Option<chrono::Duration> {
+        None
+    }
     /// For a vendor whose history arrives by notification after it is asked for (Garmin's
     /// backfill): the URL that asks for `collection` over `window`.
     fn backfill_url(&self, _api_url: &str, _collection: &str, _window: Window) -> Option<url::Url> {
@@ -223,7 +227,7 @@ pub trait Vendor: Send + Sync {
 
 /// Every vendor with an adapter.
 pub static VENDORS: &[&dyn Vendor] = &[
-    //    &garmin::Garmin,garmin
+    &garmin::Garmin,
     &oura::Oura,
     &whoop::Whoop,
     &polar::Polar,

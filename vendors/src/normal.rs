@@ -205,6 +205,30 @@ pub(crate) fn rows<'a>(page: &'a serde_json::Value, key: &str) -> &'a [serde_jso
         .unwrap_or_default()
 }
 
+/// Adds one record of a page to the batch; `None` when it does not read.
+pub(crate) type MapRow = fn(&serde_json::Value, &mut Normalised) -> Option<()>;
+
+/// Maps every row of a page of `kind` with `map`, counting them as received; a row that does
+/// not read is dropped and reported (`reason`), never the page.
+pub(crate) fn each<'a>(
+    out: &mut Normalised,
+    (kind, reason): (&'static str, &'static str),
+    rows: impl ExactSizeIterator<Item = &'a serde_json::Value>,
+    mut map: impl FnMut(&serde_json::Value, &mut Normalised) -> Option<()>,
+) {
+    out.report.received(kind, rows.len() as u64);
+    for row in rows {
+        if map(row, out).is_none() {
+            unreadable(out, reason, row);
+        }
+    }
+}
+
+/// `collection` as the static name the vendor lists it under (report kinds are static).
+pub(crate) fn known(collections: &[&'static str], collection: &str) -> &'static str {
+    collections.iter().copied().find(|c| *c == collection).unwrap_or("other")
+}
+
 /// Drops a record that does not read, and reports it with the start of it.
 pub(crate) fn unreadable(out: &mut Normalised, reason: &'static str, row: &serde_json::Value) {
     out.report.drop(reason, Some(row.to_string().chars().take(200).collect()));

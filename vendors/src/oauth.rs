@@ -28,8 +28,11 @@ pub struct OAuthSpec {
     pub token_params: &'static [(&'static str, &'static str)],
     /// Unwraps a token answer the vendor wraps in an envelope of its own: the OAuth 2 body, or
     /// the OAuth 2 error code the envelope means.
-    pub token_envelope: Option<fn(&Value) -> Result<Value, &'static str>>,
+    pub token_envelope: Option<TokenEnvelope>,
 }
+
+/// Unwraps a vendor's token envelope: the OAuth 2 body, or the OAuth 2 error code it means.
+pub type TokenEnvelope = fn(&Value) -> Result<Value, &'static str>;
 
 impl OAuthSpec {
     /// A standard authorization-code flow.

@@ -15,7 +15,7 @@ use schema::catalogue::series_types::id;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::normal::{Device, at_local, guessed_offset, noon};
+use crate::normal::{Device, MapRow, at_local, guessed_offset, noon};
 use crate::{
     Call, CallAuth, ClientAuth, Connected, Endpoints, Info, Notice, OAuthSpec, Vendor, Window,
 };
@@ -121,7 +121,7 @@ impl Vendor for Polar {
     }
 
     fn map_page(&self, collection: &str, page: &Value, out: &mut Normalised) {
-        let (rows, map): (&[Value], fn(&Value, &mut Normalised) -> Option<()>) = match collection {
+        let (rows, map): (&[Value], MapRow) = match collection {
             SLEEP => (crate::normal::rows(page, "nights"), sleep),
             EXERCISES => (crate::normal::rows(page, "exercises"), exercise),
             ACTIVITIES => (crate::normal::rows(page, "activities"), activity),
@@ -135,13 +135,8 @@ impl Vendor for Polar {
             SKIN_TEMPERATURE => (crate::normal::rows(page, "skin_temperatures"), skin),
             _ => return,
         };
-        let kind = COLLECTIONS.iter().copied().find(|c| *c == collection).unwrap_or("polar");
-        out.report.received(kind, rows.len() as u64);
-        for row in rows {
-            if map(row, out).is_none() {
-                crate::normal::unreadable(out, "unreadable Polar record", row);
-            }
-        }
+        let kind = crate::normal::known(&COLLECTIONS, collection);
+        crate::normal::each(out, (kind, "unreadable Polar record"), rows.iter(), map);
     }
 
     /// The token names the user; there is no call for it.

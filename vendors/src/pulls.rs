@@ -132,6 +132,14 @@ impl ingest::worker::PullHandler for Puller {
     }
 }
 
+/// How a vendor's history is read: pulled, or asked for to be sent by notification.
+pub fn history_kind(vendor: &dyn Vendor) -> PullKind {
+    match vendor.info().history {
+        crate::History::Pull => PullKind::Fetch,
+        crate::History::Backfill => PullKind::Backfill,
+    }
+}
+
 /// Queues a pull over `window` and announces it; returns its id (the task id).
 pub async fn enqueue(
     db: &Db,
@@ -421,9 +429,7 @@ impl Puller {
             Err(outcome) => return Ok(outcome),
         };
         for &collection in vendor.collections() {
-            for window in
-                steps((pull.window_start, pull.window_end), vendor.window_step(collection))
-            {
+            for window in steps((pull.window_start, pull.window_end), vendor.backfill_step()) {
                 let Some(url) = vendor.backfill_url(&ends.api_url, collection, window) else {
                     continue;
                 };

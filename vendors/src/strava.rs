@@ -93,12 +93,7 @@ impl Vendor for Strava {
 
     fn map_page(&self, _: &str, page: &Value, out: &mut Normalised) {
         let rows = page.as_array().map(Vec::as_slice).unwrap_or_default();
-        out.report.received(ACTIVITIES, rows.len() as u64);
-        for row in rows {
-            if activity(row, out).is_none() {
-                crate::normal::unreadable(out, "unreadable Strava activity", row);
-            }
-        }
+        crate::normal::each(out, (ACTIVITIES, "unreadable Strava activity"), rows.iter(), activity);
     }
 
     fn user_url(&self, api_url: &str) -> Option<String> {

@@ -13,7 +13,7 @@ use schema::catalogue::providers::{Capabilities, LiveSyncMode, Provider};
 use schema::catalogue::series_types::id;
 use serde_json::{Value, json};
 
-use crate::normal::{Device, guessed_offset, number};
+use crate::normal::{Device, MapRow, guessed_offset, number};
 use crate::{
     Call, CallAuth, ClientAuth, Connected, Endpoints, Info, Notice, OAuthSpec, Vendor, Window,
 };
@@ -140,8 +140,7 @@ impl Vendor for Suunto {
     }
 
     fn map_page(&self, collection: &str, page: &Value, out: &mut Normalised) {
-        let (rows, map): (Vec<&Value>, fn(&Value, &mut Normalised) -> Option<()>) = match collection
-        {
+        let (rows, map): (Vec<&Value>, MapRow) = match collection {
             // A list, or one workout (`/v3/workouts/{key}` and the webhook).
             WORKOUTS => match page.get("payload") {
                 Some(Value::Array(rows)) => (rows.iter().collect(), workout),
@@ -154,13 +153,8 @@ impl Vendor for Suunto {
             DAILY => (crate::normal::rows(page, "statistics").iter().collect(), daily),
             _ => return,
         };
-        let kind = COLLECTIONS.iter().copied().find(|c| *c == collection).unwrap_or("suunto");
-        out.report.received(kind, rows.len() as u64);
-        for row in rows {
-            if map(row, out).is_none() {
-                crate::normal::unreadable(out, "unreadable Suunto record", row);
-            }
-        }
+        let kind = crate::normal::known(&COLLECTIONS, collection);
+        crate::normal::each(out, (kind, "unreadable Suunto record"), rows.into_iter(), map);
     }
 
     /// The token names the user.

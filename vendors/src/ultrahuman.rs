@@ -107,12 +107,10 @@ impl Vendor for Ultrahuman {
         if let Some(days) = data.get("metrics").and_then(Value::as_object) {
             items.extend(days.values().filter_map(Value::as_array).flatten());
         }
-        out.report.received(METRICS, items.len() as u64);
-        for item in items {
-            if metric(item, zone, out).is_none() {
-                crate::normal::unreadable(out, "unreadable Ultrahuman metric", item);
-            }
-        }
+        let reason = "unreadable Ultrahuman metric";
+        crate::normal::each(out, (METRICS, reason), items.into_iter(), |m, out| {
+            metric(m, zone, out)
+        });
     }
 
     fn user_url(&self, api_url: &str) -> Option<String> {

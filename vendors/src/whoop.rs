@@ -108,21 +108,14 @@ impl Vendor for Whoop {
     fn map_page(&self, collection: &str, page: &Value, out: &mut Normalised) {
         let rows =
             page.get("records").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
-        // The report names kinds by static name: the collection's own.
-        let kind = COLLECTIONS.iter().copied().find(|c| *c == collection).unwrap_or("whoop");
-        out.report.received(kind, rows.len() as u64);
-        for row in rows {
-            let ok = match collection {
-                SLEEP => sleep(row, out),
-                WORKOUT => workout(row, out),
-                CYCLE => cycle(row, out),
-                RECOVERY => recovery(row, out),
-                _ => Some(()),
-            };
-            if ok.is_none() {
-                crate::normal::unreadable(out, "unreadable Whoop record", row);
-            }
-        }
+        let map: crate::normal::MapRow = match collection {
+            SLEEP => sleep,
+            WORKOUT => workout,
+            CYCLE => cycle,
+            _ => recovery,
+        };
+        let kind = crate::normal::known(&COLLECTIONS, collection);
+        crate::normal::each(out, (kind, "unreadable Whoop record"), rows.iter(), map);
     }
 
     fn user_url(&self, api_url: &str) -> Option<String> {

@@ -107,6 +107,9 @@ static INFO: Info = Info {
     history: crate::History::Pull,
 };
 
+/// Adds one record, read in the page's zone, to the batch.
+type ZonedRow = fn(&Value, Option<&str>, &mut Normalised) -> Option<()>;
+
 /// `status` codes that mean the token or grant is no good.
 fn refused(status: i64) -> bool {
     matches!(status, 100..=102 | 200 | 401)
@@ -195,26 +198,21 @@ impl Vendor for Withings {
     fn map_page(&self, collection: &str, page: &Value, out: &mut Normalised) {
         let body = page.get("body").unwrap_or(&Value::Null);
         let zone = body.get("timezone").and_then(Value::as_str);
-        let (rows, map): (Vec<&Value>, fn(&Value, Option<&str>, &mut Normalised) -> Option<()>) =
-            match collection {
-                MEASURES => (list(body, "measuregrps"), measure_group),
-                ACTIVITY => (list(body, "activities"), activity_day),
-                WORKOUTS => (list(body, "series"), workout),
-                SLEEP | INTRADAY => (list(body, "series"), |_, _, _| Some(())),
-                _ => return,
-            };
-        let kind = COLLECTIONS.iter().copied().find(|c| *c == collection).unwrap_or("withings");
-        out.report.received(kind, rows.len() as u64);
-        match collection {
-            SLEEP => return sleep(&rows, out),
-            INTRADAY => return intraday(body.get("series"), out),
-            _ => {}
-        }
-        for row in rows {
-            if map(row, zone, out).is_none() {
-                crate::normal::unreadable(out, "unreadable Withings record", row);
+        let kind = crate::normal::known(&COLLECTIONS, collection);
+        let (rows, map): (Vec<&Value>, ZonedRow) = match collection {
+            MEASURES => (list(body, "measuregrps"), measure_group),
+            ACTIVITY => (list(body, "activities"), activity_day),
+            WORKOUTS => (list(body, "series"), workout),
+            SLEEP => {
+                let rows = list(body, "series");
+                out.report.received(kind, rows.len() as u64);
+                return sleep(&rows, out);
             }
-        }
+            INTRADAY => return intraday(body.get("series"), out),
+            _ => return,
+        };
+        let reason = "unreadable Withings record";
+        crate::normal::each(out, (kind, reason), rows.into_iter(), |r, out| map(r, zone, out));
     }
 
     /// A cheap call that needs the token: the user's devices.
@@ -531,6 +529,8 @@ fn keyed(map: Option<&Value>, out: &mut Normalised, series: i16, offset: i16) {
 /// Intraday data: `{"<unix seconds>": {heart_rate, spo2_auto, …}}`, each key with the
 /// fields measured then.
 fn intraday(series: Option<&Value>, out: &mut Normalised) {
+    let minutes = series.and_then(Value::as_object).map_or(0, serde_json::Map::len);
+    out.report.received(INTRADAY, minutes as u64);
     let offset = guessed_offset(out);
     for (series_id, key) in [(HR, "heart_rate"), (OXYGEN, "spo2_auto")] {
         let values: serde_json::Map<String, Value> = series

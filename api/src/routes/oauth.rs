@@ -241,10 +241,11 @@ async fn callback(
     .await?;
     tracing::info!(user = %pending.user_id, provider = slug, connection = %connection.id, new, "connected");
     if new {
-        // The initial sync: the last month, queued as a durable pull.
+        // The initial sync: the last month, queued as a durable pull (or a backfill request,
+        // for a vendor that sends history by notification).
         let now = chrono::Utc::now();
         let window = (now - chrono::Duration::days(INITIAL_DAYS), now);
-        let kind = schema::vendor_pulls::PullKind::Fetch;
+        let kind = vendors::pulls::history_kind(vendor);
         vendors::pulls::enqueue(&state.db, &state.queue, pending.user_id, slug, window, kind)
             .await?;
     }

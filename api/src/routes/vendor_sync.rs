@@ -140,9 +140,10 @@ async fn historical(
     // A vendor whose history arrives by notification once asked for (Garmin's backfill) is
     // asked; the others are pulled.
     let vendor = vendors::by_slug(slug).ok_or_else(|| ApiError::Other(slug.into()))?;
-    let (kind, method) = match vendor.info().history {
-        vendors::History::Backfill => (PullKind::Backfill, "webhook_backfill"),
-        vendors::History::Pull => (PullKind::Fetch, "pull_api"),
+    let kind = vendors::pulls::history_kind(vendor);
+    let method = match kind {
+        PullKind::Backfill => "webhook_backfill",
+        PullKind::Fetch | PullKind::Push => "pull_api",
     };
     let end = Utc::now();
     let start = end - Duration::days(days);

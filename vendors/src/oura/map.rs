@@ -86,21 +86,16 @@ fn push(
 /// does not read is dropped and reported, never the page.
 pub fn page(collection: Collection, page: &Value, out: &mut Normalised) {
     let rows = page.get("data").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
-    out.report.received(collection.path(), rows.len() as u64);
-    for row in rows {
-        let ok = match collection {
-            Collection::Sleep => sleep(row, out),
-            Collection::Workout => workout(row, out),
-            Collection::DailyActivity => daily_activity(row, out),
-            Collection::HeartRate => heart_rate(row, out),
-            Collection::DailyReadiness => readiness(row, out),
-            Collection::DailySpo2 => spo2(row, out),
-        };
-        if ok.is_none() {
-            out.report
-                .drop("unreadable Oura record", Some(row.to_string().chars().take(200).collect()));
-        }
-    }
+    let map: crate::normal::MapRow = match collection {
+        Collection::Sleep => sleep,
+        Collection::Workout => workout,
+        Collection::DailyActivity => daily_activity,
+        Collection::HeartRate => heart_rate,
+        Collection::DailyReadiness => readiness,
+        Collection::DailySpo2 => spo2,
+    };
+    let kind = (collection.path(), "unreadable Oura record");
+    crate::normal::each(out, kind, rows.iter(), map);
 }
 
 #[derive(Deserialize)]

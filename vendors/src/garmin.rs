@@ -1,0 +1,507 @@
+//! Garmin: the Health API (Connect Developer Program). Facts and where each comes from:
+//! `docs/vendors/garmin.md` (Garmin's own specifications are partner-gated; the field lists
+//! come from the reference system and third-party integrations, as that file says).
+//!
+//! Garmin sends data: each summary type is pushed to the receiver (the summaries themselves,
+//! kept as the pull's page before the 2xx) or pinged (a callback URL naming an upload window,
+//! pulled then). History is asked for by backfill and arrives the same way. Summaries are
+//! re-sent when they change: they are keyed by `summaryId` and stored once.
+
+use chrono::{DateTime, Duration, NaiveDate, Utc};
+use ingest::{Interval, Normalised, SleepSession, Stage};
+use schema::catalogue::providers::{Capabilities, LiveSyncMode, Provider};
+use schema::catalogue::series_types::id;
+use serde_json::{Value, json};
+
+use crate::normal::{Device, noon, number};
+use crate::{
+    Call, CallAuth, ClientAuth, Connected, Endpoints, Info, Notice, OAuthSpec, Vendor, Window,
+};
+
+pub(crate) struct Garmin;
+
+const DAILIES: &str = "dailies";
+const SLEEPS: &str = "sleeps";
+const ACTIVITIES: &str = "activities";
+const HRV: &str = "hrv";
+const PULSE_OX: &str = "pulseox";
+const RESPIRATION: &str = "respiration";
+const STRESS: &str = "stressDetails";
+const BODY: &str = "bodyComps";
+const METRICS: &str = "userMetrics";
+const SKIN: &str = "skinTemp";
+const PRESSURE: &str = "bloodPressures";
+/// The summary types read (REST path segments); epochs are not: they repeat the dailies.
+static COLLECTIONS: [&str; 11] = [
+    DAILIES,
+    SLEEPS,
+    ACTIVITIES,
+    HRV,
+    PULSE_OX,
+    RESPIRATION,
+    STRESS,
+    BODY,
+    METRICS,
+    SKIN,
+    PRESSURE,
+];
+
+/// A notification's keys that are not the REST path of their type.
+fn collection(key: &str) -> Option<&'static str> {
+    match key {
+        "allDayRespiration" => Some(RESPIRATION),
+        "pulseOx" => Some(PULSE_OX),
+        _ => COLLECTIONS.iter().copied().find(|c| *c == key),
+    }
+}
+
+const HR: i16 = id("heart_rate");
+const RESTING_HR: i16 = id("resting_heart_rate");
+const HRV_RMSSD: i16 = id("heart_rate_variability_rmssd");
+const OXYGEN: i16 = id("oxygen_saturation");
+const BREATHING: i16 = id("respiratory_rate");
+const STEPS: i16 = id("steps");
+const ENERGY: i16 = id("energy");
+const BASAL: i16 = id("basal_energy");
+const WALKED: i16 = id("distance_walking_running");
+const FLOORS: i16 = id("flights_climbed");
+const STRESS_LEVEL: i16 = id("garmin_stress_level");
+const BODY_BATTERY: i16 = id("garmin_body_battery");
+const WEIGHT: i16 = id("weight");
+const BODY_FAT: i16 = id("body_fat_percentage");
+const BMI: i16 = id("body_mass_index");
+const MUSCLE: i16 = id("skeletal_muscle_mass");
+const VO2_MAX: i16 = id("vo2_max");
+const FITNESS_AGE: i16 = id("garmin_fitness_age");
+const SKIN_DEVIATION: i16 = id("skin_temperature_deviation");
+const SYSTOLIC: i16 = id("blood_pressure_systolic");
+const DIASTOLIC: i16 = id("blood_pressure_diastolic");
+
+const WATCH: Device = Device {
+    provider: "garmin",
+    model: "Garmin",
+    manufacturer: "Garmin",
+    source: "Garmin Connect",
+    device_type: "watch",
+};
+
+static INFO: Info = Info {
+    provider: Provider {
+        slug: "garmin",
+        name: "Garmin",
+        has_cloud_api: true,
+        live_sync_mode: Some(LiveSyncMode::Webhook),
+        // Garmin's terms allow pulls only in answer to its pings.
+        live_sync_configurable: false,
+        capabilities: Capabilities {
+            rest_pull: true,
+            webhook_stream: true,
+            webhook_ping: true,
+            webhook_callback: false,
+            max_historical_days: None,
+        },
+    },
+    oauth: OAuthSpec::standard(
+        "https://connect.garmin.com/oauth2Confirm",
+        "https://diauth.garmin.com/di-oauth2-service/oauth/token",
+        // Garmin takes no scopes: the user picks permissions on its consent page.
+        &[],
+        true,
+        ClientAuth::Body,
+    ),
+    api_url: "https://apis.garmin.com",
+    collections: &COLLECTIONS,
+    settings: &[],
+    // Pushes carry whole summaries, of many users at once.
+    notification_bytes: 8 << 20,
+    history: crate::History::Backfill,
+};
+
+impl Vendor for Garmin {
+    fn info(&self) -> &'static Info {
+        &INFO
+    }
+
+    /// 24 hours of upload time a request.
+    fn window_step(&self, _: &str) -> Option<Duration> {
+        Some(Duration::days(1))
+    }
+
+    /// Summaries uploaded within the window.
+    fn page_url(
+        &self,
+        api_url: &str,
+        collection: &str,
+        (start, end): Window,
+        _: Option<&str>,
+    ) -> Result<url::Url, url::ParseError> {
+        let base = api_url.trim_end_matches('/');
+        let mut url = url::Url::parse(&format!("{base}/wellness-api/rest/{collection}"))?;
+        url.query_pairs_mut()
+            .append_pair("uploadStartTimeInSeconds", &start.timestamp().to_string())
+            .append_pair("uploadEndTimeInSeconds", &end.timestamp().to_string());
+        Ok(url)
+    }
+
+    fn next_page(&self, _: &Value, _: Option<&str>) -> Option<String> {
+        None
+    }
+
+    fn map_page(&self, collection: &str, page: &Value, out: &mut Normalised) {
+        let map: crate::normal::MapRow = match collection {
+            DAILIES => daily,
+            SLEEPS => sleep,
+            ACTIVITIES => activity,
+            HRV => |r, out| series(r, out, "hrvValues", HRV_RMSSD),
+            PULSE_OX => |r, out| series(r, out, "timeOffsetSpo2Values", OXYGEN),
+            RESPIRATION => |r, out| series(r, out, "timeOffsetEpochToBreaths", BREATHING),
+            STRESS => stress,
+            BODY => body,
+            METRICS => metrics,
+            SKIN => skin,
+            PRESSURE => pressure,
+            _ => return,
+        };
+        let rows = crate::normal::rows(page, collection).iter();
+        let kind = crate::normal::known(&COLLECTIONS, collection);
+        crate::normal::each(out, (kind, "unreadable Garmin summary"), rows, map);
+    }
+
+    fn user_url(&self, api_url: &str) -> Option<String> {
+        Some(format!("{}/wellness-api/rest/user/id", api_url.trim_end_matches('/')))
+    }
+
+    fn user_id(&self, body: &Value) -> Option<String> {
+        body.get("userId").map(crate::normal::id_text)
+    }
+
+    /// `DELETE /wellness-api/rest/user/registration`: Garmin asks partners to call it when the
+    /// user disconnects here.
+    fn revoke(&self, c: &Connected<'_>) -> Vec<Call> {
+        let auth = CallAuth::Bearer(c.access_token.to_string());
+        crate::calls::at(&c.ends.api_url, "wellness-api/rest/user/registration")
+            .map(|url| Call::new(reqwest::Method::DELETE, url, auth))
+            .into_iter()
+            .collect()
+    }
+
+    /// Garmin signs nothing; its notifications carry the app's `garmin-client-id`, which must
+    /// be ours (and they name users by an id only a connection here maps to a user).
+    fn webhook_verified(
+        &self,
+        ends: &Endpoints,
+        header: &dyn Fn(&str) -> Option<String>,
+        _: &[u8],
+    ) -> bool {
+        header("garmin-client-id")
+            .is_some_and(|id| crate::webhook::same(id.as_bytes(), ends.client_id.as_bytes()))
+    }
+
+    /// `{<summary type>: [entries]}`, entries of many users: pushed summaries become data per
+    /// user and type; a ping (an entry with `callbackURL`) a pull of its upload window;
+    /// `deregistrations` users who removed the app.
+    fn webhook_notices(&self, body: &Value) -> Vec<Notice> {
+        let Some(types) = body.as_object() else { return Vec::new() };
+        let mut out = Vec::new();
+        for (key, entries) in types {
+            let entries = entries.as_array().map(Vec::as_slice).unwrap_or_default();
+            if key == "deregistrations" {
+                out.extend(entries.iter().filter_map(user).map(Notice::Deregistered));
+                continue;
+            }
+            let Some(collection) = collection(key) else { continue };
+            let mut pushed: std::collections::BTreeMap<String, Vec<Value>> = Default::default();
+            for entry in entries {
+                let Some(u) = user(entry) else { continue };
+                match entry.get("callbackURL").and_then(Value::as_str) {
+                    Some(callback) => {
+                        if let Some(window) = upload_window(callback) {
+                            out.push(Notice::Pull(u, window));
+                        }
+                    }
+                    None => pushed.entry(u).or_default().push(entry.clone()),
+                }
+            }
+            for (user, summaries) in pushed {
+                out.push(Notice::Data { user, collection, page: Value::Array(summaries) });
+            }
+        }
+        out
+    }
+
+    /// 30 days a backfill request (sources say 30 or 90; the smaller holds either way).
+    fn backfill_step(&self) -> Option<Duration> {
+        Some(Duration::days(30))
+    }
+
+    /// `GET /wellness-api/rest/backfill/{type}?summaryStartTimeInSeconds=…` answers 202; the
+    /// summaries come later by push or ping.
+    fn backfill_url(
+        &self,
+        api_url: &str,
+        collection: &str,
+        (start, end): Window,
+    ) -> Option<url::Url> {
+        let path = if collection == PULSE_OX { "pulseOx" } else { collection };
+        let mut url = crate::calls::at(api_url, &format!("wellness-api/rest/backfill/{path}"))?;
+        url.query_pairs_mut()
+            .append_pair("summaryStartTimeInSeconds", &start.timestamp().to_string())
+            .append_pair("summaryEndTimeInSeconds", &end.timestamp().to_string());
+        Some(url)
+    }
+}
+
+fn user(entry: &Value) -> Option<String> {
+    entry.get("userId").map(crate::normal::id_text)
+}
+
+/// The upload window a ping's callback URL names.
+fn upload_window(callback: &str) -> Option<Window> {
+    let url = url::Url::parse(callback).ok()?;
+    let param = |name: &str| {
+        url.query_pairs()
+            .find(|(k, _)| k == name)
+            .and_then(|(_, v)| v.parse::<i64>().ok())
+            .and_then(|t| DateTime::from_timestamp(t, 0))
+    };
+    let (from, to) = (param("uploadStartTimeInSeconds")?, param("uploadEndTimeInSeconds")?);
+    (from <= to).then_some((from, to + Duration::seconds(1)))
+}
+
+fn f(row: &Value, key: &str) -> Option<f64> {
+    row.get(key).and_then(number)
+}
+
+fn instant(row: &Value, key: &str) -> Option<DateTime<Utc>> {
+    DateTime::from_timestamp(f(row, key)? as i64, 0)
+}
+
+/// Minutes east of UTC from a summary's offset in seconds.
+fn offset(row: &Value, key: &str) -> Option<i16> {
+    crate::normal::minutes(f(row, key)? as i64)
+}
+
+/// `{"<seconds after the start>": value}` of a summary.
+fn offsets_map(row: &Value, key: &str, series: i16, out: &mut Normalised) -> Option<()> {
+    let Some(map) = row.get(key).and_then(Value::as_object) else { return Some(()) };
+    let start = instant(row, "startTimeInSeconds")?;
+    let zone = offset(row, "startTimeOffsetInSeconds");
+    for (k, v) in map {
+        let (Ok(seconds), Some(v)) = (k.parse::<i64>(), number(v)) else { continue };
+        let Some(at) = start.checked_add_signed(Duration::try_seconds(seconds)?) else { continue };
+        WATCH.push(out, series, (at, zone), v, false);
+    }
+    Some(())
+}
+
+fn series(row: &Value, out: &mut Normalised, key: &str, id: i16) -> Option<()> {
+    offsets_map(row, key, id, out)
+}
+
+/// The local day a summary is of, at noon.
+fn day(row: &Value) -> Option<(DateTime<Utc>, Option<i16>)> {
+    let zone = offset(row, "startTimeOffsetInSeconds");
+    let date = match row.get("calendarDate").and_then(Value::as_str) {
+        Some(d) => NaiveDate::parse_from_str(d, "%Y-%m-%d").ok()?,
+        None => (instant(row, "startTimeInSeconds")?
+            + Duration::minutes(i64::from(zone.unwrap_or(0))))
+        .date_naive(),
+    };
+    Some((noon(date, zone.unwrap_or(0)), zone))
+}
+
+/// A day: its totals (steps, distance, active and basal kcal, floors), resting heart rate, and
+/// the day's heart rate every 15 s or so.
+fn daily(row: &Value, out: &mut Normalised) -> Option<()> {
+    let at = day(row)?;
+    for (series, key) in [
+        (STEPS, "steps"),
+        (WALKED, "distanceInMeters"),
+        (ENERGY, "activeKilocalories"),
+        (BASAL, "bmrKilocalories"),
+        (FLOORS, "floorsClimbed"),
+    ] {
+        if let Some(v) = f(row, key) {
+            WATCH.push(out, series, at, v, true);
+        }
+    }
+    if let Some(v) = f(row, "restingHeartRateInBeatsPerMinute") {
+        WATCH.push(out, RESTING_HR, at, v, false);
+    }
+    offsets_map(row, "timeOffsetHeartRateSamples", HR, out)
+}
+
+fn stage(key: &str) -> Option<Stage> {
+    Some(match key {
+        "deep" => Stage::Deep,
+        "light" => Stage::Light,
+        "rem" => Stage::Rem,
+        "awake" => Stage::Awake,
+        _ => return None,
+    })
+}
+
+/// A night from its levels (UTC epoch intervals; unknown levels skipped), with its SpO2 and
+/// breathing samples.
+fn sleep(row: &Value, out: &mut Normalised) -> Option<()> {
+    let start = instant(row, "startTimeInSeconds")?;
+    let end =
+        start.checked_add_signed(Duration::try_seconds(f(row, "durationInSeconds")? as i64)?)?;
+    let zone = offset(row, "startTimeOffsetInSeconds");
+    let mut intervals = Vec::new();
+    if let Some(levels) = row.get("sleepLevelsMap").and_then(Value::as_object) {
+        for (key, spans) in levels {
+            let Some(stage) = stage(key) else { continue };
+            for span in spans.as_array().map(Vec::as_slice).unwrap_or_default() {
+                if let (Some(s), Some(e)) =
+                    (instant(span, "startTimeInSeconds"), instant(span, "endTimeInSeconds"))
+                    && e > s
+                {
+                    intervals.push(Interval { start: s, end: e, stage });
+                }
+            }
+        }
+    }
+    intervals.sort();
+    if intervals.is_empty() && end > start {
+        intervals.push(Interval { start, end, stage: Stage::Sleeping });
+    }
+    if intervals.is_empty() {
+        return None;
+    }
+    let source = WATCH.source(out);
+    out.note_offset(end, zone);
+    out.sleep.push(SleepSession {
+        source,
+        intervals,
+        zone_offset: zone,
+        external_id: row.get("summaryId").map(crate::normal::id_text),
+    });
+    offsets_map(row, "timeOffsetSleepSpo2", OXYGEN, out)?;
+    offsets_map(row, "timeOffsetSleepRespiration", BREATHING, out)
+}
+
+/// Garmin's activity types that are not the unified name in lower case.
+fn kind(activity: &str) -> Option<&'static str> {
+    let known = [
+        ("RUNNING", "running"),
+        ("TREADMILL_RUNNING", "running"),
+        ("TRAIL_RUNNING", "trail_running"),
+        ("CYCLING", "cycling"),
+        ("ROAD_BIKING", "cycling"),
+        ("MOUNTAIN_BIKING", "cycling"),
+        ("INDOOR_CYCLING", "cycling"),
+        ("WALKING", "walking"),
+        ("HIKING", "hiking"),
+        ("LAP_SWIMMING", "swimming"),
+        ("OPEN_WATER_SWIMMING", "swimming"),
+        ("STRENGTH_TRAINING", "strength_training"),
+        ("YOGA", "yoga"),
+    ];
+    known
+        .iter()
+        .find(|(a, _)| *a == activity)
+        .map(|(_, k)| *k)
+        .or_else(|| schema::catalogue::workout_types::unified(Some(activity)))
+}
+
+fn activity(row: &Value, out: &mut Normalised) -> Option<()> {
+    let start = instant(row, "startTimeInSeconds")?;
+    let end =
+        start.checked_add_signed(Duration::try_seconds(f(row, "durationInSeconds")? as i64)?)?;
+    let zone = offset(row, "startTimeOffsetInSeconds");
+    let sport = row.get("activityType").and_then(Value::as_str);
+    let id = row.get("summaryId").or_else(|| row.get("activityId")).map(crate::normal::id_text);
+    WATCH.workout(out, (start, end), zone, |w| {
+        w.external_id = id;
+        w.kind = sport.and_then(kind).map(str::to_string);
+        w.calories_kcal = f(row, "activeKilocalories");
+        w.distance_meters = f(row, "distanceInMeters");
+        w.steps = f(row, "steps").and_then(|s| i32::try_from(s as i64).ok());
+        w.avg_heart_rate_bpm = f(row, "averageHeartRateInBeatsPerMinute");
+        w.max_heart_rate_bpm = f(row, "maxHeartRateInBeatsPerMinute");
+        w.avg_speed_m_per_s = f(row, "averageSpeedInMetersPerSecond");
+        w.max_speed_m_per_s = f(row, "maxSpeedInMetersPerSecond");
+        w.elevation_gain_meters = f(row, "elevationGainInMeters");
+        w.notes = row.get("activityName").and_then(Value::as_str).map(str::to_string);
+        w.statistics = json!({"activityType": sport, "deviceName": row.get("deviceName"),
+            "averageRunCadenceInStepsPerMinute": f(row, "averageRunCadenceInStepsPerMinute"),
+            "manual": row.get("manual")});
+    })
+}
+
+/// Stress every 3 minutes (negative values are Garmin's states, not stress: left out) and
+/// Body Battery.
+fn stress(row: &Value, out: &mut Normalised) -> Option<()> {
+    let start = instant(row, "startTimeInSeconds")?;
+    let zone = offset(row, "startTimeOffsetInSeconds");
+    for (key, series) in [
+        ("timeOffsetStressLevelValues", STRESS_LEVEL),
+        ("timeOffsetBodyBatteryValues", BODY_BATTERY),
+    ] {
+        let Some(map) = row.get(key).and_then(Value::as_object) else { continue };
+        for (k, v) in map {
+            let (Ok(seconds), Some(v)) = (k.parse::<i64>(), number(v)) else { continue };
+            if v < 0.0 {
+                continue;
+            }
+            let Some(at) = start.checked_add_signed(Duration::try_seconds(seconds)?) else {
+                continue;
+            };
+            WATCH.push(out, series, (at, zone), v, false);
+        }
+    }
+    Some(())
+}
+
+/// A body composition measure: grams → kg.
+fn body(row: &Value, out: &mut Normalised) -> Option<()> {
+    let at =
+        (instant(row, "measurementTimeInSeconds")?, offset(row, "measurementTimeOffsetInSeconds"));
+    for (series, key, factor) in [
+        (WEIGHT, "weightInGrams", 0.001),
+        (MUSCLE, "muscleMassInGrams", 0.001),
+        (BODY_FAT, "bodyFatInPercent", 1.0),
+        (BMI, "bodyMassIndex", 1.0),
+    ] {
+        if let Some(v) = f(row, key) {
+            WATCH.push(out, series, at, v * factor, false);
+        }
+    }
+    Some(())
+}
+
+fn metrics(row: &Value, out: &mut Normalised) -> Option<()> {
+    let date = NaiveDate::parse_from_str(row.get("calendarDate")?.as_str()?, "%Y-%m-%d").ok()?;
+    let zone = crate::normal::guessed_offset(out);
+    let at = (noon(date, zone), Some(zone));
+    for (series, key) in [(VO2_MAX, "vo2Max"), (FITNESS_AGE, "fitnessAge")] {
+        if let Some(v) = f(row, key) {
+            WATCH.push(out, series, at, v, false);
+        }
+    }
+    Some(())
+}
+
+/// The night's skin temperature, as a deviation from the user's baseline (°C).
+fn skin(row: &Value, out: &mut Normalised) -> Option<()> {
+    let at = (instant(row, "startTimeInSeconds")?, offset(row, "startTimeOffsetInSeconds"));
+    if let Some(v) = f(row, "avgDeviationCelsius") {
+        WATCH.push(out, SKIN_DEVIATION, at, v, false);
+    }
+    Some(())
+}
+
+fn pressure(row: &Value, out: &mut Normalised) -> Option<()> {
+    let at =
+        (instant(row, "measurementTimeInSeconds")?, offset(row, "measurementTimeOffsetInSeconds"));
+    for (series, key) in [(SYSTOLIC, "systolic"), (DIASTOLIC, "diastolic"), (HR, "pulse")] {
+        if let Some(v) = f(row, key) {
+            WATCH.push(out, series, at, v, false);
+        }
+    }
+    Some(())
+}
+
+#[cfg(test)]
+mod tests;
