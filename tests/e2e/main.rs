@@ -23,6 +23,7 @@ mod summaries;
 mod timeseries;
 mod users;
 mod vendor_pulls;
+mod vendors;
 mod webhook_delivery;
 mod webhook_dispatch;
 mod webhooks;
