@@ -158,10 +158,12 @@ impl Vendor for Strava {
         }
     }
 
-    /// Strava sends no reset time: its 15-minute windows reset at :00, :15, :30 and :45, so a
-    /// 429 waits for the next one (the daily limit, if that is the one, is met again then).
-    fn rate_limit_wait(&self, _: &reqwest::header::HeaderMap) -> Option<i64> {
-        Some(until_quarter_hour(Utc::now()))
+    /// Strava documents no reset time: its 15-minute windows reset at :00, :15, :30 and :45,
+    /// so a 429 waits for the next one (the daily limit, if that is the one, is met again then),
+    /// unless the answer says otherwise (`Retry-After`).
+    fn rate_limit_wait(&self, headers: &reqwest::header::HeaderMap) -> Option<i64> {
+        let said = headers.get("retry-after").and_then(|v| v.to_str().ok()?.trim().parse().ok());
+        Some(said.unwrap_or_else(|| until_quarter_hour(Utc::now())))
     }
 
     /// `POST /oauth/deauthorize?access_token=…` beside the token endpoint.

@@ -32,7 +32,12 @@ impl Page {
     }
 
     pub fn post(path: &str, body: Value) -> Page {
-        Page { method: Method::POST, path: path.into(), ..Page::get(path, body) }
+        Page { method: Method::POST, ..Page::get(path, body) }
+    }
+
+    /// A `DELETE` answered 204.
+    pub fn delete(path: &str) -> Page {
+        Page { method: Method::DELETE, ..Page::get(path, Value::Null) }.status(204)
     }
 
     pub fn with(mut self, key: &'static str, value: &str) -> Page {

@@ -6,8 +6,16 @@
 //! that stores nothing twice, a token renewed and then refused (`connection.revoked`,
 //! `refresh_failed`), and a disconnection that revokes at the vendor.
 
+mod fitbit;
+mod garmin;
 mod mock;
+mod oura;
 mod polar;
+mod strava;
+mod suunto;
+mod ultrahuman;
+mod whoop;
+mod withings;
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -97,10 +105,13 @@ async fn settled(app: &TestApp) -> Vec<(String, i32, Option<String>)> {
     panic!("pulls were still queued after two and a half minutes");
 }
 
+/// A stored workout's type, seconds, kcal and metres.
+type StoredWorkout = (Option<String>, i32, Option<f64>, Option<f64>);
+
 /// What is stored for a user: samples per series (count, sum), workouts, sleep sessions.
 struct Stored {
     series: Vec<(String, i64, f64)>,
-    workouts: Vec<(Option<String>, i32, Option<f64>, Option<f64>)>,
+    workouts: Vec<StoredWorkout>,
     sleep_sessions: i64,
 }
 

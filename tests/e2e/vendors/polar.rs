@@ -51,13 +51,12 @@ fn api() -> VendorApi {
             "sleep_time_skin_temperature_celsius": 36.5, "deviation_from_baseline_celsius": 0.5}]),
         ),
         Page::post("/v3/users", json!({"polar-user-id": 475, "member-id": "x"})),
-        Page { status: 204, ..Page::get("/v3/users/475", json!(null)) },
+        Page::delete("/v3/users/475"),
     ];
     let mut api = VendorApi::new("/v2/oauth2/token", pages, "/v3/users/activities");
     api.basic_auth = true;
     api.refreshes = false;
     api.token_fields = json!({"x_user_id": 475});
-    api.pages[8].method = axum::http::Method::DELETE;
     api
 }
 
