@@ -57,6 +57,16 @@ fn webhook(signed: bool) -> Notification {
     Notification::json(&body, vec![("x-fitbit-signature", signature)])
 }
 
+fn deregistration() -> Notification {
+    let body = json!([{"collectionType": "userRevokedAccess", "date": "2019-01-03", "ownerId": "GGNJL9",
+        "ownerType": "user", "subscriptionId": "1"}]);
+    let mut mac = hmac::Hmac::<sha1::Sha1>::new_from_slice(format!("{CLIENT_SECRET}&").as_bytes())
+        .expect("key");
+    mac.update(body.to_string().as_bytes());
+    let signature = base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes());
+    Notification::json(&body, vec![("x-fitbit-signature", signature)])
+}
+
 #[tokio::test]
 async fn fitbit() {
     conformance(Case {
@@ -72,6 +82,7 @@ async fn fitbit() {
         revoke_calls: vec!["POST /oauth2/revoke [token=access-1]"],
         handshakes: vec![("verify=fitbit-verify-code", 204), ("verify=wrong", 404)],
         webhook: Some(webhook),
+        deregistration: Some(deregistration),
         backfills: false,
         expected: Expected {
             // A day of 0 steps is a day without data; distance in km → m.

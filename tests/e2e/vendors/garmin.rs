@@ -49,6 +49,11 @@ fn webhook(ours: bool) -> Notification {
     Notification::json(&body, vec![("garmin-client-id", client.into())])
 }
 
+fn deregistration() -> Notification {
+    let body = json!({"deregistrations": [{"userId": "garmin-user-1"}]});
+    Notification::json(&body, vec![("garmin-client-id", CLIENT_ID.into())])
+}
+
 #[tokio::test]
 async fn garmin() {
     conformance(Case {
@@ -64,6 +69,7 @@ async fn garmin() {
         revoke_calls: vec!["DELETE /wellness-api/rest/user/registration auth=Bearer access-1"],
         handshakes: Vec::new(),
         webhook: Some(webhook),
+        deregistration: Some(deregistration),
         backfills: true,
         expected: Expected {
             // The pushed day (totals at its local noon, resting HR, three HR samples), the

@@ -4,7 +4,7 @@
 //! the first time one endpoint is asked, and whatever else the vendor is called on (revocation,
 //! registration, subscriptions), each call logged for the test to check.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use axum::body::Bytes;
@@ -105,12 +105,18 @@ struct MockState {
     api: VendorApi,
     log: Mutex<Vec<String>>,
     limited_calls: AtomicUsize,
+    /// Every user token refused from now on (the user removed the app at the vendor).
+    refusing: AtomicBool,
 }
 
 impl Mock {
     pub async fn start(api: VendorApi) -> Mock {
-        let state =
-            Arc::new(MockState { api, log: Mutex::default(), limited_calls: AtomicUsize::new(0) });
+        let state = Arc::new(MockState {
+            api,
+            log: Mutex::default(),
+            limited_calls: AtomicUsize::new(0),
+            refusing: AtomicBool::new(false),
+        });
         let app = axum::Router::new().fallback(answer).with_state(state.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let base = format!("http://{}", listener.local_addr().expect("addr"));
@@ -126,6 +132,11 @@ impl Mock {
     /// Whether a call starting with `prefix` was made.
     pub fn called(&self, prefix: &str) -> bool {
         self.log().iter().any(|l| l.starts_with(prefix))
+    }
+
+    /// From now on the user's tokens are refused, as after the user removed the app.
+    pub fn refuse_tokens(&self) {
+        self.state.refusing.store(true, Ordering::SeqCst);
     }
 
     /// How often the rate-limited path was asked.
@@ -178,7 +189,8 @@ async fn answer(
     if api.open.iter().any(|p| path == *p) {
         return page.map_or_else(|| axum::Json(wrap(api, json!({}))).into_response(), found);
     }
-    let user = matches!(auth.as_str(), "Bearer access-1" | "Bearer access-2");
+    let user = matches!(auth.as_str(), "Bearer access-1" | "Bearer access-2")
+        && !s.refusing.load(Ordering::SeqCst);
     let key = api
         .key_header
         .is_none_or(|(name, value)| headers.get(name).and_then(|v| v.to_str().ok()) == Some(value));

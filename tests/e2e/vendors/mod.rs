@@ -74,6 +74,8 @@ pub struct Case {
     pub handshakes: Vec<(&'static str, u16)>,
     /// A notification, signed or not.
     pub webhook: Option<fn(bool) -> Notification>,
+    /// The vendor's notice that the user removed the app, where it sends one.
+    pub deregistration: Option<fn() -> Notification>,
     /// Whether the initial sync asks for history (Garmin's backfill) instead of pulling it.
     pub backfills: bool,
     pub expected: Expected,
@@ -374,6 +376,26 @@ pub async fn conformance(case: Case) {
         assert!(mock.called(call), "{slug}: no {call} on disconnection: {:?}", mock.log());
     }
     assert_eq!(revoked_reasons(&app).await.last().map(String::as_str), Some("user_disconnected"));
+
+    // The user removes the app at the vendor: believed once the vendor refuses the token.
+    if let Some(notice) = case.deregistration {
+        connect(&app, &key, &case, &user).await;
+        settled(&app).await;
+        let r = notify(&app, slug, notice()).await;
+        assert_eq!(r.status(), 200, "{slug}");
+        let list = app.get(&format!("/api/v1/users/{user}/connections"), &key).await;
+        assert_eq!(
+            list.body[0]["status"], "active",
+            "{slug}: the token still works: {}",
+            list.body
+        );
+        mock.refuse_tokens();
+        let r = notify(&app, slug, notice()).await;
+        assert_eq!(r.status(), 200, "{slug}");
+        let list = app.get(&format!("/api/v1/users/{user}/connections"), &key).await;
+        assert_eq!(list.body[0]["status"], "revoked", "{slug}: {}", list.body);
+        assert_eq!(revoked_reasons(&app).await.last().map(String::as_str), Some("deregistration"));
+    }
 }
 
 /// The hex HMAC-SHA256 of `body` with `key`.

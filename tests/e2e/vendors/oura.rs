@@ -68,6 +68,7 @@ async fn oura() {
             ("verification_token=no&challenge=c", 401),
         ],
         webhook: Some(webhook),
+        deregistration: None,
         backfills: false,
         expected: Expected {
             // Heart rate: the night's two samples and both pages of the day's.

@@ -86,6 +86,7 @@ async fn polar() {
         revoke_calls: vec!["DELETE /v3/users/475"],
         handshakes: Vec::new(),
         webhook: Some(webhook),
+        deregistration: None,
         backfills: false,
         expected: Expected {
             // Heart rate: the night's three samples (76, 77, 76) and the day's two (63, 62).

@@ -30,6 +30,12 @@ fn webhook(real: bool) -> Notification {
     Notification::json(&body, Vec::new())
 }
 
+fn deregistration() -> Notification {
+    let body = json!({"aspect_type": "update", "event_time": 1773170000, "object_id": 134815,
+        "object_type": "athlete", "owner_id": 134815, "subscription_id": 1, "updates": {"authorized": "false"}});
+    Notification::json(&body, Vec::new())
+}
+
 #[tokio::test]
 async fn strava() {
     conformance(Case {
@@ -48,6 +54,7 @@ async fn strava() {
             200,
         )],
         webhook: Some(webhook),
+        deregistration: Some(deregistration),
         backfills: false,
         expected: Expected {
             series: Vec::new(),

@@ -75,6 +75,7 @@ async fn suunto() {
         revoke_calls: vec!["GET /oauth/deauthorize?client_id=test-app auth=Bearer access-1"],
         handshakes: Vec::new(),
         webhook: Some(webhook),
+        deregistration: None,
         backfills: false,
         expected: Expected {
             // Steps: a 24/7 sample (15) and a day's total (4,617); energy 5,230 J and

@@ -50,6 +50,7 @@ async fn ultrahuman() {
         revoke_calls: vec!["POST /api/partners/oauth/revoke [token=access-1&client_id=test-app&client_secret=test-app-secret]"],
         handshakes: Vec::new(),
         webhook: None,
+        deregistration: None,
         backfills: false,
         expected: Expected {
             // Steps: two intervals and the day's total.

@@ -63,6 +63,7 @@ async fn whoop() {
         revoke_calls: vec!["DELETE /developer/v2/user/access auth=Bearer access-1"],
         handshakes: Vec::new(),
         webhook: Some(webhook),
+        deregistration: None,
         backfills: false,
         expected: Expected {
             // 10,460 kJ = 2,500 kcal for the day; the night's breathing rate.

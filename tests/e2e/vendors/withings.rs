@@ -65,6 +65,11 @@ fn webhook(real: bool) -> Notification {
     }
 }
 
+fn deregistration() -> Notification {
+    let body = b"userid=363&appli=46&action=unlink".to_vec();
+    Notification { headers: Vec::new(), body, content_type: "application/x-www-form-urlencoded" }
+}
+
 #[tokio::test]
 async fn withings() {
     conformance(Case {
@@ -80,6 +85,7 @@ async fn withings() {
         revoke_calls: vec!["POST /v2/signature [action=getnonce", "POST /v2/oauth2 [action=revoke&client_id=test-app&nonce=nonce-1"],
         handshakes: vec![("", 200)],
         webhook: Some(webhook),
+        deregistration: Some(deregistration),
         backfills: false,
         expected: Expected {
             // Heart rate: the reading's pulse (61), the night's two (54, 53), two intraday (62, 65).
