@@ -4,7 +4,12 @@
 //! over, or the sweeper announces the still-queued row again. Everything is written in one
 //! transaction with the pull marked done, so a pull is stored once.
 //!
-//! A vendor that answers 429 is waited for (`rate_limit_wait`) and the pull
+//! A pull's kind says where its data comes from: fetched from the vendor's API (in steps of the
+//! vendor's longest window), pushed by the vendor in a notification (its page kept when the
+//! notification was taken), or asked of the vendor to be pushed later (a backfill, which
+//! stores nothing itself).
+//!
+//! A vendor that answers 429 (or says so in a page) is waited for (`rate_limit_wait`) and the pull
 //! resumes then, from the start: pages already read are read again and store nothing twice.
 //! Other failures back off (2^attempts minutes, at most an hour) up to `MAX_ATTEMPTS`.
 
