@@ -98,6 +98,8 @@ pub struct Normalised {
     pub report: Report,
     /// The zone offset of the latest item that had one: the best guess for items without.
     pub latest_offset: LatestOffset,
+    /// The user's time zone (an IANA name), when a vendor names it: local times are read in it.
+    pub zone: Option<String>,
 }
 
 /// The zone offset of the latest item that had one. Of items at the same instant, the one

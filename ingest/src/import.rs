@@ -331,6 +331,7 @@ fn add(total: &mut Written, w: &Written) {
     total.samples.events += w.samples.events;
     total.workouts_saved += w.workouts_saved;
     total.workouts_duplicate += w.workouts_duplicate;
+    total.workouts_updated += w.workouts_updated;
     total.sleep_saved += w.sleep_saved;
     total.sleep_unchanged += w.sleep_unchanged;
 }
@@ -362,6 +363,7 @@ async fn write_chunk(
         batch_id: t.run_id,
         default_offset: n.latest_offset.offset().or(last),
         outbox: t.outbox,
+        link: schema::data_sources::Link::Push,
     };
     let written = store::write(&tx, target, n).await?;
     tx.commit().await?;
@@ -381,7 +383,8 @@ async fn write_cycles(
     let mut client = db.client().await?;
     let tx = client.transaction().await?;
     let sources: Vec<_> = cycles.iter().map(|c| c.source.clone()).collect();
-    let ids = schema::data_sources::upsert_pushed(&tx, t.user_id, PROVIDER, &sources).await?;
+    let link = schema::data_sources::Link::Push;
+    let ids = schema::data_sources::upsert_pushed(&tx, t.user_id, PROVIDER, link, &sources).await?;
     let mut saved = 0;
     for (c, source_id) in cycles.iter().zip(ids) {
         let row = CycleRow {

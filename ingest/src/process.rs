@@ -132,6 +132,7 @@ pub async fn process_sdk_batch(
         batch_id,
         default_offset: latest_offset.or(last_offset),
         outbox: opts.outbox,
+        link: schema::data_sources::Link::Push,
     };
     let written = store::write(&tx, target, &n).await?;
     let dropped = n.report.dropped_count();
@@ -178,6 +179,7 @@ pub async fn write_pulled(
         batch_id: run_id,
         default_offset: n.latest_offset.offset().or(last_offset),
         outbox,
+        link: schema::data_sources::Link::Cloud,
     };
     let written = store::write(tx, target, n).await?;
     record_metrics(n, &written);

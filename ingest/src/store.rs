@@ -20,6 +20,8 @@ pub struct Written {
     pub samples: Stored,
     pub workouts_saved: u64,
     pub workouts_duplicate: u64,
+    /// Workouts sent again with other figures, brought up to date.
+    pub workouts_updated: u64,
     pub sleep_saved: u64,
     pub sleep_unchanged: u64,
 }
@@ -39,6 +41,7 @@ pub(crate) fn run_counts(
         ("samples_unchanged", json!(w.samples.unchanged)),
         ("workouts_saved", json!(w.workouts_saved)),
         ("workouts_duplicate", json!(w.workouts_duplicate)),
+        ("workouts_updated", json!(w.workouts_updated)),
         ("sleep_sessions_saved", json!(w.sleep_saved)),
         ("sleep_sessions_unchanged", json!(w.sleep_unchanged)),
     ]
@@ -56,6 +59,8 @@ pub(crate) struct Target {
     pub default_offset: Option<i16>,
     /// Whether to write outbox events.
     pub outbox: bool,
+    /// What writing does to the provider's connection.
+    pub link: schema::data_sources::Link,
 }
 
 pub(crate) async fn write(
@@ -64,7 +69,8 @@ pub(crate) async fn write(
     n: &Normalised,
 ) -> Result<Written, schema::Error> {
     let source_ids =
-        schema::data_sources::upsert_pushed(tx, t.user_id, n.provider, &n.sources.list).await?;
+        schema::data_sources::upsert_pushed(tx, t.user_id, n.provider, t.link, &n.sources.list)
+            .await?;
     let sid = |i: usize| {
         source_ids
             .get(i)
@@ -94,6 +100,12 @@ pub(crate) async fn write(
     for w in &n.workouts {
         let mut row = w.row.clone();
         row.data_source_id = sid(w.source)?;
+        // A workout sent again with other figures (a vendor scored or corrected it) is
+        // brought up to date; it is no new workout and emits no event.
+        if workouts::update_known(tx, t.batch_id, &row).await? {
+            written.workouts_updated += 1;
+            continue;
+        }
         match workouts::insert_new(tx, t.user_id, t.batch_id, &row).await? {
             Some(id) => {
                 written.workouts_saved += 1;

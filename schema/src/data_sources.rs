@@ -75,13 +75,24 @@ fn identity(s: &NewDataSource) -> String {
     format!("{}|{}", s.device_model.as_deref().unwrap_or(""), s.source.as_deref().unwrap_or(""))
 }
 
-/// Makes sure the user has an active push connection to `provider` and stores every source
-/// (created when first seen, linked to that connection), in one statement. Returns the
+/// What writing data does to the user's connection to its provider.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Link {
+    /// A phone's push is the connection: it is made active (created when first seen).
+    Push,
+    /// A cloud vendor's connection is the OAuth flow's: its status is left as it is (data a
+    /// pull stores after a disconnection does not bring the connection back).
+    Cloud,
+}
+
+/// Makes sure the user has a connection to `provider` (active, for a push) and stores every
+/// source (created when first seen, linked to that connection), in one statement. Returns the
 /// sources' ids in the order given.
 pub async fn upsert_pushed(
     client: &impl GenericClient,
     user_id: Uuid,
     provider: &str,
+    link: Link,
     sources: &[NewDataSource],
 ) -> Result<Vec<Uuid>> {
     // One row per identity: a statement may not upsert the same row twice.
@@ -93,7 +104,7 @@ pub async fn upsert_pushed(
     let rows = client.query(&client.prepare_cached("with c as (
                  insert into connections (id, user_id, provider, status) values ($1, $2, $3, $10)
                  on conflict (user_id, provider) do update
-                     set status = excluded.status,
+                     set status = case when $11 then excluded.status else connections.status end,
                          updated_at = case when connections.status = excluded.status
                                            then connections.updated_at else now() end
                  returning id)
@@ -117,6 +128,7 @@ pub async fn upsert_pushed(
                 &col(|s| s.device_type.as_deref()),
                 &col(|s| s.original_source_name.as_deref()),
                 &crate::connections::ConnectionStatus::Active,
+                &(link == Link::Push),
             ],
         )
         .await?;

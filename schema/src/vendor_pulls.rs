@@ -26,6 +26,9 @@ pub enum PullKind {
     Push,
     /// Asked of the vendor, which sends it later by notification.
     Backfill,
+    /// No data: the vendor said the user removed the app; the connection ends once the vendor
+    /// refuses a fresh token too.
+    Deregistration,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -45,6 +45,71 @@ pub struct WorkoutRow {
     pub route: Option<Value>,
 }
 
+/// Brings a stored workout with the same source and external id up to date with `w`, when any
+/// of its figures differ (a vendor re-sends a workout it has scored or corrected since); returns
+/// whether one changed. A change that would make it the twin of another stored workout (same
+/// source, start and end) is not made.
+pub async fn update_known(
+    client: &impl GenericClient,
+    batch_id: Uuid,
+    w: &WorkoutRow,
+) -> Result<bool> {
+    if w.external_id.is_none() {
+        return Ok(false);
+    }
+    let n = client
+        .execute(
+            &client
+                .prepare_cached(
+                    "update workouts o set (type, start_time, end_time, zone_offset, duration_seconds,
+                         calories_kcal, distance_meters, steps, avg_heart_rate_bpm, max_heart_rate_bpm,
+                         min_heart_rate_bpm, avg_speed_m_per_s, max_speed_m_per_s,
+                         elevation_gain_meters, max_altitude_meters, min_altitude_meters, notes,
+                         statistics, route, batch_id)
+                       = ($3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
+                          $19, $20, $21, $22)
+                     where o.data_source_id = $1 and o.external_id = $2
+                       and (o.type, o.start_time, o.end_time, o.zone_offset, o.duration_seconds,
+                            o.calories_kcal, o.distance_meters, o.steps, o.avg_heart_rate_bpm,
+                            o.max_heart_rate_bpm, o.min_heart_rate_bpm, o.avg_speed_m_per_s,
+                            o.max_speed_m_per_s, o.elevation_gain_meters, o.max_altitude_meters,
+                            o.min_altitude_meters, o.notes, o.statistics, o.route)
+                           is distinct from ($3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14,
+                                             $15, $16, $17, $18, $19, $20::jsonb, $21::jsonb)
+                       and not exists (select 1 from workouts t
+                                       where t.data_source_id = $1 and t.start_time = $4
+                                         and t.end_time = $5 and t.id <> o.id)",
+                )
+                .await?,
+            &[
+                &w.data_source_id,
+                &w.external_id,
+                &w.kind,
+                &w.start_time,
+                &w.end_time,
+                &w.zone_offset,
+                &w.duration_seconds,
+                &w.calories_kcal,
+                &w.distance_meters,
+                &w.steps,
+                &w.avg_heart_rate_bpm,
+                &w.max_heart_rate_bpm,
+                &w.min_heart_rate_bpm,
+                &w.avg_speed_m_per_s,
+                &w.max_speed_m_per_s,
+                &w.elevation_gain_meters,
+                &w.max_altitude_meters,
+                &w.min_altitude_meters,
+                &w.notes,
+                &w.statistics,
+                &w.route,
+                &batch_id,
+            ],
+        )
+        .await?;
+    Ok(n > 0)
+}
+
 /// Inserts a workout unless the same one is stored (same source and external id, or same source,
 /// start and end). Returns the new id, or `None` for a duplicate.
 pub async fn insert_new(

@@ -5,8 +5,9 @@
 //! need Google Health API access, which it does not speak.
 //!
 //! Fitbit writes local wall-clock times without an offset (sleep, weight) and local days
-//! everywhere; the profile, read first, gives the user's current offset, which the pull reads
-//! them with. No `Accept-Language` is sent, so every value is metric (distances in km).
+//! everywhere; the profile, read first, names the user's zone, which the pull reads them in
+//! (each at its own offset, daylight saving included; the profile's current offset when the
+//! zone is unknown). No `Accept-Language` is sent, so every value is metric (distances in km).
 
 use chrono::{DateTime, Duration, NaiveDate, NaiveDateTime, Utc};
 use ingest::{Interval, Normalised, SleepSession, Stage};
@@ -15,7 +16,7 @@ use schema::catalogue::series_types::id;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::normal::{Device, MapRow, at_local, guessed_offset, noon, number};
+use crate::normal::{Device, MapRow, local_instant, local_noon, number};
 use crate::{
     Call, CallAuth, ClientAuth, Connected, Endpoints, Handshake, Info, Notice, OAuthSpec, Vendor,
     Window,
@@ -39,8 +40,8 @@ static COLLECTIONS: [&str; 11] =
     [PROFILE, SLEEP, ACTIVITIES, STEPS, CALORIES, DISTANCE, HEART, HRV, SPO2, SKIN, WEIGHT];
 
 /// Ranges of dates stay under Fitbit's smallest maximum (30 days for HRV, SpO2 and skin
-/// temperature), with the day either side added.
-const STEP_DAYS: i64 = 28;
+/// temperature) with the day either side added: 26 days and two make 29 dates.
+const STEP_DAYS: i64 = 26;
 
 const RESTING_HR: i16 = id("resting_heart_rate");
 const HRV_RMSSD: i16 = id("heart_rate_variability_rmssd");
@@ -96,6 +97,7 @@ static INFO: Info = Info {
     settings: &[],
     notification_bytes: crate::SMALL_NOTIFICATIONS,
     history: crate::History::Pull,
+    url_token: crate::UrlToken::No,
 };
 
 impl Vendor for Fitbit {
@@ -103,8 +105,10 @@ impl Vendor for Fitbit {
         &INFO
     }
 
-    fn window_step(&self, _: &str) -> Option<Duration> {
-        Some(Duration::days(STEP_DAYS))
+    /// The activity list is read from the window's first day on, through all its pages, in one
+    /// go; the ranges of dates in steps.
+    fn window_step(&self, collection: &str) -> Option<Duration> {
+        (collection != ACTIVITIES && collection != PROFILE).then(|| Duration::days(STEP_DAYS))
     }
 
     /// Local dates, a day either side of the window; the activity list from its first day,
@@ -146,7 +150,7 @@ impl Vendor for Fitbit {
 
     /// The path and query of the activity list's `pagination.next`: the next page is asked of
     /// the configured API, never of a host a page names (with the user's token).
-    fn next_page(&self, page: &Value, _: Option<&str>) -> Option<String> {
+    fn next_page(&self, page: &Value, _: Option<&str>, _: Window) -> Option<String> {
         let next = url::Url::parse(page.pointer("/pagination/next")?.as_str()?).ok()?;
         Some(format!("{}?{}", next.path(), next.query()?))
     }
@@ -269,11 +273,12 @@ impl Vendor for Fitbit {
     }
 }
 
-/// The user's current offset from the profile, noted as of now: what the other collections'
-/// local times are read with.
+/// The user's zone and current offset, from the profile: what the other collections' local
+/// times are read with.
 fn profile(page: &Value, out: &mut Normalised) -> Option<()> {
     let millis = page.pointer("/user/offsetFromUTCMillis").and_then(Value::as_i64)?;
     out.note_offset(Utc::now(), crate::normal::minutes(millis / 1000));
+    out.zone = page.pointer("/user/timezone").and_then(Value::as_str).map(str::to_string);
     Some(())
 }
 
@@ -300,13 +305,13 @@ struct Level {
     seconds: i64,
 }
 
-fn levels(list: Option<&Value>, offset: i16) -> Vec<Interval> {
+fn levels(list: Option<&Value>, out: &Normalised) -> Vec<Interval> {
     let levels: Vec<Level> =
         list.and_then(|l| Vec::<Level>::deserialize(l).ok()).unwrap_or_default();
     levels
         .iter()
         .filter_map(|l| {
-            let start = at_local(local(&l.date_time)?, offset);
+            let (start, _) = local_instant(out, local(&l.date_time)?)?;
             let end = start.checked_add_signed(Duration::try_seconds(l.seconds)?)?;
             Some(Interval { start, end, stage: stage(&l.level)? })
         })
@@ -317,14 +322,13 @@ fn levels(list: Option<&Value>, offset: i16) -> Vec<Interval> {
 /// A sleep log: its levels, the short wake periods laid over them.
 fn sleep(row: &Value, out: &mut Normalised) -> Option<()> {
     let log_id = row.get("logId").map(crate::normal::id_text)?;
-    let offset = guessed_offset(out);
-    let start = at_local(local(row.get("startTime")?.as_str()?)?, offset);
-    let end = at_local(local(row.get("endTime")?.as_str()?)?, offset);
+    let (start, _) = local_instant(out, local(row.get("startTime")?.as_str()?)?)?;
+    let (end, offset) = local_instant(out, local(row.get("endTime")?.as_str()?)?)?;
     if end <= start {
         return None;
     }
-    let base = levels(row.pointer("/levels/data"), offset);
-    let short = levels(row.pointer("/levels/shortData"), offset);
+    let base = levels(row.pointer("/levels/data"), out);
+    let short = levels(row.pointer("/levels/shortData"), out);
     let mut intervals = crate::normal::overlay(base, &short);
     if intervals.is_empty() {
         intervals.push(Interval { start, end, stage: Stage::Sleeping });
@@ -399,8 +403,8 @@ fn day_total(row: &Value, out: &mut Normalised, series: i16, factor: f64) -> Opt
     let day = NaiveDate::parse_from_str(row.get("dateTime")?.as_str()?, "%Y-%m-%d").ok()?;
     let value = number(row.get("value")?)?;
     if value > 0.0 {
-        let offset = guessed_offset(out);
-        TRACKER.push(out, series, (noon(day, offset), Some(offset)), value * factor, true);
+        let (at, offset) = local_noon(out, day)?;
+        TRACKER.push(out, series, (at, Some(offset)), value * factor, true);
     }
     Some(())
 }
@@ -424,8 +428,8 @@ fn day_level(row: &Value, out: &mut Normalised, series: i16, value: Option<f64>)
     let day =
         NaiveDate::parse_from_str(row.get("dateTime")?.as_str()?.get(..10)?, "%Y-%m-%d").ok()?;
     if let Some(v) = value {
-        let offset = guessed_offset(out);
-        TRACKER.push(out, series, (noon(day, offset), Some(offset)), v, false);
+        let (at, offset) = local_noon(out, day)?;
+        TRACKER.push(out, series, (at, Some(offset)), v, false);
     }
     Some(())
 }
@@ -456,11 +460,8 @@ fn skin(row: &Value, out: &mut Normalised) -> Option<()> {
 fn weight(row: &Value, out: &mut Normalised) -> Option<()> {
     let date = row.get("date")?.as_str()?;
     let time = row.get("time").and_then(Value::as_str).unwrap_or("23:59:59");
-    let offset = guessed_offset(out);
-    let at = at_local(
-        NaiveDateTime::parse_from_str(&format!("{date}T{time}"), "%Y-%m-%dT%H:%M:%S").ok()?,
-        offset,
-    );
+    let local = NaiveDateTime::parse_from_str(&format!("{date}T{time}"), "%Y-%m-%dT%H:%M:%S");
+    let (at, offset) = local_instant(out, local.ok()?)?;
     for (series, key) in [(BODY_WEIGHT, "weight"), (BMI, "bmi"), (BODY_FAT, "fat")] {
         if let Some(v) = row.get(key).and_then(number) {
             TRACKER.push(out, series, (at, Some(offset)), v, false);

@@ -51,6 +51,8 @@ fn collection(key: &str) -> Option<&'static str> {
     match key {
         "allDayRespiration" => Some(RESPIRATION),
         "pulseOx" => Some(PULSE_OX),
+        // Activities the user edited at Garmin: the same summaries, sent again.
+        "manuallyUpdatedActivities" => Some(ACTIVITIES),
         _ => COLLECTIONS.iter().copied().find(|c| *c == key),
     }
 }
@@ -115,6 +117,7 @@ static INFO: Info = Info {
     // Pushes carry whole summaries, of many users at once.
     notification_bytes: 8 << 20,
     history: crate::History::Backfill,
+    url_token: crate::UrlToken::Required,
 };
 
 impl Vendor for Garmin {
@@ -143,7 +146,7 @@ impl Vendor for Garmin {
         Ok(url)
     }
 
-    fn next_page(&self, _: &Value, _: Option<&str>) -> Option<String> {
+    fn next_page(&self, _: &Value, _: Option<&str>, _: Window) -> Option<String> {
         None
     }
 
@@ -265,7 +268,7 @@ fn upload_window(callback: &str) -> Option<Window> {
             .and_then(|t| DateTime::from_timestamp(t, 0))
     };
     let (from, to) = (param("uploadStartTimeInSeconds")?, param("uploadEndTimeInSeconds")?);
-    (from <= to).then_some((from, to + Duration::seconds(1)))
+    (from <= to).then_some((from, to.checked_add_signed(Duration::seconds(1))?))
 }
 
 fn f(row: &Value, key: &str) -> Option<f64> {
@@ -303,11 +306,11 @@ fn day(row: &Value) -> Option<(DateTime<Utc>, Option<i16>)> {
     let zone = offset(row, "startTimeOffsetInSeconds");
     let date = match row.get("calendarDate").and_then(Value::as_str) {
         Some(d) => NaiveDate::parse_from_str(d, "%Y-%m-%d").ok()?,
-        None => (instant(row, "startTimeInSeconds")?
-            + Duration::minutes(i64::from(zone.unwrap_or(0))))
-        .date_naive(),
+        None => instant(row, "startTimeInSeconds")?
+            .checked_add_signed(Duration::minutes(i64::from(zone.unwrap_or(0))))?
+            .date_naive(),
     };
-    Some((noon(date, zone.unwrap_or(0)), zone))
+    Some((noon(date, zone.unwrap_or(0))?, zone))
 }
 
 /// A day: its totals (steps, distance, active and basal kcal, floors), resting heart rate, and
@@ -473,8 +476,8 @@ fn body(row: &Value, out: &mut Normalised) -> Option<()> {
 
 fn metrics(row: &Value, out: &mut Normalised) -> Option<()> {
     let date = NaiveDate::parse_from_str(row.get("calendarDate")?.as_str()?, "%Y-%m-%d").ok()?;
-    let zone = crate::normal::guessed_offset(out);
-    let at = (noon(date, zone), Some(zone));
+    let (at, zone) = crate::normal::local_noon(out, date)?;
+    let at = (at, Some(zone));
     for (series, key) in [(VO2_MAX, "vo2Max"), (FITNESS_AGE, "fitnessAge")] {
         if let Some(v) = f(row, key) {
             WATCH.push(out, series, at, v, false);

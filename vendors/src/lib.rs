@@ -51,6 +51,23 @@ pub struct Info {
     pub notification_bytes: usize,
     /// How a user's history is read.
     pub history: History,
+    /// Whether its notifications carry a token of ours in their URL.
+    pub url_token: UrlToken,
+}
+
+/// For vendors that sign nothing: notifications are sent to a URL with `?token=` and
+/// `<VENDOR>_WEBHOOK_TOKEN`, registered so at the vendor, and a notification without it is
+/// refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UrlToken {
+    /// The vendor signs or verifies its notifications some other way.
+    No,
+    /// Checked when `<VENDOR>_WEBHOOK_TOKEN` is set (Withings: its notices only ask for a pull
+    /// with the user's own token).
+    WhenSet,
+    /// Required: without the setting every notification is refused (Garmin: its pushes are
+    /// data, written as they come).
+    Required,
 }
 
 /// How a vendor gives a user's history.
@@ -140,7 +157,7 @@ pub trait Vendor: Send + Sync {
         next: Option<&str>,
     ) -> Result<url::Url, url::ParseError>;
     /// The token of the page after this one (read with `current`), if any.
-    fn next_page(&self, page: &Value, current: Option<&str>) -> Option<String>;
+    fn next_page(&self, page: &Value, current: Option<&str>, window: Window) -> Option<String>;
     /// Authenticates a data request: the user's token as `Bearer`, and what else the vendor
     /// asks for.
     fn authorize(
@@ -249,9 +266,31 @@ pub fn callback_url(public_url: &str, slug: &str) -> String {
     format!("{}/api/v1/oauth/{slug}/callback", public_url.trim_end_matches('/'))
 }
 
-/// Where a vendor sends notifications: `<public_url>/api/v1/providers/<slug>/webhooks`.
-pub fn webhook_url(public_url: &str, slug: &str) -> String {
-    format!("{}/api/v1/providers/{slug}/webhooks", public_url.trim_end_matches('/'))
+/// Where a vendor sends notifications: `<public_url>/api/v1/providers/<slug>/webhooks`, with
+/// `?token=` where the vendor's notifications carry one.
+pub fn webhook_url(public_url: &str, vendor: &dyn Vendor, ends: &Endpoints) -> String {
+    let slug = vendor.provider().slug;
+    let url = format!("{}/api/v1/providers/{slug}/webhooks", public_url.trim_end_matches('/'));
+    match (vendor.info().url_token, ends.webhook_token.as_deref()) {
+        (UrlToken::WhenSet | UrlToken::Required, Some(token)) => {
+            let query = url::form_urlencoded::Serializer::new(String::new())
+                .append_pair("token", token)
+                .finish();
+            format!("{url}?{query}")
+        }
+        _ => url,
+    }
+}
+
+/// Whether a notification's URL carries what the vendor's rule asks (`token` is its query's).
+pub fn url_token_holds(vendor: &dyn Vendor, ends: &Endpoints, token: Option<&str>) -> bool {
+    let same =
+        |expected: &str| token.is_some_and(|t| webhook::same(t.as_bytes(), expected.as_bytes()));
+    match (vendor.info().url_token, ends.webhook_token.as_deref()) {
+        (UrlToken::No, _) | (UrlToken::WhenSet, None) => true,
+        (UrlToken::Required, None) => false,
+        (_, Some(expected)) => same(expected),
+    }
 }
 
 /// Any provider, phone or cloud, by its exact identifier.

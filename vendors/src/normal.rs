@@ -84,21 +84,66 @@ pub(crate) fn minutes(seconds: i64) -> Option<i16> {
     i16::try_from(seconds / 60).ok().filter(|m| m.abs() <= 18 * 60)
 }
 
+/// Minutes east of UTC, when in range (Polar and Suunto give offsets in minutes).
+pub(crate) fn offset_minutes(m: i64) -> Option<i16> {
+    i16::try_from(m).ok().filter(|m| m.abs() <= 18 * 60)
+}
+
 /// The instant of a wall-clock time at an offset (minutes east of UTC).
-pub(crate) fn at_local(local: NaiveDateTime, offset: i16) -> DateTime<Utc> {
-    (local - Duration::minutes(i64::from(offset))).and_utc()
+pub(crate) fn at_local(local: NaiveDateTime, offset: i16) -> Option<DateTime<Utc>> {
+    Some(local.checked_sub_signed(Duration::minutes(i64::from(offset)))?.and_utc())
+}
+
+fn noon_of(day: NaiveDate) -> NaiveDateTime {
+    day.and_time(NaiveTime::from_hms_opt(12, 0, 0).unwrap_or_default())
 }
 
 /// A day-level value's instant: local noon of its day, so it counts on the day the vendor
 /// named whatever the exact offset.
-pub(crate) fn noon(day: NaiveDate, offset: i16) -> DateTime<Utc> {
-    at_local(day.and_time(NaiveTime::from_hms_opt(12, 0, 0).unwrap_or_default()), offset)
+pub(crate) fn noon(day: NaiveDate, offset: i16) -> Option<DateTime<Utc>> {
+    at_local(noon_of(day), offset)
 }
 
 /// The offset to read wall-clock times of a vendor that gives none with: the latest one the
 /// batch knows (collections that carry offsets are read first), else UTC.
 pub(crate) fn guessed_offset(out: &Normalised) -> i16 {
     out.latest_offset.offset().unwrap_or(0)
+}
+
+fn zone(out: &Normalised) -> Option<chrono_tz::Tz> {
+    out.zone.as_deref()?.parse().ok()
+}
+
+/// The instant of the user's local wall-clock time and its offset: in the user's zone when the
+/// batch knows it (daylight saving included), else at the latest offset seen.
+pub(crate) fn local_instant(
+    out: &Normalised,
+    local: NaiveDateTime,
+) -> Option<(DateTime<Utc>, i16)> {
+    use chrono::{Offset, TimeZone};
+    if let Some(tz) = zone(out)
+        && let Some(t) = tz.from_local_datetime(&local).earliest()
+    {
+        let offset = minutes(i64::from(t.offset().fix().local_minus_utc()))?;
+        return Some((t.with_timezone(&Utc), offset));
+    }
+    let offset = guessed_offset(out);
+    Some((at_local(local, offset)?, offset))
+}
+
+/// Local noon of the user's `day`, and its offset.
+pub(crate) fn local_noon(out: &Normalised, day: NaiveDate) -> Option<(DateTime<Utc>, i16)> {
+    local_instant(out, noon_of(day))
+}
+
+/// The user's offset at an instant: their zone's when the batch knows it, else the latest seen.
+pub(crate) fn offset_at(out: &Normalised, at: DateTime<Utc>) -> i16 {
+    zone(out)
+        .and_then(|tz| {
+            use chrono::Offset;
+            minutes(i64::from(at.with_timezone(&tz).offset().fix().local_minus_utc()))
+        })
+        .unwrap_or_else(|| guessed_offset(out))
 }
 
 /// Minutes east of UTC of an IANA zone at an instant.
@@ -249,6 +294,12 @@ pub(crate) fn values(out: &Normalised, series: i16) -> Vec<(DateTime<Utc>, f64, 
         .collect()
 }
 
+/// A window for tests of paging that does not depend on it.
+#[cfg(test)]
+pub(crate) fn any_window() -> crate::Window {
+    (at("2026-03-09T00:00:00Z"), at("2026-03-10T00:00:00Z"))
+}
+
 /// An RFC 3339 instant, in UTC.
 #[cfg(test)]
 pub(crate) fn at(s: &str) -> DateTime<Utc> {
@@ -290,7 +341,16 @@ mod tests {
         assert_eq!(zone_offset("Nowhere/Else", at("2026-07-10T12:00:00Z")), None);
         assert_eq!(
             noon(NaiveDate::from_ymd_opt(2026, 3, 10).unwrap_or_default(), 120),
-            at("2026-03-10T10:00:00Z")
+            Some(at("2026-03-10T10:00:00Z"))
         );
+        assert_eq!(noon(NaiveDate::MAX, -840), None, "no overflow");
+        // Read in the user's zone: each side of a change of the clocks at its own offset.
+        let mut out = Normalised { zone: Some("Europe/Paris".into()), ..Normalised::default() };
+        let day = |d: u32| NaiveDate::from_ymd_opt(2026, 3, d).unwrap_or_default();
+        assert_eq!(local_noon(&out, day(28)), Some((at("2026-03-28T11:00:00Z"), 60)));
+        assert_eq!(local_noon(&out, day(30)), Some((at("2026-03-30T10:00:00Z"), 120)));
+        out.zone = None;
+        out.note_offset(at("2026-03-01T00:00:00Z"), Some(-300));
+        assert_eq!(local_noon(&out, day(30)), Some((at("2026-03-30T17:00:00Z"), -300)));
     }
 }

@@ -15,7 +15,7 @@ use schema::catalogue::series_types::id;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::normal::{Device, MapRow, at_local, guessed_offset, noon};
+use crate::normal::{Device, MapRow, at_local, guessed_offset, local_instant, local_noon};
 use crate::{
     Call, CallAuth, ClientAuth, Connected, Endpoints, Info, Notice, OAuthSpec, Vendor, Window,
 };
@@ -33,8 +33,10 @@ const SKIN_TEMPERATURE: &str = "v3/users/biosensing/skintemperature";
 static COLLECTIONS: [&str; 7] =
     [SLEEP, EXERCISES, ACTIVITIES, HEART_RATE, RECHARGE, SPO2, SKIN_TEMPERATURE];
 
-/// The longest `from`–`to` range Polar takes.
+/// The longest `from`–`to` range Polar takes, in dates.
 const MAX_RANGE_DAYS: i64 = 28;
+/// A pull's step: with the day before added, its dates stay within the range.
+const STEP_DAYS: i64 = 26;
 
 const HR: i16 = id("heart_rate");
 const HRV_RMSSD: i16 = id("heart_rate_variability_rmssd");
@@ -83,6 +85,7 @@ static INFO: Info = Info {
     settings: &[],
     notification_bytes: crate::SMALL_NOTIFICATIONS,
     history: crate::History::Pull,
+    url_token: crate::UrlToken::No,
 };
 
 impl Vendor for Polar {
@@ -90,8 +93,10 @@ impl Vendor for Polar {
         &INFO
     }
 
-    fn window_step(&self, _: &str) -> Option<Duration> {
-        Some(Duration::days(MAX_RANGE_DAYS))
+    /// The lists of the last 28–30 days are read once; the ranges in steps.
+    fn window_step(&self, collection: &str) -> Option<Duration> {
+        matches!(collection, ACTIVITIES | HEART_RATE | SPO2 | SKIN_TEMPERATURE)
+            .then(|| Duration::days(STEP_DAYS))
     }
 
     /// Lists of the last 28–30 days take no range; the others `from`/`to` dates, inclusive (a
@@ -107,7 +112,8 @@ impl Vendor for Polar {
         let day = |t: DateTime<Utc>| t.date_naive().format("%Y-%m-%d").to_string();
         match collection {
             ACTIVITIES | HEART_RATE | SPO2 | SKIN_TEMPERATURE => {
-                let from = (start - Duration::days(1)).max(end - Duration::days(MAX_RANGE_DAYS));
+                let from =
+                    (start - Duration::days(1)).max(end - Duration::days(MAX_RANGE_DAYS - 1));
                 url.query_pairs_mut().append_pair("from", &day(from)).append_pair("to", &day(end));
             }
             _ => {}
@@ -116,7 +122,7 @@ impl Vendor for Polar {
     }
 
     /// No collection is paged.
-    fn next_page(&self, _: &Value, _: Option<&str>) -> Option<String> {
+    fn next_page(&self, _: &Value, _: Option<&str>, _: Window) -> Option<String> {
         None
     }
 
@@ -240,7 +246,7 @@ fn clock_series(
         .filter_map(|(k, v)| {
             let t = NaiveTime::parse_from_str(k, "%H:%M").ok()?;
             let day = if t > end_time { end_day.pred_opt()? } else { end_day };
-            Some((at_local(day.and_time(t), offset), v))
+            Some((at_local(day.and_time(t), offset)?, v))
         })
         .collect();
     out.sort_by_key(|(t, _)| *t);
@@ -353,9 +359,9 @@ fn kind(sport: &str) -> Option<&'static str> {
 /// An exercise: local start plus its offset in minutes, an ISO 8601 duration, kcal and metres.
 fn exercise(row: &Value, out: &mut Normalised) -> Option<()> {
     let e = Exercise::deserialize(row).ok()?;
-    let offset = e.start_time_utc_offset.and_then(|m| i16::try_from(m).ok());
+    let offset = e.start_time_utc_offset.and_then(crate::normal::offset_minutes);
     let local = NaiveDateTime::parse_from_str(&e.start_time, "%Y-%m-%dT%H:%M:%S%.f").ok()?;
-    let start = at_local(local, offset.unwrap_or(0));
+    let start = at_local(local, offset.unwrap_or(0))?;
     let end = start.checked_add_signed(crate::normal::iso_duration(&e.duration)?)?;
     let hr = |k: &str| e.heart_rate.as_ref().and_then(|h| h.get(k)).and_then(Value::as_f64);
     WATCH.workout(out, (start, end), offset, |w| {
@@ -383,8 +389,7 @@ struct Activity {
 fn activity(row: &Value, out: &mut Normalised) -> Option<()> {
     let a = Activity::deserialize(row).ok()?;
     let day = NaiveDate::parse_from_str(a.start_time.get(..10)?, "%Y-%m-%d").ok()?;
-    let offset = guessed_offset(out);
-    let at = noon(day, offset);
+    let (at, offset) = local_noon(out, day)?;
     for (series, value) in [
         (STEPS, a.steps),
         (ENERGY, a.active_calories),
@@ -413,9 +418,8 @@ struct HeartRateSample {
 /// A day's 5-minute heart rate, on the device's clock.
 fn heart_rate(row: &Value, out: &mut Normalised) -> Option<()> {
     let d = HeartRateDay::deserialize(row).ok()?;
-    let offset = guessed_offset(out);
     for s in &d.heart_rate_samples {
-        let at = at_local(d.date.and_time(s.sample_time), offset);
+        let (at, offset) = local_instant(out, d.date.and_time(s.sample_time))?;
         WATCH.push(out, HR, (at, Some(offset)), s.heart_rate, false);
     }
     Some(())
@@ -460,7 +464,7 @@ fn spo2(row: &Value, out: &mut Normalised) -> Option<()> {
         return Some(());
     }
     let at = DateTime::from_timestamp(s.test_time, 0)?;
-    let offset = s.time_zone_offset.and_then(|m| i16::try_from(m).ok());
+    let offset = s.time_zone_offset.and_then(crate::normal::offset_minutes);
     if let Some(v) = s.blood_oxygen_percent {
         WATCH.push(out, OXYGEN, (at, offset), v, false);
     }
@@ -477,8 +481,7 @@ struct Skin {
 /// The night's skin temperature (°C) and its deviation from the user's baseline.
 fn skin(row: &Value, out: &mut Normalised) -> Option<()> {
     let s = Skin::deserialize(row).ok()?;
-    let offset = guessed_offset(out);
-    let at = noon(s.sleep_date, offset);
+    let (at, offset) = local_noon(out, s.sleep_date)?;
     for (series, value) in [
         (SKIN, s.sleep_time_skin_temperature_celsius),
         (SKIN_DEVIATION, s.deviation_from_baseline_celsius),

@@ -84,7 +84,19 @@ enum Outcome {
 impl ingest::worker::PullHandler for Puller {
     fn run(&self, id: Uuid) -> BoxFuture<'_, bool> {
         Box::pin(async move {
-            match self.run_pull(id).await {
+            use futures::FutureExt;
+            // A vendor answer no mapping foresaw must not take the worker down with it: the
+            // pull fails and says so.
+            let ran = std::panic::AssertUnwindSafe(self.run_pull(id)).catch_unwind().await;
+            let ran = match ran {
+                Ok(ran) => ran,
+                Err(_) => {
+                    tracing::error!(pull = %id, "a pull panicked");
+                    self.fail_by_id(id, "a vendor answer could not be read (the pull panicked)")
+                        .await
+                }
+            };
+            match ran {
                 Ok(()) => true,
                 Err(e) => {
                     // Counted and put off, so a failure that repeats ends the pull after
@@ -171,8 +183,12 @@ pub async fn enqueue_pushed(
     collection: &str,
     page: &Value,
 ) -> Result<Uuid, schema::Error> {
-    let body = serde_json::to_vec(page).unwrap_or_default();
-    let packed = zstd::encode_all(&body[..], 3).unwrap_or_default();
+    // A page that cannot be kept is refused (the vendor sends it again), never acknowledged
+    // and lost.
+    let body = serde_json::to_vec(page)
+        .map_err(|source| schema::Error::Payload { what: "pushed vendor page", source })?;
+    let packed = zstd::encode_all(&body[..], 3)
+        .map_err(|_| schema::Error::Inconsistent("a pushed vendor page could not be compressed"))?;
     let now = Utc::now();
     let id =
         schema::vendor_pulls::insert_pushed(db, user_id, provider, (now, now), collection, &packed)
@@ -188,6 +204,17 @@ async fn announce(queue: &JobQueue, id: Uuid) {
     }
 }
 
+/// The longest window a notification may ask to pull, and how far in the future it may end.
+const NOTIFIED_DAYS: i64 = 31;
+
+/// A notification's window, bounded: it ends by tomorrow and spans at most `NOTIFIED_DAYS`
+/// (a notice naming years, forged or not, costs no more than a month of requests).
+fn notified_window((start, end): Window, now: chrono::DateTime<Utc>) -> Window {
+    let end = end.min(now + chrono::Duration::days(1));
+    let start = start.max(end - chrono::Duration::days(NOTIFIED_DAYS)).min(end);
+    (start, end)
+}
+
 /// Queues a pull for a vendor's notification, unless a queued one already covers its window;
 /// whether one was queued.
 pub async fn enqueue_notified(
@@ -195,8 +222,9 @@ pub async fn enqueue_notified(
     queue: &JobQueue,
     user_id: Uuid,
     provider: &str,
-    window: (chrono::DateTime<Utc>, chrono::DateTime<Utc>),
+    window: Window,
 ) -> Result<bool, schema::Error> {
+    let window = notified_window(window, Utc::now());
     let Some(id) =
         schema::vendor_pulls::insert_unless_covered(db, user_id, provider, window).await?
     else {
@@ -249,6 +277,7 @@ impl Puller {
                 Outcome::Done(Box::new(map_kept(&self.db, vendor, pull.id).await?), Vec::new())
             }
             (Some(vendor), PullKind::Backfill) => self.backfill(vendor, &pull).await?,
+            (Some(vendor), PullKind::Deregistration) => self.deregistration(vendor, &pull).await?,
         };
         match outcome {
             Outcome::Done(n, pages) => self.store(&pull, *n, pages, started).await,
@@ -299,7 +328,8 @@ impl Puller {
         })
     }
 
-    /// One request at the vendor: its body, or how the pull ends for now.
+    /// One request at the vendor: its body (`None` when the vendor does not give it to this
+    /// user: a 403, a scope or permission the user did not grant), or how the pull ends for now.
     async fn get(
         &self,
         vendor: &dyn Vendor,
@@ -307,7 +337,7 @@ impl Puller {
         token: &str,
         url: url::Url,
         attempts: i32,
-    ) -> Result<Vec<u8>, Outcome> {
+    ) -> Result<Option<Vec<u8>>, Outcome> {
         let slug = vendor.provider().slug;
         let request = vendor.authorize(self.http.get(url), ends, token);
         let response = match request.timeout(Duration::from_secs(60)).send().await {
@@ -325,12 +355,16 @@ impl Puller {
                 .unwrap_or_else(|| rate_limit_wait(response.headers()));
             return Err(rate_limited(slug, wait));
         }
+        if status == reqwest::StatusCode::FORBIDDEN {
+            return Ok(None);
+        }
         if !status.is_success() {
             let at = Utc::now() + backoff(attempts);
             return Err(Outcome::Later(at, format!("{slug} answered {status}")));
         }
         read_bounded(response)
             .await
+            .map(Some)
             .map_err(|why| Outcome::Later(Utc::now() + backoff(attempts), why))
     }
 
@@ -368,7 +402,14 @@ impl Puller {
                         return Ok(Outcome::Fail(format!("{slug}_API_URL is not a URL")));
                     };
                     let body = match self.get(vendor, ends, &token, url, pull.attempts).await {
-                        Ok(b) => b,
+                        Ok(Some(b)) => b,
+                        Ok(None) => {
+                            // The rest of the pull goes on: one collection the user did not
+                            // grant does not keep the others from being stored.
+                            let why = "a collection the vendor does not give this user (403)";
+                            n.report.warn(why, Some(collection.to_string()));
+                            break;
+                        }
                         Err(Outcome::Later(at, why)) => {
                             return Ok(Outcome::Later(at, format!("{why} for {collection}")));
                         }
@@ -409,7 +450,7 @@ impl Puller {
                         None => {}
                     }
                     vendor.map_page(collection, &page, &mut n);
-                    next = vendor.next_page(&page, next.as_deref());
+                    next = vendor.next_page(&page, next.as_deref(), window);
                     let packed = zstd::encode_all(&body[..], 3).unwrap_or_default();
                     pages.push((collection, seq, packed));
                     seq += 1;
@@ -420,6 +461,62 @@ impl Puller {
             }
         }
         Ok(Outcome::Done(Box::new(n), pages))
+    }
+
+    /// Checks a vendor's notice that the user removed the app: the connection ends
+    /// (`deregistration`) when the vendor refuses a fresh token where it says who the user is
+    /// (401 or 403, or its refusal in a page). A refresh the vendor refuses ends it too
+    /// (`refresh_failed`).
+    async fn deregistration(
+        &self,
+        vendor: &dyn Vendor,
+        pull: &Pull,
+    ) -> Result<Outcome, schema::Error> {
+        let slug = vendor.provider().slug;
+        let done = || {
+            Outcome::Done(
+                Box::new(Normalised { provider: slug, ..Normalised::default() }),
+                Vec::new(),
+            )
+        };
+        let Some(ends) = self.vendors.endpoints(slug) else {
+            return Ok(Outcome::Fail(format!("{slug} is not configured")));
+        };
+        let token = match self.token(vendor, ends, pull).await? {
+            Ok(t) => t,
+            Err(later @ Outcome::Later(..)) => return Ok(later),
+            // No token, or a refresh the vendor refused: the connection is over already.
+            Err(_) => return Ok(done()),
+        };
+        let refused = match vendor.user_url(&ends.api_url) {
+            None => true,
+            Some(url) => {
+                let request = vendor.authorize(self.http.get(url), ends, &token);
+                match request.timeout(Duration::from_secs(20)).send().await {
+                    Ok(r) if matches!(r.status().as_u16(), 401 | 403) => true,
+                    Ok(r) if r.status().is_success() => {
+                        let body: Value = r.json().await.unwrap_or_default();
+                        vendor.page_error(&body) == Some(PageError::TokenRefused)
+                    }
+                    Ok(r) => {
+                        let at = Utc::now() + backoff(pull.attempts);
+                        return Ok(Outcome::Later(at, format!("{slug} answered {}", r.status())));
+                    }
+                    Err(e) => {
+                        let at = Utc::now() + backoff(pull.attempts);
+                        let e = e.without_url();
+                        return Ok(Outcome::Later(at, format!("{slug} could not be reached: {e}")));
+                    }
+                }
+            }
+        };
+        if refused {
+            let reason = schema::connections::RevokeReason::Deregistration;
+            schema::connections::revoke(&self.db, pull.user_id, slug, reason, self.outbox).await?;
+        } else {
+            tracing::info!(pull = %pull.id, provider = slug, "a deregistration notice, but the vendor still takes the token");
+        }
+        Ok(done())
     }
 
     /// Asks the vendor to send the window's data by notification, every collection in steps of
@@ -453,7 +550,13 @@ impl Puller {
                         return Ok(Outcome::Later(at, format!("{slug} could not be reached: {e}")));
                     }
                 };
-                // 409: this window was asked for already, which is as good (a retried pull).
+                // 409: this window was asked for already, which is as good (a retried pull);
+                // 403: the user did not grant history, 400: this type is not kept that far
+                // back: the other types are asked for still.
+                if matches!(status.as_u16(), 400 | 403) {
+                    tracing::warn!(pull = %pull.id, provider = slug, collection, %status, "a backfill was refused");
+                    continue;
+                }
                 if !(status.is_success() || status == reqwest::StatusCode::CONFLICT) {
                     let at = Utc::now() + backoff(pull.attempts);
                     let why = format!("{slug} answered {status} to the backfill of {collection}");
@@ -492,6 +595,9 @@ impl Puller {
                 PullKind::Backfill => {
                     format!("{} history requested; it arrives by notification", pull.provider)
                 }
+                PullKind::Deregistration => {
+                    format!("{} deregistration checked", pull.provider)
+                }
                 PullKind::Fetch | PullKind::Push => format!("{} pull saved", pull.provider),
             },
             counts,
@@ -501,14 +607,25 @@ impl Puller {
         };
         let run = record_run(&tx, pull, &finish).await?;
         schema::vendor_pulls::finish(&tx, pull.id, PullStatus::Done, None).await?;
-        tx.execute(
-            "update connections set last_synced_at = now() where user_id = $1 and provider = $2",
-            &[&pull.user_id, &pull.provider],
-        )
-        .await?;
+        // Data came: the connection synced (a backfill request or a deregistration check
+        // brings none).
+        if matches!(pull.kind, PullKind::Fetch | PullKind::Push) {
+            tx.execute(
+                "update connections set last_synced_at = now() where user_id = $1 and provider = $2",
+                &[&pull.user_id, &pull.provider],
+            )
+            .await?;
+        }
         tx.commit().await?;
         self.queue.publish_sync(pull.user_id, &ingest::process::status_event(&run)).await;
         Ok(())
+    }
+
+    async fn fail_by_id(&self, id: Uuid, why: &str) -> Result<(), schema::Error> {
+        match schema::vendor_pulls::get(&self.db, id).await? {
+            Some(pull) => self.fail(&pull, why, Utc::now()).await,
+            None => Ok(()),
+        }
     }
 
     async fn fail(
@@ -639,6 +756,29 @@ mod tests {
     use reqwest::header::{HeaderMap, HeaderValue};
 
     use super::*;
+
+    #[test]
+    fn a_notifications_window_is_bounded() {
+        let t = |s: &str| crate::normal::at(s);
+        let now = t("2026-03-10T12:00:00Z");
+        assert_eq!(
+            notified_window((t("1970-01-01T00:00:00Z"), t("2100-01-01T00:00:00Z")), now),
+            (t("2026-02-08T12:00:00Z"), t("2026-03-11T12:00:00Z"))
+        );
+        let fine = (t("2026-03-09T00:00:00Z"), t("2026-03-10T00:00:00Z"));
+        assert_eq!(notified_window(fine, now), fine);
+        assert_eq!(
+            steps(
+                (t("2026-03-01T00:00:00Z"), t("2026-03-03T12:00:00Z")),
+                Some(chrono::Duration::days(1))
+            ),
+            [
+                (t("2026-03-01T00:00:00Z"), t("2026-03-02T00:00:00Z")),
+                (t("2026-03-02T00:00:00Z"), t("2026-03-03T00:00:00Z")),
+                (t("2026-03-03T00:00:00Z"), t("2026-03-03T12:00:00Z")),
+            ]
+        );
+    }
 
     #[test]
     fn a_429_is_waited_out_as_the_vendor_says() {

@@ -60,6 +60,7 @@ static INFO: Info = Info {
     settings: &[],
     notification_bytes: crate::SMALL_NOTIFICATIONS,
     history: crate::History::Pull,
+    url_token: crate::UrlToken::No,
 };
 
 impl Vendor for Strava {
@@ -85,7 +86,7 @@ impl Vendor for Strava {
     }
 
     /// Pages go on until an empty one (a short page need not be the last, `strava.md` §2.1).
-    fn next_page(&self, page: &Value, current: Option<&str>) -> Option<String> {
+    fn next_page(&self, page: &Value, current: Option<&str>, _: Window) -> Option<String> {
         let n = page.as_array()?.len();
         let current: u32 = current.and_then(|c| c.parse().ok()).unwrap_or(1);
         (n > 0).then(|| (current + 1).to_string())
@@ -294,8 +295,12 @@ mod tests {
         assert_eq!(w.end_time, crate::normal::at("2026-03-10T05:56:52Z"));
         assert_eq!((w.distance_meters, w.avg_heart_rate_bpm), (Some(5012.3), Some(151.2)));
         assert_eq!(w.external_id.as_deref(), Some("154504250376"));
-        assert_eq!(Strava.next_page(&page, None).as_deref(), Some("2"), "until an empty page");
-        assert_eq!(Strava.next_page(&json!([]), Some("3")), None);
+        assert_eq!(
+            Strava.next_page(&page, None, crate::normal::any_window()).as_deref(),
+            Some("2"),
+            "until an empty page"
+        );
+        assert_eq!(Strava.next_page(&json!([]), Some("3"), crate::normal::any_window()), None);
     }
 
     #[test]

@@ -77,6 +77,7 @@ static INFO: Info = Info {
     settings: &["SUBSCRIPTION_KEY"],
     notification_bytes: 1 << 20,
     history: crate::History::Pull,
+    url_token: crate::UrlToken::No,
 };
 
 impl Vendor for Suunto {
@@ -84,8 +85,10 @@ impl Vendor for Suunto {
         &INFO
     }
 
-    fn window_step(&self, _: &str) -> Option<Duration> {
-        Some(Duration::days(MAX_RANGE_DAYS))
+    /// Workouts are read from the window's start on, through all their pages, in one go; the
+    /// 24/7 services in steps.
+    fn window_step(&self, collection: &str) -> Option<Duration> {
+        (collection != WORKOUTS).then(|| Duration::days(MAX_RANGE_DAYS))
     }
 
     /// Workouts since the window's start (epoch ms), a page of 100 at `offset`; the 24/7
@@ -121,7 +124,7 @@ impl Vendor for Suunto {
     }
 
     /// Workouts: another page while one is full.
-    fn next_page(&self, page: &Value, current: Option<&str>) -> Option<String> {
+    fn next_page(&self, page: &Value, current: Option<&str>, _: Window) -> Option<String> {
         let n = page.get("payload")?.as_array()?.len();
         let at: usize = current.and_then(|c| c.parse().ok()).unwrap_or(0);
         (n >= PAGE).then(|| (at + n).to_string())
@@ -263,7 +266,7 @@ fn workout(row: &Value, out: &mut Normalised) -> Option<()> {
         None => start
             .checked_add_signed(Duration::try_milliseconds((f("totalTime")? * 1000.0) as i64)?)?,
     };
-    let offset = f("timeOffsetInMinutes").and_then(|m| i16::try_from(m as i64).ok());
+    let offset = f("timeOffsetInMinutes").and_then(|m| crate::normal::offset_minutes(m as i64));
     let activity = f("activityId").map(|a| a as i64);
     WATCH.workout(out, (start, end), offset, |w| {
         w.external_id = row.get("workoutKey").and_then(Value::as_str).map(str::to_string);

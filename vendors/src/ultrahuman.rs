@@ -6,13 +6,13 @@
 //! `data.metrics{<date>: []}`): both are read. Times are Unix seconds; the second envelope
 //! names the user's zone.
 
-use chrono::{DateTime, Duration, Utc};
+use chrono::{DateTime, Duration, NaiveDate, Utc};
 use ingest::{Interval, Normalised, SleepSession, Stage};
 use schema::catalogue::providers::{Capabilities, LiveSyncMode, Provider};
 use schema::catalogue::series_types::id;
 use serde_json::Value;
 
-use crate::normal::{Device, guessed_offset, number, zone_offset};
+use crate::normal::{Device, number, offset_at};
 use crate::{
     Call, CallAuth, ClientAuth, Connected, Endpoints, Info, Notice, OAuthSpec, Vendor, Window,
 };
@@ -70,6 +70,7 @@ static INFO: Info = Info {
     settings: &[],
     notification_bytes: crate::SMALL_NOTIFICATIONS,
     history: crate::History::Pull,
+    url_token: crate::UrlToken::No,
 };
 
 impl Vendor for Ultrahuman {
@@ -77,40 +78,44 @@ impl Vendor for Ultrahuman {
         &INFO
     }
 
-    /// One local day a call.
-    fn window_step(&self, _: &str) -> Option<Duration> {
-        Some(Duration::days(1))
-    }
-
-    /// The day the step ends in (so the window's last day, today, is read).
+    /// One local day a call, from the window's first UTC date to the day after its last (a
+    /// user ahead of UTC is on it already; a day not begun yet answers empty). The page token
+    /// is the next day to read.
     fn page_url(
         &self,
         api_url: &str,
         _: &str,
-        (_, end): Window,
-        _: Option<&str>,
+        (start, _): Window,
+        next: Option<&str>,
     ) -> Result<url::Url, url::ParseError> {
         let mut url =
             url::Url::parse(&format!("{}/user_data/metrics", api_url.trim_end_matches('/')))?;
-        url.query_pairs_mut().append_pair("date", &end.date_naive().format("%Y-%m-%d").to_string());
+        let first = start.date_naive().format("%Y-%m-%d").to_string();
+        url.query_pairs_mut().append_pair("date", next.unwrap_or(&first));
         Ok(url)
     }
 
-    fn next_page(&self, _: &Value, _: Option<&str>) -> Option<String> {
-        None
+    fn next_page(&self, _: &Value, current: Option<&str>, (start, end): Window) -> Option<String> {
+        let day = match current {
+            Some(c) => NaiveDate::parse_from_str(c, "%Y-%m-%d").ok()?,
+            None => start.date_naive(),
+        };
+        let next = day.succ_opt()?;
+        let last = end.date_naive().succ_opt()?;
+        (next <= last).then(|| next.format("%Y-%m-%d").to_string())
     }
 
     fn map_page(&self, _: &str, page: &Value, out: &mut Normalised) {
         let data = page.get("data").unwrap_or(&Value::Null);
-        let zone = data.get("latest_time_zone").and_then(Value::as_str);
+        if let Some(zone) = data.get("latest_time_zone").and_then(Value::as_str) {
+            out.zone = Some(zone.to_string());
+        }
         let mut items: Vec<&Value> = crate::normal::rows(data, "metric_data").iter().collect();
         if let Some(days) = data.get("metrics").and_then(Value::as_object) {
             items.extend(days.values().filter_map(Value::as_array).flatten());
         }
         let reason = "unreadable Ultrahuman metric";
-        crate::normal::each(out, (METRICS, reason), items.into_iter(), |m, out| {
-            metric(m, zone, out)
-        });
+        crate::normal::each(out, (METRICS, reason), items.into_iter(), metric);
     }
 
     fn user_url(&self, api_url: &str) -> Option<String> {
@@ -153,64 +158,52 @@ fn instant(v: Option<&Value>) -> Option<DateTime<Utc>> {
     DateTime::from_timestamp(number(v?)? as i64, 0)
 }
 
-/// The offset at `at`: the user's zone's, else the latest the batch knows.
-fn offset_at(zone: Option<&str>, at: DateTime<Utc>, out: &Normalised) -> i16 {
-    zone.and_then(|z| zone_offset(z, at)).unwrap_or_else(|| guessed_offset(out))
-}
-
 /// `values: [{value, timestamp}]` of a series.
-fn series(object: &Value, zone: Option<&str>, out: &mut Normalised, id: i16) {
+fn series(object: &Value, out: &mut Normalised, id: i16) {
     for v in object.get("values").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default() {
         let (Some(at), Some(value)) =
             (instant(v.get("timestamp")), v.get("value").and_then(number))
         else {
             continue;
         };
-        let offset = offset_at(zone, at, out);
+        let offset = offset_at(out, at);
         RING.push(out, id, (at, Some(offset)), value, false);
     }
 }
 
 /// A day-level value at noon of the day that starts at `day_start_timestamp`.
-fn day_value(
-    object: &Value,
-    zone: Option<&str>,
-    out: &mut Normalised,
-    id: i16,
-    value: Option<f64>,
-    total: bool,
-) {
+fn day_value(object: &Value, out: &mut Normalised, id: i16, value: Option<f64>, total: bool) {
     let (Some(start), Some(value)) = (instant(object.get("day_start_timestamp")), value) else {
         return;
     };
     let at = start + Duration::hours(12);
-    let offset = offset_at(zone, at, out);
+    let offset = offset_at(out, at);
     RING.push(out, id, (at, Some(offset)), value, total);
 }
 
-fn metric(item: &Value, zone: Option<&str>, out: &mut Normalised) -> Option<()> {
+fn metric(item: &Value, out: &mut Normalised) -> Option<()> {
     let kind = item.get("type")?.as_str()?.to_ascii_lowercase();
     let object = item.get("object")?;
     let value = || object.get("value").and_then(number);
     match kind.as_str() {
-        "hr" => series(object, zone, out, HR),
-        "hrv" => series(object, zone, out, HRV_RMSSD),
-        "temp" => series(object, zone, out, SKIN),
-        "spo2" => series(object, zone, out, OXYGEN),
-        "glucose" => series(object, zone, out, GLUCOSE),
+        "hr" => series(object, out, HR),
+        "hrv" => series(object, out, HRV_RMSSD),
+        "temp" => series(object, out, SKIN),
+        "spo2" => series(object, out, OXYGEN),
+        "glucose" => series(object, out, GLUCOSE),
         "steps" => {
-            series(object, zone, out, STEPS);
+            series(object, out, STEPS);
             let total = object.get("total").and_then(number);
-            day_value(object, zone, out, STEPS, total, true);
+            day_value(object, out, STEPS, total, true);
         }
         "night_rhr" => {
             let avg = object.get("avg").and_then(number);
-            day_value(object, zone, out, RESTING_HR, avg, false);
+            day_value(object, out, RESTING_HR, avg, false);
         }
-        "recovery_index" => day_value(object, zone, out, RECOVERY, value(), false),
-        "vo2_max" => day_value(object, zone, out, VO2_MAX, value(), false),
-        "active_minutes" => day_value(object, zone, out, ACTIVE_TIME, value(), true),
-        "sleep" => sleep(object, zone, out)?,
+        "recovery_index" => day_value(object, out, RECOVERY, value(), false),
+        "vo2_max" => day_value(object, out, VO2_MAX, value(), false),
+        "active_minutes" => day_value(object, out, ACTIVE_TIME, value(), true),
+        "sleep" => sleep(object, out)?,
         // Scores and composites of Ultrahuman's own (movement, metabolic), and sleep figures
         // the night's session already holds.
         _ => {}
@@ -230,13 +223,13 @@ fn stage(kind: &str) -> Option<Stage> {
 
 /// A night: its hypnogram (`sleep_graph`), else its stage totals as asleep time from the start
 /// (no stage order invented); its temperature deviation at its end.
-fn sleep(object: &Value, zone: Option<&str>, out: &mut Normalised) -> Option<()> {
+fn sleep(object: &Value, out: &mut Normalised) -> Option<()> {
     let start = instant(object.get("bedtime_start"))?;
     let end = instant(object.get("bedtime_end"))?;
     if end <= start {
         return None;
     }
-    let offset = offset_at(zone, end, out);
+    let offset = offset_at(out, end);
     let graph = object.pointer("/sleep_graph/data").and_then(Value::as_array);
     let mut intervals: Vec<Interval> = graph
         .map(Vec::as_slice)

@@ -14,7 +14,7 @@ use schema::catalogue::providers::{Capabilities, LiveSyncMode, Provider};
 use schema::catalogue::series_types::id;
 use serde_json::{Value, json};
 
-use crate::normal::{Device, guessed_offset, noon, number, zone_offset};
+use crate::normal::{Device, local_noon, number, offset_at, zone_offset};
 use crate::{
     Call, CallAuth, ClientAuth, Connected, Endpoints, Handshake, Info, Notice, OAuthSpec,
     PageError, Vendor, Window,
@@ -105,6 +105,7 @@ static INFO: Info = Info {
     settings: &[],
     notification_bytes: crate::SMALL_NOTIFICATIONS,
     history: crate::History::Pull,
+    url_token: crate::UrlToken::WhenSet,
 };
 
 /// Adds one record, read in the page's zone, to the batch.
@@ -176,7 +177,7 @@ impl Vendor for Withings {
     }
 
     /// `more` (0/1 or a boolean) with `offset`.
-    fn next_page(&self, page: &Value, _: Option<&str>) -> Option<String> {
+    fn next_page(&self, page: &Value, _: Option<&str>, _: Window) -> Option<String> {
         let body = page.get("body")?;
         let more = body.get("more").is_some_and(|m| m.as_bool().unwrap_or(m.as_i64() == Some(1)));
         more.then(|| body.get("offset").map(crate::normal::id_text)).flatten()
@@ -198,6 +199,10 @@ impl Vendor for Withings {
     fn map_page(&self, collection: &str, page: &Value, out: &mut Normalised) {
         let body = page.get("body").unwrap_or(&Value::Null);
         let zone = body.get("timezone").and_then(Value::as_str);
+        // The zone Withings names reads what it gives without one (sleep, intraday).
+        if let Some(z) = zone {
+            out.zone = Some(z.to_string());
+        }
         let kind = crate::normal::known(&COLLECTIONS, collection);
         let (rows, map): (Vec<&Value>, ZonedRow) = match collection {
             MEASURES => (list(body, "measuregrps"), measure_group),
@@ -229,12 +234,12 @@ impl Vendor for Withings {
         token.get("userid").map(crate::normal::id_text)
     }
 
-    /// A subscription per category of data (`appli`): weight and body, temperature, blood
-    /// pressure and SpO2, activity, sleep. Withings checks the callback (HTTPS, a domain name,
-    /// answering `HEAD`) before it takes one.
+    /// A subscription per category (`appli`): weight and body, temperature, blood pressure and
+    /// SpO2, activity, sleep, and the user's own actions (46: an unlinked app). Withings checks
+    /// the callback (HTTPS, a domain name, answering `HEAD`) before it takes one.
     fn on_connect(&self, c: &Connected<'_>) -> Vec<Call> {
         let Some(url) = crate::calls::at(&c.ends.api_url, "notify") else { return Vec::new() };
-        ["1", "2", "4", "16", "44"]
+        ["1", "2", "4", "16", "44", "46"]
             .iter()
             .map(|appli| {
                 let auth = CallAuth::Bearer(c.access_token.to_string());
@@ -300,9 +305,13 @@ impl Vendor for Withings {
         }
         let instant =
             |k: &str| text(k)?.parse::<i64>().ok().and_then(|t| DateTime::from_timestamp(t, 0));
+        let hour = Duration::hours(1);
+        let window = |from: DateTime<Utc>, to: DateTime<Utc>| {
+            Some((from.checked_sub_signed(hour)?, to.checked_add_signed(hour)?))
+        };
         match (instant("startdate"), instant("enddate")) {
             (Some(from), Some(to)) if from <= to => {
-                vec![Notice::Pull(user, (from - Duration::hours(1), to + Duration::hours(1)))]
+                window(from, to).map(|w| Notice::Pull(user, w)).into_iter().collect()
             }
             _ => Vec::new(),
         }
@@ -402,10 +411,10 @@ fn measure_group(row: &Value, zone: Option<&str>, out: &mut Normalised) -> Optio
 /// A day's totals, on its local day in its zone.
 fn activity_day(row: &Value, zone: Option<&str>, out: &mut Normalised) -> Option<()> {
     let day = NaiveDate::parse_from_str(row.get("date")?.as_str()?, "%Y-%m-%d").ok()?;
-    let zone = row.get("timezone").and_then(Value::as_str).or(zone);
-    let guess = noon(day, 0);
-    let offset = zone.and_then(|z| zone_offset(z, guess)).unwrap_or_else(|| guessed_offset(out));
-    let when = noon(day, offset);
+    if let Some(z) = row.get("timezone").and_then(Value::as_str).or(zone) {
+        out.zone = Some(z.to_string());
+    }
+    let (when, offset) = local_noon(out, day)?;
     for (series, key) in [
         (STEPS, "steps"),
         (WALKED, "distance"),
@@ -478,7 +487,6 @@ fn stage(state: i64) -> Option<Stage> {
 /// without one (a night cut by the call's bounds is joined when stored), and the night's heart
 /// rate, breathing rate and HRV keyed by time.
 fn sleep(rows: &[&Value], out: &mut Normalised) {
-    let offset = guessed_offset(out);
     let mut segments: Vec<Interval> = rows
         .iter()
         .filter_map(|r| {
@@ -491,7 +499,7 @@ fn sleep(rows: &[&Value], out: &mut Normalised) {
     let mut sessions: Vec<Vec<Interval>> = Vec::new();
     for s in segments {
         match sessions.last_mut() {
-            Some(last) if last.last().is_some_and(|l| s.start - l.end <= Duration::hours(2)) => {
+            Some(last) if last.last().is_some_and(|l| s.start <= l.end + Duration::hours(2)) => {
                 last.push(s)
             }
             _ => sessions.push(vec![s]),
@@ -499,22 +507,18 @@ fn sleep(rows: &[&Value], out: &mut Normalised) {
     }
     for intervals in sessions {
         let source = DEVICE.source(out);
-        out.sleep.push(SleepSession {
-            source,
-            intervals,
-            zone_offset: Some(offset),
-            external_id: None,
-        });
+        let offset = intervals.last().map(|i| offset_at(out, i.end));
+        out.sleep.push(SleepSession { source, intervals, zone_offset: offset, external_id: None });
     }
     for row in rows {
         for (series, key) in [(HR, "hr"), (BREATHING, "rr"), (HRV_RMSSD, "rmssd")] {
-            keyed(row.get(key), out, series, offset);
+            keyed(row.get(key), out, series);
         }
     }
 }
 
 /// `{"<unix seconds>": value}`.
-fn keyed(map: Option<&Value>, out: &mut Normalised, series: i16, offset: i16) {
+fn keyed(map: Option<&Value>, out: &mut Normalised, series: i16) {
     let Some(map) = map.and_then(Value::as_object) else { return };
     for (k, v) in map {
         let (Some(when), Some(v)) =
@@ -522,6 +526,7 @@ fn keyed(map: Option<&Value>, out: &mut Normalised, series: i16, offset: i16) {
         else {
             continue;
         };
+        let offset = offset_at(out, when);
         DEVICE.push(out, series, (when, Some(offset)), v, false);
     }
 }
@@ -531,13 +536,12 @@ fn keyed(map: Option<&Value>, out: &mut Normalised, series: i16, offset: i16) {
 fn intraday(series: Option<&Value>, out: &mut Normalised) {
     let minutes = series.and_then(Value::as_object).map_or(0, serde_json::Map::len);
     out.report.received(INTRADAY, minutes as u64);
-    let offset = guessed_offset(out);
     for (series_id, key) in [(HR, "heart_rate"), (OXYGEN, "spo2_auto")] {
         let values: serde_json::Map<String, Value> = series
             .and_then(Value::as_object)
             .map(|m| m.iter().filter_map(|(k, v)| Some((k.clone(), v.get(key)?.clone()))).collect())
             .unwrap_or_default();
-        keyed(Some(&Value::Object(values)), out, series_id, offset);
+        keyed(Some(&Value::Object(values)), out, series_id);
     }
 }
 

@@ -149,7 +149,7 @@ async fn disconnect(
                 .into_iter()
                 .find(|c| c.provider == provider.slug)
                 .and_then(|c| c.provider_user_id);
-            let hooks = vendors::webhook_url(&state.config.public_url, provider.slug);
+            let hooks = vendors::webhook_url(&state.config.public_url, vendor, ends);
             let connected = vendors::Connected {
                 ends,
                 access_token: &access,

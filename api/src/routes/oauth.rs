@@ -205,7 +205,7 @@ async fn callback(
     let vendor_user = vendors::vendor_user_id(&state.vendor_http, vendor, &ends, &tokens).await;
     // What the vendor needs done before it gives data (Polar registers the user), and the
     // notification subscriptions it takes per user.
-    let hooks = vendors::webhook_url(&state.config.public_url, slug);
+    let hooks = vendors::webhook_url(&state.config.public_url, vendor, &ends);
     let connected = vendors::Connected {
         ends: &ends,
         access_token: &tokens.access_token,

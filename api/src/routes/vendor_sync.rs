@@ -143,7 +143,7 @@ async fn historical(
     let kind = vendors::pulls::history_kind(vendor);
     let method = match kind {
         PullKind::Backfill => "webhook_backfill",
-        PullKind::Fetch | PullKind::Push => "pull_api",
+        PullKind::Fetch | PullKind::Push | PullKind::Deregistration => "pull_api",
     };
     let end = Utc::now();
     let start = end - Duration::days(days);

@@ -6,13 +6,12 @@
 
 use axum::Json;
 use axum::body::Bytes;
-use axum::extract::{Path, State};
+use axum::extract::{DefaultBodyLimit, Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
-use serde_json::Value;
 use utoipa::ToSchema;
-use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouterExt};
 use utoipa_axum::routes;
 
 use crate::AppState;
@@ -21,7 +20,11 @@ use crate::extract::Query;
 use vendors::{Handshake, Notice};
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(verify, notify))
+    // The largest notification any vendor sends (Garmin's pushes); each vendor's own bound is
+    // checked in `notify`.
+    let largest = vendors::VENDORS.iter().map(|v| v.info().notification_bytes).max();
+    let limit = DefaultBodyLimit::max(largest.unwrap_or(vendors::SMALL_NOTIFICATIONS));
+    OpenApiRouter::new().routes(routes!(verify, notify).layer(limit))
 }
 
 fn vendor(
@@ -81,6 +84,7 @@ pub struct NotifiedOut {
 async fn notify(
     State(state): State<AppState>,
     Path(provider): Path<String>,
+    Query(params): Query,
     headers: HeaderMap,
     body: Bytes,
 ) -> ApiResult<Json<NotifiedOut>> {
@@ -89,7 +93,10 @@ async fn notify(
         return Err(ApiError::client(StatusCode::PAYLOAD_TOO_LARGE, "Notification too large"));
     }
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_string);
-    if !vendor.webhook_verified(&ends, &header, &body) {
+    let token = params.string("token");
+    if !vendors::url_token_holds(vendor, &ends, token.as_deref())
+        || !vendor.webhook_verified(&ends, &header, &body)
+    {
         return Err(ApiError::unauthorized("Invalid webhook signature"));
     }
     let value = vendor
@@ -118,46 +125,18 @@ async fn notify(
                 }
             }
             Notice::Deregistered(vendor_user) => {
-                // The user removed the app at the vendor: the connection ends, and says why;
-                // but only once the vendor refuses the token too, as a notice could be forged.
-                let reason = schema::connections::RevokeReason::Deregistration;
+                // The user removed the app at the vendor: checked by a durable job, which ends
+                // the connection only once the vendor refuses a fresh token too (some of these
+                // notices are unsigned, and the check must not hold up the vendor's request).
                 for user in schema::connections::users_of(&state.db, slug, &vendor_user).await? {
-                    if token_refused(&state, vendor, &ends, user).await? {
-                        let outbox = state.config.outbox;
-                        schema::connections::revoke(&state.db, user, slug, reason, outbox).await?;
-                    }
+                    let now = chrono::Utc::now();
+                    let kind = schema::vendor_pulls::PullKind::Deregistration;
+                    vendors::pulls::enqueue(&state.db, &state.queue, user, slug, (now, now), kind)
+                        .await?;
+                    queued += 1;
                 }
             }
         }
     }
     Ok(Json(NotifiedOut { queued }))
-}
-
-/// Whether the vendor now refuses the user's stored token (401 or 403 where it says who the
-/// user is).
-async fn token_refused(
-    state: &AppState,
-    vendor: &'static dyn vendors::Vendor,
-    ends: &vendors::Endpoints,
-    user: uuid::Uuid,
-) -> ApiResult<bool> {
-    let slug = vendor.provider().slug;
-    let client = state.db.client().await?;
-    let token = schema::connections::tokens(&client, &state.keys, user, slug, false)
-        .await?
-        .and_then(|t| t.access_token);
-    drop(client);
-    let (Some(token), Some(url)) = (token, vendor.user_url(&ends.api_url)) else {
-        return Ok(true);
-    };
-    let request = vendor.authorize(state.vendor_http.get(url), ends, &token);
-    let Ok(response) = request.timeout(std::time::Duration::from_secs(10)).send().await else {
-        return Ok(false);
-    };
-    if matches!(response.status().as_u16(), 401 | 403) {
-        return Ok(true);
-    }
-    // A vendor that answers every call with 200 says so in the body (Withings' status 401).
-    let body: Value = response.json().await.unwrap_or_default();
-    Ok(matches!(vendor.page_error(&body), Some(vendors::PageError::TokenRefused)))
 }

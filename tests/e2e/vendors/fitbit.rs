@@ -84,6 +84,7 @@ async fn fitbit() {
         webhook: Some(webhook),
         deregistration: Some(deregistration),
         backfills: false,
+        hook_query: "",
         expected: Expected {
             // A day of 0 steps is a day without data; distance in km → m.
             series: vec![

@@ -60,7 +60,7 @@ async fn garmin() {
         slug: "garmin",
         api: api(),
         api_prefix: "",
-        vars: Vec::new(),
+        vars: vec![("WEBHOOK_TOKEN", "garmin-url-token".into())],
         authorize: "https://connect.garmin.com/oauth2Confirm",
         scope: None,
         pkce: true,
@@ -71,6 +71,7 @@ async fn garmin() {
         webhook: Some(webhook),
         deregistration: Some(deregistration),
         backfills: true,
+        hook_query: "token=garmin-url-token",
         expected: Expected {
             // The pushed day (totals at its local noon, resting HR, three HR samples), the
             // pulled HRV samples.

@@ -78,6 +78,9 @@ pub struct Case {
     pub deregistration: Option<fn() -> Notification>,
     /// Whether the initial sync asks for history (Garmin's backfill) instead of pulling it.
     pub backfills: bool,
+    /// The query the URL registered for notifications carries (`token=…`), where the vendor
+    /// signs nothing.
+    pub hook_query: &'static str,
     pub expected: Expected,
 }
 
@@ -236,10 +239,12 @@ async fn revoked_reasons(app: &TestApp) -> Vec<String> {
     app.db().await.query(sql, &[]).await.expect("outbox").iter().map(|r| r.get(0)).collect()
 }
 
-async fn notify(app: &TestApp, slug: &str, n: Notification) -> reqwest::Response {
+/// Posts a notification to the vendor's receiver, with `query` in its URL.
+async fn notify(app: &TestApp, slug: &str, query: &str, n: Notification) -> reqwest::Response {
+    let query = if query.is_empty() { String::new() } else { format!("?{query}") };
     let mut request = app
         .http
-        .post(app.url(&format!("/api/v1/providers/{slug}/webhooks")))
+        .post(app.url(&format!("/api/v1/providers/{slug}/webhooks{query}")))
         .header("content-type", n.content_type)
         .body(n.body);
     for (name, value) in n.headers {
@@ -302,17 +307,22 @@ pub async fn conformance(case: Case) {
     match case.webhook {
         Some(hook) => {
             let before = app.count("select count(*) from vendor_pulls").await;
-            let r = notify(&app, slug, hook(false)).await;
+            let r = notify(&app, slug, case.hook_query, hook(false)).await;
             assert_eq!(r.status(), 401, "{slug}: an unsigned notification");
+            if !case.hook_query.is_empty() {
+                let r = notify(&app, slug, "", hook(true)).await;
+                assert_eq!(r.status(), 401, "{slug}: a notification without our URL token");
+            }
             assert_eq!(app.count("select count(*) from vendor_pulls").await, before, "{slug}");
-            let r = notify(&app, slug, hook(true)).await;
+            let r = notify(&app, slug, case.hook_query, hook(true)).await;
             assert_eq!(r.status(), 200, "{slug}: {:?}", r.text().await);
             let pulls = settled(&app).await;
             assert!(pulls.len() > 1, "{slug}: the notification queued nothing");
             assert!(pulls.iter().all(|p| p.0 == "done"), "{slug}: {pulls:?}");
         }
         None => {
-            let r = notify(&app, slug, Notification::json(&json!({}), Vec::new())).await;
+            let r = notify(&app, slug, case.hook_query, Notification::json(&json!({}), Vec::new()))
+                .await;
             assert_eq!(r.status(), 400, "{slug}: a vendor without webhooks");
         }
     }
@@ -350,6 +360,18 @@ pub async fn conformance(case: Case) {
         assert_eq!(revoked_reasons(&app).await, ["refresh_failed"], "{slug}");
         let list = app.get(&format!("/api/v1/users/{user}/connections"), &key).await;
         assert_eq!(list.body[0]["status"], "revoked", "{slug}");
+        // Data pushed before the connection ended is stored, and does not bring it back.
+        let db = schema::Db::connect(&app.settings.database_url, 1).await.expect("pool");
+        let collection = vendors::by_slug(slug).map(|v| v.collections()[0]).expect("vendor");
+        let page = zstd::encode_all(&b"[]"[..], 3).expect("zstd");
+        let now = chrono::Utc::now();
+        let user_id: uuid::Uuid = user.parse().expect("uuid");
+        schema::vendor_pulls::insert_pushed(&db, user_id, slug, (now, now), collection, &page)
+            .await
+            .expect("a pushed pull");
+        assert_eq!(settled(&app).await.pop().map(|p| p.0), Some("done".into()), "{slug}");
+        let list = app.get(&format!("/api/v1/users/{user}/connections"), &key).await;
+        assert_eq!(list.body[0]["status"], "revoked", "{slug}: {}", list.body);
     } else {
         assert_eq!(
             (renewed.0.as_str(), renewed.2.as_deref()),
@@ -381,8 +403,9 @@ pub async fn conformance(case: Case) {
     if let Some(notice) = case.deregistration {
         connect(&app, &key, &case, &user).await;
         settled(&app).await;
-        let r = notify(&app, slug, notice()).await;
+        let r = notify(&app, slug, case.hook_query, notice()).await;
         assert_eq!(r.status(), 200, "{slug}");
+        settled(&app).await;
         let list = app.get(&format!("/api/v1/users/{user}/connections"), &key).await;
         assert_eq!(
             list.body[0]["status"], "active",
@@ -390,8 +413,9 @@ pub async fn conformance(case: Case) {
             list.body
         );
         mock.refuse_tokens();
-        let r = notify(&app, slug, notice()).await;
+        let r = notify(&app, slug, case.hook_query, notice()).await;
         assert_eq!(r.status(), 200, "{slug}");
+        settled(&app).await;
         let list = app.get(&format!("/api/v1/users/{user}/connections"), &key).await;
         assert_eq!(list.body[0]["status"], "revoked", "{slug}: {}", list.body);
         assert_eq!(revoked_reasons(&app).await.last().map(String::as_str), Some("deregistration"));

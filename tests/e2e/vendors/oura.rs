@@ -70,6 +70,7 @@ async fn oura() {
         webhook: Some(webhook),
         deregistration: None,
         backfills: false,
+        hook_query: "",
         expected: Expected {
             // Heart rate: the night's two samples and both pages of the day's.
             series: vec![

@@ -88,6 +88,7 @@ async fn polar() {
         webhook: Some(webhook),
         deregistration: None,
         backfills: false,
+        hook_query: "",
         expected: Expected {
             // Heart rate: the night's three samples (76, 77, 76) and the day's two (63, 62).
             series: vec![

@@ -56,6 +56,7 @@ async fn strava() {
         webhook: Some(webhook),
         deregistration: Some(deregistration),
         backfills: false,
+        hook_query: "",
         expected: Expected {
             series: Vec::new(),
             // The list has no calories (only an activity's detail has).

@@ -77,6 +77,7 @@ async fn suunto() {
         webhook: Some(webhook),
         deregistration: None,
         backfills: false,
+        hook_query: "",
         expected: Expected {
             // Steps: a 24/7 sample (15) and a day's total (4,617); energy 5,230 J and
             // 640,580.3985 J in kcal; SpO2 0.97 as percent; balance 0.5 as 50.

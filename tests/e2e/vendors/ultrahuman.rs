@@ -52,6 +52,7 @@ async fn ultrahuman() {
         webhook: None,
         deregistration: None,
         backfills: false,
+        hook_query: "",
         expected: Expected {
             // Steps: two intervals and the day's total.
             series: vec![

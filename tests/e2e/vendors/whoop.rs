@@ -65,6 +65,7 @@ async fn whoop() {
         webhook: Some(webhook),
         deregistration: None,
         backfills: false,
+        hook_query: "",
         expected: Expected {
             // 10,460 kJ = 2,500 kcal for the day; the night's breathing rate.
             series: vec![

@@ -76,17 +76,18 @@ async fn withings() {
         slug: "withings",
         api: api(),
         api_prefix: "",
-        vars: Vec::new(),
+        vars: vec![("WEBHOOK_TOKEN", "withings-url-token".into())],
         authorize: "https://account.withings.com/oauth2_user/authorize2",
         scope: Some("user.info,user.metrics,user.activity,user.sleepevents"),
         pkce: false,
         vendor_user: "363",
-        connect_calls: vec!["POST /notify [action=subscribe&callbackurl=http://127.0.0.1:8000/api/v1/providers/withings/webhooks&appli=1]"],
+        connect_calls: vec!["POST /notify [action=subscribe&callbackurl=http://127.0.0.1:8000/api/v1/providers/withings/webhooks?token=withings-url-token&appli=1]"],
         revoke_calls: vec!["POST /v2/signature [action=getnonce", "POST /v2/oauth2 [action=revoke&client_id=test-app&nonce=nonce-1"],
         handshakes: vec![("", 200)],
         webhook: Some(webhook),
         deregistration: Some(deregistration),
         backfills: false,
+        hook_query: "token=withings-url-token",
         expected: Expected {
             // Heart rate: the reading's pulse (61), the night's two (54, 53), two intraday (62, 65).
             series: vec![

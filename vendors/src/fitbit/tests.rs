@@ -66,7 +66,7 @@ fn activities_and_days_in_metric_units() {
         (Some(295.0), Some(3790), Some(151.0))
     );
     // The next page is asked of the configured API, not of the host the link names.
-    let next = Fitbit.next_page(&list, None);
+    let next = Fitbit.next_page(&list, None, crate::normal::any_window());
     assert_eq!(
         next.as_deref(),
         Some("/1/user/-/activities/list.json?offset=1&limit=1&sort=asc&afterDate=2019-01-01")
@@ -75,7 +75,11 @@ fn activities_and_days_in_metric_units() {
     let url = Fitbit.page_url("http://127.0.0.1:9", ACTIVITIES, window, next.as_deref());
     assert_eq!(url.map(|u| u.host_str().map(str::to_string)), Ok(Some("127.0.0.1".into())));
     assert_eq!(
-        Fitbit.next_page(&json!({"activities": [], "pagination": {"next": ""}}), None),
+        Fitbit.next_page(
+            &json!({"activities": [], "pagination": {"next": ""}}),
+            None,
+            crate::normal::any_window()
+        ),
         None
     );
 
@@ -104,9 +108,10 @@ fn activities_and_days_in_metric_units() {
     let heart = json!({"activities-heart": [{"dateTime": "2019-05-08", "value": {"customHeartRateZones": [],
         "restingHeartRate": 76, "heartRateZones": []}}]});
     Fitbit.map_page(HEART, &heart, &mut out);
-    assert_eq!(values(&out, RESTING_HR), [(at("2019-05-08T20:00:00Z"), 76.0, Some(-480))]);
+    // In May Los Angeles is at UTC−7: each day at its own offset.
+    assert_eq!(values(&out, RESTING_HR), [(at("2019-05-08T19:00:00Z"), 76.0, Some(-420))]);
     Fitbit.map_page(HRV, &json!({"hrv": [{"dateTime": "2021-10-25", "value": {"dailyRmssd": 34.938, "deepRmssd": 31.567}}]}), &mut out);
-    assert_eq!(values(&out, HRV_RMSSD), [(at("2021-10-25T20:00:00Z"), 34.938, Some(-480))]);
+    assert_eq!(values(&out, HRV_RMSSD), [(at("2021-10-25T19:00:00Z"), 34.938, Some(-420))]);
     Fitbit.map_page(
         SPO2,
         &json!([{"dateTime": "2021-10-04", "value": {"avg": 97.5, "min": 94.0, "max": 100.0}}]),
@@ -116,12 +121,12 @@ fn activities_and_days_in_metric_units() {
     assert_eq!(
         values(&out, OXYGEN),
         [
-            (at("2021-10-04T20:00:00Z"), 97.5, Some(-480)),
-            (at("2021-10-05T20:00:00Z"), 96.0, Some(-480))
+            (at("2021-10-04T19:00:00Z"), 97.5, Some(-420)),
+            (at("2021-10-05T19:00:00Z"), 96.0, Some(-420))
         ]
     );
     Fitbit.map_page(SKIN, &json!({"tempSkin": [{"dateTime": "2021-10-04", "value": {"nightlyRelative": -0.4}, "logType": "dedicated_temp_sensor"}]}), &mut out);
-    assert_eq!(values(&out, SKIN_DEVIATION), [(at("2021-10-04T20:00:00Z"), -0.4, Some(-480))]);
+    assert_eq!(values(&out, SKIN_DEVIATION), [(at("2021-10-04T19:00:00Z"), -0.4, Some(-420))]);
     Fitbit.map_page(
         WEIGHT,
         &json!({"weight": [{"logId": 1330991999000_i64, "date": "2019-03-01", "time": "23:59:59",

@@ -64,6 +64,7 @@ static INFO: Info = Info {
     settings: &[],
     notification_bytes: crate::SMALL_NOTIFICATIONS,
     history: crate::History::Pull,
+    url_token: crate::UrlToken::No,
 };
 
 impl Vendor for Oura {
@@ -100,7 +101,7 @@ impl Vendor for Oura {
         Ok(url)
     }
 
-    fn next_page(&self, page: &Value, _: Option<&str>) -> Option<String> {
+    fn next_page(&self, page: &Value, _: Option<&str>, _: crate::Window) -> Option<String> {
         page.get("next_token").and_then(Value::as_str).filter(|t| !t.is_empty()).map(str::to_string)
     }
 

@@ -127,8 +127,14 @@ fn requests_carry_the_subscription_key_and_the_user_is_the_tokens() {
     let jwt = "eyJhbGciOiJIUzI1NiJ9.eyJ1c2VyIjogImpvaG5kb2UxMjMiLCAic3ViIjogIngifQ.sig";
     assert_eq!(Suunto.token_user_id(&json!({"access_token": jwt})).as_deref(), Some("johndoe123"));
     let full = json!({"payload": vec![json!({}); 100]});
-    assert_eq!(Suunto.next_page(&full, Some("100")).as_deref(), Some("200"));
-    assert_eq!(Suunto.next_page(&json!({"payload": []}), Some("100")), None);
+    assert_eq!(
+        Suunto.next_page(&full, Some("100"), crate::normal::any_window()).as_deref(),
+        Some("200")
+    );
+    assert_eq!(
+        Suunto.next_page(&json!({"payload": []}), Some("100"), crate::normal::any_window()),
+        None
+    );
 }
 
 #[test]

@@ -87,12 +87,20 @@ fn a_night_from_its_hypnogram_or_its_stage_totals() {
 
 #[test]
 fn a_call_per_day_and_revocation_with_the_apps_credentials() {
+    // A day a call: the window's days and the one after.
     let window = (at("2026-03-09T10:00:00Z"), at("2026-03-10T10:00:00Z"));
-    let url = Ultrahuman.page_url(INFO.api_url, METRICS, window, None).map(|u| u.to_string());
-    assert_eq!(
-        url.as_deref(),
-        Ok("https://partner.ultrahuman.com/api/partners/v1/user_data/metrics?date=2026-03-10")
-    );
+    let mut days = Vec::new();
+    let mut next: Option<String> = None;
+    loop {
+        let url = Ultrahuman.page_url(INFO.api_url, METRICS, window, next.as_deref());
+        let url = url.map(|u| u.to_string()).unwrap_or_default();
+        days.push(url.rsplit('=').next().unwrap_or_default().to_string());
+        next = Ultrahuman.next_page(&json!({}), next.as_deref(), window);
+        if next.is_none() {
+            break;
+        }
+    }
+    assert_eq!(days, ["2026-03-09", "2026-03-10", "2026-03-11"]);
     let ends = Endpoints {
         client_id: "uh-app".into(),
         client_secret: "uh-secret".into(),

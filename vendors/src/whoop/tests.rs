@@ -27,7 +27,10 @@ fn a_night_keeps_its_time_in_bed_and_asleep_and_invents_no_stage_order() {
         "next_token": "MTIzOjEyMzEyMw"});
     let mut out = normalised();
     Whoop.map_page(SLEEP, &page, &mut out);
-    assert_eq!(Whoop.next_page(&page, None).as_deref(), Some("MTIzOjEyMzEyMw"));
+    assert_eq!(
+        Whoop.next_page(&page, None, crate::normal::any_window()).as_deref(),
+        Some("MTIzOjEyMzEyMw")
+    );
     let s = &out.sleep[0];
     assert_eq!(s.zone_offset, Some(-300));
     assert_eq!(s.external_id.as_deref(), Some("ecfc6a15-4661-442f-a9a4-f160dd7afae8"));

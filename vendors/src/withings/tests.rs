@@ -60,8 +60,15 @@ fn measures_are_value_times_ten_to_the_unit_at_the_zones_offset() {
     assert_eq!(values(&out, id("blood_pressure_diastolic")), [(t2, 80.0, Some(120))]);
     assert_eq!(values(&out, HR), [(t2, 61.0, Some(120))]);
     assert_eq!(out.samples.len(), 6, "muscle mass (76) is not kept");
-    assert_eq!(Withings.next_page(&page, None).as_deref(), Some("50"));
-    assert_eq!(Withings.next_page(&ok(json!({"more": false, "offset": 0})), None), None);
+    assert_eq!(Withings.next_page(&page, None, crate::normal::any_window()).as_deref(), Some("50"));
+    assert_eq!(
+        Withings.next_page(
+            &ok(json!({"more": false, "offset": 0})),
+            None,
+            crate::normal::any_window()
+        ),
+        None
+    );
 }
 
 #[test]
