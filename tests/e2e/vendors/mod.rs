@@ -263,6 +263,12 @@ pub async fn conformance(case: Case) {
     let listed = app.get("/api/v1/oauth/providers?cloud_only=true", &Auth::None).await;
     let mine = listed.body.as_array().into_iter().flatten().find(|p| p["provider"] == slug);
     assert_eq!(mine.map(|p| p["is_enabled"].clone()), Some(json!(true)), "{slug}: {}", listed.body);
+    let icon = mine.and_then(|p| p["icon_url"].as_str()).unwrap_or_default();
+    let r = app.http.get(app.url(icon)).send().await.expect("icon");
+    assert_eq!(
+        (r.status().as_u16(), r.headers()["content-type"].clone()),
+        (200, "image/svg+xml".parse().expect("mime"))
+    );
 
     // The OAuth round trip: the documented URL, the code exchanged, the tokens sealed.
     let q = connect(&app, &key, &case, &user).await;
