@@ -2,6 +2,7 @@
 
 use chrono::{DateTime, Utc};
 use deadpool_postgres::GenericClient;
+use postgres_types::ToSql;
 use serde_json::{Map, Value, json};
 use uuid::Uuid;
 
@@ -45,6 +46,32 @@ pub struct WorkoutRow {
     pub route: Option<Value>,
 }
 
+/// A workout's figures, in the order the statements below name their columns (`type` to
+/// `route`).
+fn figures(w: &WorkoutRow) -> [&(dyn ToSql + Sync); 19] {
+    [
+        &w.kind,
+        &w.start_time,
+        &w.end_time,
+        &w.zone_offset,
+        &w.duration_seconds,
+        &w.calories_kcal,
+        &w.distance_meters,
+        &w.steps,
+        &w.avg_heart_rate_bpm,
+        &w.max_heart_rate_bpm,
+        &w.min_heart_rate_bpm,
+        &w.avg_speed_m_per_s,
+        &w.max_speed_m_per_s,
+        &w.elevation_gain_meters,
+        &w.max_altitude_meters,
+        &w.min_altitude_meters,
+        &w.notes,
+        &w.statistics,
+        &w.route,
+    ]
+}
+
 /// Brings a stored workout with the same source and external id up to date with `w`, when any
 /// of its figures differ (a vendor re-sends a workout it has scored or corrected since); returns
 /// whether one changed. A change that would make it the twin of another stored workout (same
@@ -81,30 +108,8 @@ pub async fn update_known(
                                          and t.end_time = $5 and t.id <> o.id)",
                 )
                 .await?,
-            &[
-                &w.data_source_id,
-                &w.external_id,
-                &w.kind,
-                &w.start_time,
-                &w.end_time,
-                &w.zone_offset,
-                &w.duration_seconds,
-                &w.calories_kcal,
-                &w.distance_meters,
-                &w.steps,
-                &w.avg_heart_rate_bpm,
-                &w.max_heart_rate_bpm,
-                &w.min_heart_rate_bpm,
-                &w.avg_speed_m_per_s,
-                &w.max_speed_m_per_s,
-                &w.elevation_gain_meters,
-                &w.max_altitude_meters,
-                &w.min_altitude_meters,
-                &w.notes,
-                &w.statistics,
-                &w.route,
-                &batch_id,
-            ],
+            &[&[&w.data_source_id as &(dyn ToSql + Sync), &w.external_id][..], &figures(w), &[&batch_id]]
+                .concat(),
         )
         .await?;
     Ok(n > 0)
@@ -128,31 +133,11 @@ pub async fn insert_new(
              on conflict do nothing
              returning id").await?,
             &[
-                &Uuid::now_v7(),
-                &user_id,
-                &w.data_source_id,
-                &w.external_id,
-                &w.kind,
-                &w.start_time,
-                &w.end_time,
-                &w.zone_offset,
-                &w.duration_seconds,
-                &w.calories_kcal,
-                &w.distance_meters,
-                &w.steps,
-                &w.avg_heart_rate_bpm,
-                &w.max_heart_rate_bpm,
-                &w.min_heart_rate_bpm,
-                &w.avg_speed_m_per_s,
-                &w.max_speed_m_per_s,
-                &w.elevation_gain_meters,
-                &w.max_altitude_meters,
-                &w.min_altitude_meters,
-                &w.notes,
-                &w.statistics,
-                &w.route,
-                &batch_id,
-            ],
+                &[&Uuid::now_v7() as &(dyn ToSql + Sync), &user_id, &w.data_source_id, &w.external_id][..],
+                &figures(w),
+                &[&batch_id],
+            ]
+            .concat(),
         )
         .await?;
     row.map(|r| r.try_get(0)).transpose().map_err(Into::into)

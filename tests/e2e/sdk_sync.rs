@@ -238,6 +238,26 @@ async fn a_batch_sent_twice_is_stored_once() {
     assert_eq!(run["counts"]["samples_inserted"], 0);
     assert_eq!(run["counts"]["samples_unchanged"], samples);
     assert_eq!(run["counts"]["workouts_duplicate"], 1);
+
+    // The workout sent again with other figures (a vendor scores a workout after the fact):
+    // brought up to date, still one, and no second `workout.created`.
+    let mut changed: serde_json::Value = serde_json::from_str(&body).expect("json");
+    let calories = changed["data"]["workouts"][0]["values"]
+        .as_array_mut()
+        .and_then(|v| v.iter_mut().find(|v| v["unit"] == "kcal"))
+        .expect("a calories value");
+    calories["value"] = json!(987.0);
+    let third = app.sync_and_wait(&user, &key, &changed.to_string()).await;
+    let kcal = format!("select calories_kcal::int8 from workouts where user_id = '{user}'");
+    assert_eq!(count(kcal).await, 987);
+    assert_eq!(count(format!("select count(*) from workouts where user_id = '{user}'")).await, 1);
+    let created = format!(
+        "select count(*) from outbox where user_id = '{user}' and event_type = 'workout.created'"
+    );
+    assert_eq!(count(created).await, 1);
+    let runs = app.get(&format!("/api/v1/users/{user}/sync/runs"), &key).await;
+    let run = runs.body.as_array().and_then(|a| a.iter().find(|r| r["run_id"] == third.as_str()));
+    assert_eq!(run.map(|r| r["counts"]["workouts_updated"].clone()), Some(json!(1)));
 }
 
 #[tokio::test]

@@ -343,28 +343,22 @@ fn sleep(row: &Value, out: &mut Normalised) -> Option<()> {
     Some(())
 }
 
-/// Fitbit's activity names that are not the unified name in lower case.
-fn kind(name: &str) -> Option<&'static str> {
-    let known = [
-        ("Run", "running"),
-        ("Treadmill", "running"),
-        ("Walk", "walking"),
-        ("Outdoor Bike", "cycling"),
-        ("Bike", "cycling"),
-        ("Spinning", "cycling"),
-        ("Swim", "swimming"),
-        ("Hike", "hiking"),
-        ("Weights", "strength_training"),
-        ("Yoga", "yoga"),
-        ("Sport", "other"),
-        ("Workout", "other"),
-    ];
-    known
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map(|(_, k)| *k)
-        .or_else(|| schema::catalogue::workout_types::unified(Some(&name.replace(' ', "_"))))
-}
+/// Fitbit's activity names that are not the unified name in lower case (others are read
+/// with their spaces as underscores).
+const ACTIVITY_NAMES: [(&str, &str); 12] = [
+    ("Run", "running"),
+    ("Treadmill", "running"),
+    ("Walk", "walking"),
+    ("Outdoor_Bike", "cycling"),
+    ("Bike", "cycling"),
+    ("Spinning", "cycling"),
+    ("Swim", "swimming"),
+    ("Hike", "hiking"),
+    ("Weights", "strength_training"),
+    ("Yoga", "yoga"),
+    ("Sport", "other"),
+    ("Workout", "other"),
+];
 
 /// Metres in `unit` (Fitbit's `distanceUnit`; metric without `Accept-Language`).
 fn metres(value: f64, unit: Option<&str>) -> f64 {
@@ -385,7 +379,9 @@ fn activity(row: &Value, out: &mut Normalised) -> Option<()> {
     let name = row.get("activityName").and_then(Value::as_str);
     TRACKER.workout(out, (start, end), offset, |w| {
         w.external_id = row.get("logId").map(crate::normal::id_text);
-        w.kind = name.and_then(kind).map(str::to_string);
+        w.kind = name
+            .and_then(|n| crate::normal::workout_kind(&ACTIVITY_NAMES, &n.replace(' ', "_")))
+            .map(str::to_string);
         w.calories_kcal = f("calories");
         w.distance_meters =
             f("distance").map(|d| metres(d, row.get("distanceUnit").and_then(Value::as_str)));

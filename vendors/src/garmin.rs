@@ -385,28 +385,21 @@ fn sleep(row: &Value, out: &mut Normalised) -> Option<()> {
 }
 
 /// Garmin's activity types that are not the unified name in lower case.
-fn kind(activity: &str) -> Option<&'static str> {
-    let known = [
-        ("RUNNING", "running"),
-        ("TREADMILL_RUNNING", "running"),
-        ("TRAIL_RUNNING", "trail_running"),
-        ("CYCLING", "cycling"),
-        ("ROAD_BIKING", "cycling"),
-        ("MOUNTAIN_BIKING", "cycling"),
-        ("INDOOR_CYCLING", "cycling"),
-        ("WALKING", "walking"),
-        ("HIKING", "hiking"),
-        ("LAP_SWIMMING", "swimming"),
-        ("OPEN_WATER_SWIMMING", "swimming"),
-        ("STRENGTH_TRAINING", "strength_training"),
-        ("YOGA", "yoga"),
-    ];
-    known
-        .iter()
-        .find(|(a, _)| *a == activity)
-        .map(|(_, k)| *k)
-        .or_else(|| schema::catalogue::workout_types::unified(Some(activity)))
-}
+const ACTIVITY_TYPES: [(&str, &str); 13] = [
+    ("RUNNING", "running"),
+    ("TREADMILL_RUNNING", "running"),
+    ("TRAIL_RUNNING", "trail_running"),
+    ("CYCLING", "cycling"),
+    ("ROAD_BIKING", "cycling"),
+    ("MOUNTAIN_BIKING", "cycling"),
+    ("INDOOR_CYCLING", "cycling"),
+    ("WALKING", "walking"),
+    ("HIKING", "hiking"),
+    ("LAP_SWIMMING", "swimming"),
+    ("OPEN_WATER_SWIMMING", "swimming"),
+    ("STRENGTH_TRAINING", "strength_training"),
+    ("YOGA", "yoga"),
+];
 
 fn activity(row: &Value, out: &mut Normalised) -> Option<()> {
     let start = instant(row, "startTimeInSeconds")?;
@@ -417,7 +410,8 @@ fn activity(row: &Value, out: &mut Normalised) -> Option<()> {
     let id = row.get("summaryId").or_else(|| row.get("activityId")).map(crate::normal::id_text);
     WATCH.workout(out, (start, end), zone, |w| {
         w.external_id = id;
-        w.kind = sport.and_then(kind).map(str::to_string);
+        w.kind =
+            sport.and_then(|s| crate::normal::workout_kind(&ACTIVITY_TYPES, s)).map(str::to_string);
         w.calories_kcal = f(row, "activeKilocalories");
         w.distance_meters = f(row, "distanceInMeters");
         w.steps = f(row, "steps").and_then(|s| i32::try_from(s as i64).ok());

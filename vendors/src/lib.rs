@@ -174,9 +174,14 @@ pub trait Vendor: Send + Sync {
     }
     /// Adds one page of `collection` to the batch.
     fn map_page(&self, collection: &str, page: &Value, out: &mut Normalised);
-    /// Where the vendor says who the user is, and the id in its answer.
-    fn user_url(&self, api_url: &str) -> Option<String>;
-    fn user_id(&self, body: &Value) -> Option<String>;
+    /// Where the vendor says who the user is (none where the token answer names the user), and
+    /// the id in its answer.
+    fn user_url(&self, _api_url: &str) -> Option<String> {
+        None
+    }
+    fn user_id(&self, _body: &Value) -> Option<String> {
+        None
+    }
     /// The vendor's id of the user in its token response, for vendors that put it there.
     fn token_user_id(&self, _token: &Value) -> Option<String> {
         None

@@ -79,6 +79,15 @@ impl Device {
     }
 }
 
+/// A vendor's name of a sport as the unified workout type: from the vendor's own table of
+/// names that are not the unified one, else the unified name the catalogue reads in it.
+pub(crate) fn workout_kind(table: &[(&str, &'static str)], name: &str) -> Option<&'static str> {
+    match table.iter().find(|(n, _)| *n == name) {
+        Some((_, kind)) => Some(kind),
+        None => schema::catalogue::workout_types::unified(Some(name)),
+    }
+}
+
 /// Minutes east of UTC from seconds, when in range.
 pub(crate) fn minutes(seconds: i64) -> Option<i16> {
     i16::try_from(seconds / 60).ok().filter(|m| m.abs() <= 18 * 60)

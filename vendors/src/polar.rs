@@ -145,15 +145,6 @@ impl Vendor for Polar {
         crate::normal::each(out, (kind, "unreadable Polar record"), rows.iter(), map);
     }
 
-    /// The token names the user; there is no call for it.
-    fn user_url(&self, _: &str) -> Option<String> {
-        None
-    }
-
-    fn user_id(&self, _: &Value) -> Option<String> {
-        None
-    }
-
     fn token_user_id(&self, token: &Value) -> Option<String> {
         token.get("x_user_id").map(crate::normal::id_text)
     }
@@ -335,26 +326,19 @@ struct Exercise {
 }
 
 /// Polar's sports that are not the unified name in lower case.
-fn kind(sport: &str) -> Option<&'static str> {
-    let known = [
-        ("RUNNING", "running"),
-        ("CYCLING", "cycling"),
-        ("ROAD_BIKING", "cycling"),
-        ("MOUNTAIN_BIKING", "cycling"),
-        ("INDOOR_CYCLING", "cycling"),
-        ("WALKING", "walking"),
-        ("HIKING", "hiking"),
-        ("SWIMMING", "swimming"),
-        ("STRENGTH_TRAINING", "strength_training"),
-        ("YOGA", "yoga"),
-        ("OTHER", "other"),
-    ];
-    known
-        .iter()
-        .find(|(s, _)| *s == sport)
-        .map(|(_, k)| *k)
-        .or_else(|| schema::catalogue::workout_types::unified(Some(sport)))
-}
+const SPORTS: [(&str, &str); 11] = [
+    ("RUNNING", "running"),
+    ("CYCLING", "cycling"),
+    ("ROAD_BIKING", "cycling"),
+    ("MOUNTAIN_BIKING", "cycling"),
+    ("INDOOR_CYCLING", "cycling"),
+    ("WALKING", "walking"),
+    ("HIKING", "hiking"),
+    ("SWIMMING", "swimming"),
+    ("STRENGTH_TRAINING", "strength_training"),
+    ("YOGA", "yoga"),
+    ("OTHER", "other"),
+];
 
 /// An exercise: local start plus its offset in minutes, an ISO 8601 duration, kcal and metres.
 fn exercise(row: &Value, out: &mut Normalised) -> Option<()> {
@@ -366,7 +350,11 @@ fn exercise(row: &Value, out: &mut Normalised) -> Option<()> {
     let hr = |k: &str| e.heart_rate.as_ref().and_then(|h| h.get(k)).and_then(Value::as_f64);
     WATCH.workout(out, (start, end), offset, |w| {
         w.external_id = Some(crate::normal::id_text(&e.id));
-        w.kind = e.sport.as_deref().and_then(kind).map(str::to_string);
+        w.kind = e
+            .sport
+            .as_deref()
+            .and_then(|s| crate::normal::workout_kind(&SPORTS, s))
+            .map(str::to_string);
         w.calories_kcal = e.calories;
         w.distance_meters = e.distance;
         w.avg_heart_rate_bpm = hr("average");

@@ -303,14 +303,18 @@ impl Puller {
         }
     }
 
-    /// A usable access token of the pull's user, or how the pull ends for now.
-    async fn token(
+    /// The vendor's endpoints and a usable access token of the pull's user, or how the pull
+    /// ends for now.
+    async fn connection(
         &self,
         vendor: &dyn Vendor,
-        ends: &Endpoints,
         pull: &Pull,
-    ) -> Result<Result<String, Outcome>, schema::Error> {
-        let redirect = self.redirect(vendor.provider().slug);
+    ) -> Result<Result<(&Endpoints, String), Outcome>, schema::Error> {
+        let slug = vendor.provider().slug;
+        let Some(ends) = self.vendors.endpoints(slug) else {
+            return Ok(Err(Outcome::Fail(format!("{slug} is not configured"))));
+        };
+        let redirect = self.redirect(slug);
         let client = tokens::Client {
             db: &self.db,
             keys: &self.keys,
@@ -319,7 +323,7 @@ impl Puller {
             events: self.outbox,
         };
         Ok(match tokens::access_token(&client, vendor, ends, pull.user_id).await {
-            Ok(t) => Ok(t),
+            Ok(t) => Ok((ends, t)),
             Err(TokenError::Db(e)) => return Err(e),
             Err(e @ TokenError::Unavailable(..)) => {
                 Err(Outcome::Later(Utc::now() + backoff(pull.attempts), e.to_string()))
@@ -372,11 +376,8 @@ impl Puller {
     /// is written yet.
     async fn fetch(&self, vendor: &dyn Vendor, pull: &Pull) -> Result<Outcome, schema::Error> {
         let slug = vendor.provider().slug;
-        let Some(ends) = self.vendors.endpoints(slug) else {
-            return Ok(Outcome::Fail(format!("{slug} is not configured")));
-        };
-        let token = match self.token(vendor, ends, pull).await? {
-            Ok(t) => t,
+        let (ends, token) = match self.connection(vendor, pull).await? {
+            Ok(c) => c,
             Err(outcome) => return Ok(outcome),
         };
         let mut n = Normalised { provider: slug, ..Normalised::default() };
@@ -479,11 +480,8 @@ impl Puller {
                 Vec::new(),
             )
         };
-        let Some(ends) = self.vendors.endpoints(slug) else {
-            return Ok(Outcome::Fail(format!("{slug} is not configured")));
-        };
-        let token = match self.token(vendor, ends, pull).await? {
-            Ok(t) => t,
+        let (ends, token) = match self.connection(vendor, pull).await? {
+            Ok(c) => c,
             Err(later @ Outcome::Later(..)) => return Ok(later),
             // No token, or a refresh the vendor refused: the connection is over already.
             Err(_) => return Ok(done()),
@@ -523,11 +521,8 @@ impl Puller {
     /// its longest window; what it sends later is stored as pushed pulls.
     async fn backfill(&self, vendor: &dyn Vendor, pull: &Pull) -> Result<Outcome, schema::Error> {
         let slug = vendor.provider().slug;
-        let Some(ends) = self.vendors.endpoints(slug) else {
-            return Ok(Outcome::Fail(format!("{slug} is not configured")));
-        };
-        let token = match self.token(vendor, ends, pull).await? {
-            Ok(t) => t,
+        let (ends, token) = match self.connection(vendor, pull).await? {
+            Ok(c) => c,
             Err(outcome) => return Ok(outcome),
         };
         for &collection in vendor.collections() {

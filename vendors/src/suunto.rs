@@ -160,15 +160,6 @@ impl Vendor for Suunto {
         crate::normal::each(out, (kind, "unreadable Suunto record"), rows.into_iter(), map);
     }
 
-    /// The token names the user.
-    fn user_url(&self, _: &str) -> Option<String> {
-        None
-    }
-
-    fn user_id(&self, _: &Value) -> Option<String> {
-        None
-    }
-
     /// The token response's `user` (the Suunto username webhooks name), else the `user`
     /// claim of the access token (a JWT, read without checking: it only routes notifications).
     fn token_user_id(&self, token: &Value) -> Option<String> {

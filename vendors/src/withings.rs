@@ -225,10 +225,6 @@ impl Vendor for Withings {
         Some(format!("{}/v2/user?action=getdevice", api_url.trim_end_matches('/')))
     }
 
-    fn user_id(&self, _: &Value) -> Option<String> {
-        None
-    }
-
     /// `userid`, a number or a string depending on the source.
     fn token_user_id(&self, token: &Value) -> Option<String> {
         token.get("userid").map(crate::normal::id_text)
