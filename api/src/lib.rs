@@ -216,6 +216,7 @@ pub fn router(state: AppState) -> Router {
     api.route_layer(axum::middleware::from_fn(routes::metrics::track))
         .merge(openapi::docs(doc))
         .merge(routes::static_files::router())
+        .merge(routes::portal::router())
         // A handler that panics (a bug) answers 500 in the contract's shape; the connection
         // and the process live on.
         .layer(CatchPanicLayer::custom(error::panic_response))

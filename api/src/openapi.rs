@@ -60,6 +60,7 @@ impl Modify for SecuritySchemes {
 pub(crate) fn router(direct_upload_max_bytes: usize) -> OpenApiRouter<AppState> {
     let v1 = OpenApiRouter::new()
         .merge(routes::auth::router())
+        .merge(routes::overview::router())
         .merge(routes::api_keys::router())
         .merge(routes::sdk_tokens::router())
         .merge(routes::users::router())

@@ -158,6 +158,13 @@ impl Storage {
         }
     }
 
+    /// The origin (scheme, host, port) browsers upload to: what a page's content security
+    /// policy must let it reach.
+    pub fn public_origin(&self) -> Option<String> {
+        let url = url::Url::parse(&self.bucket_url()).ok()?;
+        Some(url.origin().ascii_serialization())
+    }
+
     /// Where POST forms go: the bucket's URL at the public endpoint.
     fn bucket_url(&self) -> String {
         let c = &self.config;

@@ -56,6 +56,18 @@ pub async fn count(db: &Db) -> Result<i64> {
     Ok(client.query_one("select count(*) from developers", &[]).await?.try_get(0)?)
 }
 
+/// Replaces a developer's password hash.
+pub async fn set_password(db: &Db, id: Uuid, password_hash: &str) -> Result<()> {
+    let client = db.client().await?;
+    client
+        .execute(
+            "update developers set password_hash = $2, updated_at = now() where id = $1",
+            &[&id, &password_hash],
+        )
+        .await?;
+    Ok(())
+}
+
 pub async fn insert(db: &Db, email: &str, password_hash: &str) -> Result<Developer> {
     let client = db.client().await?;
     let row = client

@@ -15,6 +15,7 @@ pub mod imports;
 pub mod menstrual_cycles;
 pub mod object_deletions;
 pub mod outbox;
+pub mod overview;
 pub mod priority;
 pub mod provider_settings;
 pub mod refresh_tokens;

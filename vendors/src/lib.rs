@@ -298,6 +298,11 @@ pub fn url_token_holds(vendor: &dyn Vendor, ends: &Endpoints, token: Option<&str
     }
 }
 
+/// Every provider: the phone providers, then the cloud vendors.
+pub fn providers() -> impl Iterator<Item = &'static Provider> {
+    schema::catalogue::providers::PROVIDERS.iter().chain(VENDORS.iter().map(|v| v.provider()))
+}
+
 /// Any provider, phone or cloud, by its exact identifier.
 pub fn provider(slug: &str) -> Option<&'static Provider> {
     schema::catalogue::providers::by_slug(slug).or_else(|| by_slug(slug).map(|v| v.provider()))

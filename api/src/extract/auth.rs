@@ -57,7 +57,12 @@ fn api_key(parts: &Parts) -> Option<&str> {
 
 /// The bearer token, with or without the `Bearer ` scheme.
 fn bearer(parts: &Parts) -> Option<&str> {
-    let value = parts.headers.get(AUTHORIZATION)?.to_str().ok()?.trim();
+    bearer_token(&parts.headers)
+}
+
+/// The bearer token of a request's headers, with or without the `Bearer ` scheme.
+pub(crate) fn bearer_token(headers: &axum::http::HeaderMap) -> Option<&str> {
+    let value = headers.get(AUTHORIZATION)?.to_str().ok()?.trim();
     let token = match value.split_once(' ') {
         Some((scheme, rest)) if scheme.eq_ignore_ascii_case("bearer") => rest.trim(),
         Some(_) => return None,

@@ -7,6 +7,7 @@ mod client_addr;
 mod json;
 mod query;
 
+pub(crate) use auth::bearer_token;
 pub use auth::{ApiAuth, DeveloperAuth, ImportAuth, Principal, SdkAuth};
 pub use client_addr::ClientAddr;
 pub use json::{ApiJson, double_option};

@@ -12,15 +12,24 @@ use utoipa_axum::routes;
 use uuid::Uuid;
 
 use crate::AppState;
-use crate::error::{ApiError, ApiResult, ErrorBody};
+use crate::error::{ApiError, ApiResult, ErrorBody, ValidationBody};
 use crate::extract::{ClientAddr, DeveloperAuth};
 use crate::security::login_throttle::Attempt;
 use crate::security::passwords;
 use crate::security::tokens::Scope;
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(login)).routes(routes!(me))
+    OpenApiRouter::new()
+        .routes(routes!(login))
+        .routes(routes!(me))
+        .routes(routes!(refresh))
+        .routes(routes!(change_password))
 }
+
+/// How long a developer session lasts from its login, however often its token is renewed.
+const SESSION_HOURS: i64 = 12;
+/// The shortest password a developer may choose.
+const MIN_PASSWORD: usize = 10;
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct LoginOut {
@@ -107,6 +116,79 @@ async fn login(
         token_type: "bearer",
         expires_in: state.tokens.lifetime_seconds(),
     }))
+}
+
+/// A new token for the developer's session (the portal renews before the token expires). A
+/// session ends twelve hours after its login: 401 `Session expired; log in again`.
+#[utoipa::path(post, path = "/auth/refresh", tag = "auth",
+    responses((status = 200, body = LoginOut), (status = 401, body = ErrorBody)),
+    security(("bearer" = [])))]
+async fn refresh(
+    State(state): State<AppState>,
+    DeveloperAuth(dev): DeveloperAuth,
+    headers: axum::http::HeaderMap,
+) -> ApiResult<Json<LoginOut>> {
+    let claims = crate::extract::bearer_token(&headers)
+        .and_then(|t| state.tokens.claims(t))
+        .ok_or_else(|| ApiError::bearer_unauthorized("Could not validate credentials"))?;
+    let began = claims.auth.unwrap_or(claims.iat);
+    if Utc::now().timestamp() - began > SESSION_HOURS * 3600 {
+        return Err(ApiError::bearer_unauthorized("Session expired; log in again"));
+    }
+    let token = state
+        .tokens
+        .issue_in_session(dev.id, Scope::Developer, began)
+        .map_err(|e| ApiError::Other(format!("signing a token: {e}")))?;
+    Ok(Json(LoginOut {
+        access_token: token,
+        token_type: "bearer",
+        expires_in: state.tokens.lifetime_seconds(),
+    }))
+}
+
+#[derive(Debug, serde::Deserialize, ToSchema)]
+pub struct PasswordIn {
+    pub current_password: String,
+    /// At least 10 characters.
+    pub new_password: String,
+}
+
+/// Changes the developer's password (the current one is asked again). 204; a wrong current
+/// password is 400 `Incorrect password`; a new one shorter than 10 characters 422.
+#[utoipa::path(post, path = "/auth/password", tag = "auth",
+    request_body = PasswordIn,
+    responses((status = 204), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+              (status = 422, body = ValidationBody), (status = 503, body = ErrorBody)),
+    security(("bearer" = [])))]
+async fn change_password(
+    State(state): State<AppState>,
+    DeveloperAuth(dev): DeveloperAuth,
+    crate::extract::ApiJson(body): crate::extract::ApiJson<PasswordIn>,
+) -> ApiResult<StatusCode> {
+    if body.new_password.chars().count() < MIN_PASSWORD {
+        return Err(ApiError::Validation(vec![crate::error::FieldError::new(
+            crate::validate::body_loc("new_password"),
+            "string_too_short",
+            format!("String should have at least {MIN_PASSWORD} characters"),
+            serde_json::json!(null),
+        )]));
+    }
+    let busy = |_| ApiError::Later {
+        status: StatusCode::SERVICE_UNAVAILABLE,
+        detail: "Too many logins at once; try again in a moment".into(),
+        retry_after: 1,
+    };
+    let ok = passwords::verify_on(&state.hashes, body.current_password, Some(dev.password_hash))
+        .await
+        .map_err(busy)?;
+    if !ok {
+        return Err(ApiError::bad_request("Incorrect password"));
+    }
+    let new = body.new_password;
+    let hash = state.hashes.run(move || passwords::hash(&new)).await.map_err(busy)?;
+    let hash = hash.map_err(|e| ApiError::Other(format!("hashing a password: {e}")))?;
+    schema::developers::set_password(&state.db, dev.id, &hash).await?;
+    Ok(StatusCode::NO_CONTENT)
 }
 
 /// The developer the bearer token belongs to.

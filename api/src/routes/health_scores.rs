@@ -52,8 +52,7 @@ async fn health_scores(
     let window = params.window("start_date", "end_date", false);
     let category =
         params.raw("category").is_some().then(|| params.choice("category", CATEGORIES, ""));
-    let mut providers: Vec<&str> =
-        schema::catalogue::providers::PROVIDERS.iter().map(|p| p.slug).collect();
+    let mut providers: Vec<&str> = vendors::providers().map(|p| p.slug).collect();
     providers.push(INTERNAL);
     let provider =
         params.raw("provider").is_some().then(|| params.choice("provider", &providers, ""));

@@ -11,6 +11,8 @@ pub mod health;
 pub mod health_scores;
 pub mod metrics;
 pub mod oauth;
+pub mod overview;
+pub mod portal;
 pub mod priorities;
 pub mod providers;
 pub mod sdk_sync;

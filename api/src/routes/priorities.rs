@@ -12,7 +12,6 @@ use std::collections::HashSet;
 
 use axum::Json;
 use axum::extract::{Path, State};
-use schema::catalogue::providers;
 use schema::priority::{DEFAULT_PROVIDERS, DEVICE_TYPES, Priorities};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -88,7 +87,8 @@ fn check_list(checks: &mut Checks, field: &str, values: &[String], allowed: &[&s
 /// Applies `body` over `current`, after checking it.
 fn apply(current: Priorities, body: PrioritiesIn, own: Option<&[Uuid]>) -> ApiResult<Priorities> {
     let mut checks = Checks::default();
-    let names: Vec<&str> = providers::PROVIDERS.iter().map(|p| p.slug).collect();
+    // Cloud vendors rank beside the phones (a ring's readings against a watch's).
+    let names: Vec<&str> = vendors::providers().map(|p| p.slug).collect();
     if let Some(p) = &body.providers {
         check_list(&mut checks, "providers", p, &names);
     }

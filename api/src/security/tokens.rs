@@ -22,6 +22,10 @@ pub struct Claims {
     pub scope: Scope,
     pub iat: i64,
     pub exp: i64,
+    /// When the session began (the login): a renewed developer token keeps it, so a session
+    /// ends however often it is renewed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth: Option<i64>,
 }
 
 pub struct TokenKeys {
@@ -53,17 +57,39 @@ impl TokenKeys {
         subject: Uuid,
         scope: Scope,
     ) -> Result<String, jsonwebtoken::errors::Error> {
+        self.issue_in_session(subject, scope, Utc::now().timestamp())
+    }
+
+    /// A token of a session that began at `auth` (Unix seconds).
+    pub fn issue_in_session(
+        &self,
+        subject: Uuid,
+        scope: Scope,
+        auth: i64,
+    ) -> Result<String, jsonwebtoken::errors::Error> {
         let now = Utc::now().timestamp();
-        let claims =
-            Claims { sub: subject.to_string(), scope, iat: now, exp: now + self.lifetime_seconds };
+        let claims = Claims {
+            sub: subject.to_string(),
+            scope,
+            iat: now,
+            exp: now + self.lifetime_seconds,
+            auth: Some(auth),
+        };
         jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &self.encoding)
     }
 
     /// The subject and scope of a valid, unexpired token.
     pub fn verify(&self, token: &str) -> Option<(Uuid, Scope)> {
-        let data = jsonwebtoken::decode::<Claims>(token, &self.decoding, &self.validation).ok()?;
-        let subject = Uuid::parse_str(&data.claims.sub).ok()?;
-        Some((subject, data.claims.scope))
+        let claims = self.claims(token)?;
+        let subject = Uuid::parse_str(&claims.sub).ok()?;
+        Some((subject, claims.scope))
+    }
+
+    /// The claims of a valid, unexpired token.
+    pub fn claims(&self, token: &str) -> Option<Claims> {
+        jsonwebtoken::decode::<Claims>(token, &self.decoding, &self.validation)
+            .ok()
+            .map(|d| d.claims)
     }
 }
 

@@ -344,6 +344,18 @@ pub async fn conformance(case: Case) {
         runs.body
     );
 
+    // The vendor's data ranks beside the phones' in the user's priorities.
+    let body = json!({"providers": [slug, "phonehealth"]});
+    let r = app
+        .call(reqwest::Method::PUT, &format!("/api/v1/users/{user}/priorities"), &key, Some(body))
+        .await;
+    assert_eq!(
+        (r.status, r.body["providers"][0].clone()),
+        (200, json!(slug)),
+        "{slug}: {}",
+        r.body
+    );
+
     // The same data again: nothing stored twice.
     let again = sync(&app, &key, &case, &user).await;
     assert_eq!(again.0, "done", "{slug}: {again:?}");

@@ -1,0 +1,31 @@
+//! `GET /api/v1/developer/overview`: what the deployment is doing, for the portal's first page
+//! (no Prometheus needed in a browser).
+
+use axum::Json;
+use axum::extract::State;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::AppState;
+use crate::error::{ApiResult, ErrorBody};
+use crate::extract::DeveloperAuth;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(overview))
+}
+
+/// The latest runs shown.
+const RECENT_RUNS: i64 = 20;
+
+/// Work waiting (SDK batches, imports, vendor pulls, webhook deliveries), what runs stored in
+/// the last hour, delivery attempts that failed in the last 24 hours, and the latest runs.
+#[utoipa::path(get, path = "/developer/overview", tag = "developer",
+    responses((status = 200, body = Object, description = "The overview"),
+              (status = 401, body = ErrorBody)),
+    security(("bearer" = [])))]
+async fn overview(
+    _dev: DeveloperAuth,
+    State(state): State<AppState>,
+) -> ApiResult<Json<schema::overview::Overview>> {
+    Ok(Json(schema::overview::overview(&state.db, RECENT_RUNS).await?))
+}

@@ -1,0 +1,58 @@
+//! The developer portal (`portal/`), served by the service itself at `/`: its assets are built
+//! by `scripts/portal.sh` and embedded in the binary (`rust-embed`), so a deployment is one
+//! file. The portal talks only to the public API. Its pages are routed in the browser (`#/…`),
+//! so the server has two things to answer: `/` and `/assets/…`.
+
+use axum::Router;
+use axum::extract::{Path, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use rust_embed::RustEmbed;
+
+use crate::AppState;
+
+#[derive(RustEmbed)]
+#[folder = "$PORTAL_DIST"]
+struct Assets;
+
+pub fn router() -> Router<AppState> {
+    Router::new().route("/", get(index)).route("/assets/{*file}", get(asset))
+}
+
+/// Pages load nothing from any other host: requests go to this service, and uploads to the
+/// object store the API hands out URLs of (`connect-src` names its origin).
+fn security_headers(mut response: Response, storage: Option<&str>) -> Response {
+    let h = response.headers_mut();
+    let csp = format!(
+        "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; \
+         connect-src 'self' {}; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+        storage.unwrap_or_default()
+    );
+    if let Ok(v) = HeaderValue::from_str(&csp) {
+        h.insert(header::CONTENT_SECURITY_POLICY, v);
+    }
+    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    response
+}
+
+fn file(path: &str, state: &AppState) -> Response {
+    let Some(asset) = Assets::get(path) else { return StatusCode::NOT_FOUND.into_response() };
+    let mime = asset.metadata.mimetype().to_string();
+    // The page is always asked again; assets carry their content hash in the query.
+    let cache = if path == "index.html" { "no-cache" } else { "public, max-age=3600" };
+    let response =
+        ([(header::CONTENT_TYPE, mime), (header::CACHE_CONTROL, cache.to_string())], asset.data)
+            .into_response();
+    let storage = state.storage.as_ref().and_then(|s| s.public_origin());
+    security_headers(response, storage.as_deref())
+}
+
+async fn index(State(state): State<AppState>) -> Response {
+    file("index.html", &state)
+}
+
+async fn asset(State(state): State<AppState>, Path(path): Path<String>) -> Response {
+    file(&format!("assets/{path}"), &state)
+}

@@ -1,0 +1,90 @@
+//! What the deployment is doing, at a glance (the portal's overview): work waiting, what was
+//! stored in the last hour, webhook deliveries that failed, and the latest sync runs.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use uuid::Uuid;
+
+use crate::{Db, Result};
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Overview {
+    /// SDK batches accepted and not yet processed.
+    pub batches_queued: i64,
+    /// Export imports waiting or running.
+    pub imports_pending: i64,
+    /// Vendor pulls waiting (due or waiting out a rate limit).
+    pub pulls_queued: i64,
+    /// Webhook deliveries waiting for their next attempt.
+    pub deliveries_pending: i64,
+    /// Delivery attempts that failed in the last 24 hours.
+    pub delivery_failures_24h: i64,
+    /// Samples stored by runs that ended in the last hour.
+    pub samples_last_hour: i64,
+    /// Runs that ended in the last hour.
+    pub runs_last_hour: i64,
+    pub recent_runs: Vec<RecentRun>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RecentRun {
+    pub run_id: Uuid,
+    pub user_id: Uuid,
+    pub provider: String,
+    pub source: String,
+    pub status: String,
+    pub message: Option<String>,
+    pub error: Option<String>,
+    pub updated_at: DateTime<Utc>,
+}
+
+/// The overview, with the `recent` latest runs of any user.
+pub async fn overview(db: &Db, recent: i64) -> Result<Overview> {
+    let client = db.client().await?;
+    let row = client
+        .query_one(
+            "select
+               (select count(*) from sdk_batches where status = 'queued'),
+               (select count(*) from imports where status in ('queued', 'processing')),
+               (select count(*) from vendor_pulls where status = 'queued'),
+               (select count(*) from webhook_deliveries where status = 1),
+               (select count(*) from webhook_attempts
+                where status = 2 and created_at > now() - interval '24 hours'),
+               (select coalesce(sum((counts->>'samples_inserted')::int8), 0)::int8 from sync_runs
+                where ended_at > now() - interval '1 hour'),
+               (select count(*) from sync_runs where ended_at > now() - interval '1 hour')",
+            &[],
+        )
+        .await?;
+    let recent_runs = client
+        .query(
+            "select id, user_id, provider, source, status::text, message, error, updated_at
+             from sync_runs order by updated_at desc limit $1",
+            &[&recent],
+        )
+        .await?
+        .iter()
+        .map(|r| {
+            Ok(RecentRun {
+                run_id: r.try_get(0)?,
+                user_id: r.try_get(1)?,
+                provider: r.try_get(2)?,
+                source: r.try_get(3)?,
+                status: r.try_get(4)?,
+                message: r.try_get(5)?,
+                error: r.try_get(6)?,
+                updated_at: r.try_get(7)?,
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Overview {
+        batches_queued: row.try_get(0)?,
+        imports_pending: row.try_get(1)?,
+        pulls_queued: row.try_get(2)?,
+        deliveries_pending: row.try_get(3)?,
+        delivery_failures_24h: row.try_get(4)?,
+        samples_last_hour: row.try_get(5)?,
+        runs_last_hour: row.try_get(6)?,
+        recent_runs,
+    })
+}
