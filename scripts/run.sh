@@ -7,6 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v cargo >/dev/null || { echo "cargo not found: install Rust with rustup (https://rustup.rs)" >&2; exit 1; }
 ./scripts/stack.sh
+# The developer portal, embedded in the binary (served at /).
+./scripts/portal.sh
 # The local S3 server's settings (an explicit environment wins).
 s3_env="${WEARHOUSE_CACHE_DIR:-$HOME/.cache/wearhouse}/s3.env"
 if [ -f "$s3_env" ]; then

@@ -5,6 +5,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v cargo >/dev/null || { echo "cargo not found: install Rust with rustup (https://rustup.rs)" >&2; exit 1; }
 ./scripts/stack.sh
+# The developer portal, built into the binary, and the browser its tests drive.
+./scripts/portal.sh
+if ! command -v chromium >/dev/null; then
+  as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+  as_root apt-get update -qq && as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium
+fi
 # An independent Standard Webhooks implementation checks our signatures (tests/e2e/webhook_delivery.rs).
 python3 -c 'import standardwebhooks' 2>/dev/null || python3 -m pip install -q --user standardwebhooks \
   || python3 -m pip install -q --break-system-packages --user standardwebhooks

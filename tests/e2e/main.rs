@@ -16,6 +16,7 @@ mod health_scores;
 mod import;
 mod jobs;
 mod oauth;
+mod portal;
 mod sdk_sync;
 mod sdk_tokens;
 mod secrets;

@@ -1,0 +1,68 @@
+// The portal's shell: the session, the navigation and the pages, routed by the URL's hash
+// (`#/users/…`) so the service serves one page.
+import { html } from "htm/preact";
+import { render } from "preact";
+import { useEffect, useState } from "preact/hooks";
+
+import { logout, onSession, session } from "./api.js";
+import { Account } from "./pages/account.js";
+import { Endpoint } from "./pages/endpoint.js";
+import { Login } from "./pages/login.js";
+import { Overview } from "./pages/overview.js";
+import { Settings } from "./pages/settings.js";
+import { User } from "./pages/user.js";
+import { Users } from "./pages/users.js";
+
+function route() {
+  const parts = (location.hash.replace(/^#\/?/, "") || "").split("/").filter(Boolean);
+  return parts.map(decodeURIComponent);
+}
+
+function useRoute() {
+  const [parts, setParts] = useState(route());
+  useEffect(() => {
+    const f = () => setParts(route());
+    addEventListener("hashchange", f);
+    return () => removeEventListener("hashchange", f);
+  }, []);
+  return parts;
+}
+
+function Page({ parts }) {
+  const [first, second, third, fourth] = parts;
+  if (first === "users" && second) return html`<${User} id=${second} />`;
+  if (first === "users") return html`<${Users} />`;
+  if (first === "settings" && second === "webhooks" && third) {
+    return html`<${Endpoint} id=${third} tab=${fourth} />`;
+  }
+  if (first === "settings") return html`<${Settings} />`;
+  if (first === "account") return html`<${Account} />`;
+  return html`<${Overview} />`;
+}
+
+function Nav({ parts }) {
+  const here = parts[0] || "";
+  const link = (to, label, key) =>
+    html`<a href=${`#/${to}`} aria-current=${here === key ? "page" : undefined}>${label}</a>`;
+  return html`<header class="top">
+    <a class="brand" href="#/">wearhouse</a>
+    <nav aria-label="Main">
+      ${link("", "Overview", "")} ${link("users", "Users", "users")}
+      ${link("settings", "Settings", "settings")} ${link("account", "Account", "account")}
+    </nav>
+    <button type="button" class="secondary" onClick=${() => logout()}>Log out</button>
+  </header>`;
+}
+
+function App() {
+  const [state, setState] = useState(session() ? "in" : "out");
+  const parts = useRoute();
+  useEffect(() => onSession(setState), []);
+  if (state !== "in") return html`<${Login} expired=${state === "expired"} />`;
+  return html`<div class="shell">
+    <${Nav} parts=${parts} />
+    <main id="main"><${Page} parts=${parts} /></main>
+  </div>`;
+}
+
+render(html`<${App} />`, document.getElementById("app"));

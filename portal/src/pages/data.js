@@ -1,0 +1,82 @@
+// A user's data over a chosen range: heart rate (downsampled through `resolution` for long
+// ranges), daily steps and energy, the latest night's stages, workouts, and scores.
+import { html } from "htm/preact";
+import { useState } from "preact/hooks";
+
+import { api } from "../api.js";
+import { Chart, Hypnogram, Timeline } from "../charts.js";
+import { Failure, useLoad } from "../ui.js";
+
+const RANGES = [
+  { key: "1d", days: 1, resolution: "5min" },
+  { key: "7d", days: 7, resolution: "1hour" },
+  { key: "30d", days: 30, resolution: "1hour" },
+  { key: "1y", days: 365, resolution: "1day" },
+];
+/** Pages of a cursor walk, at most (a chart of thousands of points is enough). */
+const MAX_PAGES = 40;
+
+async function walk(path, params) {
+  const out = [];
+  let cursor = null;
+  for (let i = 0; i < MAX_PAGES; i++) {
+    const q = new URLSearchParams(params);
+    q.set("limit", "100");
+    if (cursor) q.set("cursor", cursor);
+    const page = await api(`${path}?${q}`);
+    out.push(...page.data);
+    cursor = page.pagination.next_cursor;
+    if (!page.pagination.has_more || !cursor) break;
+  }
+  return out;
+}
+
+const day = (t) => new Date(t).toISOString().slice(0, 10);
+
+export function Data({ userId }) {
+  const [range, setRange] = useState(RANGES[2]);
+  const [end] = useState(() => new Date(Math.ceil(Date.now() / 3_600_000) * 3_600_000));
+  const start = new Date(end.getTime() - range.days * 86_400_000);
+  const iso = (t) => t.toISOString();
+  const [data, error] = useLoad(async () => {
+    const base = `/users/${userId}`;
+    const [hr, activity, sleep, workouts, scores] = await Promise.all([
+      walk(`${base}/timeseries`, { start_time: iso(start), end_time: iso(end), types: "heart_rate", resolution: range.resolution }),
+      walk(`${base}/summaries/activity`, { start_date: day(start), end_date: day(end) }),
+      api(`${base}/events/sleep?${new URLSearchParams({ start_date: iso(start), end_date: iso(end), limit: "1" })}`),
+      walk(`${base}/events/workouts`, { start_date: iso(start), end_date: iso(end) }),
+      api(`${base}/health-scores?${new URLSearchParams({ start_date: day(start), end_date: day(end), limit: "200" })}`),
+    ]);
+    return { hr, activity, night: sleep.data[0] || null, workouts, scores: scores.data };
+  }, [userId, range.key]);
+  const at = (t) => Date.parse(t) / 1000;
+  const hr = data && [data.hr.map((p) => at(p.timestamp)), data.hr.map((p) => p.value)];
+  const days = data && data.activity.map((d) => Date.parse(`${d.date}T12:00:00Z`) / 1000);
+  const steps = data && [days, data.activity.map((d) => d.steps ?? null)];
+  const energy = data && [days, data.activity.map((d) => d.total_calories_kcal ?? d.active_calories_kcal ?? null)];
+  const score = (category) =>
+    data && data.scores.filter((s) => s.category === category).sort((a, b) => at(a.recorded_at) - at(b.recorded_at));
+  const scoreData = (category) => {
+    const s = score(category);
+    return [s.map((x) => at(x.recorded_at)), s.map((x) => x.value)];
+  };
+  return html`<section aria-labelledby="data">
+    <h2 id="data">Data</h2>
+    <div role="group" aria-label="Range" class="ranges">
+      ${RANGES.map((r) => html`<button type="button" class=${r.key === range.key ? "" : "secondary"}
+        aria-pressed=${r.key === range.key} onClick=${() => setRange(r)}>${r.key}</button>`)}
+    </div>
+    <${Failure} error=${error} />
+    ${!data && !error && html`<p role="status">Loading…</p>`}
+    ${data && html`<div class="charts">
+      <${Chart} title=${`Heart rate (bpm, ${range.resolution === "raw" ? "every sample" : `per ${range.resolution}`})`}
+        data=${hr} series=${[{ label: "heart rate", stroke: "#dc2626" }]} label="Heart rate" />
+      <${Chart} title="Steps per day" data=${steps} bars=${true} series=${[{ label: "steps", stroke: "#2563eb", fill: "#93c5fd" }]} />
+      <${Chart} title="Energy per day (kcal)" data=${energy} bars=${true} series=${[{ label: "kcal", stroke: "#ea580c", fill: "#fdba74" }]} />
+      <${Hypnogram} night=${data.night} />
+      <${Timeline} workouts=${data.workouts} from=${start.getTime()} to=${end.getTime()} />
+      <${Chart} title="Recovery score" data=${scoreData("recovery")} series=${[{ label: "recovery", stroke: "#059669" }]} />
+      <${Chart} title="Sleep score" data=${scoreData("sleep")} series=${[{ label: "sleep", stroke: "#7c3aed" }]} />
+    </div>`}
+  </section>`;
+}

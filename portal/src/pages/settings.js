@@ -1,0 +1,148 @@
+import { html } from "htm/preact";
+import { useEffect, useState } from "preact/hooks";
+
+import { api } from "../api.js";
+import { Confirm, Copy, Failure, useAction, useLoad, when } from "../ui.js";
+
+function Keys() {
+  const [keys, error, reload] = useLoad(() => api("/developer/api-keys"), []);
+  const [name, setName] = useState("");
+  const [shown, setShown] = useState(null);
+  const [run, busy, actionError] = useAction();
+  const create = async (e) => {
+    e.preventDefault();
+    const key = await run(() => api("/developer/api-keys", { method: "POST", json: { name: name.trim() || "Default" } }));
+    if (key) {
+      setShown(key);
+      setName("");
+      reload();
+    }
+  };
+  const rename = (k) =>
+    run(async () => {
+      const next = prompt("New name", k.name);
+      if (next && next.trim()) {
+        await api(`/developer/api-keys/${k.id}`, { method: "PATCH", json: { name: next.trim() } });
+        reload();
+      }
+    });
+  const rotate = (k) =>
+    run(async () => {
+      setShown(await api(`/developer/api-keys/${k.id}/rotate`, { method: "POST" }));
+      reload();
+    });
+  const revoke = (k) =>
+    run(async () => {
+      await api(`/developer/api-keys/${k.id}`, { method: "DELETE" });
+      if (shown && shown.id === k.id) setShown(null);
+      reload();
+    });
+  return html`<section aria-labelledby="keys">
+    <h2 id="keys">API keys</h2>
+    <form onSubmit=${create} aria-label="Create an API key" class="inline">
+      <label>Name <input value=${name} maxlength="100" placeholder="backend" onInput=${(e) => setName(e.target.value)} /></label>
+      <button type="submit" disabled=${busy}>Create key</button>
+    </form>
+    ${shown && html`<div class="secret" role="status">
+      <p>The key <strong>${shown.name}</strong>. It is shown this once: copy it now.</p>
+      <code data-key>${shown.key}</code> <${Copy} text=${shown.key} />
+      <button type="button" class="link" onClick=${() => setShown(null)}>Done</button></div>`}
+    <${Failure} error=${error || actionError} />
+    ${keys && html`<div class="scroll"><table>
+      <thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Created</th><th scope="col"><span class="sr">Actions</span></th></tr></thead>
+      <tbody>${keys.map((k) => html`<tr>
+        <td>${k.name}</td><td><code>${k.prefix}…</code></td><td>${when(k.created_at)}</td>
+        <td class="actions"><button type="button" class="secondary" onClick=${() => rename(k)}>Rename</button>
+          <button type="button" class="secondary" onClick=${() => rotate(k)}>Rotate</button>
+          <${Confirm} label="Revoke" question=${`Revoke ${k.name}?`} busy=${busy} onConfirm=${() => revoke(k)} /></td></tr>`)}
+      </tbody></table></div>`}
+  </section>`;
+}
+
+function Ordered({ label, items, setItems }) {
+  const move = (i, j) => {
+    if (j < 0 || j >= items.length) return;
+    const next = items.slice();
+    [next[i], next[j]] = [next[j], next[i]];
+    setItems(next);
+  };
+  return html`<div><h3>${label}</h3><ol class="sources">
+    ${items.map((p, i) => html`<li><span class="rank">${i + 1}</span><span class="name">${p}</span>
+      <button type="button" class="secondary" aria-label=${`Move ${p} up`} disabled=${i === 0} onClick=${() => move(i, i - 1)}>↑</button>
+      <button type="button" class="secondary" aria-label=${`Move ${p} down`} disabled=${i === items.length - 1} onClick=${() => move(i, i + 1)}>↓</button></li>`)}
+  </ol></div>`;
+}
+
+function Priorities() {
+  const [current, error] = useLoad(() => api("/priorities"), []);
+  const [providers, setProviders] = useState([]);
+  const [types, setTypes] = useState([]);
+  const [run, busy, saveError] = useAction();
+  const [saved, setSaved] = useState(false);
+  useEffect(() => {
+    if (current) {
+      setProviders(current.providers);
+      setTypes(current.device_types);
+    }
+  }, [current]);
+  const save = async () => {
+    setSaved(false);
+    const ok = await run(() => api("/priorities", { method: "PUT", json: { providers, device_types: types } }));
+    if (ok) setSaved(true);
+  };
+  return html`<section aria-labelledby="priorities">
+    <h2 id="priorities">Source priorities of the deployment</h2>
+    <p class="muted">Where sources overlap, data of the better-ranked one is read first. A user's own order wins.</p>
+    <${Failure} error=${error || saveError} />
+    <div class="columns"><${Ordered} label="Providers" items=${providers} setItems=${setProviders} />
+      <${Ordered} label="Device types" items=${types} setItems=${setTypes} /></div>
+    <button type="button" onClick=${save} disabled=${busy || !current}>Save priorities</button>
+    ${saved && html`<span role="status" class="ok"> Saved.</span>`}
+  </section>`;
+}
+
+function Webhooks() {
+  const [endpoints, error, reload] = useLoad(() => api("/webhooks/endpoints"), []);
+  const [types] = useLoad(() => api("/webhooks/event-types"), []);
+  const [url, setUrl] = useState("");
+  const [description, setDescription] = useState("");
+  const [filters, setFilters] = useState([]);
+  const [userId, setUserId] = useState("");
+  const [run, busy, actionError] = useAction();
+  const create = async (e) => {
+    e.preventDefault();
+    const body = { url: url.trim(), description };
+    if (filters.length) body.filter_types = filters;
+    if (userId.trim()) body.user_id = userId.trim();
+    const made = await run(() => api("/webhooks/endpoints", { method: "POST", json: body }));
+    if (made) location.hash = `#/settings/webhooks/${made.id}`;
+  };
+  return html`<section aria-labelledby="webhooks">
+    <h2 id="webhooks">Webhook endpoints</h2>
+    <${Failure} error=${error || actionError} />
+    ${endpoints && endpoints.length > 0 && html`<div class="scroll"><table>
+      <thead><tr><th scope="col">URL</th><th scope="col">Events</th><th scope="col">User</th><th scope="col">State</th></tr></thead>
+      <tbody>${endpoints.map((ep) => html`<tr>
+        <td><a href=${`#/settings/webhooks/${ep.id}`}>${ep.url}</a>${ep.description ? html`<br /><span class="muted">${ep.description}</span>` : ""}</td>
+        <td>${ep.filter_types ? ep.filter_types.join(", ") : "all"}</td><td>${ep.user_id || "all"}</td>
+        <td>${ep.disabled ? `disabled${ep.disabled_reason ? ` (${ep.disabled_reason})` : ""}` : "enabled"}</td></tr>`)}
+      </tbody></table></div>`}
+    <h3>Add an endpoint</h3>
+    <form onSubmit=${create} aria-label="Add a webhook endpoint" class="narrow">
+      <label>URL <input type="url" required value=${url} placeholder="https://example.com/hooks" onInput=${(e) => setUrl(e.target.value)} /></label>
+      <label>Description <input value=${description} maxlength="500" onInput=${(e) => setDescription(e.target.value)} /></label>
+      <label>Only these events (none chosen: all)
+        <select multiple size="6" onChange=${(e) => setFilters([...e.target.selectedOptions].map((o) => o.value))}>
+          ${(types || []).map((t) => html`<option value=${t.name}>${t.name}</option>`)}
+        </select></label>
+      <label>Only this user's events (a user id; empty: all users)
+        <input value=${userId} onInput=${(e) => setUserId(e.target.value)} /></label>
+      <button type="submit" disabled=${busy}>Add endpoint</button>
+    </form>
+    <button type="button" class="link" onClick=${reload}>Refresh</button>
+  </section>`;
+}
+
+export function Settings() {
+  return html`<section><h1>Settings</h1><${Keys} /><${Priorities} /><${Webhooks} /></section>`;
+}

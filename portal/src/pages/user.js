@@ -1,0 +1,103 @@
+import { html } from "htm/preact";
+import { useEffect, useState } from "preact/hooks";
+
+import { api, stream } from "../api.js";
+import { Confirm, Failure, Status, useAction, useLoad, when } from "../ui.js";
+import { Data } from "./data.js";
+import { Sources } from "./sources.js";
+import { Upload } from "./upload.js";
+
+function Connections({ userId }) {
+  const [list, error, reload] = useLoad(() => api(`/users/${userId}/connections`), [userId]);
+  const [vendors] = useLoad(() => api("/oauth/providers?cloud_only=true&enabled_only=true"), []);
+  const [run, busy, actionError] = useAction();
+  const connect = (provider) =>
+    run(async () => {
+      const { authorization_url } = await api(
+        `/oauth/${provider}/authorize?${new URLSearchParams({ user_id: userId, redirect_uri: location.origin + "/" })}`,
+      );
+      location.assign(authorization_url);
+    });
+  const disconnect = (provider) =>
+    run(async () => {
+      await api(`/users/${userId}/connections/${provider}`, { method: "DELETE" });
+      reload();
+    });
+  const active = new Set((list || []).filter((c) => c.status === "active").map((c) => c.provider));
+  return html`<section aria-labelledby="connections">
+    <h2 id="connections">Connections</h2>
+    <${Failure} error=${error || actionError} />
+    ${list && list.length === 0 && html`<p>No connections yet.</p>`}
+    ${list && list.length > 0 && html`<div class="scroll"><table>
+      <thead><tr><th scope="col">Provider</th><th scope="col">Status</th><th scope="col">Last sync</th>
+        <th scope="col">Last error</th><th scope="col">Next pull</th><th scope="col"><span class="sr">Actions</span></th></tr></thead>
+      <tbody>${list.map((c) => html`<tr>
+        <td>${c.provider}</td><td><${Status} value=${c.status} /></td><td>${when(c.last_synced_at)}</td>
+        <td>${c.last_pull_error || "—"}</td><td>${when(c.next_pull_at)}</td>
+        <td>${c.status === "active" && c.rest_pull !== undefined && vendors && vendors.some((v) => v.provider === c.provider)
+          ? html`<${Confirm} label="Disconnect" question=${`Disconnect ${c.provider}?`} busy=${busy}
+              onConfirm=${() => disconnect(c.provider)} />`
+          : null}</td></tr>`)}</tbody></table></div>`}
+    ${vendors && vendors.length > 0 && html`<p class="actions">Connect:
+      ${vendors.filter((v) => !active.has(v.provider)).map((v) => html`<button type="button" class="secondary"
+        disabled=${busy} onClick=${() => connect(v.provider)}>${v.name}</button>`)}</p>`}
+  </section>`;
+}
+
+function Runs({ userId, follow }) {
+  const [runs, setRuns] = useState([]);
+  const [error, setError] = useState(null);
+  useEffect(() => {
+    let live = true;
+    api(`/users/${userId}/sync/runs?limit=20`).then((r) => live && setRuns(r), (e) => live && setError(e));
+    // Live: every run's change as it happens.
+    const stop = stream(`/users/${userId}/sync/stream?replay=0`, (name, run) => {
+      if (name !== "sync.status") return;
+      setRuns((rs) => [{ ...run, last_update: run.timestamp }, ...rs.filter((r) => r.run_id !== run.run_id)]);
+    });
+    return () => {
+      live = false;
+      stop();
+    };
+  }, [userId]);
+  const followed = follow && runs.find((r) => r.run_id === follow);
+  return html`<section aria-labelledby="runs">
+    <h2 id="runs">Sync runs (last 24 h, live)</h2>
+    <${Failure} error=${error} />
+    ${follow && html`<p role="status" class="notice" data-run=${follow}>
+      Import ${followed ? html`<${Status} value=${followed.status} />` : "queued"}
+      ${followed && followed.message ? ` — ${followed.message}` : ""}${followed && followed.error ? ` — ${followed.error}` : ""}</p>`}
+    ${runs.length === 0 ? html`<p>No runs in the last 24 hours.</p>` : html`<div class="scroll"><table>
+      <thead><tr><th scope="col">Updated</th><th scope="col">Provider</th><th scope="col">Kind</th>
+        <th scope="col">Status</th><th scope="col">Stored</th><th scope="col">Message</th></tr></thead>
+      <tbody>${runs.map((r) => html`<tr data-run=${r.run_id}>
+        <td>${when(r.last_update || r.ended_at || r.created_at)}</td><td>${r.provider}</td><td>${r.source}</td>
+        <td><${Status} value=${r.status} /></td>
+        <td>${r.counts && r.counts.samples_inserted !== undefined ? `${r.counts.samples_inserted} samples` : ""}</td>
+        <td>${r.error || r.message || ""}</td></tr>`)}</tbody></table></div>`}
+  </section>`;
+}
+
+export function User({ id }) {
+  const [user, error] = useLoad(() => api(`/users/${id}`), [id]);
+  const [remove, removing, removeError] = useAction();
+  const [followed, setFollowed] = useState(null);
+  const del = async () => {
+    const gone = await remove(() => api(`/users/${id}`, { method: "DELETE" }));
+    if (gone) location.hash = "#/users";
+  };
+  return html`<section>
+    <p><a href="#/users">← Users</a></p>
+    <${Failure} error=${error || removeError} />
+    ${user && html`<header class="user">
+      <div><h1>${user.email || "A user"}</h1>
+        <p class="muted">${user.id} · created ${when(user.created_at)}</p></div>
+      <${Confirm} label="Delete user" question="Delete this user and all their data?" busy=${removing} onConfirm=${del} />
+    </header>
+    <${Connections} userId=${id} />
+    <${Sources} userId=${id} />
+    <${Upload} userId=${id} onQueued=${setFollowed} />
+    <${Runs} userId=${id} follow=${followed} />
+    <${Data} userId=${id} />`}
+  </section>`;
+}

@@ -1,0 +1,148 @@
+// The portal in a real browser (Debian's Chromium, driven by playwright-core) against the real
+// service: run by the e2e test `portal::the_portal_in_a_browser` (tests/e2e/portal.rs), which
+// starts the service and a webhook receiver and makes an export, and passes them here:
+//   BASE, EMAIL, PASSWORD, EXPORT (a file of 5 MiB or more), RECEIVER (a webhook URL),
+//   SCREENSHOTS (a folder), CHROMIUM (the browser).
+// Prints each step; exits non-zero at the first that fails.
+import { chromium } from "playwright-core";
+
+const env = (k) => {
+  const v = process.env[k];
+  if (!v) throw new Error(`${k} is not set`);
+  return v;
+};
+const base = env("BASE");
+const shots = env("SCREENSHOTS");
+const allowed = new Set([new URL(base).origin, ...(process.env.ALSO_ALLOWED || "").split(",").filter(Boolean)]);
+const step = (s) => console.log(`- ${s}`);
+
+const browser = await chromium.launch({ executablePath: env("CHROMIUM"), args: ["--no-sandbox"] });
+const foreign = [];
+const failures = [];
+try {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  context.on("request", (r) => {
+    const origin = new URL(r.url()).origin;
+    if (r.url().startsWith("data:")) return;
+    if (!allowed.has(origin)) foreign.push(r.url());
+  });
+  const page = await context.newPage();
+  page.on("pageerror", (e) => failures.push(`page error: ${e.message}`));
+  page.on("console", (m) => m.type() === "error" && !/status of 4\d\d/.test(m.text()) && failures.push(`console: ${m.text()}`));
+  page.setDefaultTimeout(20_000);
+  const shot = async (name) => {
+    await page.screenshot({ path: `${shots}/${name}.png`, fullPage: true });
+  };
+
+  step("the login page; a wrong password says so");
+  await page.goto(base);
+  await page.getByLabel("Email").fill(env("EMAIL"));
+  await page.getByLabel("Password").fill("not-the-password");
+  await page.getByRole("button", { name: "Log in" }).click();
+  await page.getByRole("alert").filter({ hasText: "Incorrect email or password" }).waitFor();
+  await shot("login");
+
+  step("log in");
+  await page.getByLabel("Password").fill(env("PASSWORD"));
+  await page.getByRole("button", { name: "Log in" }).click();
+  await page.getByRole("heading", { name: "Overview" }).waitFor();
+  await page.getByText("samples stored in the last hour").waitFor();
+  await shot("overview");
+
+  step("create an API key: shown once");
+  await page.getByRole("link", { name: "Settings" }).click();
+  await page.getByLabel("Name").first().fill("portal-test");
+  await page.getByRole("button", { name: "Create key" }).click();
+  const key = (await page.locator("[data-key]").textContent()).trim();
+  if (!key || key.length < 20) throw new Error(`no key shown: '${key}'`);
+  await page.getByText("It is shown this once").waitFor();
+  await shot("settings");
+  await page.reload();
+  await page.getByRole("cell", { name: "portal-test" }).waitFor();
+  if ((await page.content()).includes(key)) throw new Error("the key is shown again after a reload");
+
+  step("a failing call shows the API's message");
+  await page.getByRole("link", { name: "Account" }).click();
+  await page.getByLabel("Current password").fill("wrong-password");
+  await page.getByLabel("New password").fill("a-new-password-123");
+  await page.getByRole("button", { name: "Change password" }).click();
+  await page.getByRole("alert").filter({ hasText: "Incorrect password" }).waitFor();
+
+  step("create a user");
+  await page.getByRole("link", { name: "Users" }).click();
+  await page.getByLabel("New user's email").fill("ada@example.com");
+  await page.getByRole("button", { name: "Create user" }).click();
+  await page.getByRole("heading", { name: "ada@example.com" }).waitFor();
+  const userId = page.url().split("/").pop();
+  console.log(`  user ${userId}`);
+
+  step("upload an export and see the import finish");
+  await page.getByLabel("export.zip or export.xml").setInputFiles(env("EXPORT"));
+  await page.getByRole("button", { name: "Upload and import" }).click();
+  await page.locator(".notice[data-run]").filter({ hasText: /success|partial/ }).waitFor({ timeout: 180_000 });
+  await page.locator("progress").waitFor();
+
+  step("the heart-rate chart has points; the night's hypnogram too");
+  await page.reload();
+  await page.getByRole("heading", { name: "ada@example.com" }).waitFor();
+  const points = async (label) => {
+    const el = page.locator(`[role=img][aria-label="${label}"]`).first();
+    await el.waitFor();
+    return Number(await el.getAttribute("data-points"));
+  };
+  await page.getByText("Heart rate (bpm").waitFor({ timeout: 60_000 });
+  const hr = await points("Heart rate");
+  const stages = await points("Hypnogram");
+  console.log(`  heart rate ${hr} points, hypnogram ${stages} points`);
+  if (!(hr > 0)) throw new Error("the heart-rate chart has no points");
+  if (!(stages > 0)) throw new Error("the hypnogram has no points");
+  await shot("user");
+
+  step("reorder the user's sources");
+  const first = (await page.locator(".sources li .name").first().textContent()).trim();
+  await page.getByRole("button", { name: `Move ${first} down` }).click();
+  await page.getByRole("button", { name: "Save order" }).click();
+  await page.getByRole("status").filter({ hasText: "Saved." }).waitFor();
+  const after = (await page.locator(".sources li .name").nth(1).textContent()).trim();
+  if (after !== first) throw new Error(`the order did not stay: second is ${after}`);
+  console.log(`  moved ${first} down`);
+
+  step("register a webhook endpoint, send a test event, see its attempt");
+  await page.getByRole("link", { name: "Settings" }).click();
+  await page.getByLabel("URL").fill(env("RECEIVER"));
+  await page.getByLabel("Description").fill("portal test receiver");
+  await page.getByRole("button", { name: "Add endpoint" }).click();
+  await page.getByRole("button", { name: "Send a test event" }).click();
+  await page.getByText("Test event sent").waitFor();
+  const attempt = page.locator("tr[data-attempt]").filter({ hasText: "success" }).first();
+  for (let i = 0; i < 30 && !(await attempt.count()); i++) {
+    await page.waitForTimeout(500);
+    await page.getByRole("button", { name: "Refresh" }).first().click();
+  }
+  await attempt.waitFor();
+  await shot("webhook");
+
+  step("phone width");
+  await page.setViewportSize({ width: 390, height: 844 });
+  for (const [name, hash] of [["phone-overview", "#/"], ["phone-user", `#/users/${userId}`], ["phone-settings", "#/settings"]]) {
+    await page.goto(`${base}/${hash}`);
+    await page.locator("main h1").first().waitFor();
+    await page.waitForTimeout(300);
+    await shot(name);
+  }
+
+  step("log out");
+  await page.getByRole("button", { name: "Log out" }).click();
+  await page.getByRole("button", { name: "Log in" }).waitFor();
+  console.log(`RESULT ${JSON.stringify({ key_prefix: key.slice(0, 12), user: userId, moved: first })}`);
+} finally {
+  await browser.close();
+}
+if (foreign.length) {
+  console.error(`requests to other hosts: ${foreign.join(", ")}`);
+  process.exit(2);
+}
+if (failures.length) {
+  console.error(failures.join("\n"));
+  process.exit(3);
+}
