@@ -56,6 +56,8 @@ try {
   const key = (await page.locator("[data-key]").textContent()).trim();
   if (!key || key.length < 20) throw new Error(`no key shown: '${key}'`);
   await page.getByText("It is shown this once").waitFor();
+  // The deployment's priorities show the order in effect.
+  await page.getByRole("button", { name: "Move phonehealth down" }).waitFor();
   await shot("settings");
   await page.reload();
   await page.getByRole("cell", { name: "portal-test" }).waitFor();

@@ -154,3 +154,72 @@ async fn repeated_login_failures_are_throttled_per_account_and_per_address() {
     assert_eq!(fail("nobody@example.com").await, 401);
     assert_eq!(fail("someone@example.com").await, 429);
 }
+
+/// The portal's session: a token is renewed within the session, which ends 12 h after its
+/// login however often it was renewed.
+#[tokio::test]
+async fn a_session_is_renewed_until_twelve_hours_after_its_login() {
+    let app = TestApp::spawn().await;
+    let login = app.login(ADMIN_EMAIL, ADMIN_PASSWORD).await.str("access_token");
+    let r = app.post("/api/v1/auth/refresh", &Auth::Bearer(login), json!({})).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let renewed = Auth::Bearer(r.str("access_token"));
+    assert_eq!(app.get("/api/v1/auth/me", &renewed).await.status, 200);
+
+    let me = app.get("/api/v1/auth/me", &renewed).await.str("id");
+    let now = Utc::now().timestamp();
+    let old = json!({"sub": me, "scope": "developer", "iat": now, "exp": now + 600, "auth": now - 13 * 3600});
+    let old = jsonwebtoken::encode(
+        &Header::default(),
+        &old,
+        &EncodingKey::from_secret(SECRET_KEY.as_bytes()),
+    )
+    .expect("sign");
+    app.post("/api/v1/auth/refresh", &Auth::Bearer(old), json!({}))
+        .await
+        .assert_error(401, "Session expired; log in again");
+    let key = app.api_key().await;
+    assert_eq!(app.post("/api/v1/auth/refresh", &key, json!({})).await.status, 401);
+}
+
+#[tokio::test]
+async fn a_developer_changes_their_password() {
+    let app = TestApp::spawn().await;
+    let dev = app.admin().await;
+    let change =
+        |current: &str, new: &str| json!({"current_password": current, "new_password": new});
+    app.post("/api/v1/auth/password", &dev, change("wrong", "a-long-new-password"))
+        .await
+        .assert_error(400, "Incorrect password");
+    app.post("/api/v1/auth/password", &dev, change(ADMIN_PASSWORD, "short"))
+        .await
+        .assert_invalid(&["body", "new_password"], "string_too_short");
+    let r = app
+        .post("/api/v1/auth/password", &dev, change(ADMIN_PASSWORD, "a-long-new-password"))
+        .await;
+    assert_eq!(r.status, 204, "{}", r.body);
+    assert_eq!(app.login(ADMIN_EMAIL, ADMIN_PASSWORD).await.status, 401);
+    assert_eq!(app.login(ADMIN_EMAIL, "a-long-new-password").await.status, 200);
+}
+
+/// The overview the portal opens on: work waiting, what was stored, the latest runs.
+#[tokio::test]
+async fn the_overview_says_what_the_deployment_is_doing() {
+    let app = TestApp::spawn().await;
+    let key = app.api_key().await;
+    let user = app.user(&key, json!({})).await;
+    let body = ingest::payloads::payload(&ingest::payloads::Spec::new(
+        ingest::payloads::Platform::Ios,
+        50,
+    ))
+    .to_string();
+    app.sync_and_wait(&user, &key, &body).await;
+    let dev = app.admin().await;
+    let r = app.get("/api/v1/developer/overview", &dev).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["batches_queued"], 0);
+    assert!(r.body["samples_last_hour"].as_i64().is_some_and(|n| n > 0), "{}", r.body);
+    assert_eq!(r.body["recent_runs"][0]["user_id"], user.as_str());
+    assert_eq!(r.body["recent_runs"][0]["status"], "success");
+    assert_eq!(app.get("/api/v1/developer/overview", &key).await.status, 401, "developers only");
+}

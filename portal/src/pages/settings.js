@@ -73,16 +73,26 @@ function Ordered({ label, items, setItems }) {
   </ol></div>`;
 }
 
+/** The order in effect (the deployment's, else the defaults), then whatever else is known. */
+function effective(set, defaults, known) {
+  const first = set.length ? set : defaults;
+  return [...first, ...known.filter((k) => !first.includes(k))];
+}
+
 function Priorities() {
-  const [current, error] = useLoad(() => api("/priorities"), []);
+  const [current, error] = useLoad(
+    () => Promise.all([api("/priorities"), api("/oauth/providers")]),
+    [],
+  );
   const [providers, setProviders] = useState([]);
   const [types, setTypes] = useState([]);
   const [run, busy, saveError] = useAction();
   const [saved, setSaved] = useState(false);
   useEffect(() => {
     if (current) {
-      setProviders(current.providers);
-      setTypes(current.device_types);
+      const [p, listed] = current;
+      setProviders(effective(p.providers, p.default_providers, listed.map((x) => x.provider)));
+      setTypes(effective(p.device_types, p.default_device_types, []));
     }
   }, [current]);
   const save = async () => {
