@@ -109,7 +109,7 @@ async fn sleep_score_computed_and_vendor_scores_listed_newest_first() {
     app.get(&format!("{base}?category=mood"), &key)
         .await
         .assert_invalid(&["query", "category"], "enum");
-    app.get(&format!("{base}?provider=garmin"), &key)
+    app.get(&format!("{base}?provider=acme"), &key)
         .await
         .assert_invalid(&["query", "provider"], "enum");
     app.get(&format!("{base}?start_date=2026-03-12&end_date=2026-03-01"), &key)
