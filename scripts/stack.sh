@@ -108,6 +108,40 @@ CONF
   fi
 }
 
+# Settings for a box that ingests and serves, sized from this machine's memory (the README's
+# "PostgreSQL settings" says why each). Written after other conf.d files so they win; PostgreSQL
+# restarts only when they change. pg_stat_statements is loaded to see where time goes.
+ensure_tuning() {
+  local ram_mb; ram_mb=$(awk '/MemTotal/ { print int($2 / 1024) }' /proc/meminfo)
+  local shared=$(( ram_mb / 4 )); [ "$shared" -gt 8192 ] && shared=8192
+  local cache=$(( ram_mb * 3 / 4 ))
+  local want; want=$(cat <<CONF
+# Written by wearhouse's scripts/stack.sh for a box of ${ram_mb} MB that ingests and serves.
+shared_preload_libraries = 'timescaledb,pg_stat_statements'
+shared_buffers = ${shared}MB
+effective_cache_size = ${cache}MB
+maintenance_work_mem = 512MB
+work_mem = 16MB
+wal_buffers = 64MB
+min_wal_size = 1GB
+max_wal_size = 8GB
+checkpoint_timeout = 15min
+checkpoint_completion_target = 0.9
+wal_compression = lz4
+random_page_cost = 1.1
+effective_io_concurrency = 200
+pg_stat_statements.track = top
+CONF
+)
+  local file="$PG_CONF_DIR/conf.d/95-wearhouse.conf"
+  if [ "$(cat "$file" 2>/dev/null)" != "$want" ]; then
+    log "writing PostgreSQL settings for this box (shared_buffers ${shared}MB) and restarting it"
+    printf '%s\n' "$want" | as_root tee "$file" >/dev/null
+    as_root pg_ctlcluster --skip-systemctl-redirect "$PGV" main restart
+    wait_postgres
+  fi
+}
+
 ensure_database() {
   if [ "$(pg_admin -d postgres -c "select 1 from pg_database where datname = '$DB_NAME'")" != 1 ]; then
     log "creating database $DB_NAME"
@@ -214,6 +248,7 @@ main() {
   ensure_postgres
   ensure_tcp_login
   ensure_timescaledb
+  ensure_tuning
   ensure_database
   ensure_redis
   ensure_garage

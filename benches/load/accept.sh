@@ -12,16 +12,10 @@ CONNECTIONS=${CONNECTIONS:-32}
 RECORDS=${RECORDS:-100}
 USERS_N=${USERS_N:-200}
 PORT=${PORT:-8089}
-DB=wearhouse_load
-export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/wearhouse/target}
-PG="postgres://postgres:postgres@127.0.0.1:5432"
-work=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 
 . benches/load/service.sh
-prepare
-export REDIS_KEY_PREFIX="wearhouse_load_$$" ADMIN_EMAIL=load@example.com \
-  ADMIN_PASSWORD=load-test-password RUST_LOG=warn DATABASE_POOL_SIZE=${POOL:-32}
+prepare load
+export DATABASE_POOL_SIZE=${POOL:-32}
 start serve
 KEY=$(api_key load)
 users "$KEY" "$USERS_N" >"$work/users"

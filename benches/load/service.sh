@@ -1,9 +1,17 @@
-# Sourced by the load scripts (accept.sh, soak.sh): what they share to run the service under
-# load. Expects PG, DB, PORT and CARGO_TARGET_DIR set; sets `bin` and `server`.
+# Sourced by the load scripts (accept.sh, soak.sh, fleet.sh): what they share to run the service
+# under load. Expects PORT set; sets PG, `work` (a scratch directory removed on exit), and, by
+# `prepare`, DB, `bin` and `server`.
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/wearhouse/target}
+PG="postgres://postgres:postgres@127.0.0.1:5432"
+work=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 
-# The stack, wrk, the release build, a fresh database, and a throwaway master key (the
-# service does not start without one).
+# The stack, wrk, the release build, a fresh database wearhouse_$1, a throwaway master key (the
+# service does not start without one), an admin and a Redis prefix of this run's own.
 prepare() {
+  DB=wearhouse_$1
+  export REDIS_KEY_PREFIX="wearhouse_$1_$$" ADMIN_EMAIL="$1@example.com" \
+    ADMIN_PASSWORD="$1-test-password" RUST_LOG=warn
   ./scripts/stack.sh >/dev/null
   command -v wrk >/dev/null || { sudo=""; [ "$(id -u)" -eq 0 ] || sudo=sudo; $sudo apt-get install -y -qq wrk >/dev/null; }
   cargo build --release --quiet --bin wearhouse --example sdk_payload

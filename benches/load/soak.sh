@@ -17,17 +17,9 @@ RECORDS=${RECORDS:-100}
 USERS_N=${USERS_N:-100}
 BODY_COUNT=${BODY_COUNT:-600}
 PORT=${PORT:-8091}
-DB=wearhouse_soak
-export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/wearhouse/target}
-PG="postgres://postgres:postgres@127.0.0.1:5432"
-work=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 
 . benches/load/service.sh
-prepare
-prefix="wearhouse_soak_$$"
-export REDIS_KEY_PREFIX="$prefix" ADMIN_EMAIL=soak@example.com ADMIN_PASSWORD=soak-test-password \
-  RUST_LOG=warn
+prepare soak
 start all
 KEY=$(api_key soak)
 users "$KEY" "$USERS_N" >"$work/users"
@@ -41,7 +33,7 @@ sample() {
   local rss redis_mem redis_keys sizes
   rss=$(awk '/VmRSS/ {print $2}' "/proc/$server/status")
   redis_mem=$(redis-cli info memory | awk -F: '/^used_memory:/ {print $2}' | tr -d '\r')
-  redis_keys=$(redis-cli --scan --pattern "$prefix:*" | while read -r k; do
+  redis_keys=$(redis-cli --scan --pattern "$REDIS_KEY_PREFIX:*" | while read -r k; do
     t=$(redis-cli type "$k"); [ "$t" = stream ] && redis-cli xlen "$k" || echo 0; done | paste -sd+ | bc)
   sizes=$(psql -qAt -F' ' "$PG/$DB" -c "select pg_database_size(current_database()),
       hypertable_size('samples'), pg_total_relation_size('sdk_batches'),

@@ -1,8 +1,8 @@
 //! The event outbox: rows written in the same transaction as the data they announce, picked up
 //! by the webhook sender. The ingest pipeline and the sender share nothing else, so the payload
-//! is one type both sides use ([`Payload`]): sessions are written here, timeseries events by the
-//! samples upsert statement (`queries/samples_upsert.sql`, which builds the same JSON; a test
-//! reads it back as this type).
+//! is one type both sides use ([`Payload`]).
+
+use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 use deadpool_postgres::GenericClient;
@@ -11,6 +11,7 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use crate::catalogue::event_types::SessionEvent;
+use crate::catalogue::series_types;
 use crate::{Error, Result};
 
 /// What an outbox event carries.
@@ -50,6 +51,60 @@ impl Payload {
     }
 }
 
+/// The new or changed samples of each series in one batch: one event per series names them.
+#[derive(Debug, Default)]
+pub(crate) struct Spans(BTreeMap<i16, (i64, DateTime<Utc>, DateTime<Utc>)>);
+
+impl Spans {
+    pub(crate) fn add(&mut self, series_type_id: i16, ts: DateTime<Utc>) {
+        let span = self.0.entry(series_type_id).or_insert((0, ts, ts));
+        span.0 += 1;
+        span.1 = span.1.min(ts);
+        span.2 = span.2.max(ts);
+    }
+
+    /// Writes one timeseries event per series, each under its series' group event; returns
+    /// how many.
+    pub(crate) async fn write(
+        self,
+        client: &impl GenericClient,
+        user_id: Uuid,
+        batch_id: Uuid,
+        provider: &str,
+    ) -> Result<i64> {
+        let (mut names, mut payloads) = (Vec::new(), Vec::new());
+        for (id, (sample_count, start_time, end_time)) in self.0 {
+            let series =
+                series_types::by_id(id).ok_or(Error::Inconsistent("a sample of no series type"))?;
+            let reference = TimeseriesRef {
+                user_id,
+                provider: provider.to_owned(),
+                series_type: series.slug.to_owned(),
+                batch_id,
+                sample_count,
+                start_time,
+                end_time,
+            };
+            names.push(series.event);
+            payloads.push(
+                serde_json::to_value(Payload::Timeseries(reference))
+                    .map_err(|source| Error::Payload { what: "outbox payload", source })?,
+            );
+        }
+        if names.is_empty() {
+            return Ok(0);
+        }
+        let insert = client
+            .prepare_cached(
+                "insert into outbox (event_type, user_id, payload)
+                 select name, $1, payload from unnest($2::text[], $3::jsonb[]) as e(name, payload)",
+            )
+            .await?;
+        let written = client.execute(&insert, &[&user_id, &names, &payloads]).await?;
+        Ok(i64::try_from(written).unwrap_or(i64::MAX))
+    }
+}
+
 /// Writes a session event.
 pub async fn insert_session(
     client: &impl GenericClient,
@@ -80,7 +135,7 @@ mod tests {
 
     #[test]
     fn payloads_read_back_and_old_session_rows_still_read() {
-        // As the samples upsert statement builds it (jsonb renders timestamps with an offset).
+        // As jsonb renders it (timestamps with an offset).
         let sql = json!({"kind": "timeseries", "user_id": "018f2c3e-0000-7000-8000-000000000001",
             "provider": "apple", "series_type": "heart_rate",
             "batch_id": "018f2c3e-0000-7000-8000-000000000002", "sample_count": 3,

@@ -1,15 +1,21 @@
-//! Writing samples: binary COPY into a per-connection staging table, then one statement that
-//! deduplicates, upserts into the hypertable, maintains the daily rollups and writes the
-//! outbox events (`queries/samples_upsert.sql`).
+//! Writing samples. A batch whose samples are all new (the usual case) is copied straight into
+//! the hypertable with binary COPY; one that repeats stored samples (the COPY meets the unique
+//! key and is rolled back) goes through a staging table and a deduplicating upsert
+//! (`queries/samples_upsert.sql`). Either way the new samples are added to the daily rollups,
+//! the days of changed ones are recounted, and one outbox event per series names what the batch
+//! brought.
 
 use chrono::{DateTime, Utc};
 use deadpool_postgres::Transaction;
 use futures::pin_mut;
 use tokio_postgres::binary_copy::BinaryCopyInWriter;
-use tokio_postgres::types::Type;
+use tokio_postgres::error::SqlState;
+use tokio_postgres::types::{ToSql, Type};
 use uuid::Uuid;
 
 use crate::Result;
+use crate::outbox::Spans;
+use crate::rollups::Additions;
 
 /// One sample, normalised: canonical unit, known series, known source.
 #[derive(Debug, Clone, PartialEq)]
@@ -46,10 +52,19 @@ pub(crate) const STAGING: &str = "
         series_type_id smallint, data_source_id uuid, local_date date
     ) on commit delete rows;";
 
-const COPY: &str = "copy samples_in (series_type_id, data_source_id, ts, value, zone_offset, \
-                    is_daily_total) from stdin binary";
-const COPY_TYPES: &[Type] =
-    &[Type::INT2, Type::UUID, Type::TIMESTAMPTZ, Type::FLOAT8, Type::INT2, Type::BOOL];
+/// The columns a batch's rows are copied in; straight into the hypertable, the user and batch
+/// follow.
+const COLUMNS: &str = "series_type_id, data_source_id, ts, value, zone_offset, is_daily_total";
+const TYPES: [Type; 8] = [
+    Type::INT2,
+    Type::UUID,
+    Type::TIMESTAMPTZ,
+    Type::FLOAT8,
+    Type::INT2,
+    Type::BOOL,
+    Type::UUID,
+    Type::UUID,
+];
 
 const UPSERT: &str = include_str!("../queries/samples_upsert.sql");
 
@@ -74,8 +89,102 @@ fn dedup(rows: &[SampleRow]) -> Vec<&SampleRow> {
     out
 }
 
-/// Stores `rows` for one user inside the caller's transaction. `events`: whether to write one
-/// outbox event per series type for the rows inserted or changed.
+/// Where a batch's rows are copied.
+#[derive(Debug, Clone, Copy)]
+enum Target {
+    /// Straight into the hypertable, with their user and batch.
+    Samples { user_id: Uuid, batch_id: Uuid },
+    /// Into the session's staging table, for the upsert.
+    Staging,
+}
+
+async fn copy(
+    tx: &Transaction<'_>,
+    target: Target,
+    rows: &[&SampleRow],
+) -> Result<(), tokio_postgres::Error> {
+    let (statement, types) = match target {
+        Target::Samples { .. } => {
+            (format!("copy samples ({COLUMNS}, user_id, batch_id) from stdin binary"), &TYPES[..])
+        }
+        Target::Staging => (format!("copy samples_in ({COLUMNS}) from stdin binary"), &TYPES[..6]),
+    };
+    let sink = tx.copy_in(&statement).await?;
+    let writer = BinaryCopyInWriter::new(sink, types);
+    pin_mut!(writer);
+    for r in rows {
+        let columns: [&(dyn ToSql + Sync); 6] = [
+            &r.series_type_id,
+            &r.data_source_id,
+            &r.ts,
+            &r.value,
+            &r.zone_offset,
+            &r.is_daily_total,
+        ];
+        match &target {
+            Target::Samples { user_id, batch_id } => {
+                let [a, b, c, d, e, f] = columns;
+                writer.as_mut().write(&[a, b, c, d, e, f, user_id, batch_id]).await?;
+            }
+            Target::Staging => writer.as_mut().write(&columns).await?,
+        }
+    }
+    writer.finish().await?;
+    Ok(())
+}
+
+/// Copies rows that are all new straight into the hypertable: no conflict check per row, no
+/// staging. `false` when one of them is stored already; nothing is written then (the savepoint
+/// is rolled back).
+async fn insert_new(
+    tx: &Transaction<'_>,
+    user_id: Uuid,
+    batch_id: Uuid,
+    rows: &[&SampleRow],
+) -> Result<bool> {
+    tx.batch_execute("savepoint samples_new").await?;
+    match copy(tx, Target::Samples { user_id, batch_id }, rows).await {
+        Ok(()) => {
+            tx.batch_execute("release savepoint samples_new").await?;
+            Ok(true)
+        }
+        Err(e) if e.code() == Some(&SqlState::UNIQUE_VIOLATION) => {
+            tx.batch_execute("rollback to savepoint samples_new").await?;
+            Ok(false)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Stages the rows and upserts them; returns the rows inserted (`true`) or changed (`false`).
+async fn upsert(
+    tx: &Transaction<'_>,
+    user_id: Uuid,
+    batch_id: Uuid,
+    rows: &[&SampleRow],
+) -> Result<Vec<(SampleRow, bool)>> {
+    copy(tx, Target::Staging, rows).await?;
+    let upsert = tx.prepare_cached(UPSERT).await?;
+    tx.query(&upsert, &[&user_id, &batch_id])
+        .await?
+        .iter()
+        .map(|r| {
+            let row = SampleRow {
+                series_type_id: r.try_get("series_type_id")?,
+                data_source_id: r.try_get("data_source_id")?,
+                ts: r.try_get("ts")?,
+                value: r.try_get("value")?,
+                zone_offset: r.try_get("zone_offset")?,
+                is_daily_total: r.try_get("is_daily_total")?,
+            };
+            Ok((row, r.try_get("inserted")?))
+        })
+        .collect()
+}
+
+/// Stores `rows` for one user inside the caller's transaction (which holds the user's row lock,
+/// so no other batch of theirs is written meanwhile). `events`: whether to write one outbox
+/// event per series type for the rows inserted or changed.
 pub async fn store(
     tx: &Transaction<'_>,
     user_id: Uuid,
@@ -88,30 +197,29 @@ pub async fn store(
         return Ok(Stored::default());
     }
     let rows = dedup(rows);
-    let sink = tx.copy_in(COPY).await?;
-    let writer = BinaryCopyInWriter::new(sink, COPY_TYPES);
-    pin_mut!(writer);
-    for r in &rows {
-        writer
-            .as_mut()
-            .write(&[
-                &r.series_type_id,
-                &r.data_source_id,
-                &r.ts,
-                &r.value,
-                &r.zone_offset,
-                &r.is_daily_total,
-            ])
-            .await?;
-    }
-    writer.finish().await?;
-
-    let upsert = tx.prepare_cached(UPSERT).await?;
-    let row = tx.query_one(&upsert, &[&user_id, &batch_id, &provider, &events]).await?;
     let distinct = rows.len() as i64;
-    let inserted: i64 = row.try_get("inserted")?;
-    let updated: i64 = row.try_get("updated")?;
-    let events: i64 = row.try_get("events")?;
+    let (mut additions, mut spans) = (Additions::default(), Spans::default());
+    let (mut inserted, mut updated) = (0, 0);
+    if insert_new(tx, user_id, batch_id, &rows).await? {
+        for r in &rows {
+            additions.add(r);
+            spans.add(r.series_type_id, r.ts);
+        }
+        inserted = distinct;
+    } else {
+        for (r, new) in upsert(tx, user_id, batch_id, &rows).await? {
+            if new {
+                additions.add(&r);
+                inserted += 1;
+            } else {
+                updated += 1;
+            }
+            spans.add(r.series_type_id, r.ts);
+        }
+    }
+    additions.write(tx, user_id).await?;
+    let events = if events { spans.write(tx, user_id, batch_id, provider).await? } else { 0 };
+    // After the additions: a recount rebuilds its days (and their neighbours) from the samples.
     if updated > 0 {
         crate::rollups::recount_touched(tx, user_id).await?;
     }

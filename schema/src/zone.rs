@@ -18,6 +18,14 @@ pub fn local_time(at: chrono::DateTime<chrono::Utc>, minutes: Option<i16>) -> St
     }
 }
 
+/// The calendar day an instant falls on at an offset of `minutes` east of UTC (UTC when
+/// unknown). SQL's `local_day` function (migration V10) is the same rule for the statements
+/// that read and recount stored samples; `tests/e2e` holds the two together.
+pub fn local_day(at: chrono::DateTime<chrono::Utc>, minutes: Option<i16>) -> chrono::NaiveDate {
+    let shift = chrono::TimeDelta::minutes(i64::from(minutes.unwrap_or(0)));
+    at.naive_utc().checked_add_signed(shift).unwrap_or_else(|| at.naive_utc()).date()
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -33,5 +41,16 @@ mod tests {
         let at = chrono::DateTime::from_timestamp(1_773_478_800, 0).unwrap_or_default();
         assert_eq!(super::local_time(at, Some(120)), "2026-03-14T11:00:00+02:00");
         assert_eq!(super::local_time(at, None), "2026-03-14T09:00:00Z");
+    }
+
+    #[test]
+    fn local_days() {
+        // 2026-03-14T23:30:00Z
+        let at = chrono::DateTime::from_timestamp(1_773_531_000, 0).unwrap_or_default();
+        let day = |m| super::local_day(at, m).to_string();
+        assert_eq!(day(None), "2026-03-14");
+        assert_eq!(day(Some(30)), "2026-03-15");
+        assert_eq!(day(Some(29)), "2026-03-14");
+        assert_eq!(day(Some(-600)), "2026-03-14");
     }
 }

@@ -579,3 +579,104 @@ async fn a_full_backlog_is_answered_503_with_retry_after() {
     assert_eq!(app.wait_batch(&first.str("task_id")).await, "done");
     assert_eq!(app.sync(&user, &key, &body).await.status, 202);
 }
+
+/// Rollup rows of a user that differ from a recount of their raw samples by SQL's `local_day`
+/// (what summaries and recounts use), and how many rollup rows there are.
+async fn rollups_against_samples(app: &TestApp, user: &str) -> (i64, i64) {
+    let figures = "count(*) filter (where not coalesce(is_daily_total, false)) as c,
+           coalesce(sum(value) filter (where not coalesce(is_daily_total, false)), 0) as s,
+           min(value) filter (where not coalesce(is_daily_total, false)) as mn,
+           max(value) filter (where not coalesce(is_daily_total, false)) as mx,
+           count(*) filter (where is_daily_total) as tc,
+           coalesce(sum(value) filter (where is_daily_total), 0) as ts";
+    let differing = app
+        .count(&format!(
+            "with raw as (
+                select series_type_id, data_source_id, local_day(ts, zone_offset) as local_date,
+                       {figures}
+                from samples where user_id = '{user}' group by 1, 2, 3),
+             r as (select * from daily_rollups where user_id = '{user}')
+             select count(*) from raw full join r using (series_type_id, data_source_id, local_date)
+             where r.user_id is null or raw.c is null or raw.c <> r.sample_count
+                or abs(raw.s - r.value_sum) > 1e-6 or raw.mn is distinct from r.value_min
+                or raw.mx is distinct from r.value_max or raw.tc <> r.total_count
+                or abs(raw.ts - r.total_sum) > 1e-6"
+        ))
+        .await;
+    let rows =
+        app.count(&format!("select count(*) from daily_rollups where user_id = '{user}'")).await;
+    (differing, rows)
+}
+
+/// Samples announced per series by a user's timeseries events.
+async fn announced(app: &TestApp, user: &str) -> Vec<(String, i64)> {
+    app.db()
+        .await
+        .query(
+            "select payload->>'series_type', sum((payload->>'sample_count')::bigint)::bigint
+             from outbox where user_id = $1 and payload->>'kind' = 'timeseries'
+             group by 1 order by 1",
+            &[&user.parse::<uuid::Uuid>().expect("uuid")],
+        )
+        .await
+        .expect("events")
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect()
+}
+
+#[tokio::test]
+async fn copied_and_upserted_batches_agree() {
+    use crate::fixtures::{at, watch};
+    // A batch of new samples is copied straight in; one that repeats a stored sample goes
+    // through the upsert. Both must give the same rollups (by the same local days as SQL's
+    // `local_day`, here around midnight at several offsets) and announce the same samples.
+    let app = TestApp::spawn().await;
+    let key = app.api_key().await;
+    let mut body = payload(&Spec::new(Platform::Ios, 400));
+    let w = watch();
+    let midnight = [
+        at("HeartRate", "2026-03-14T23:40:00Z", 61.0, "count/min", Some("+00:30"), &w),
+        at("HeartRate", "2026-03-14T23:20:00Z", 62.0, "count/min", Some("+00:30"), &w),
+        at("HeartRate", "2026-03-15T02:10:00Z", 63.0, "count/min", Some("-03:00"), &w),
+        at("HeartRate", "2026-03-14T18:40:00Z", 64.0, "count/min", Some("+05:45"), &w),
+        at("HeartRate", "2026-03-14T23:59:59Z", 65.0, "count/min", None, &w),
+        at("StepCount", "2026-03-14T23:50:00Z", 120.0, "count", Some("+01:00"), &w),
+    ];
+    let records = body["data"]["records"].as_array_mut().expect("records");
+    records.extend(midnight);
+    let first = json!({"provider": "apple", "sdkVersion": "0.13.0",
+        "syncTimestamp": "2026-03-14T18:50:00Z",
+        "data": {"records": [records[records.len() - 1].clone()], "workouts": [], "sleep": []}});
+    let body = body.to_string();
+
+    let copied = app.user(&key, json!({})).await;
+    app.sync_and_wait(&copied, &key, &body).await;
+    let upserted = app.user(&key, json!({})).await;
+    app.sync_and_wait(&upserted, &key, &first.to_string()).await;
+    let run = app.sync_and_wait(&upserted, &key, &body).await;
+
+    let runs = app.get(&format!("/api/v1/users/{upserted}/sync/runs"), &key).await;
+    let run = runs.body.as_array().and_then(|a| a.iter().find(|r| r["run_id"] == run.as_str()));
+    let counts = run.map(|r| r["counts"].clone()).unwrap_or_default();
+    assert_eq!(counts["samples_unchanged"], 1, "the repeated sample sends the batch to the upsert");
+    let total =
+        app.count(&format!("select count(*) from samples where user_id = '{copied}'")).await;
+    assert_eq!(counts["samples_inserted"], total - 1);
+
+    for user in [&copied, &upserted] {
+        let (differing, rows) = rollups_against_samples(&app, user).await;
+        assert!(rows > 10, "{rows} rollup rows");
+        assert_eq!(differing, 0, "rollups of {user} differ from their samples");
+    }
+    let days = |user: &str| {
+        format!(
+            "select count(distinct local_date) from daily_rollups
+             where user_id = '{user}' and local_date between '2026-03-14' and '2026-03-15'"
+        )
+    };
+    assert_eq!(app.count(&days(&copied)).await, 2, "samples on both sides of local midnight");
+    let copied_events = announced(&app, &copied).await;
+    assert!(!copied_events.is_empty());
+    assert_eq!(copied_events, announced(&app, &upserted).await);
+}

@@ -1,6 +1,6 @@
 //! `POST /api/v1/sdk/users/{user_id}/sync`: the mobile SDK push. The hottest path: it reads the
-//! body (up to the configured limit), checks that it is well-formed JSON and finds the provider
-//! without parsing the rest, stores the batch (compressed) durably while the user's backlog is
+//! body (up to the configured limit), checks in one pass that it is well-formed JSON and finds the
+//! provider, stores the batch (compressed) durably while the user's backlog is
 //! under its bound, announces it to the workers and answers 202. Records are validated later,
 //! one by one, by the worker: a bad record never costs the client its batch.
 //!
@@ -82,15 +82,19 @@ async fn read_body(headers: &HeaderMap, body: Body, limit: usize) -> ApiResult<B
 /// How long a client over its backlog is asked to wait.
 const BACKLOG_RETRY_AFTER: u64 = 30;
 
-/// Checks the body is well-formed JSON, then compresses it (zstd at a fast level: SDK JSON
-/// shrinks about tenfold).
-fn check_and_compress(body: &[u8]) -> ApiResult<Vec<u8>> {
-    envelope::validate(body).map_err(|e| {
+/// Checks the body is well-formed JSON naming a supported provider, then compresses it (zstd at
+/// a fast level: SDK JSON shrinks about tenfold). The provider's slug and the compressed body.
+fn check_and_compress(body: &[u8]) -> ApiResult<(&'static str, Vec<u8>)> {
+    let name = envelope::check(body).map_err(|e| {
         // The reference's wording for a body that is not JSON.
-        let reason = e.to_string();
-        ApiError::bad_request(format!("JSON decode error - {reason}"))
+        ApiError::bad_request(format!("JSON decode error - {e}"))
     })?;
-    zstd::bulk::compress(body, 1).map_err(|e| ApiError::Other(format!("compressing a batch: {e}")))
+    let Some((provider, _)) = name.as_deref().and_then(envelope::sdk_provider) else {
+        return Err(ApiError::bad_request(envelope::unsupported_message(name.as_deref())));
+    };
+    let compressed = zstd::bulk::compress(body, 1)
+        .map_err(|e| ApiError::Other(format!("compressing a batch: {e}")))?;
+    Ok((provider.slug, compressed))
 }
 
 /// Accepts a sync batch from the mobile SDK.
@@ -115,13 +119,9 @@ async fn sync(
     auth.ensure_user(&user_id)?;
     let id = path_uuid(&user_id)?;
     let bytes = read_body(&headers, body, state.config.sdk_max_body_bytes).await?;
-    let name = envelope::peek_provider(&bytes);
-    let Some((provider, _)) = name.as_deref().and_then(envelope::sdk_provider) else {
-        return Err(ApiError::bad_request(envelope::unsupported_message(name.as_deref())));
-    };
     let size = i32::try_from(bytes.len()).unwrap_or(i32::MAX);
     // Large bodies are checked and compressed off the async threads.
-    let compressed = if bytes.len() > 256 << 10 {
+    let (provider, compressed) = if bytes.len() > 256 << 10 {
         tokio::task::spawn_blocking(move || check_and_compress(&bytes))
             .await
             .map_err(|e| ApiError::Other(e.to_string()))??
@@ -130,7 +130,7 @@ async fn sync(
     };
     let max_pending = state.config.sdk_max_pending_bytes;
     let inserted =
-        schema::sdk_batches::insert(&state.db, id, provider.slug, &compressed, size, max_pending)
+        schema::sdk_batches::insert(&state.db, id, provider, &compressed, size, max_pending)
             .await?;
     let batch = match inserted {
         Inserted::Batch(batch) => batch,
