@@ -2,8 +2,10 @@
 //!
 //!     cargo run --release --example gen_export -- --days 1650 --out export.xml
 //!     cargo run --release --example gen_export -- --days 730 --zip --out export.zip
+//!     cargo run --release --example gen_export -- --days 700 --shape varied --out export.xml
 //!
-//! About 0.6 MB of XML a day; `--days 1650` is about 1 GB.
+//! About 0.6 MB of XML a day; `--days 1650` is about 1 GB. `--shape varied`: many small records
+//! of many types from many apps (see `Shape`).
 
 use std::io::{BufWriter, Write};
 
@@ -18,6 +20,13 @@ fn main() -> std::io::Result<()> {
             "--days" => spec.days = args.next().and_then(|v| v.parse().ok()).unwrap_or(30),
             "--seed" => spec.seed = args.next().and_then(|v| v.parse().ok()).unwrap_or(7),
             "--out" => out = args.next(),
+            "--shape" => match args.next().unwrap_or_default().parse() {
+                Ok(shape) => spec.shape = shape,
+                Err(e) => {
+                    eprintln!("{e}");
+                    std::process::exit(2);
+                }
+            },
             "--zip" => zip = true,
             other => {
                 eprintln!("unknown option {other}");

@@ -27,4 +27,8 @@ if [ -z "${MASTER_KEY:-}" ]; then
   export MASTER_KEY
 fi
 [ $# -gt 0 ] || set -- all
-exec cargo run --release --locked --quiet -- "$@"
+# Cargo's own progress (not --quiet): the first build on a fresh machine takes minutes.
+target="${CARGO_TARGET_DIR:-target}"
+[ -x "$target/release/wearhouse" ] || echo "[run] building the release binary (first time: 10+ minutes on 2 cores)" >&2
+cargo build --release --locked --bin wearhouse
+exec "$target/release/wearhouse" "$@"

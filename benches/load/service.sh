@@ -1,6 +1,6 @@
 # Sourced by the load scripts (accept.sh, soak.sh, fleet.sh): what they share to run the service
 # under load. Expects PORT set; sets PG, `work` (a scratch directory removed on exit), and, by
-# `prepare`, DB, `bin` and `server`.
+# `prepare`, DB, `bin` (WEARHOUSE_BIN: another build, for before/after) and `server`.
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/wearhouse/target}
 PG="postgres://postgres:postgres@127.0.0.1:5432"
 work=$(mktemp -d)
@@ -15,7 +15,7 @@ prepare() {
   ./scripts/stack.sh >/dev/null
   command -v wrk >/dev/null || { sudo=""; [ "$(id -u)" -eq 0 ] || sudo=sudo; $sudo apt-get install -y -qq wrk >/dev/null; }
   cargo build --release --quiet --bin wearhouse --example sdk_payload
-  bin=$CARGO_TARGET_DIR/release/wearhouse
+  bin=${WEARHOUSE_BIN:-$CARGO_TARGET_DIR/release/wearhouse}
   psql -q "$PG/postgres" -c "drop database if exists $DB with (force)" -c "create database $DB"
   export MASTER_KEY="${MASTER_KEY:-$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')}"
   export DATABASE_URL="$PG/$DB"

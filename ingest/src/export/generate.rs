@@ -4,9 +4,12 @@
 //! fractions, respiratory rate, HRV with its beat list, resting and walking heart rate,
 //! weight), a night of sleep stages from the watch with the phone's in-bed interval, menstrual
 //! flow, category records wearhouse does not use, then workouts with statistics, events,
-//! metadata and route references, and one activity summary a day. Deterministic for a seed;
-//! about 0.6 MB a day. Used by the tests and the benchmarks
-//! (`cargo run --release --example gen_export -- --days 1650 --out export.xml` is about 1 GB).
+//! metadata and route references, and one activity summary a day (`Shape::Watch`, about 0.6 MB
+//! a day). `Shape::Varied` is the other kind of export users hand over: years of many small
+//! records of two dozen types from a dozen apps and devices, in US units, interleaved in time,
+//! a third of them with metadata (about 0.5 MB a day). Deterministic for a seed. Used by the
+//! tests and the benchmarks (`cargo run --release --example gen_export -- --days 1650 --out
+//! export.xml` is about 1 GB).
 
 use std::io::{self, Write};
 
@@ -21,6 +24,28 @@ pub struct ExportSpec {
     /// Minutes east of UTC of every timestamp.
     pub offset_minutes: i32,
     pub seed: u64,
+    pub shape: Shape,
+}
+
+/// What the export looks like.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Shape {
+    /// An iPhone + Apple Watch: long dense series, sleep, workouts, summaries.
+    #[default]
+    Watch,
+    /// Many small records of many types from many apps, interleaved in time.
+    Varied,
+}
+
+impl std::str::FromStr for Shape {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Shape, String> {
+        match s {
+            "watch" => Ok(Shape::Watch),
+            "varied" => Ok(Shape::Varied),
+            other => Err(format!("unknown shape {other} (watch or varied)")),
+        }
+    }
 }
 
 impl ExportSpec {
@@ -30,6 +55,7 @@ impl ExportSpec {
             start: NaiveDate::from_ymd_opt(2024, 1, 1).unwrap_or_default(),
             offset_minutes: 60,
             seed: 7,
+            shape: Shape::Watch,
         }
     }
 }
@@ -78,6 +104,16 @@ pub fn write_export<W: Write>(w: &mut W, spec: &ExportSpec) -> io::Result<u64> {
     let sign = if spec.offset_minutes < 0 { '-' } else { '+' };
     let m = spec.offset_minutes.unsigned_abs();
     let mut o = Out { w, offset: format!("{sign}{:02}{:02}", m / 60, m % 60), records: 0 };
+    header(&mut o)?;
+    match spec.shape {
+        Shape::Watch => write_watch(&mut o, spec)?,
+        Shape::Varied => write_varied(&mut o, spec)?,
+    }
+    writeln!(o.w, "</HealthData>")?;
+    Ok(o.records)
+}
+
+fn header<W: Write>(o: &mut Out<'_, W>) -> io::Result<()> {
     writeln!(o.w, r#"<?xml version="1.0" encoding="UTF-8"?>"#)?;
     writeln!(
         o.w,
@@ -88,7 +124,10 @@ pub fn write_export<W: Write>(w: &mut W, spec: &ExportSpec) -> io::Result<u64> {
     writeln!(
         o.w,
         r#" <Me HKCharacteristicTypeIdentifierDateOfBirth="1990-05-01" HKCharacteristicTypeIdentifierBiologicalSex="HKBiologicalSexFemale"/>"#
-    )?;
+    )
+}
+
+fn write_watch<W: Write>(o: &mut Out<'_, W>, spec: &ExportSpec) -> io::Result<()> {
     let mut rng = Rng(spec.seed.max(1));
     let day =
         |d: u32| spec.start.and_hms_opt(0, 0, 0).unwrap_or_default() + Duration::days(i64::from(d));
@@ -343,6 +382,94 @@ pub fn write_export<W: Write>(w: &mut W, spec: &ExportSpec) -> io::Result<u64> {
             20 + d % 30
         )?;
     }
-    writeln!(o.w, "</HealthData>")?;
-    Ok(o.records)
+    Ok(())
+}
+
+/// The apps and devices of a varied export: (source name, version, device).
+const APPS: [(&str, &str, &str); 12] = [
+    (PHONE_NAME, "17.3", PHONE),
+    (WATCH_NAME, "10.3", WATCH),
+    ("MyFitnessPal", "24.1.0", ""),
+    ("Withings", "6.12", ""),
+    ("Oura", "5.4.1", ""),
+    ("AutoSleep", "7.3", ""),
+    ("Strava", "356.0", ""),
+    ("Dexcom G7", "2.3", ""),
+    ("Qardio", "2.8", ""),
+    ("Zepp Life", "6.9.0", ""),
+    ("Garmin Connect", "5.1", ""),
+    ("Health Mate &amp; Co", "1.0", ""),
+];
+
+/// Types of a varied export: (identifier suffix, unit as HealthKit writes it for a US locale,
+/// low, high, records a day, fraction digits).
+const VARIED: [(&str, &str, f64, f64, u32, usize); 24] = [
+    ("HeartRate", "count/min", 50.0, 150.0, 300, 0),
+    ("StepCount", "count", 5.0, 400.0, 200, 0),
+    ("DistanceWalkingRunning", "mi", 0.001, 0.3, 160, 4),
+    ("ActiveEnergyBurned", "Cal", 0.05, 6.0, 240, 3),
+    ("BasalEnergyBurned", "kJ", 40.0, 70.0, 96, 2),
+    ("FlightsClimbed", "count", 1.0, 3.0, 10, 0),
+    ("WalkingSpeed", "mph", 1.5, 3.8, 40, 2),
+    ("WalkingStepLength", "in", 20.0, 32.0, 40, 1),
+    ("WalkingDoubleSupportPercentage", "%", 0.2, 0.35, 30, 3),
+    ("WalkingAsymmetryPercentage", "%", 0.0, 0.1, 20, 3),
+    ("EnvironmentalAudioExposure", "dBASPL", 40.0, 85.0, 48, 1),
+    ("HeadphoneAudioExposure", "dBASPL", 50.0, 80.0, 16, 1),
+    ("OxygenSaturation", "%", 0.93, 1.0, 24, 2),
+    ("RespiratoryRate", "count/min", 11.0, 19.0, 48, 1),
+    ("HeartRateVariabilitySDNN", "ms", 20.0, 80.0, 8, 1),
+    ("RestingHeartRate", "count/min", 50.0, 62.0, 1, 0),
+    ("BloodGlucose", "mg/dL", 70.0, 160.0, 96, 0),
+    ("BodyMass", "lb", 170.0, 180.0, 1, 1),
+    ("BodyFatPercentage", "%", 0.2, 0.25, 1, 3),
+    ("BodyTemperature", "degF", 97.0, 99.5, 2, 1),
+    ("VO2Max", "mL/min·kg", 38.0, 44.0, 1, 2),
+    ("TimeInDaylight", "min", 1.0, 15.0, 20, 0),
+    ("AppleStandTime", "min", 1.0, 5.0, 16, 0),
+    ("PhysicalEffort", "kcal/hr·kg", 1.0, 8.0, 60, 1),
+];
+
+/// Many small records from many apps, in time order across types.
+fn write_varied<W: Write>(o: &mut Out<'_, W>, spec: &ExportSpec) -> io::Result<()> {
+    let mut rng = Rng(spec.seed.max(1));
+    let start = spec.start.and_hms_opt(0, 0, 0).unwrap_or_default();
+    for d in 0..spec.days {
+        let day = start + Duration::days(i64::from(d));
+        // Each type's records spread over the day, merged by second so types interleave.
+        let mut slots: Vec<(i64, usize)> = Vec::new();
+        for (k, (.., per_day, _)) in VARIED.iter().enumerate() {
+            let step = 86_400 / i64::from(*per_day);
+            slots.extend((0..i64::from(*per_day)).map(|i| (i * step + (k as i64 * 13) % step, k)));
+        }
+        slots.sort_unstable();
+        for (second, k) in slots {
+            let (kind, unit, lo, hi, _, digits) = VARIED[k];
+            let (name, version, device) = APPS[(k + second as usize / 3600) % APPS.len()];
+            let t = day + Duration::seconds(second);
+            let end = t + Duration::seconds(if kind == "HeartRate" { 0 } else { 60 });
+            let value = format!("{:.*}", digits, rng.range(lo, hi));
+            let device =
+                if device.is_empty() { String::new() } else { format!(r#" device="{device}""#) };
+            o.records += 1;
+            let head = format!(
+                r#" <Record type="HKQuantityTypeIdentifier{kind}" sourceName="{name}" sourceVersion="{version}"{device} unit="{unit}" creationDate="{c}" startDate="{s}" endDate="{e}" value="{value}""#,
+                c = o.ts(end),
+                s = o.ts(t),
+                e = o.ts(end),
+            );
+            if second % 3 == 0 {
+                writeln!(o.w, "{head}>")?;
+                writeln!(
+                    o.w,
+                    r#"  <MetadataEntry key="HKMetadataKeySyncIdentifier" value="{k}-{d}-{second}"/>"#
+                )?;
+                writeln!(o.w, r#"  <MetadataEntry key="HKWasUserEntered" value="0"/>"#)?;
+                writeln!(o.w, " </Record>")?;
+            } else {
+                writeln!(o.w, "{head}/>")?;
+            }
+        }
+    }
+    Ok(())
 }

@@ -80,6 +80,29 @@ fn a_generated_export_normalises() {
 }
 
 #[test]
+fn a_varied_export_stores_every_record_in_si_units() {
+    let mut bytes = Vec::new();
+    let spec = ExportSpec { shape: generate::Shape::Varied, ..ExportSpec::new(2) };
+    let records = write_export(&mut bytes, &spec).unwrap_or_default();
+    let (n, _, _) = read_all(&bytes).unwrap_or_else(|e| panic!("{e}"));
+    // Every type and every US unit of the generator is known: nothing is dropped.
+    assert!(n.report.dropped.is_empty(), "{:?}", n.report.dropped);
+    assert_eq!(n.samples.len() as u64, records);
+    // Miles, pounds, inches, mph and °F arrive in the canonical units.
+    let within = |slug: &str, lo: f64, hi: f64| {
+        let v = values(&n, slug);
+        assert!(!v.is_empty() && v.iter().all(|x| (lo..=hi).contains(x)), "{slug}: {v:?}");
+    };
+    within("distance_walking_running", 1.6, 483.0);
+    within("weight", 77.1, 81.7);
+    within("walking_step_length", 50.8, 81.3);
+    within("walking_speed", 0.67, 1.7);
+    within("body_temperature", 36.1, 37.5);
+    // A dozen apps, each its own source.
+    assert!(n.sources.list.len() >= 12, "{}", n.sources.list.len());
+}
+
+#[test]
 fn menstrual_flow_becomes_cycles() {
     let (_, menstrual, _) = read_all(&export(62)).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(menstrual.len(), 5 + 5 + 3, "days 3, 31 and 59 start a period");
