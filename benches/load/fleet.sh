@@ -91,7 +91,7 @@ fi
 kill "$server"; wait "$server" 2>/dev/null || true
 
 # The machine's own limit for these rows: a bare binary COPY into an empty twin.
-psql -q "$PG/$DB" <<SQL
+psql -q "$PG/$DB" >/dev/null <<SQL
 create table samples_twin (like samples including all);
 select create_hypertable('samples_twin', by_range('ts', interval '7 days'), create_default_indexes => false);
 \copy (select * from samples order by user_id, series_type_id, ts, data_source_id) to '$work/samples.bin' with (format binary)

@@ -6,8 +6,8 @@
 //! flow, category records wearhouse does not use, then workouts with statistics, events,
 //! metadata and route references, and one activity summary a day (`Shape::Watch`, about 0.6 MB
 //! a day). `Shape::Varied` is the other kind of export users hand over: years of many small
-//! records of two dozen types from a dozen apps and devices, in US units, interleaved in time,
-//! a third of them with metadata (about 0.5 MB a day). Deterministic for a seed. Used by the
+//! records of two dozen types from a dozen apps and devices (one or two a type), in US units,
+//! interleaved in time, a third of them with metadata (about 0.5 MB a day). Deterministic for a seed. Used by the
 //! tests and the benchmarks (`cargo run --release --example gen_export -- --days 1650 --out
 //! export.xml` is about 1 GB).
 
@@ -445,7 +445,11 @@ fn write_varied<W: Write>(o: &mut Out<'_, W>, spec: &ExportSpec) -> io::Result<(
         slots.sort_unstable();
         for (second, k) in slots {
             let (kind, unit, lo, hi, _, digits) = VARIED[k];
-            let (name, version, device) = APPS[(k + second as usize / 3600) % APPS.len()];
+            // Each type from its own app, and from a second one two hours a day (a phone and
+            // a watch both counting steps, a ring beside the watch): as real exports have it.
+            let hour = second / 3600;
+            let app = if hour == 12 || hour == 18 { k + 5 } else { k };
+            let (name, version, device) = APPS[app % APPS.len()];
             let t = day + Duration::seconds(second);
             let end = t + Duration::seconds(if kind == "HeartRate" { 0 } else { 60 });
             let value = format!("{:.*}", digits, rng.range(lo, hi));
