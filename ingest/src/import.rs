@@ -245,7 +245,7 @@ pub async fn run_import(
     let mut last_report = Instant::now();
     report_progress(db, t, "Import started", &json!({})).await;
     // Two chunks are written at once: one PostgreSQL backend alone cannot keep up with the
-    // reader, and chunks of one export are independent (sleep merges take the user's lock).
+    // reader. Chunks of new samples COPY side by side; the rest take turns (`write_chunk`).
     let mut writing: tokio::task::JoinSet<(Result<Written, ImportError>, ExportBatch)> =
         tokio::task::JoinSet::new();
     let mut reading = true;
@@ -336,8 +336,68 @@ fn add(total: &mut Written, w: &Written) {
     total.sleep_unchanged += w.sleep_unchanged;
 }
 
-/// Writes one chunk in its own transaction, holding the user's row like an SDK batch does.
+/// Writes one chunk in its own transaction. A chunk of samples only, all new (an export's
+/// usual chunk), is written holding the user's row in share mode, so the import's two writers
+/// COPY at once; anything else — sleep, workouts, a key already stored, a deadlock between the
+/// two — holds it exclusively, like an SDK batch does (`schema::samples::store_new` says why).
 async fn write_chunk(
+    db: &Db,
+    t: ImportTarget,
+    batch: &ExportBatch,
+) -> Result<Written, ImportError> {
+    let n = &batch.normalised;
+    if n.workouts.is_empty() && n.sleep.is_empty() {
+        match write_shared(db, t, n).await {
+            Ok(Some(written)) => return Ok(written),
+            Ok(None) => {}
+            Err(ImportError::Db(e)) if e.is_contention() => {}
+            Err(e) => return Err(e),
+        }
+    }
+    write_exclusive(db, t, batch).await
+}
+
+/// A chunk of new samples beside the import's other writer; `None`: write it exclusively.
+async fn write_shared(
+    db: &Db,
+    t: ImportTarget,
+    n: &crate::batch::Normalised,
+) -> Result<Option<Written>, ImportError> {
+    let mut client = db.client().await?;
+    let base = Target {
+        user_id: t.user_id,
+        batch_id: t.run_id,
+        default_offset: n.latest_offset.offset(),
+        outbox: t.outbox,
+        link: schema::data_sources::Link::Push,
+    };
+    // The sources first, committed on their own: the connection row they touch would otherwise
+    // stay locked by this transaction to its end and make the writers take turns again.
+    let ids = store::sources(&client, base, n).await?;
+    let tx = client.transaction().await?;
+    let Some(user) = tx
+        .query_opt(
+            &tx.prepare_cached("select last_zone_offset from users where id = $1 for share")
+                .await?,
+            &[&t.user_id],
+        )
+        .await?
+    else {
+        return Err(ImportError::UserGone);
+    };
+    let last: Option<i16> = user.try_get(0)?;
+    let target = Target { default_offset: base.default_offset.or(last), ..base };
+    match store::write_new_samples(&tx, target, n, &ids).await? {
+        Some(written) => {
+            tx.commit().await?;
+            Ok(Some(written))
+        }
+        None => Ok(None),
+    }
+}
+
+/// A chunk written holding the user's row exclusively.
+async fn write_exclusive(
     db: &Db,
     t: ImportTarget,
     batch: &ExportBatch,

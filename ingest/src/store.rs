@@ -63,34 +63,66 @@ pub(crate) struct Target {
     pub link: schema::data_sources::Link,
 }
 
-pub(crate) async fn write(
-    tx: &Transaction<'_>,
+/// The batch's data sources (and the provider's connection), created or brought up to date;
+/// their ids in the order of `n.sources`.
+pub(crate) async fn sources(
+    client: &impl deadpool_postgres::GenericClient,
     t: Target,
     n: &Normalised,
-) -> Result<Written, schema::Error> {
-    let source_ids =
-        schema::data_sources::upsert_pushed(tx, t.user_id, n.provider, t.link, &n.sources.list)
-            .await?;
-    let sid = |i: usize| {
-        source_ids
-            .get(i)
-            .copied()
-            .ok_or(schema::Error::Inconsistent("a source index past the batch's sources"))
-    };
-    let rows = n
-        .samples
+) -> Result<Vec<Uuid>, schema::Error> {
+    schema::data_sources::upsert_pushed(client, t.user_id, n.provider, t.link, &n.sources.list)
+        .await
+}
+
+fn source_id(ids: &[Uuid], i: usize) -> Result<Uuid, schema::Error> {
+    ids.get(i)
+        .copied()
+        .ok_or(schema::Error::Inconsistent("a source index past the batch's sources"))
+}
+
+/// The batch's samples as rows, each with its source's id and a zone offset.
+fn sample_rows(t: Target, n: &Normalised, ids: &[Uuid]) -> Result<Vec<SampleRow>, schema::Error> {
+    n.samples
         .iter()
         .map(|s| {
             Ok(SampleRow {
                 series_type_id: s.series_type_id,
-                data_source_id: sid(s.source)?,
+                data_source_id: source_id(ids, s.source)?,
                 ts: s.ts,
                 value: s.value,
                 zone_offset: s.zone_offset.or(t.default_offset),
                 is_daily_total: s.is_daily_total,
             })
         })
-        .collect::<Result<Vec<SampleRow>, schema::Error>>()?;
+        .collect()
+}
+
+/// Writes a batch of samples only (no workouts, no sleep) whose keys are all new, beside other
+/// writers of the same user (see `schema::samples::store_new`); `None` when one was stored
+/// already, and the caller writes the batch with [`write`] under the user's exclusive lock.
+pub(crate) async fn write_new_samples(
+    tx: &Transaction<'_>,
+    t: Target,
+    n: &Normalised,
+    ids: &[Uuid],
+) -> Result<Option<Written>, schema::Error> {
+    if !n.workouts.is_empty() || !n.sleep.is_empty() {
+        return Ok(None);
+    }
+    let rows = sample_rows(t, n, ids)?;
+    let stored =
+        schema::samples::store_new(tx, t.user_id, t.batch_id, n.provider, &rows, t.outbox).await?;
+    Ok(stored.map(|samples| Written { samples, ..Default::default() }))
+}
+
+pub(crate) async fn write(
+    tx: &Transaction<'_>,
+    t: Target,
+    n: &Normalised,
+) -> Result<Written, schema::Error> {
+    let source_ids = sources(tx, t, n).await?;
+    let sid = |i: usize| source_id(&source_ids, i);
+    let rows = sample_rows(t, n, &source_ids)?;
     let mut written = Written {
         samples: schema::samples::store(tx, t.user_id, t.batch_id, n.provider, &rows, t.outbox)
             .await?,

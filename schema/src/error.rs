@@ -63,6 +63,12 @@ impl Error {
             _ => false,
         }
     }
+
+    /// A deadlock or serialization failure: the transaction lost a race with another one and
+    /// can be run again at once (e.g. under a stronger lock).
+    pub fn is_contention(&self) -> bool {
+        matches!(self, Error::Db(e) if e.code().is_some_and(|c| c.code() == "40P01" || c.code() == "40001"))
+    }
 }
 
 /// What a unique-constraint violation was about.

@@ -197,25 +197,20 @@ pub async fn store(
         return Ok(Stored::default());
     }
     let rows = dedup(rows);
+    if insert_new(tx, user_id, batch_id, &rows).await? {
+        return stored_new(tx, user_id, batch_id, provider, &rows, events).await;
+    }
     let distinct = rows.len() as i64;
     let (mut additions, mut spans) = (Additions::default(), Spans::default());
     let (mut inserted, mut updated) = (0, 0);
-    if insert_new(tx, user_id, batch_id, &rows).await? {
-        for r in &rows {
-            additions.add(r);
-            spans.add(r.series_type_id, r.ts);
+    for (r, new) in upsert(tx, user_id, batch_id, &rows).await? {
+        if new {
+            additions.add(&r);
+            inserted += 1;
+        } else {
+            updated += 1;
         }
-        inserted = distinct;
-    } else {
-        for (r, new) in upsert(tx, user_id, batch_id, &rows).await? {
-            if new {
-                additions.add(&r);
-                inserted += 1;
-            } else {
-                updated += 1;
-            }
-            spans.add(r.series_type_id, r.ts);
-        }
+        spans.add(r.series_type_id, r.ts);
     }
     additions.write(tx, user_id).await?;
     let events = if events { spans.write(tx, user_id, batch_id, provider).await? } else { 0 };
@@ -224,6 +219,50 @@ pub async fn store(
         crate::rollups::recount_touched(tx, user_id).await?;
     }
     Ok(Stored { distinct, inserted, updated, unchanged: distinct - inserted - updated, events })
+}
+
+/// Like [`store`], for a writer that holds the user's row only in share mode, beside other such
+/// writers (an import's chunks, written in parallel): stores the rows only if none of their keys
+/// is stored yet. `None` when the COPY met a stored key: the caller rolls back and writes them
+/// with [`store`] under the user's exclusive lock, since the deduplicating path's recount is
+/// exact only when no other writer adds to the same days meanwhile. Adding to rollups is safe
+/// in parallel: additions commute, and each statement takes its rows in key order.
+pub async fn store_new(
+    tx: &Transaction<'_>,
+    user_id: Uuid,
+    batch_id: Uuid,
+    provider: &str,
+    rows: &[SampleRow],
+    events: bool,
+) -> Result<Option<Stored>> {
+    if rows.is_empty() {
+        return Ok(Some(Stored::default()));
+    }
+    let rows = dedup(rows);
+    if !insert_new(tx, user_id, batch_id, &rows).await? {
+        return Ok(None);
+    }
+    stored_new(tx, user_id, batch_id, provider, &rows, events).await.map(Some)
+}
+
+/// Rollups and events of rows the COPY stored as new.
+async fn stored_new(
+    tx: &Transaction<'_>,
+    user_id: Uuid,
+    batch_id: Uuid,
+    provider: &str,
+    rows: &[&SampleRow],
+    events: bool,
+) -> Result<Stored> {
+    let (mut additions, mut spans) = (Additions::default(), Spans::default());
+    for r in rows {
+        additions.add(r);
+        spans.add(r.series_type_id, r.ts);
+    }
+    additions.write(tx, user_id).await?;
+    let events = if events { spans.write(tx, user_id, batch_id, provider).await? } else { 0 };
+    let distinct = rows.len() as i64;
+    Ok(Stored { distinct, inserted: distinct, updated: 0, unchanged: 0, events })
 }
 
 #[cfg(test)]

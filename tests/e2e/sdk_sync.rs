@@ -582,7 +582,7 @@ async fn a_full_backlog_is_answered_503_with_retry_after() {
 
 /// Rollup rows of a user that differ from a recount of their raw samples by SQL's `local_day`
 /// (what summaries and recounts use), and how many rollup rows there are.
-async fn rollups_against_samples(app: &TestApp, user: &str) -> (i64, i64) {
+pub(crate) async fn rollups_against_samples(app: &TestApp, user: &str) -> (i64, i64) {
     let figures = "count(*) filter (where not coalesce(is_daily_total, false)) as c,
            coalesce(sum(value) filter (where not coalesce(is_daily_total, false)), 0) as s,
            min(value) filter (where not coalesce(is_daily_total, false)) as mn,
