@@ -12,8 +12,11 @@ if ! command -v chromium >/dev/null; then
   as_root apt-get update -qq && as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium
 fi
 # An independent Standard Webhooks implementation checks our signatures (tests/e2e/webhook_delivery.rs).
-python3 -c 'import standardwebhooks' 2>/dev/null || python3 -m pip install -q --user standardwebhooks \
-  || python3 -m pip install -q --break-system-packages --user standardwebhooks
+# openapi-spec-validator checks the served OpenAPI document (tests/e2e/catalogues.rs).
+for module in standardwebhooks:standardwebhooks openapi_spec_validator:openapi-spec-validator; do
+  python3 -c "import ${module%%:*}" 2>/dev/null || python3 -m pip install -q --user "${module#*:}" \
+    || python3 -m pip install -q --break-system-packages --user "${module#*:}"
+done
 if cargo nextest --version >/dev/null 2>&1; then
   exec cargo nextest run --workspace --locked --no-fail-fast "$@"
 else

@@ -5,6 +5,7 @@ pub mod dates;
 pub mod error;
 pub mod extract;
 mod openapi;
+mod operation_ids;
 pub mod pagination;
 pub mod routes;
 pub mod security;
@@ -211,7 +212,8 @@ async fn ensure_admin(db: &schema::Db, config: &ApiConfig) -> Result<(), StartEr
 
 /// The whole HTTP application.
 pub fn router(state: AppState) -> Router {
-    let (api, doc) = openapi::router(state.config.direct_upload_max_bytes).split_for_parts();
+    let (api, mut doc) = openapi::router(state.config.direct_upload_max_bytes).split_for_parts();
+    operation_ids::apply(&mut doc);
     // `route_layer`: only matched routes are timed, after routing has named their pattern.
     api.route_layer(axum::middleware::from_fn(routes::metrics::track))
         .merge(openapi::docs(doc))

@@ -137,6 +137,45 @@ async fn openapi_document_and_docs_page() {
     assert!(docs.text().await.unwrap_or_default().contains("swagger"));
 }
 
+/// The served document passes a well-kept validator (`openapi-spec-validator` from PyPI, which
+/// `scripts/test.sh` installs), and equals the committed `docs/openapi.json`, so every API
+/// change shows in a diff. After an intended change:
+/// `WEARHOUSE_UPDATE_OPENAPI=1 cargo nextest run -E 'test(openapi)'`, then review the diff.
+#[tokio::test]
+async fn openapi_document_is_valid_and_committed() {
+    let app = TestApp::spawn().await;
+    let r = app.get("/openapi.json", &Auth::None).await;
+    assert_eq!(r.status, 200);
+    let pretty = serde_json::to_string_pretty(&r.body).expect("json") + "\n";
+    let dir = std::env::temp_dir().join(format!("wearhouse-oas-{}", uuid::Uuid::new_v4().simple()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let file = dir.join("openapi.json");
+    std::fs::write(&file, &pretty).expect("write");
+    let out = std::process::Command::new("python3")
+        .args(["-m", "openapi_spec_validator"])
+        .arg(&file)
+        .output()
+        .expect("python3");
+    let _ = std::fs::remove_dir_all(&dir);
+    let said =
+        format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success() && said.contains("OK"), "the document is invalid: {said}");
+
+    let committed = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/openapi.json");
+    if std::env::var_os("WEARHOUSE_UPDATE_OPENAPI").is_some() {
+        std::fs::write(committed, &pretty).expect("write docs/openapi.json");
+    }
+    let on_disk: Value = std::fs::read_to_string(committed)
+        .ok()
+        .and_then(|s| serde_json::from_str(&s).ok())
+        .unwrap_or_default();
+    assert!(
+        on_disk == r.body,
+        "the served OpenAPI document differs from docs/openapi.json: review the change, then \
+         WEARHOUSE_UPDATE_OPENAPI=1 cargo nextest run -E 'test(openapi)'"
+    );
+}
+
 /// Developers set providers: enabled or not, the granularity of 24/7 data; the live sync mode
 /// only where it can be switched. Unknown names are refused whole (nothing changes).
 #[tokio::test]
