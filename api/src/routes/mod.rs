@@ -15,6 +15,7 @@ pub mod overview;
 pub mod portal;
 pub mod priorities;
 pub mod providers;
+pub mod sdk_payload;
 pub mod sdk_sync;
 pub mod sdk_tokens;
 pub mod static_files;

@@ -103,7 +103,7 @@ fn compress_and_check(body: Bytes) -> ApiResult<(&'static str, Vec<u8>)> {
 /// Accepts a sync batch from the mobile SDK.
 #[utoipa::path(post, path = "/sdk/users/{user_id}/sync", tag = "sdk",
     params(("user_id" = String, Path, description = "The user's UUID")),
-    request_body(content = Object, description = "The SDK sync payload: {provider, sdkVersion, syncTimestamp, data: {records, sleep, workouts}}"),
+    request_body(content = super::sdk_payload::SdkPayload, description = "The SDK sync payload: {provider, sdkVersion, syncTimestamp, data: {records, sleep, workouts}}. Gzip (`Content-Encoding: gzip`) or chunked bodies are taken."),
     responses(
         (status = 202, body = UploadOut),
         (status = 400, body = ErrorBody, description = "Unsupported provider, a body that is not JSON, or a malformed user id"),

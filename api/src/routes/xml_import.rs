@@ -566,9 +566,18 @@ pub struct DirectOut {
 
 /// Uploads a small export (`multipart/form-data`, field `file`) through the API; it is stored
 /// in the bucket and queued at once.
+/// The direct upload's form, as documented: the handler reads the multipart stream itself.
+#[derive(ToSchema)]
+#[allow(dead_code)] // a schema only: never built
+pub struct DirectUpload {
+    /// The export: `export.xml` or the phone's `export.zip`.
+    #[schema(value_type = String, format = Binary)]
+    file: Vec<u8>,
+}
+
 #[utoipa::path(post, path = "/users/{user_id}/import/{platform}/xml/direct", tag = "import",
     params(("user_id" = String, Path), ("platform" = String, Path)),
-    request_body(content_type = "multipart/form-data", description = "Field `file`: export.xml or export.zip"),
+    request_body(content = DirectUpload, content_type = "multipart/form-data", description = "Field `file`: export.xml or export.zip"),
     responses((status = 202, body = DirectOut), (status = 401, body = ErrorBody), (status = 413, body = ErrorBody),
               (status = 422, body = ValidationBody), (status = 502, body = ErrorBody), (status = 503, body = ErrorBody)),
     security(("api_key" = []), ("bearer" = [])))]
