@@ -12,8 +12,10 @@ if ! command -v chromium >/dev/null; then
   as_root apt-get update -qq && as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium
 fi
 # An independent Standard Webhooks implementation checks our signatures (tests/e2e/webhook_delivery.rs).
-# openapi-spec-validator checks the served OpenAPI document (tests/e2e/catalogues.rs).
-for module in standardwebhooks:standardwebhooks openapi_spec_validator:openapi-spec-validator; do
+# openapi-spec-validator checks the served OpenAPI document (tests/e2e/catalogues.rs), and
+# openapi-python-client generates the client tests/e2e/clients.rs drives.
+for module in standardwebhooks:standardwebhooks openapi_spec_validator:openapi-spec-validator \
+  openapi_python_client:openapi-python-client; do
   python3 -c "import ${module%%:*}" 2>/dev/null || python3 -m pip install -q --user "${module#*:}" \
     || python3 -m pip install -q --break-system-packages --user "${module#*:}"
 done

@@ -10,6 +10,7 @@ mod api_keys;
 mod auth;
 mod binary;
 mod catalogues;
+mod clients;
 mod events;
 mod faults;
 mod health_scores;
