@@ -7,6 +7,12 @@ command -v cargo >/dev/null || { echo "cargo not found: install Rust with rustup
 ./scripts/stack.sh
 # The developer portal, built into the binary, and the browser its tests drive.
 ./scripts/portal.sh
+# The TypeScript client's tools (openapi-typescript, openapi-fetch, tsc, esbuild) from their
+# lockfile, for tests/e2e/clients.rs.
+if [ ! -d tests/clients/ts/node_modules ] \
+  || [ tests/clients/ts/package-lock.json -nt tests/clients/ts/node_modules/.package-lock.json ]; then
+  npm ci --prefix tests/clients/ts --ignore-scripts --no-audit --no-fund --loglevel=error
+fi
 if ! command -v chromium >/dev/null; then
   as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
   as_root apt-get update -qq && as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium

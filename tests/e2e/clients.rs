@@ -1,7 +1,9 @@
 //! Clients generated from the served OpenAPI document work against the real service: the Python
-//! client of `openapi-python-client` (from PyPI, installed by `scripts/test.sh`) runs an
-//! integrator's first steps (`tests/clients/scenario.py`). A generator warning fails the test:
-//! it means part of the API is missing from the client.
+//! client of `openapi-python-client` (from PyPI) and the TypeScript one of `openapi-typescript` +
+//! `openapi-fetch` (from npm, `tests/clients/ts`'s lockfile), both installed by `scripts/test.sh`,
+//! each run an integrator's first steps (`tests/clients/scenario.py`, `tests/clients/ts/scenario.ts`,
+//! type-checked by tsc against the generated types). A generator warning fails the test: it means
+//! part of the API is missing from the client.
 
 use std::process::Command;
 
@@ -48,6 +50,62 @@ async fn the_generated_python_client_runs_the_scenario() {
         .await
         .expect("python3");
     let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        ran.status.success(),
+        "the scenario failed:\n{}{}",
+        String::from_utf8_lossy(&ran.stdout),
+        String::from_utf8_lossy(&ran.stderr)
+    );
+}
+
+/// Runs `program args` in `dir`; its output, or a failure that shows it.
+fn run(dir: &std::path::Path, program: &str, args: &[&str]) -> String {
+    let out = Command::new(program).args(args).current_dir(dir).output().expect(program);
+    let said =
+        format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{program} {args:?} failed:\n{said}");
+    said
+}
+
+#[tokio::test]
+async fn the_generated_typescript_client_runs_the_scenario() {
+    let app = TestApp::spawn().await;
+    let doc = app.get("/openapi.json", &Auth::None).await;
+    assert_eq!(doc.status, 200);
+    let ts = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/clients/ts"));
+    let generated = ts.join("generated");
+    std::fs::create_dir_all(&generated).expect("dir");
+    std::fs::write(generated.join("openapi.json"), doc.body.to_string()).expect("write");
+    let bin = |tool: &str| format!("node_modules/.bin/{tool}");
+    let said = run(
+        ts,
+        &bin("openapi-typescript"),
+        &["generated/openapi.json", "-o", "generated/schema.d.ts"],
+    );
+    assert!(!said.to_lowercase().contains("warn"), "the generator warned: {said}");
+    // The scenario type-checks against the generated types: a field renamed or retyped in the
+    // document fails here, as it would in an integrator's build.
+    run(ts, &bin("tsc"), &["-p", "."]);
+    run(
+        ts,
+        &bin("esbuild"),
+        &[
+            "scenario.ts",
+            "--bundle",
+            "--platform=node",
+            "--format=esm",
+            "--log-level=warning",
+            "--outfile=generated/scenario.mjs",
+        ],
+    );
+    let ran = tokio::process::Command::new("node")
+        .arg(generated.join("scenario.mjs"))
+        .env("WEARHOUSE_URL", &app.base)
+        .env("ADMIN_EMAIL", ADMIN_EMAIL)
+        .env("ADMIN_PASSWORD", ADMIN_PASSWORD)
+        .output()
+        .await
+        .expect("node");
     assert!(
         ran.status.success(),
         "the scenario failed:\n{}{}",
