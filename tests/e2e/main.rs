@@ -13,6 +13,7 @@ mod catalogues;
 mod clients;
 mod events;
 mod faults;
+mod guide;
 mod health_scores;
 mod import;
 mod jobs;

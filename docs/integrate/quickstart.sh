@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# From a developer login to a webhook endpoint, with curl. Needs: WEARHOUSE_URL (e.g.
+# http://127.0.0.1:8000), ADMIN_EMAIL, ADMIN_PASSWORD, and WEBHOOK_URL (where you receive).
+set -euo pipefail
+api="$WEARHOUSE_URL/api/v1"
+field() { python3 -c "import json, sys; print(json.load(sys.stdin)$1)"; }
+
+# 1. Log in (OAuth 2.0 password form) and create an API key for your backend.
+token=$(curl -sf "$api/auth/login" -d "username=$ADMIN_EMAIL" -d "password=$ADMIN_PASSWORD" \
+  | field '["access_token"]')
+key=$(curl -sf "$api/developer/api-keys" -H "Authorization: Bearer $token" \
+  -H 'content-type: application/json' -d '{"name": "my backend"}' | field '["key"]')
+
+# 2. Register where webhooks go (a developer's call) and keep its signing secret.
+endpoint=$(curl -sf "$api/webhooks/endpoints" -H "Authorization: Bearer $token" \
+  -H 'content-type: application/json' -d "{\"url\": \"$WEBHOOK_URL\"}" | field '["id"]')
+secret=$(curl -sf "$api/webhooks/endpoints/$endpoint/secret" -H "Authorization: Bearer $token" \
+  | field '["key"]')
+
+# 3. Create a user, then send what the mobile SDK would (here a minute of heart rate).
+user=$(curl -sf "$api/users" -H "X-Service-API-Key: $key" -H 'content-type: application/json' \
+  -d '{"external_user_id": "user-42"}' | field '["id"]')
+task=$(curl -sf "$api/sdk/users/$user/sync" -H "X-Service-API-Key: $key" \
+  -H 'content-type: application/json' -d '{
+    "provider": "apple", "sdkVersion": "0.13.0", "syncTimestamp": "2026-03-14T12:00:00Z",
+    "data": {"records": [{"type": "HKQuantityTypeIdentifierHeartRate", "value": 72,
+      "unit": "count/min", "startDate": "2026-03-14T10:00:00Z", "zoneOffset": "+01:00",
+      "source": {"name": "Apple Watch", "deviceModel": "Watch6,2"}}], "sleep": [], "workouts": []}}' \
+  | field '["task_id"]')
+
+# 4. Wait for its sync run, then read the samples back.
+for _ in $(seq 1 100); do
+  status=$(curl -sf "$api/users/$user/sync/runs" -H "X-Service-API-Key: $key" | python3 -c \
+    "import json, sys; print(next((r['status'] for r in json.load(sys.stdin) if r['run_id'] == '$task'), ''))")
+  [ "$status" = success ] && break
+  sleep 0.2
+done
+curl -sf "$api/users/$user/timeseries?start_time=2026-03-14&end_time=2026-03-15&types=heart_rate" \
+  -H "X-Service-API-Key: $key"
+echo
+echo "USER=$user"
+echo "WEBHOOK_SECRET=$secret"
