@@ -36,12 +36,15 @@ impl FieldError {
 
 /// `{detail: string}`.
 #[derive(Debug, Serialize, ToSchema)]
+#[schema(example = json!({"detail": "User with ID: 0191f3c2-7a4e-7c51-9a43-2b6c1d0e8f10 not found."}))]
 pub struct ErrorBody {
     pub detail: String,
 }
 
 /// `{detail: [FieldError]}`.
 #[derive(Debug, Serialize, ToSchema)]
+#[schema(example = json!({"detail": [{"loc": ["query", "limit"], "msg": "Input should be less than or equal to 100",
+    "type": "less_than_equal", "input": "500", "ctx": {"le": 100}}]}))]
 pub struct ValidationBody {
     pub detail: Vec<FieldError>,
 }

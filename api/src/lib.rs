@@ -214,6 +214,7 @@ async fn ensure_admin(db: &schema::Db, config: &ApiConfig) -> Result<(), StartEr
 pub fn router(state: AppState) -> Router {
     let (api, mut doc) = openapi::router(state.config.direct_upload_max_bytes).split_for_parts();
     operation_ids::apply(&mut doc);
+    openapi::mark_public(&mut doc);
     // `route_layer`: only matched routes are timed, after routing has named their pattern.
     api.route_layer(axum::middleware::from_fn(routes::metrics::track))
         .merge(openapi::docs(doc))

@@ -3,7 +3,7 @@
 use axum::Router;
 use utoipa::openapi::OpenApi as OpenApiDoc;
 use utoipa::openapi::security::{
-    ApiKey, ApiKeyValue, Flow, OAuth2, Password, Scopes, SecurityScheme,
+    ApiKey, ApiKeyValue, Flow, Http, HttpAuthScheme, OAuth2, Password, Scopes, SecurityScheme,
 };
 use utoipa::{Modify, OpenApi};
 use utoipa_axum::router::OpenApiRouter;
@@ -46,6 +46,11 @@ impl Modify for SecuritySchemes {
             "api_key",
             SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::new("X-Service-API-Key"))),
         );
+        // The object store's event notifications carry the shared `BUCKET_EVENTS_SECRET`.
+        components.add_security_scheme(
+            "storage_events",
+            SecurityScheme::Http(Http::new(HttpAuthScheme::Bearer)),
+        );
         components.add_security_scheme(
             "bearer",
             SecurityScheme::OAuth2(OAuth2::new([Flow::Password(Password::new(
@@ -86,6 +91,15 @@ pub(crate) fn router(direct_upload_max_bytes: usize) -> OpenApiRouter<AppState> 
         .nest("/api/v1", v1)
         .merge(routes::health::router())
         .merge(routes::metrics::router())
+}
+
+/// An operation that names no security scheme is public (login, token refresh, OAuth callbacks,
+/// vendor notifications verified by their signatures, catalogues, health): it says so with
+/// `security: []`, so generated clients send no credentials there and no reader has to guess.
+pub(crate) fn mark_public(doc: &mut OpenApiDoc) {
+    for (_, _, op) in crate::operation_ids::operations(doc) {
+        op.security.get_or_insert_with(Vec::new);
+    }
 }
 
 /// `/openapi.json` and the interactive docs at `/docs` (Swagger UI, served from the binary).

@@ -46,7 +46,8 @@ fn same(a: &str, b: &str) -> bool {
 
 #[utoipa::path(post, path = "/internal/storage/events", tag = "import",
     request_body(content = Object, description = "S3 event notification: {Records: [{eventName, s3: {bucket, object}}]}"),
-    responses((status = 200, body = EventsOut), (status = 401, body = ErrorBody), (status = 503, body = ErrorBody)))]
+    responses((status = 200, body = EventsOut), (status = 401, body = ErrorBody), (status = 503, body = ErrorBody)),
+    security(("storage_events" = [])))]
 async fn events(
     State(state): State<AppState>,
     headers: HeaderMap,

@@ -32,6 +32,9 @@ pub fn router() -> OpenApiRouter<AppState> {
 /// The upload-data response. The counts are those known at acceptance (none yet): the outcome
 /// is reported by the sync run `task_id` (`GET /users/{user_id}/sync/runs`, `/sync/stream`).
 #[derive(Debug, Serialize, ToSchema)]
+#[schema(example = json!({"status_code": 202, "response": "Import task queued successfully",
+    "user_id": "0191f3c2-7a4e-7c51-9a43-2b6c1d0e8f10", "task_id": "0191f3c4-1b2a-7d3e-8f40-5a6b7c8d9e0f",
+    "dropped_count": 0, "records_saved": 0, "workouts_saved": 0, "sleep_saved": 0}))]
 pub struct UploadOut {
     pub status_code: u16,
     pub response: &'static str,

@@ -27,6 +27,9 @@ pub fn router() -> OpenApiRouter<AppState> {
 
 /// An end user.
 #[derive(Debug, Serialize, ToSchema)]
+#[schema(example = json!({"id": "0191f3c2-7a4e-7c51-9a43-2b6c1d0e8f10", "created_at": "2026-03-14T18:46:45Z",
+    "first_name": "Ada", "last_name": null, "email": "ada@example.com", "external_user_id": "user-42",
+    "last_synced_at": "2026-03-14T18:50:02Z", "last_synced_provider": "phonehealth", "has_active_connection": true}))]
 pub struct UserOut {
     pub id: Uuid,
     pub created_at: DateTime<Utc>,
