@@ -34,6 +34,11 @@ const RESOLUTIONS: &[(&str, Option<i64>)] = &[
 
 /// One sample, or one bucket of samples of one series from one source.
 #[derive(Debug, Serialize, ToSchema)]
+#[schema(example = json!({"timestamp": "2026-03-14T11:00:00+01:00", "zone_offset": "+01:00",
+    "type": "heart_rate", "value": 72.0, "unit": "bpm",
+    "source": {"provider": "phonehealth", "source": "Apple Watch", "device": "Watch6,2",
+               "device_type": "watch", "device_name": "Apple Watch"},
+    "is_daily_total": null}))]
 pub struct SampleOut {
     /// The sample's instant in its local time (`+02:00`), or in UTC (`Z`) when its offset is
     /// unknown. A bucket's start, in UTC buckets.

@@ -30,6 +30,10 @@ pub fn router() -> OpenApiRouter<AppState> {
 const OLD_SECRET_HOURS: i64 = 24;
 
 #[derive(Debug, Serialize, ToSchema)]
+#[schema(example = json!({"id": "ep_2f1c9a7d4b3e4c8a9d0e1f2a3b4c5d6e", "url": "https://example.com/hooks/wearhouse",
+    "description": "", "filter_types": ["workout.created", "sleep.created"], "user_id": null,
+    "disabled": false, "disabled_reason": null,
+    "created_at": "2026-03-14T18:46:45Z", "updated_at": "2026-03-14T18:46:45Z"}))]
 pub struct EndpointOut {
     /// `ep_…`.
     pub id: String,
