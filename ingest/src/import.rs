@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 use uuid::Uuid;
 
 use crate::batch::LatestOffset;
-use crate::export::{self, ExportBatch, ExportError, MenstrualItem};
+use crate::export::{self, ExportBatch, ExportError, MenstrualItem, zip_entries};
 use crate::report::Report;
 use crate::store::{self, Target, Written};
 
@@ -181,12 +181,40 @@ fn read_export(input: Box<dyn Read + Send>, count: Arc<AtomicU64>, tx: &Sender) 
     if !is_zip {
         return feed(buffered, tx);
     }
+    // Entry by entry: a deflated entry with a data descriptor is inflated here (its deflate
+    // stream ends by itself); every other entry goes to the `zip` crate (`zip_entries`).
     loop {
-        match zip::read::read_zipfile_from_stream(&mut buffered) {
+        let header = match zip_entries::next_header(&mut buffered) {
+            Ok(Some(h)) => h,
+            Ok(None) => {
+                let _ = tx.blocking_send(Err(ExportError::NoExportInZip));
+                return;
+            }
+            Err(e) => {
+                let _ = tx.blocking_send(Err(zip_error(zip::result::ZipError::Io(e))));
+                return;
+            }
+        };
+        // `export_cda.xml` sits beside `export.xml`; only the latter is the export.
+        let is_export = header.name == "export.xml" || header.name.ends_with("/export.xml");
+        if header.streams_by_itself() {
+            let data = zip_entries::inflate(&mut buffered);
+            let inflated = export::InflationBounded::new(data, compressed.clone());
+            if is_export {
+                return feed(BufReader::with_capacity(1 << 20, inflated), tx);
+            }
+            let skipped = std::io::copy(&mut { inflated }, &mut std::io::sink())
+                .and_then(|_| zip_entries::skip_descriptor(&mut buffered, header.zip64));
+            if let Err(e) = skipped {
+                let _ = tx.blocking_send(Err(zip_error(zip::result::ZipError::Io(e))));
+                return;
+            }
+            continue;
+        }
+        let mut rest = zip_entries::with_header_back(&header, &mut buffered);
+        match zip::read::read_zipfile_from_stream(&mut rest) {
             Ok(Some(file)) => {
-                let name = file.name().to_string();
-                // `export_cda.xml` sits beside `export.xml`; only the latter is the export.
-                if name == "export.xml" || name.ends_with("/export.xml") {
+                if is_export {
                     let inflated = export::InflationBounded::new(file, compressed);
                     return feed(BufReader::with_capacity(1 << 20, inflated), tx);
                 }

@@ -955,3 +955,72 @@ async fn chunks_written_side_by_side_keep_rollups_exact() {
     assert_eq!(differing, 0, "rollups differ from a recount after two imports at once");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// `xml` as `export.zip` written to a pipe by Python's `zipfile`, the way streaming zippers and
+/// macOS Archive Utility write archives: deflated, each entry's sizes in a data descriptor
+/// after its data.
+fn zipped_to_a_stream(xml: &[u8], dir: &std::path::Path) -> Vec<u8> {
+    let path = dir.join("export-for-zip.xml");
+    std::fs::write(&path, xml).expect("write");
+    let script = "import sys, zipfile\n\
+        z = zipfile.ZipFile(sys.stdout.buffer, 'w', zipfile.ZIP_DEFLATED)\n\
+        z.writestr('apple_health_export/export_cda.xml', '<ClinicalDocument/>')\n\
+        z.write(sys.argv[1], 'apple_health_export/export.xml')\n\
+        z.close()\n";
+    let out = std::process::Command::new("python3")
+        .args(["-c", script])
+        .arg(&path)
+        .stdout(std::process::Stdio::piped())
+        .output()
+        .expect("python3");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // Flag bit 3 of the first local header: sizes after the data.
+    assert!(out.stdout.get(6).is_some_and(|f| f & 0x08 != 0), "no data descriptor");
+    out.stdout
+}
+
+/// A user's samples, their rounded sum, and workouts.
+async fn stored_figures(app: &TestApp, user: &str) -> (i64, i64, i64) {
+    let sum = app
+        .count(&format!(
+            "select coalesce(round(sum(value))::bigint, 0) from samples where user_id = '{user}'"
+        ))
+        .await;
+    let workouts =
+        app.count(&format!("select count(*) from workouts where user_id = '{user}'")).await;
+    (samples(app, user).await, sum, workouts)
+}
+
+#[tokio::test]
+async fn an_archive_with_data_descriptors_imports_like_its_xml() {
+    let app = TestApp::spawn().await;
+    let key = app.api_key().await;
+    let dir = std::env::temp_dir().join(format!("wearhouse-dd-{}", uuid::Uuid::new_v4().simple()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let xml = export(3);
+    std::fs::write(dir.join("export.xml"), &xml).expect("write");
+    std::fs::write(dir.join("export.zip"), zipped_to_a_stream(&xml, &dir)).expect("write");
+    let mut figures = Vec::new();
+    for file in ["export.xml", "export.zip"] {
+        let user = app.user(&key, json!({})).await;
+        let path = dir.join(file);
+        let out = app
+            .binary(&["import", "--user", &user, path.to_str().unwrap_or_default()])
+            .output()
+            .await
+            .expect("run");
+        assert!(out.status.success(), "{file}: {}", String::from_utf8_lossy(&out.stderr));
+        figures.push(stored_figures(&app, &user).await);
+    }
+    // And through the upload route.
+    let user = app.user(&key, json!({})).await;
+    let zip = std::fs::read(dir.join("export.zip")).expect("read");
+    let task = upload_direct(&app, &key, &user, zip).await;
+    let (status, run) = wait_import(&app, &key, &user, &task).await;
+    assert_eq!(status, "done", "{run}");
+    figures.push(stored_figures(&app, &user).await);
+    assert!(figures[0].0 > 1000, "{figures:?}");
+    assert_eq!(figures[0], figures[1], "the zip stores what its XML stores");
+    assert_eq!(figures[0], figures[2], "uploaded, the zip stores what its XML stores");
+    let _ = std::fs::remove_dir_all(dir);
+}

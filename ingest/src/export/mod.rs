@@ -17,6 +17,7 @@ mod normalise;
 mod reader;
 mod records;
 mod workouts;
+pub mod zip_entries;
 
 pub use bounds::{InflationBounded, Limit};
 pub use menstrual::{Cycle, cycles};
