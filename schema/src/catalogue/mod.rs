@@ -2,6 +2,7 @@
 //! webhook event types.
 
 pub mod event_types;
+pub mod hkunit;
 pub mod identifiers;
 pub mod providers;
 pub mod series_types;

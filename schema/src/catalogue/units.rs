@@ -159,14 +159,46 @@ fn conversion(canonical: &str, unit: &str) -> Option<Conv> {
     if let Some(conv) = TABLE.get(&(canonical, unit)) {
         return Some(*conv);
     }
-    // HealthKit exports write glucose as `mmol<180.15588000005408>/L`: the molar mass is inline.
-    if canonical == "mg_dl"
-        && let Some(mass) = unit.strip_prefix("mmol<").and_then(|r| r.strip_suffix(">/L"))
-        && let Ok(grams_per_mol) = mass.parse::<f64>()
-    {
-        return Some(Conv::Factor(grams_per_mol / 10.0));
+    // Any other spelling HealthKit can write (`mi/hr`, `mmol<180.15588000005408>/L`, `kcal/d`,
+    // `dL`, …), by HealthKit's unit grammar, when its dimension is the series'.
+    // Never for `%` (see `percent_is_fraction`): a percentage means what its client means.
+    if unit.contains('%') {
+        return None;
     }
-    None
+    let (offset, factor) = super::hkunit::conversion(unit, as_healthkit(canonical)?)?;
+    Some(if offset == 0.0 { Conv::Factor(factor) } else { Conv::Affine { offset, factor } })
+}
+
+/// A canonical unit in HealthKit's grammar. None for units whose meaning a grammar cannot carry
+/// (`percent`: whether `%` is a fraction depends on the client; `score`, `degrees`).
+fn as_healthkit(canonical: &str) -> Option<&'static str> {
+    Some(match canonical {
+        "bpm" | "brpm" | "rpm" => "count/min",
+        "ms" => "ms",
+        "mg_dl" => "mg/dL",
+        "mmHg" => "mmHg",
+        "liters" => "L",
+        "L/min" => "L/min",
+        "cm" => "cm",
+        "kg" => "kg",
+        "kg_m2" => "kg/m^2",
+        "ml_kg_min" => "mL/(kg·min)",
+        "meters" => "m",
+        "years" => "yr",
+        "kcal" => "kcal",
+        "kcal/day" => "kcal/d",
+        "minutes" => "min",
+        "met" => "kcal/(kg·hr)",
+        "m_per_s" => "m/s",
+        "watts" => "W",
+        "dB" => "dBASPL",
+        "microsiemens" => "mcS",
+        "IU" => "IU",
+        "mL" => "mL",
+        "count" => "count",
+        "celsius" => "degC",
+        _ => return None,
+    })
 }
 
 /// True where this origin writes a `%` value as a fraction (0.242 for 24.2 %).
@@ -248,6 +280,35 @@ mod tests {
 
     fn close(a: f64, b: f64) -> bool {
         (a - b).abs() < 1e-9 * b.abs().max(1.0)
+    }
+
+    #[test]
+    fn us_spellings_convert_by_healthkit_grammar_and_other_dimensions_are_refused() {
+        let e = Origin::AppleExport;
+        let cases = [
+            ("walking_speed", "mi/hr", 1.0, 0.447_04),
+            ("walking_speed", "ft/s", 1.0, 0.3048),
+            ("distance_walking_running", "mi", 1.0, 1_609.344),
+            ("walking_step_length", "ft", 1.0, 30.48),
+            ("weight", "lb", 1.0, 0.453_592_37),
+            ("body_temperature", "degF", 98.6, 37.0),
+            ("body_temperature", "K", 310.15, 37.0),
+            ("blood_glucose", "mmol<180.15588000005408>/L", 5.0, 90.077_94),
+            ("energy", "kJ", 4.184, 1.0),
+            ("vo2_max", "mL/min·kg", 40.0, 40.0),
+            ("physical_effort", "kcal/hr·kg", 3.0, 3.0),
+            ("environmental_audio_exposure", "dBASPL", 70.0, 70.0),
+        ];
+        for (slug, unit, value, want) in cases {
+            let got = conv(slug, Some(unit), value, e);
+            assert!(close(got, want), "{slug} in {unit}: {got}, want {want}");
+        }
+        for (slug, unit) in
+            [("walking_speed", "mi"), ("weight", "L"), ("steps", "%"), ("heart_rate", "mmHg")]
+        {
+            let got = to_canonical(series(slug), Some(unit), 1.0, e);
+            assert!(matches!(got, Err(UnitError::Unknown { .. })), "{slug} in {unit}: {got:?}");
+        }
     }
 
     #[test]
