@@ -171,13 +171,17 @@ type Sender = tokio::sync::mpsc::Sender<Result<ExportBatch, ExportError>>;
 fn read_export(input: Box<dyn Read + Send>, count: Arc<AtomicU64>, tx: &Sender) {
     let compressed = count.clone();
     let mut buffered = BufReader::with_capacity(1 << 20, Counting { inner: input, count });
-    let is_zip = match buffered.fill_buf() {
-        Ok(head) => head.starts_with(b"PK\x03\x04"),
+    let (is_zip, is_xml) = match buffered.fill_buf() {
+        Ok(head) => (head.starts_with(b"PK\x03\x04"), looks_like_xml(head)),
         Err(e) => {
             let _ = tx.blocking_send(Err(ExportError::Io(e.to_string())));
             return;
         }
     };
+    if !is_zip && !is_xml {
+        let _ = tx.blocking_send(Err(ExportError::NeitherZipNorXml));
+        return;
+    }
     if !is_zip {
         return feed(buffered, tx);
     }
@@ -229,6 +233,13 @@ fn read_export(input: Box<dyn Read + Send>, count: Arc<AtomicU64>, tx: &Sender) 
             }
         }
     }
+}
+
+/// Whether a file's first bytes can start XML: `<` after an optional byte-order mark and
+/// whitespace (an empty file is left to the XML reader, which says what is missing).
+fn looks_like_xml(head: &[u8]) -> bool {
+    let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
+    head.iter().find(|b| !b.is_ascii_whitespace()).is_none_or(|b| *b == b'<')
 }
 
 /// A zip error: the input's (retriable) or the archive's (final).
@@ -543,6 +554,23 @@ mod tests {
         }
         let _ = reader.join();
         (chunks, error)
+    }
+
+    #[test]
+    fn files_that_are_no_export_say_what_they_are() {
+        let pdf = b"%PDF-1.4 a scanned letter".to_vec();
+        let noise: Vec<u8> =
+            (0..4096u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8 | 0x80).collect();
+        for file in [pdf, noise] {
+            assert_eq!(read(file).1, Some(ExportError::NeitherZipNorXml));
+        }
+        // Cut inside a tag: the file is truncated, at the byte where it ends.
+        let cut = b"<?xml version=\"1.0\"?>\n<HealthData locale=\"en_US\">\n <Record type=\"HKQuantityTypeIdentifierHeartRate\" value=\"7".to_vec();
+        let end = cut.len() as u64;
+        assert_eq!(read(cut).1, Some(ExportError::Truncated { offset: end }));
+        // A byte-order mark and blank lines before the XML are fine.
+        let bom = b"\xEF\xBB\xBF\n<?xml version=\"1.0\"?>\n<HealthData locale=\"en_US\">\n</HealthData>\n".to_vec();
+        assert_eq!(read(bom).1, None);
     }
 
     fn zip(name: &str, parts: &[&[u8]], repeat: usize) -> Vec<u8> {

@@ -3,6 +3,7 @@
 
 use std::io::BufRead;
 
+use quick_xml::errors::SyntaxError;
 use quick_xml::events::Event;
 
 use super::bounds::{EventBounded, Limit, MAX_OPEN_BYTES};
@@ -66,6 +67,8 @@ pub enum ExportError {
     Truncated { offset: u64 },
     #[error("not an Apple Health export: no <HealthData> element")]
     NotAnExport,
+    #[error("not an Apple Health export: the file is neither a zip archive nor XML")]
+    NeitherZipNorXml,
     /// A bound of `export::bounds`: the file is hostile or damaged.
     #[error("refused at byte {offset}: {limit}")]
     Refused { offset: u64, limit: Limit },
@@ -138,6 +141,14 @@ impl<R: BufRead> ExportReader<R> {
                     }
                     None => ExportError::Io(io.to_string()),
                 },
+                // A markup left open at the end of the input: the file stops mid-way.
+                quick_xml::Error::Syntax(
+                    SyntaxError::UnclosedTag
+                    | SyntaxError::UnclosedComment
+                    | SyntaxError::UnclosedCData
+                    | SyntaxError::UnclosedDoctype
+                    | SyntaxError::UnclosedPIOrXmlDecl,
+                ) => ExportError::Truncated { offset: self.xml.buffer_position() },
                 e => ExportError::Xml { offset: self.xml.error_position(), reason: e.to_string() },
             })?;
             let (tag, empty) = match &event {
