@@ -1024,3 +1024,56 @@ async fn an_archive_with_data_descriptors_imports_like_its_xml() {
     assert_eq!(figures[0], figures[2], "uploaded, the zip stores what its XML stores");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[tokio::test]
+async fn a_us_unit_export_stores_the_si_values_of_its_metric_twin() {
+    // Miles, mph, inches, pounds and °F on one side; km, km/hr, cm, kg and °C on the other.
+    let app = TestApp::spawn().await;
+    let key = app.api_key().await;
+    let dir = std::env::temp_dir().join(format!("wearhouse-us-{}", uuid::Uuid::new_v4().simple()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let mut per_series = Vec::new();
+    for metric in [false, true] {
+        let spec = ExportSpec {
+            shape: ingest::export::generate::Shape::Varied,
+            metric,
+            ..ExportSpec::new(4)
+        };
+        let mut xml = Vec::new();
+        write_export(&mut xml, &spec).expect("generate");
+        let path = dir.join(format!("export-{metric}.xml"));
+        std::fs::write(&path, &xml).expect("write");
+        let user = app.user(&key, json!({})).await;
+        let out = app
+            .binary(&["import", "--user", &user, path.to_str().unwrap_or_default()])
+            .output()
+            .await
+            .expect("run");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(String::from_utf8_lossy(&out.stdout).contains("dropped: 0"));
+        let rows = app
+            .db()
+            .await
+            .query(
+                "select series_type_id, count(*), sum(value) from samples where user_id = $1
+                 group by 1 order by 1",
+                &[&user.parse::<uuid::Uuid>().expect("uuid")],
+            )
+            .await
+            .expect("query");
+        let figures: Vec<(i16, i64, f64)> =
+            rows.iter().map(|r| (r.get(0), r.get(1), r.get(2))).collect();
+        per_series.push(figures);
+    }
+    let (us, metric) = (&per_series[0], &per_series[1]);
+    assert!(us.len() >= 20, "{us:?}");
+    assert_eq!(us.len(), metric.len());
+    for ((sa, na, va), (sb, nb, vb)) in us.iter().zip(metric) {
+        assert_eq!((sa, na), (sb, nb));
+        assert!(
+            (va - vb).abs() <= 1e-6 * va.abs().max(1.0),
+            "series {sa}: {va} in US units, {vb} metric"
+        );
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -25,6 +25,9 @@ pub struct ExportSpec {
     pub offset_minutes: i32,
     pub seed: u64,
     pub shape: Shape,
+    /// `Shape::Varied` in metric units (km, km/hr, cm, kg, degC) instead of US ones: the same
+    /// quantities, so both must store the same SI values.
+    pub metric: bool,
 }
 
 /// What the export looks like.
@@ -56,6 +59,7 @@ impl ExportSpec {
             offset_minutes: 60,
             seed: 7,
             shape: Shape::Watch,
+            metric: false,
         }
     }
 }
@@ -430,6 +434,20 @@ const VARIED: [(&str, &str, f64, f64, u32, usize); 24] = [
     ("PhysicalEffort", "kcal/hr·kg", 1.0, 8.0, 60, 1),
 ];
 
+/// A US-unit value (as written) in its metric twin's unit, with digits to spare.
+fn metric(unit: &'static str, us: &str) -> (&'static str, String) {
+    let v: f64 = us.parse().unwrap_or_default();
+    let (unit, value) = match unit {
+        "mi" => ("km", v * 1.609_344),
+        "mph" => ("km/hr", v * 1.609_344),
+        "in" => ("cm", v * 2.54),
+        "lb" => ("kg", v * 0.453_592_37),
+        "degF" => ("degC", (v - 32.0) * 5.0 / 9.0),
+        _ => return (unit, us.to_string()),
+    };
+    (unit, format!("{value:.12}"))
+}
+
 /// Many small records from many apps, in time order across types.
 fn write_varied<W: Write>(o: &mut Out<'_, W>, spec: &ExportSpec) -> io::Result<()> {
     let mut rng = Rng(spec.seed.max(1));
@@ -452,7 +470,8 @@ fn write_varied<W: Write>(o: &mut Out<'_, W>, spec: &ExportSpec) -> io::Result<(
             let (name, version, device) = APPS[app % APPS.len()];
             let t = day + Duration::seconds(second);
             let end = t + Duration::seconds(if kind == "HeartRate" { 0 } else { 60 });
-            let value = format!("{:.*}", digits, rng.range(lo, hi));
+            let us = format!("{:.*}", digits, rng.range(lo, hi));
+            let (unit, value) = if spec.metric { metric(unit, &us) } else { (unit, us) };
             let device =
                 if device.is_empty() { String::new() } else { format!(r#" device="{device}""#) };
             o.records += 1;
