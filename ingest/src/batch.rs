@@ -134,6 +134,11 @@ impl LatestOffset {
 }
 
 impl Normalised {
+    /// A batch of samples only: no workouts or sleep, whose writes need the user to themselves.
+    pub fn only_samples(&self) -> bool {
+        self.workouts.is_empty() && self.sleep.is_empty()
+    }
+
     /// Moves another batch of the same provider into this one, re-indexing its sources.
     pub fn absorb(&mut self, other: Normalised) {
         let map: Vec<usize> = other

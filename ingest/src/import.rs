@@ -20,7 +20,7 @@ use schema::sync_runs::{Finish, RunSource, RunStatus, SyncRun};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use crate::batch::LatestOffset;
+use crate::batch::{LatestOffset, Normalised};
 use crate::export::{self, ExportBatch, ExportError, MenstrualItem, zip_entries};
 use crate::report::Report;
 use crate::store::{self, Target, Written};
@@ -385,7 +385,7 @@ async fn write_chunk(
     batch: &ExportBatch,
 ) -> Result<Written, ImportError> {
     let n = &batch.normalised;
-    if n.workouts.is_empty() && n.sleep.is_empty() {
+    if n.only_samples() {
         match write_shared(db, t, n).await {
             Ok(Some(written)) => return Ok(written),
             Ok(None) => {}
@@ -393,40 +393,36 @@ async fn write_chunk(
             Err(e) => return Err(e),
         }
     }
-    write_exclusive(db, t, batch).await
+    write_exclusive(db, t, n).await
+}
+
+/// Where a chunk is written; samples without an offset take the chunk's latest, else `last`.
+fn chunk_target(t: ImportTarget, n: &Normalised, last: Option<i16>) -> Target {
+    Target {
+        user_id: t.user_id,
+        batch_id: t.run_id,
+        default_offset: n.latest_offset.offset().or(last),
+        outbox: t.outbox,
+        link: schema::data_sources::Link::Push,
+    }
 }
 
 /// A chunk of new samples beside the import's other writer; `None`: write it exclusively.
 async fn write_shared(
     db: &Db,
     t: ImportTarget,
-    n: &crate::batch::Normalised,
+    n: &Normalised,
 ) -> Result<Option<Written>, ImportError> {
     let mut client = db.client().await?;
-    let base = Target {
-        user_id: t.user_id,
-        batch_id: t.run_id,
-        default_offset: n.latest_offset.offset(),
-        outbox: t.outbox,
-        link: schema::data_sources::Link::Push,
-    };
     // The sources first, committed on their own: the connection row they touch would otherwise
     // stay locked by this transaction to its end and make the writers take turns again.
-    let ids = store::sources(&client, base, n).await?;
+    let ids = store::sources(&client, chunk_target(t, n, None), n).await?;
     let tx = client.transaction().await?;
-    let Some(user) = tx
-        .query_opt(
-            &tx.prepare_cached("select last_zone_offset from users where id = $1 for share")
-                .await?,
-            &[&t.user_id],
-        )
-        .await?
-    else {
+    let lock = schema::users::WriterLock::Shared;
+    let Some(last) = schema::users::lock_for_writing(&tx, t.user_id, lock).await? else {
         return Err(ImportError::UserGone);
     };
-    let last: Option<i16> = user.try_get(0)?;
-    let target = Target { default_offset: base.default_offset.or(last), ..base };
-    match store::write_new_samples(&tx, target, n, &ids).await? {
+    match store::write_new_samples(&tx, chunk_target(t, n, last), n, &ids).await? {
         Some(written) => {
             tx.commit().await?;
             Ok(Some(written))
@@ -436,35 +432,14 @@ async fn write_shared(
 }
 
 /// A chunk written holding the user's row exclusively.
-async fn write_exclusive(
-    db: &Db,
-    t: ImportTarget,
-    batch: &ExportBatch,
-) -> Result<Written, ImportError> {
+async fn write_exclusive(db: &Db, t: ImportTarget, n: &Normalised) -> Result<Written, ImportError> {
     let mut client = db.client().await?;
     let tx = client.transaction().await?;
-    let Some(user) = tx
-        .query_opt(
-            &tx.prepare_cached(
-                "select last_zone_offset from users where id = $1 for no key update",
-            )
-            .await?,
-            &[&t.user_id],
-        )
-        .await?
-    else {
+    let lock = schema::users::WriterLock::Exclusive;
+    let Some(last) = schema::users::lock_for_writing(&tx, t.user_id, lock).await? else {
         return Err(ImportError::UserGone);
     };
-    let last: Option<i16> = user.try_get(0)?;
-    let n = &batch.normalised;
-    let target = Target {
-        user_id: t.user_id,
-        batch_id: t.run_id,
-        default_offset: n.latest_offset.offset().or(last),
-        outbox: t.outbox,
-        link: schema::data_sources::Link::Push,
-    };
-    let written = store::write(&tx, target, n).await?;
+    let written = store::write(&tx, chunk_target(t, n, last), n).await?;
     tx.commit().await?;
     Ok(written)
 }

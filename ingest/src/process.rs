@@ -86,19 +86,10 @@ pub async fn process_sdk_batch(
         return Ok(Processed::AlreadyDone);
     }
     // One writer per user at a time: rollups and sleep merges stay consistent.
-    let Some(user) = tx
-        .query_opt(
-            &tx.prepare_cached(
-                "select last_zone_offset from users where id = $1 for no key update",
-            )
-            .await?,
-            &[&batch.user_id],
-        )
-        .await?
-    else {
+    let lock = schema::users::WriterLock::Exclusive;
+    let Some(last_offset) = schema::users::lock_for_writing(&tx, batch.user_id, lock).await? else {
         return Ok(Processed::Missing);
     };
-    let last_offset: Option<i16> = user.try_get(0)?;
     // Small bodies are decoded right here; large ones off the async threads.
     let parsed = if batch.body.len() < 64 * 1024 {
         decode(&batch.body)
@@ -166,14 +157,10 @@ pub async fn write_pulled(
     n: &Normalised,
     outbox: bool,
 ) -> Result<(Written, serde_json::Value), schema::Error> {
-    let user = tx
-        .query_opt(
-            "select last_zone_offset from users where id = $1 for no key update",
-            &[&user_id],
-        )
-        .await?
-        .ok_or(schema::Error::Inconsistent("the user of a pull is gone"))?;
-    let last_offset: Option<i16> = user.try_get(0)?;
+    let last_offset =
+        schema::users::lock_for_writing(tx, user_id, schema::users::WriterLock::Exclusive)
+            .await?
+            .ok_or(schema::Error::Inconsistent("the user of a pull is gone"))?;
     let target = Target {
         user_id,
         batch_id: run_id,

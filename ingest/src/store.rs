@@ -106,7 +106,7 @@ pub(crate) async fn write_new_samples(
     n: &Normalised,
     ids: &[Uuid],
 ) -> Result<Option<Written>, schema::Error> {
-    if !n.workouts.is_empty() || !n.sleep.is_empty() {
+    if !n.only_samples() {
         return Ok(None);
     }
     let rows = sample_rows(t, n, ids)?;

@@ -143,6 +143,34 @@ pub async fn exists(db: &Db, id: Uuid) -> Result<bool> {
     Ok(row.try_get(0)?)
 }
 
+/// How a writer of a user's data holds the user's row until its transaction ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriterLock {
+    /// One writer at a time (`for no key update`): rollup recounts and sleep merges see no
+    /// other writer of the user.
+    Exclusive,
+    /// Beside other shared writers, never beside an exclusive one (`for share`): writers that
+    /// only add new samples.
+    Shared,
+}
+
+/// Locks the user's row for a writer, per `lock`; the user's last known zone offset (the
+/// default for samples sent without one), or `None` when the user is gone.
+pub async fn lock_for_writing(
+    client: &impl deadpool_postgres::GenericClient,
+    id: Uuid,
+    lock: WriterLock,
+) -> Result<Option<Option<i16>>> {
+    let sql = match lock {
+        WriterLock::Exclusive => {
+            "select last_zone_offset from users where id = $1 for no key update"
+        }
+        WriterLock::Shared => "select last_zone_offset from users where id = $1 for share",
+    };
+    let row = client.query_opt(&client.prepare_cached(sql).await?, &[&id]).await?;
+    row.map(|r| r.try_get(0)).transpose().map_err(Into::into)
+}
+
 /// Notes a sync on the user: when, from which provider, and the zone offset it told (if any).
 pub async fn record_sync(
     client: &impl deadpool_postgres::GenericClient,
