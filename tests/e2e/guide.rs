@@ -4,12 +4,13 @@
 //! JavaScript and Rust, which all refuse it once tampered with. The generated clients' scenarios
 //! run in `clients.rs`.
 
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::http::{HeaderMap, StatusCode};
 
-use crate::util::{ADMIN_EMAIL, ADMIN_PASSWORD, TestApp};
+use crate::util::{ADMIN_EMAIL, ADMIN_PASSWORD, TestApp, run_tool};
 
 #[path = "../../docs/integrate/verify.rs"]
 mod verify_rs;
@@ -31,20 +32,9 @@ fn every_block_of_the_guide_is_its_file() {
     assert_eq!(checked, 6, "the guide's blocks");
 }
 
-/// Runs `program args` from the repository's root with `envs`; its stdout.
-fn run(program: &str, args: &[&str], envs: &[(&str, &str)]) -> Result<String, String> {
-    let out = std::process::Command::new(program)
-        .args(args)
-        .envs(envs.iter().copied())
-        .current_dir(ROOT)
-        .output()
-        .map_err(|e| e.to_string())?;
-    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
-    if out.status.success() {
-        Ok(stdout)
-    } else {
-        Err(format!("{stdout}{}", String::from_utf8_lossy(&out.stderr)))
-    }
+/// Runs `program args` from the repository's root with `envs`; what it wrote to stdout.
+async fn run(program: &str, args: &[&str], envs: &[(&str, &str)]) -> Result<String, String> {
+    run_tool(Path::new(ROOT), program, args, envs).await.map(|said| said.stdout)
 }
 
 #[tokio::test]
@@ -69,19 +59,15 @@ async fn the_quickstart_runs_and_its_webhook_verifies_in_three_languages() {
     let hook_url = format!("http://{}/hooks", listener.local_addr().expect("addr"));
     tokio::spawn(async move { axum::serve(listener, receiver).await });
 
-    let envs: Vec<(&'static str, String)> = vec![
-        ("WEARHOUSE_URL", app.base.clone()),
-        ("ADMIN_EMAIL", ADMIN_EMAIL.to_string()),
-        ("ADMIN_PASSWORD", ADMIN_PASSWORD.to_string()),
-        ("WEBHOOK_URL", hook_url),
+    let envs = [
+        ("WEARHOUSE_URL", app.base.as_str()),
+        ("ADMIN_EMAIL", ADMIN_EMAIL),
+        ("ADMIN_PASSWORD", ADMIN_PASSWORD),
+        ("WEBHOOK_URL", hook_url.as_str()),
     ];
-    let out = tokio::task::spawn_blocking(move || {
-        let envs: Vec<(&str, &str)> = envs.iter().map(|(k, v)| (*k, v.as_str())).collect();
-        run("bash", &["docs/integrate/quickstart.sh"], &envs)
-    })
-    .await
-    .expect("join")
-    .unwrap_or_else(|e| panic!("the quickstart failed: {e}"));
+    let out = run("bash", &["docs/integrate/quickstart.sh"], &envs)
+        .await
+        .unwrap_or_else(|e| panic!("the quickstart failed: {e}"));
     assert!(out.contains("\"heart_rate\""), "the samples read back: {out}");
     let secret = out
         .lines()
@@ -128,16 +114,17 @@ async fn the_quickstart_runs_and_its_webhook_verifies_in_three_languages() {
         ],
         &[("NODE_PATH", &node_path)],
     )
+    .await
     .unwrap_or_else(|e| panic!("bundling verify.mjs: {e}"));
 
-    let verdicts = |body: &str| {
+    let verdicts = async |body: &str| {
         let body_file = dir.join("body.json");
         std::fs::write(&body_file, body).expect("write");
         let (h, b) =
             (headers_file.to_str().unwrap_or_default(), body_file.to_str().unwrap_or_default());
         let envs = [("WEBHOOK_SECRET", secret.as_str())];
-        let python = run("python3", &["docs/integrate/verify.py", h, b], &envs);
-        let js = run("node", &[bundle.to_str().unwrap_or_default(), h, b], &envs);
+        let python = run("python3", &["docs/integrate/verify.py", h, b], &envs).await;
+        let js = run("node", &[bundle.to_str().unwrap_or_default(), h, b], &envs).await;
         let rust = verify_rs::verify(&secret, &headers, body.as_bytes())
             .map(|e| e["type"].as_str().unwrap_or_default().to_string() + "\n");
         [python, js, rust]
@@ -147,11 +134,13 @@ async fn the_quickstart_runs_and_its_webhook_verifies_in_three_languages() {
         .unwrap_or_default()
         .to_string();
     assert!(event_type.ends_with(".created"), "{body}");
-    for (language, verdict) in ["python", "javascript", "rust"].iter().zip(verdicts(&body)) {
+    for (language, verdict) in ["python", "javascript", "rust"].iter().zip(verdicts(&body).await) {
         assert_eq!(verdict.as_deref(), Ok(format!("{event_type}\n").as_str()), "{language}");
     }
     let tampered = body.replacen("\"type\"", "\"type\" ", 1);
-    for (language, verdict) in ["python", "javascript", "rust"].iter().zip(verdicts(&tampered)) {
+    for (language, verdict) in
+        ["python", "javascript", "rust"].iter().zip(verdicts(&tampered).await)
+    {
         assert!(verdict.is_err(), "{language} accepted a tampered body");
     }
     let _ = std::fs::remove_dir_all(&dir);

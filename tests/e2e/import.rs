@@ -54,6 +54,18 @@ async fn samples(app: &TestApp, user: &str) -> i64 {
     app.count(&format!("select count(*) from samples where user_id = '{user}'")).await
 }
 
+/// `wearhouse import --user <user> <path>`, which must succeed; what it printed.
+async fn cli_import(app: &TestApp, user: &str, path: &std::path::Path) -> String {
+    let out = app
+        .binary(&["import", "--user", user, path.to_str().unwrap_or_default()])
+        .output()
+        .await
+        .expect("run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{}: {stderr}", path.display());
+    String::from_utf8_lossy(&out.stdout).to_string()
+}
+
 async fn bucket_event(app: &TestApp, key: &str, etag: &str, secret: &str) -> crate::util::Resp {
     let event = json!({"Records": [{"eventName": "s3:ObjectCreated:Put", "s3": {
         "bucket": {"name": app.settings.s3.s3_bucket}, "object": {"key": key, "size": 1, "eTag": etag}}}]});
@@ -513,26 +525,11 @@ async fn the_cli_imports_a_file_from_disk() {
     std::fs::create_dir_all(&dir).expect("dir");
     let path = dir.join("export.zip");
     std::fs::write(&path, zipped(&export(4))).expect("write");
-    let out = app
-        .binary(&["import", "--user", &user, path.to_str().unwrap_or_default()])
-        .output()
-        .await
-        .expect("run");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stdout = cli_import(&app, &user, &path).await;
     assert!(stdout.contains("workouts: 2 new"), "{stdout}");
     let first = samples(&app, &user).await;
-    let out = app
-        .binary(&["import", "--user", &user, path.to_str().unwrap_or_default()])
-        .output()
-        .await
-        .expect("run");
-    assert!(out.status.success());
-    assert!(
-        String::from_utf8_lossy(&out.stdout).contains("samples: 0 new, 0 changed"),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
+    let stdout = cli_import(&app, &user, &path).await;
+    assert!(stdout.contains("samples: 0 new, 0 changed"), "{stdout}");
     assert_eq!(samples(&app, &user).await, first);
     let _ = std::fs::remove_dir_all(dir);
 }
@@ -920,15 +917,7 @@ async fn chunks_written_side_by_side_keep_rollups_exact() {
     let import = |user: String, seed: u64| {
         let file = path(seed);
         let app = &app;
-        async move {
-            let out = app
-                .binary(&["import", "--user", &user, file.to_str().unwrap_or_default()])
-                .output()
-                .await
-                .expect("run");
-            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-            String::from_utf8_lossy(&out.stdout).to_string()
-        }
+        async move { cli_import(app, &user, &file).await }
     };
     let user = app.user(&key, json!({})).await;
     let first = import(user.clone(), 7).await;
@@ -1003,13 +992,7 @@ async fn an_archive_with_data_descriptors_imports_like_its_xml() {
     let mut figures = Vec::new();
     for file in ["export.xml", "export.zip"] {
         let user = app.user(&key, json!({})).await;
-        let path = dir.join(file);
-        let out = app
-            .binary(&["import", "--user", &user, path.to_str().unwrap_or_default()])
-            .output()
-            .await
-            .expect("run");
-        assert!(out.status.success(), "{file}: {}", String::from_utf8_lossy(&out.stderr));
+        cli_import(&app, &user, &dir.join(file)).await;
         figures.push(stored_figures(&app, &user).await);
     }
     // And through the upload route.
@@ -1044,13 +1027,8 @@ async fn a_us_unit_export_stores_the_si_values_of_its_metric_twin() {
         let path = dir.join(format!("export-{metric}.xml"));
         std::fs::write(&path, &xml).expect("write");
         let user = app.user(&key, json!({})).await;
-        let out = app
-            .binary(&["import", "--user", &user, path.to_str().unwrap_or_default()])
-            .output()
-            .await
-            .expect("run");
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        assert!(String::from_utf8_lossy(&out.stdout).contains("dropped: 0"));
+        let stdout = cli_import(&app, &user, &path).await;
+        assert!(stdout.contains("dropped: 0"), "{stdout}");
         let rows = app
             .db()
             .await

@@ -151,6 +151,40 @@ pub fn s3_settings() -> S3Settings {
 
 pub const BUCKET_EVENTS_SECRET: &str = "bucket-events-secret-for-tests";
 
+/// What a program wrote.
+pub struct Said {
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Said {
+    pub fn all(&self) -> String {
+        format!("{}{}", self.stdout, self.stderr)
+    }
+}
+
+/// Runs `program args` in `dir` with `envs`, without blocking the test's runtime (the service
+/// under test may run on it); what it wrote, or all of it as the error when it fails.
+pub async fn run_tool(
+    dir: &std::path::Path,
+    program: &str,
+    args: &[&str],
+    envs: &[(&str, &str)],
+) -> Result<Said, String> {
+    let out = tokio::process::Command::new(program)
+        .args(args)
+        .envs(envs.iter().copied())
+        .current_dir(dir)
+        .output()
+        .await
+        .map_err(|e| format!("{program}: {e}"))?;
+    let said = Said {
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    };
+    if out.status.success() { Ok(said) } else { Err(format!("{program} {args:?}: {}", said.all())) }
+}
+
 pub fn settings(database: &str) -> Settings {
     Settings {
         database_url: database_url(database),
