@@ -39,13 +39,15 @@ pub async fn run(settings: &Settings, user: Uuid, path: &Path) -> anyhow::Result
     let w = &done.written;
     println!(
         "import {run_id}: {} records in {secs:.1} s ({:.1} MB/s); samples: {} new, {} changed, {} unchanged; \
-         workouts: {} new; sleep sessions: {} saved; menstrual cycles: {} new; dropped: {}",
+         workouts: {} new, {} given a route; sleep sessions: {} saved; menstrual cycles: {} new; \
+         dropped: {}",
         done.progress.records,
         done.progress.bytes as f64 / 1e6 / secs.max(1e-3),
         w.samples.inserted,
         w.samples.updated,
         w.samples.unchanged,
         w.workouts_saved,
+        done.routes_saved,
         w.sleep_saved,
         done.cycles_saved,
         done.report.dropped_count()

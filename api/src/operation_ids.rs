@@ -58,6 +58,7 @@ pub(crate) const OPERATION_IDS: &[(&str, &str, &str)] = &[
     ("DELETE", "/api/v1/users/{user_id}/events/sleep/{sleep_id}", "sleep_sessions_delete"),
     ("GET", "/api/v1/users/{user_id}/events/workouts", "workouts_list"),
     ("DELETE", "/api/v1/users/{user_id}/events/workouts/{workout_id}", "workouts_delete"),
+    ("GET", "/api/v1/users/{user_id}/events/workouts/{workout_id}/route", "workouts_route_get"),
     ("GET", "/api/v1/users/{user_id}/health-scores", "health_scores_list"),
     ("POST", "/api/v1/users/{user_id}/import/{platform}/xml/direct", "imports_upload_direct"),
     ("POST", "/api/v1/users/{user_id}/import/{platform}/xml/{store}", "imports_presign"),

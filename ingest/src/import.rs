@@ -17,11 +17,12 @@ use schema::catalogue::event_types::SessionEvent;
 use schema::imports::PROVIDER;
 use schema::menstrual_cycles::CycleRow;
 use schema::sync_runs::{Finish, RunSource, RunStatus, SyncRun};
+use schema::workouts::RoutePoint;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
 use crate::batch::{LatestOffset, Normalised};
-use crate::export::{self, ExportBatch, ExportError, MenstrualItem, zip_entries};
+use crate::export::{self, Entry, ExportBatch, ExportError, MenstrualItem, RouteError};
 use crate::report::Report;
 use crate::store::{self, Target, Written};
 
@@ -90,6 +91,8 @@ pub struct Imported {
     pub report: Report,
     pub written: Written,
     pub cycles_saved: u64,
+    /// Workouts given a route from the archive's `workout-routes/`.
+    pub routes_saved: u64,
     pub progress: Progress,
     pub chunks: u64,
     pub error: Option<ImportError>,
@@ -109,6 +112,7 @@ impl Imported {
             report: Report::default(),
             written: Written::default(),
             cycles_saved: 0,
+            routes_saved: 0,
             progress: Progress::default(),
             chunks: 0,
             error: None,
@@ -147,6 +151,7 @@ impl Imported {
         counts.insert("bytes".into(), json!(self.progress.bytes));
         counts.insert("chunks".into(), json!(self.chunks));
         counts.insert("menstrual_cycles_saved".into(), json!(self.cycles_saved));
+        counts.insert("workout_routes_saved".into(), json!(self.routes_saved));
         Value::Object(counts)
     }
 }
@@ -165,102 +170,50 @@ impl<R: Read> Read for Counting<R> {
     }
 }
 
-type Sender = tokio::sync::mpsc::Sender<Result<ExportBatch, ExportError>>;
+/// What the reader hands the writers, in the archive's order.
+enum Piece {
+    Chunk(ExportBatch),
+    /// A `workout-routes/*.gpx` file, named as workouts' `FileReference`s name it.
+    Route {
+        path: String,
+        points: Result<Vec<RoutePoint>, RouteError>,
+    },
+    /// An ECG recording: walked past, and said so in the run.
+    Electrocardiogram,
+}
 
-/// Reads an export (or a zip holding one) and sends its normalised chunks.
+type Sender = tokio::sync::mpsc::Sender<Result<Piece, ExportError>>;
+
+/// Reads what the user handed over (`export.xml`, or a zip holding it and its siblings) and
+/// sends its normalised chunks and its route files.
 fn read_export(input: Box<dyn Read + Send>, count: Arc<AtomicU64>, tx: &Sender) {
     let compressed = count.clone();
-    let mut buffered = BufReader::with_capacity(1 << 20, Counting { inner: input, count });
-    let (is_zip, is_xml) = match buffered.fill_buf() {
-        Ok(head) => (head.starts_with(b"PK\x03\x04"), looks_like_xml(head)),
-        Err(e) => {
-            let _ = tx.blocking_send(Err(ExportError::Io(e.to_string())));
-            return;
-        }
-    };
-    if !is_zip && !is_xml {
-        let _ = tx.blocking_send(Err(ExportError::NeitherZipNorXml));
-        return;
-    }
-    if !is_zip {
-        return feed(buffered, tx);
-    }
-    // Entry by entry: a deflated entry with a data descriptor is inflated here (its deflate
-    // stream ends by itself); every other entry goes to the `zip` crate (`zip_entries`).
-    loop {
-        let header = match zip_entries::next_header(&mut buffered) {
-            Ok(Some(h)) => h,
-            Ok(None) => {
-                let _ = tx.blocking_send(Err(ExportError::NoExportInZip));
-                return;
+    let buffered = BufReader::with_capacity(1 << 20, Counting { inner: input, count });
+    let mut visit = |entry: &Entry, data: &mut dyn BufRead| -> Result<(), ExportError> {
+        let piece = match entry {
+            Entry::Export => return feed(data, tx),
+            Entry::Route(path) => {
+                Piece::Route { path: path.clone(), points: export::read_route(data) }
             }
-            Err(e) => {
-                let _ = tx.blocking_send(Err(zip_error(zip::result::ZipError::Io(e))));
-                return;
-            }
+            Entry::Electrocardiogram => Piece::Electrocardiogram,
+            Entry::Other => return Ok(()),
         };
-        // `export_cda.xml` sits beside `export.xml`; only the latter is the export.
-        let is_export = header.name == "export.xml" || header.name.ends_with("/export.xml");
-        if header.streams_by_itself() {
-            let data = zip_entries::inflate(&mut buffered);
-            let inflated = export::InflationBounded::new(data, compressed.clone());
-            if is_export {
-                return feed(BufReader::with_capacity(1 << 20, inflated), tx);
-            }
-            let skipped = std::io::copy(&mut { inflated }, &mut std::io::sink())
-                .and_then(|_| zip_entries::skip_descriptor(&mut buffered, header.zip64));
-            if let Err(e) = skipped {
-                let _ = tx.blocking_send(Err(zip_error(zip::result::ZipError::Io(e))));
-                return;
-            }
-            continue;
-        }
-        let mut rest = zip_entries::with_header_back(&header, &mut buffered);
-        match zip::read::read_zipfile_from_stream(&mut rest) {
-            Ok(Some(file)) => {
-                if is_export {
-                    let inflated = export::InflationBounded::new(file, compressed);
-                    return feed(BufReader::with_capacity(1 << 20, inflated), tx);
-                }
-            }
-            Ok(None) => {
-                let _ = tx.blocking_send(Err(ExportError::NoExportInZip));
-                return;
-            }
-            Err(e) => {
-                let _ = tx.blocking_send(Err(zip_error(e)));
-                return;
-            }
-        }
+        send(tx, piece)
+    };
+    if let Err(e) = export::walk(buffered, compressed, &mut visit) {
+        let _ = tx.blocking_send(Err(e));
     }
 }
 
-/// Whether a file's first bytes can start XML: `<` after an optional byte-order mark and
-/// whitespace (an empty file is left to the XML reader, which says what is missing).
-fn looks_like_xml(head: &[u8]) -> bool {
-    let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
-    head.iter().find(|b| !b.is_ascii_whitespace()).is_none_or(|b| *b == b'<')
+fn send(tx: &Sender, piece: Piece) -> Result<(), ExportError> {
+    tx.blocking_send(Ok(piece)).map_err(|_| ExportError::Io("the import stopped".into()))
 }
 
-/// A zip error: the input's (retriable) or the archive's (final).
-fn zip_error(e: zip::result::ZipError) -> ExportError {
-    match e {
-        zip::result::ZipError::Io(io) if io.kind() == std::io::ErrorKind::UnexpectedEof => {
-            ExportError::Zip(format!("the archive ends early: {io}"))
-        }
-        zip::result::ZipError::Io(io) => ExportError::Io(format!("reading the zip: {io}")),
-        e => ExportError::Zip(e.to_string()),
-    }
-}
-
-fn feed(reader: impl BufRead, tx: &Sender) {
+fn feed(reader: &mut dyn BufRead, tx: &Sender) -> Result<(), ExportError> {
     for chunk in export::ExportReader::new(reader) {
-        let msg = chunk.map(|c| export::normalise(&c));
-        let failed = msg.is_err();
-        if tx.blocking_send(msg).is_err() || failed {
-            return;
-        }
+        send(tx, Piece::Chunk(export::normalise(&chunk?)))?;
     }
+    Ok(())
 }
 
 /// Imports an export for one user. `on_progress` is called after each chunk. Records the sync
@@ -288,12 +241,28 @@ pub async fn run_import(
     let mut writing: tokio::task::JoinSet<(Result<Written, ImportError>, ExportBatch)> =
         tokio::task::JoinSet::new();
     let mut reading = true;
+    let mut routes_staged = false;
     loop {
         if reading && writing.len() < WRITERS && out.error.is_none() {
             match rx.recv().await {
-                Some(Ok(batch)) => {
+                Some(Ok(Piece::Chunk(batch))) => {
                     let db = db.clone();
                     writing.spawn(async move { (write_chunk(&db, t, &batch).await, batch) });
+                    continue;
+                }
+                Some(Ok(Piece::Route { path, points })) => {
+                    out.report.received("route_files", 1);
+                    match points {
+                        Ok(points) => match stage_route(db, t, &path, &points).await {
+                            Ok(()) => routes_staged = true,
+                            Err(e) => out.error = Some(e),
+                        },
+                        Err(e) => out.report.drop(e.code(), Some(format!("{path}: {e}"))),
+                    }
+                    continue;
+                }
+                Some(Ok(Piece::Electrocardiogram)) => {
+                    out.report.received("electrocardiograms", 1);
                     continue;
                 }
                 Some(Err(e)) => {
@@ -341,6 +310,15 @@ pub async fn run_import(
         out.error = Some(e.into());
     }
     out.progress.bytes = count.load(Ordering::Relaxed);
+    // Routes go to the workouts committed, also those of an import that failed part way.
+    if routes_staged {
+        match apply_routes(db, t).await {
+            Ok(n) => out.routes_saved = n,
+            Err(e) => {
+                out.error.get_or_insert(e);
+            }
+        }
+    }
     if out.error.is_none() {
         match write_cycles(db, t, menstrual).await {
             Ok(n) => out.cycles_saved = n,
@@ -442,6 +420,24 @@ async fn write_exclusive(db: &Db, t: ImportTarget, n: &Normalised) -> Result<Wri
     let written = store::write(&tx, chunk_target(t, n, last), n).await?;
     tx.commit().await?;
     Ok(written)
+}
+
+/// Keeps a route file of the export until the import ends: its workout may come later.
+async fn stage_route(
+    db: &Db,
+    t: ImportTarget,
+    path: &str,
+    points: &[RoutePoint],
+) -> Result<(), ImportError> {
+    let client = db.client().await?;
+    schema::workouts::stage_route(&client, t.run_id, t.user_id, path, points).await?;
+    Ok(())
+}
+
+/// Gives the kept route files to the workouts that reference them.
+async fn apply_routes(db: &Db, t: ImportTarget) -> Result<u64, ImportError> {
+    let client = db.client().await?;
+    Ok(schema::workouts::apply_staged_routes(&client, t.run_id, t.user_id).await?)
 }
 
 /// Turns the export's menstrual records into cycles and stores them.

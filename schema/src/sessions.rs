@@ -43,7 +43,8 @@ impl Kind {
                        and s.data_source_id = e.data_source_id
                        and s.ts >= e.start_time and s.ts < e.end_time)) as avg_heart_rate_bpm,
                  e.max_heart_rate_bpm, e.min_heart_rate_bpm, e.avg_speed_m_per_s,
-                 e.max_speed_m_per_s, e.elevation_gain_meters, e.notes"
+                 e.max_speed_m_per_s, e.elevation_gain_meters, e.notes,
+                 e.route is not null as has_route"
             }
             Kind::Sleep => {
                 "e.id, e.data_source_id, e.start_time, e.end_time, e.zone_offset,
@@ -120,6 +121,7 @@ pub struct Workout {
     pub max_speed_m_per_s: Option<f64>,
     pub elevation_gain_meters: Option<f64>,
     pub notes: Option<String>,
+    pub has_route: bool,
 }
 
 impl Event for Workout {
@@ -143,6 +145,7 @@ impl Event for Workout {
             max_speed_m_per_s: r.try_get("max_speed_m_per_s")?,
             elevation_gain_meters: r.try_get("elevation_gain_meters")?,
             notes: r.try_get("notes")?,
+            has_route: r.try_get("has_route")?,
         })
     }
     fn position(&self) -> (DateTime<Utc>, Uuid) {

@@ -142,3 +142,116 @@ pub async fn insert_new(
         .await?;
     row.map(|r| r.try_get(0)).transpose().map_err(Into::into)
 }
+
+/// A point of a workout's route, as `route` keeps it whichever way it came (an SDK's
+/// `route`, an export's GPX file): `[{timestamp, latitude, longitude, altitude_m,
+/// horizontal_accuracy_m}]`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct RoutePoint {
+    pub timestamp: Option<String>,
+    pub latitude: f64,
+    pub longitude: f64,
+    pub altitude_m: Option<f64>,
+    pub horizontal_accuracy_m: Option<f64>,
+}
+
+impl RoutePoint {
+    /// A point with a readable position; `None` when latitude or longitude is out of range.
+    pub fn new(
+        timestamp: Option<String>,
+        latitude: f64,
+        longitude: f64,
+        altitude_m: Option<f64>,
+        horizontal_accuracy_m: Option<f64>,
+    ) -> Option<RoutePoint> {
+        let readable = (-90.0..=90.0).contains(&latitude) && (-180.0..=180.0).contains(&longitude);
+        readable.then_some(RoutePoint {
+            timestamp,
+            latitude,
+            longitude,
+            altitude_m: altitude_m.filter(|a| a.is_finite()),
+            horizontal_accuracy_m: horizontal_accuracy_m.filter(|a| a.is_finite() && *a >= 0.0),
+        })
+    }
+}
+
+/// `route` as stored: `None` when there are no points.
+pub fn route(points: &[RoutePoint]) -> Option<Value> {
+    if points.is_empty() {
+        return None;
+    }
+    serde_json::to_value(points).ok()
+}
+
+/// Keeps an export's route file until its import ends (`export_routes`); sent again (a retried
+/// import), it replaces the kept one.
+pub async fn stage_route(
+    client: &impl GenericClient,
+    run_id: Uuid,
+    user_id: Uuid,
+    path: &str,
+    points: &[RoutePoint],
+) -> Result<()> {
+    let statement = client
+        .prepare_cached(
+            "insert into export_routes (run_id, user_id, path, points) values ($1, $2, $3, $4)
+             on conflict (run_id, path) do update set points = excluded.points",
+        )
+        .await?;
+    let points = postgres_types::Json(points);
+    client.execute(&statement, &[&run_id, &user_id, &path, &points]).await?;
+    Ok(())
+}
+
+/// Gives the routes an import kept to the user's workouts whose file references name them (a
+/// workout naming several files gets their points in that order), then forgets them; returns
+/// how many workouts got a route they did not have.
+pub async fn apply_staged_routes(
+    client: &impl GenericClient,
+    run_id: Uuid,
+    user_id: Uuid,
+) -> Result<u64> {
+    let statement = client
+        .prepare_cached(
+            "with matched as (
+                 select w.id, jsonb_agg(p.point order by f.n, p.n) as points
+                 from workouts w
+                 cross join lateral jsonb_array_elements_text(
+                     case when jsonb_typeof(w.statistics -> 'route_files') = 'array'
+                          then w.statistics -> 'route_files' else '[]' end)
+                     with ordinality f(path, n)
+                 join export_routes r on r.run_id = $1 and r.path = f.path
+                 cross join lateral jsonb_array_elements(r.points) with ordinality p(point, n)
+                 where w.user_id = $2
+                 group by w.id),
+             applied as (
+                 update workouts w set route = m.points from matched m
+                 where w.id = m.id and w.route is distinct from m.points
+                 returning 1),
+             forgotten as (delete from export_routes where run_id = $1)
+             select count(*) from applied",
+        )
+        .await?;
+    let n: i64 = client.query_one(&statement, &[&run_id, &user_id]).await?.try_get(0)?;
+    Ok(n.max(0) as u64)
+}
+
+/// A user's workout's route points (`[]` when it has none); `None` when the user has no such
+/// workout.
+pub async fn route_of(
+    client: &impl GenericClient,
+    user_id: Uuid,
+    workout_id: Uuid,
+) -> Result<Option<Vec<RoutePoint>>> {
+    let statement =
+        client.prepare_cached("select route from workouts where user_id = $1 and id = $2").await?;
+    let Some(row) = client.query_opt(&statement, &[&user_id, &workout_id]).await? else {
+        return Ok(None);
+    };
+    let route: Option<Value> = row.try_get(0)?;
+    let points = route
+        .map(serde_json::from_value::<Vec<RoutePoint>>)
+        .transpose()
+        .map_err(|source| crate::Error::Payload { what: "workout route", source })?;
+    Ok(Some(points.unwrap_or_default()))
+}

@@ -29,6 +29,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(list_sleep))
         .routes(routes!(list_cycles))
         .routes(routes!(delete_workout))
+        .routes(routes!(get_workout_route))
         .routes(routes!(delete_sleep))
         .routes(routes!(delete_cycle))
 }
@@ -59,6 +60,30 @@ pub struct WorkoutOut {
     pub avg_speed_m_per_s: Option<f64>,
     pub max_speed_m_per_s: Option<f64>,
     pub elevation_gain_meters: Option<f64>,
+    /// Whether the workout has a route (`GET …/events/workouts/{workout_id}/route`).
+    pub has_route: bool,
+}
+
+/// A point of a workout's route, whichever way it came (an SDK's `route`, an Apple Health
+/// export's `workout-routes/*.gpx`).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RoutePointOut {
+    /// As the source gave it (ISO 8601).
+    pub timestamp: Option<String>,
+    pub latitude: f64,
+    pub longitude: f64,
+    pub altitude_m: Option<f64>,
+    pub horizontal_accuracy_m: Option<f64>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(example = json!({"workout_id": "0196a5c2-7a4e-7d11-9c1e-2f5b3d4c6a70", "points": [
+    {"timestamp": "2026-03-14T07:00:05Z", "latitude": 52.2297, "longitude": 21.0122,
+     "altitude_m": 110.5, "horizontal_accuracy_m": 3.1}]}))]
+pub struct RouteOut {
+    pub workout_id: Uuid,
+    /// In the order recorded; empty when the workout has no route.
+    pub points: Vec<RoutePointOut>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -142,6 +167,7 @@ fn workout(w: Workout, sources: &Sources) -> WorkoutOut {
         avg_speed_m_per_s: w.avg_speed_m_per_s,
         max_speed_m_per_s: w.max_speed_m_per_s,
         elevation_gain_meters: positive(w.elevation_gain_meters),
+        has_route: w.has_route,
     }
 }
 
@@ -353,4 +379,37 @@ async fn delete_cycle(
     Path((user_id, id)): Path<(String, String)>,
 ) -> ApiResult<StatusCode> {
     delete(&state, &user_id, &id, Kind::MenstrualCycle, "Menstrual cycle record not found").await
+}
+
+/// A workout's route: its points in the order recorded (empty when it has none); 404 when the
+/// user has no such workout.
+#[utoipa::path(get, path = "/users/{user_id}/events/workouts/{workout_id}/route", tag = "data",
+    params(("user_id" = String, Path), ("workout_id" = String, Path)),
+    responses(
+        (status = 200, body = RouteOut), (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),
+    ),
+    security(("api_key" = []), ("bearer" = [])))]
+async fn get_workout_route(
+    _auth: ApiAuth,
+    State(state): State<AppState>,
+    Path((user_id, id)): Path<(String, String)>,
+) -> ApiResult<Json<RouteOut>> {
+    let user_id = existing_user(&state, &user_id).await?;
+    let workout_id = path_uuid(&id)?;
+    let client = state.db.client().await?;
+    let points = schema::workouts::route_of(&client, user_id, workout_id)
+        .await?
+        .ok_or_else(|| ApiError::not_found("Workout not found"))?;
+    let points = points
+        .into_iter()
+        .map(|p| RoutePointOut {
+            timestamp: p.timestamp,
+            latitude: p.latitude,
+            longitude: p.longitude,
+            altitude_m: p.altitude_m,
+            horizontal_accuracy_m: p.horizontal_accuracy_m,
+        })
+        .collect();
+    Ok(Json(RouteOut { workout_id, points }))
 }

@@ -30,6 +30,8 @@ pub enum Limit {
     Open { max: usize },
     #[error("the zip inflates to more than {ratio} times its compressed size")]
     Inflation { ratio: u64 },
+    #[error("the rest of the zip, read through its central directory, is larger than {max} bytes")]
+    Spool { max: u64 },
 }
 
 impl Limit {
@@ -88,27 +90,34 @@ impl<R: BufRead> BufRead for EventBounded<R> {
 }
 
 /// Fails once the inflated bytes read through it exceed [`MAX_INFLATION`] times the
-/// compressed bytes read so far (`compressed`, counted under the inflater).
-pub struct InflationBounded<R> {
+/// compressed bytes read so far (`compressed`, counted under the inflater). Readers of one
+/// archive's entries may share their count of inflated bytes, so that the bound holds for the
+/// whole archive, not entry by entry.
+pub(super) struct InflationBounded<R> {
     inner: R,
-    inflated: u64,
+    inflated: Arc<AtomicU64>,
     compressed: Arc<AtomicU64>,
     ratio: u64,
 }
 
 impl<R> InflationBounded<R> {
-    pub fn new(inner: R, compressed: Arc<AtomicU64>) -> InflationBounded<R> {
-        InflationBounded { inner, inflated: 0, compressed, ratio: MAX_INFLATION }
+    /// Counting into `inflated`, beside the other readers of the archive.
+    pub(super) fn new(
+        inner: R,
+        compressed: Arc<AtomicU64>,
+        inflated: Arc<AtomicU64>,
+    ) -> InflationBounded<R> {
+        InflationBounded { inner, inflated, compressed, ratio: MAX_INFLATION }
     }
 }
 
 impl<R: Read> Read for InflationBounded<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let n = self.inner.read(buf)?;
-        self.inflated += n as u64;
+        let inflated = self.inflated.fetch_add(n as u64, Ordering::Relaxed) + n as u64;
         let allowed =
             self.compressed.load(Ordering::Relaxed).saturating_mul(self.ratio).max(INFLATION_FLOOR);
-        if self.inflated > allowed {
+        if inflated > allowed {
             return Err(Limit::Inflation { ratio: self.ratio }.into_io());
         }
         Ok(n)
@@ -145,13 +154,13 @@ mod tests {
     fn inflation_is_bounded_by_the_compressed_bytes() {
         let compressed = Arc::new(AtomicU64::new(1));
         let zeros = io::repeat(0).take(INFLATION_FLOOR + 1);
-        let mut r = InflationBounded::new(zeros, compressed.clone());
+        let mut r = InflationBounded::new(zeros, compressed.clone(), Arc::default());
         let err = io::copy(&mut r, &mut io::sink()).err();
         assert_eq!(err.as_ref().and_then(Limit::of_io), Some(Limit::Inflation { ratio: 200 }));
 
         compressed.store(INFLATION_FLOOR, Ordering::Relaxed);
         let zeros = io::repeat(0).take(INFLATION_FLOOR + 1);
-        let mut r = InflationBounded::new(zeros, compressed);
+        let mut r = InflationBounded::new(zeros, compressed, Arc::default());
         assert_eq!(io::copy(&mut r, &mut io::sink()).ok(), Some(INFLATION_FLOOR + 1));
     }
 }

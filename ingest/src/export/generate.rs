@@ -319,10 +319,7 @@ fn write_watch<W: Write>(o: &mut Out<'_, W>, spec: &ExportSpec) -> io::Result<()
             )?;
         }
     }
-    // Workouts every other day.
-    for d in (0..spec.days).step_by(2) {
-        let start = day(d) + Duration::hours(18);
-        let minutes = 30 + (d % 4) * 10;
+    for (start, minutes) in watch_workouts(spec) {
         let end = start + Duration::minutes(i64::from(minutes));
         let km = f64::from(minutes) / 5.5;
         writeln!(
@@ -370,11 +367,7 @@ fn write_watch<W: Write>(o: &mut Out<'_, W>, spec: &ExportSpec) -> io::Result<()
             e = o.ts(end)
         )?;
         writeln!(o.w, r#"   <MetadataEntry key="HKMetadataKeySyncVersion" value="2"/>"#)?;
-        writeln!(
-            o.w,
-            r#"   <FileReference path="/workout-routes/route_{}.gpx"/>"#,
-            start.format("%Y-%m-%d_%H.%M")
-        )?;
+        writeln!(o.w, r#"   <FileReference path="/{}"/>"#, route_file(start))?;
         writeln!(o.w, "  </WorkoutRoute>\n </Workout>")?;
     }
     for d in 0..spec.days {
@@ -387,6 +380,58 @@ fn write_watch<W: Write>(o: &mut Out<'_, W>, spec: &ExportSpec) -> io::Result<()
         )?;
     }
     Ok(())
+}
+
+/// The watch export's workouts, every other day at 18:00 local time: (start, minutes).
+fn watch_workouts(spec: &ExportSpec) -> impl Iterator<Item = (NaiveDateTime, u32)> {
+    let first = spec.start.and_hms_opt(18, 0, 0).unwrap_or_default();
+    (0..spec.days)
+        .step_by(2)
+        .map(move |d| (first + Duration::days(i64::from(d)), 30 + (d % 4) * 10))
+}
+
+/// A watch workout's route file, as the export's `FileReference` names it (without its `/`).
+fn route_file(start: NaiveDateTime) -> String {
+    format!("workout-routes/route_{}.gpx", start.format("%Y-%m-%d_%H.%M"))
+}
+
+/// The first point of a watch workout's route: (latitude, longitude).
+pub const ROUTE_START: (f64, f64) = (52.2297, 21.0122);
+/// A route point every this many seconds.
+pub const ROUTE_STEP_SECONDS: i64 = 5;
+
+/// The watch export's `workout-routes/*.gpx` files, as Apple Health writes them: (path in the
+/// archive's folder, GPX). A point every [`ROUTE_STEP_SECONDS`] from [`ROUTE_START`], with
+/// elevation, UTC time, speed, course and accuracies.
+pub fn workout_routes(spec: &ExportSpec) -> Vec<(String, Vec<u8>)> {
+    let offset = Duration::minutes(i64::from(spec.offset_minutes));
+    watch_workouts(spec)
+        .map(|(start, minutes)| {
+            let mut gpx = String::from(concat!(
+                r#"<?xml version="1.0" encoding="UTF-8"?>"#,
+                "\n",
+                r#"<gpx version="1.1" creator="Apple Health Export" xmlns="http://www.topografix.com/GPX/1/1" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:schemaLocation="http://www.topografix.com/GPX/1/1 http://www.topografix.com/GPX/1/1/gpx.xsd">"#,
+                "\n"
+            ));
+            let utc = start - offset;
+            gpx.push_str(&format!(
+                "<metadata>\n<time>{}</time>\n</metadata>\n<trk>\n<name>Route {}</name>\n<trkseg>\n",
+                utc.format("%Y-%m-%dT%H:%M:%SZ"),
+                start.format("%Y-%m-%d %H:%M")
+            ));
+            for i in 0..i64::from(minutes) * 60 / ROUTE_STEP_SECONDS {
+                let (lat, lon) = (ROUTE_START.0 + i as f64 * 1e-5, ROUTE_START.1 + i as f64 * 2e-5);
+                gpx.push_str(&format!(
+                    r#"<trkpt lon="{lon:.6}" lat="{lat:.6}"><ele>{:.2}</ele><time>{}</time><extensions><speed>2.9</speed><course>84.1</course><hAcc>3.1</hAcc><vAcc>2.4</vAcc></extensions></trkpt>"#,
+                    100.0 + i as f64 * 0.05,
+                    (utc + Duration::seconds(i * ROUTE_STEP_SECONDS)).format("%Y-%m-%dT%H:%M:%SZ"),
+                ));
+                gpx.push('\n');
+            }
+            gpx.push_str("</trkseg>\n</trk>\n</gpx>\n");
+            (route_file(start), gpx.into_bytes())
+        })
+        .collect()
 }
 
 /// The apps and devices of a varied export: (source name, version, device).

@@ -6,12 +6,14 @@
 //! are kept from the timestamps, workouts keep their statistics, metadata and route references,
 //! `ActivitySummary` days become daily totals, and menstrual flow records become cycles.
 
+mod archive;
 mod attrs;
 mod bounds;
 mod device;
 /// A generator of exports for tests and benchmarks: not part of the service.
 #[cfg(any(test, feature = "testsuite"))]
 pub mod generate;
+mod gpx;
 mod menstrual;
 mod normalise;
 mod reader;
@@ -19,7 +21,9 @@ mod records;
 mod workouts;
 pub mod zip_entries;
 
-pub use bounds::{InflationBounded, Limit};
+pub use archive::{Entry, Visit, walk};
+pub use bounds::Limit;
+pub use gpx::{RouteError, read_route};
 pub use menstrual::{Cycle, cycles};
 pub use normalise::{ExportBatch, normalise};
 pub use reader::{ExportError, ExportReader, RawChunk};

@@ -63,7 +63,12 @@ fn a_generated_export_normalises() {
     assert_eq!(w.statistics["events"]["Pause"], 1);
     // Statistics in the SDK path's shape: value and canonical unit.
     assert_eq!(w.statistics["distance"], serde_json::json!({"value": 5455.0, "unit": "meters"}));
-    assert!(w.route.is_some());
+    // The route's file is named; its points come from the archive at the end of the import.
+    assert_eq!(
+        w.statistics["route_files"],
+        serde_json::json!(["/workout-routes/route_2024-01-01_18.00.gpx"])
+    );
+    assert_eq!(w.route, None);
     // Activity summaries are daily totals.
     let totals: Vec<_> = n.samples.iter().filter(|s| s.is_daily_total == Some(true)).collect();
     assert_eq!(totals.len(), 3 * 3, "energy, exercise and move time a day");

@@ -164,7 +164,6 @@ pub(super) fn workout(raw: &RawWorkout, p: &mut Partial) {
         .and_then(attrs::number)
         .and_then(|d| units::duration_seconds(d, text(&a, b"durationUnit").as_deref()))
         .unwrap_or_else(|| (end - start).num_milliseconds() as f64 / 1000.0);
-    let route = (!raw.route_files.is_empty()).then(|| json!({"file_references": raw.route_files}));
     let row = WorkoutRow {
         data_source_id: uuid::Uuid::nil(),
         external_id: None,
@@ -187,7 +186,9 @@ pub(super) fn workout(raw: &RawWorkout, p: &mut Partial) {
         min_altitude_meters: None,
         notes: None,
         statistics: Value::Object(stats),
-        route,
+        // The points come from the archive's `workout-routes/` (by `route_files`), at the end
+        // of the import: they may come before or after this workout.
+        route: None,
     };
     p.n.note_offset(end, offset);
     p.n.workouts.push(Workout { source, row });

@@ -25,6 +25,11 @@ pub struct LocalHeader {
 }
 
 impl LocalHeader {
+    /// A directory: no data.
+    pub fn is_directory(&self) -> bool {
+        self.name.ends_with('/')
+    }
+
     /// Whether this entry is read here (deflated, sizes after the data) rather than by `zip`.
     pub fn streams_by_itself(&self) -> bool {
         self.descriptor && self.method == DEFLATE
@@ -75,6 +80,21 @@ pub fn skip_descriptor(r: &mut impl Read, zip64: bool) -> io::Result<()> {
     let crc = if &first == DESCRIPTOR { 4 } else { 0 };
     let sizes = if zip64 { 16 } else { 8 };
     io::copy(&mut r.take(crc + sizes), &mut io::sink()).map(|_| ())
+}
+
+/// After a directory's header with a data descriptor: skips the descriptor when it follows at
+/// once and says the entry is empty (a directory holds no data); false, having read nothing,
+/// when the bytes at hand do not show that.
+pub fn skip_empty_descriptor(r: &mut impl BufRead, zip64: bool) -> io::Result<bool> {
+    let sizes = if zip64 { 16 } else { 8 };
+    let head = r.fill_buf()?;
+    let signed = head.starts_with(DESCRIPTOR);
+    let len = if signed { 4 } else { 0 } + 4 + sizes;
+    let empty = head.len() >= len && head[len - 4 - sizes..len].iter().all(|b| *b == 0);
+    if empty {
+        r.consume(len);
+    }
+    Ok(empty)
 }
 
 /// The header put back in front of the rest of the stream, for the `zip` crate.

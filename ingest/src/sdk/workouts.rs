@@ -4,7 +4,7 @@
 use schema::catalogue::series_types::{self, SeriesType};
 use schema::catalogue::units::{self, Origin};
 use schema::catalogue::workout_types;
-use schema::workouts::WorkoutRow;
+use schema::workouts::{RoutePoint, WorkoutRow};
 use serde_json::{Map, Value, json};
 
 use super::fields::{self, Field};
@@ -160,24 +160,22 @@ pub(super) fn workout(item: &Obj<WorkoutIn<'_>>, origin: Origin, out: &mut Norma
     out.workouts.push(Workout { source, row });
 }
 
-/// Route points with a readable position, as `[{timestamp, latitude, longitude, altitude_m,
-/// horizontal_accuracy_m}]`; `None` when there are none.
+/// Route points with a readable position, in the shape every route is kept in
+/// ([`schema::workouts::RoutePoint`]); `None` when there are none.
 fn route(points: &List<Obj<RoutePointIn<'_>>>) -> Option<Value> {
-    let points: Vec<Value> = points
+    let points: Vec<RoutePoint> = points
         .items()
         .iter()
         .filter_map(|p| {
             let p = p.value()?;
-            let lat = p.latitude.number().filter(|l| (-90.0..=90.0).contains(l))?;
-            let lon = p.longitude.number().filter(|l| (-180.0..=180.0).contains(l))?;
-            Some(json!({
-                "timestamp": p.timestamp.str(),
-                "latitude": lat,
-                "longitude": lon,
-                "altitude_m": p.altitude_m.number(),
-                "horizontal_accuracy_m": p.horizontal_accuracy_m.number(),
-            }))
+            RoutePoint::new(
+                p.timestamp.str().map(str::to_string),
+                p.latitude.number()?,
+                p.longitude.number()?,
+                p.altitude_m.number(),
+                p.horizontal_accuracy_m.number(),
+            )
         })
         .collect();
-    (!points.is_empty()).then_some(Value::Array(points))
+    schema::workouts::route(&points)
 }
