@@ -109,7 +109,7 @@ async fn openapi_document_and_docs_page() {
         "{}",
         r.body["openapi"]
     );
-    assert_eq!(r.body["info"]["version"], "0.1.0");
+    assert_eq!(r.body["info"]["version"], "0.1.1");
     let paths = r.body["paths"].as_object().expect("paths");
     for path in [
         "/api/v1/auth/login",

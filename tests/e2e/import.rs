@@ -1055,3 +1055,159 @@ async fn a_us_unit_export_stores_the_si_values_of_its_metric_twin() {
     }
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// `tests/tools/zip_export.py` writing `entries` to a pipe (`out` = `-`: every entry's sizes
+/// in a data descriptor) or to the file `out` in `dir` (sizes in the headers).
+fn python_zip(dir: &std::path::Path, out: &str, entries: &[String]) -> Vec<u8> {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/tools/zip_export.py");
+    let path = if out == "-" { out.to_string() } else { dir.join(out).display().to_string() };
+    let run = std::process::Command::new("python3")
+        .arg(script)
+        .arg(&path)
+        .args(entries)
+        .output()
+        .expect("python3");
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    if out == "-" { run.stdout } else { std::fs::read(&path).expect("read the zip") }
+}
+
+/// The routes of a user's workouts through the API: (has_route, route points) per workout,
+/// oldest first.
+async fn routes_read(app: &TestApp, key: &Auth, user: &str) -> Vec<(bool, Vec<Value>)> {
+    let path = format!(
+        "/api/v1/users/{user}/events/workouts?start_date=2023-12-01&end_date=2024-02-01&limit=100"
+    );
+    let list = app.get(&path, key).await;
+    assert_eq!(list.status, 200, "{}", list.body);
+    let mut out = Vec::new();
+    for w in list.body["data"].as_array().cloned().unwrap_or_default().iter().rev() {
+        let id = w["id"].as_str().unwrap_or_default();
+        let route = app.get(&format!("/api/v1/users/{user}/events/workouts/{id}/route"), key).await;
+        assert_eq!(route.status, 200, "{}", route.body);
+        assert_eq!(route.body["workout_id"], w["id"]);
+        let points = route.body["points"].as_array().cloned().unwrap_or_default();
+        out.push((w["has_route"].as_bool().unwrap_or_default(), points));
+    }
+    out
+}
+
+/// An export as a phone or a Mac hands it over — `export.xml` beside `export_cda.xml`,
+/// `workout-routes/` and `electrocardiograms/` — in every kind of zip, through the CLI and the
+/// upload route: the same figures as the bare XML, and each workout with its route, in the
+/// SDK's shape, whether the routes come before or after the export.
+#[tokio::test]
+async fn every_kind_of_archive_imports_its_workouts_with_their_routes() {
+    use ingest::export::generate::{ROUTE_START, ROUTE_STEP_SECONDS, workout_routes};
+    let app = TestApp::spawn().await;
+    let key = app.api_key().await;
+    let dir =
+        std::env::temp_dir().join(format!("wearhouse-routes-{}", uuid::Uuid::new_v4().simple()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let spec = ExportSpec::new(4);
+    let mut xml = Vec::new();
+    write_export(&mut xml, &spec).expect("generate");
+    let write = |name: &str, bytes: &[u8]| {
+        std::fs::write(dir.join(name), bytes).expect("write");
+        dir.join(name).display().to_string()
+    };
+    let export = write("export.xml", &xml);
+    let cda = write("export_cda.xml", b"<ClinicalDocument/>");
+    let ecg = write("ecg.csv", b"Name,Ada\nClassification,Sinus Rhythm\n\n-12.3\n-11.9\n");
+    let routes: Vec<(String, String)> = workout_routes(&spec)
+        .iter()
+        .enumerate()
+        .map(|(i, (name, gpx))| (name.clone(), write(&format!("{i}.gpx"), gpx)))
+        .collect();
+    let at = |method: &str, name: &str, path: &str| {
+        format!("{method}:apple_health_export/{name}={path}")
+    };
+    let routes_as = |method: &str| -> Vec<String> {
+        routes.iter().map(|(name, path)| at(method, name, path)).collect()
+    };
+
+    // The bare XML: the figures every archive must store, and no route.
+    let user = app.user(&key, json!({})).await;
+    cli_import(&app, &user, std::path::Path::new(&export)).await;
+    let expected = stored_figures(&app, &user).await;
+    assert_eq!(expected.2, 2, "{expected:?}");
+    let bare = routes_read(&app, &key, &user).await;
+    assert!(bare.iter().all(|(has, points)| !has && points.is_empty()), "{bare:?}");
+    let bare_run = app.get(&format!("/api/v1/users/{user}/sync/runs"), &key).await.body[0].clone();
+
+    let macos = [
+        vec!["dir:apple_health_export/".to_string()],
+        routes_as("deflate"),
+        vec![
+            at("deflate", "electrocardiograms/ecg_2024-01-02_08.00.csv", &ecg),
+            at("deflate", "export.xml", &export),
+            at("deflate", "export_cda.xml", &cda),
+        ],
+    ]
+    .concat();
+    let stored_streamed = [
+        vec![at("store", "export.xml", &export), at("store", "export_cda.xml", &cda)],
+        routes_as("store"),
+    ]
+    .concat();
+    let mixed_zip64 = [
+        vec!["--zip64".to_string(), at("deflate", "export.xml", &export)],
+        routes_as("store"),
+        vec![at("store", "electrocardiograms/ecg.csv", &ecg)],
+    ]
+    .concat();
+    let seekable = [routes_as("store"), vec![at("deflate", "export.xml", &export)]].concat();
+    // (what it stands for, output, entries, ECG files, through the upload route, not the CLI)
+    let variants = [
+        (
+            "macOS Archive Utility: deflated, sizes after the data, routes first",
+            "-",
+            macos,
+            1,
+            false,
+        ),
+        ("a streaming zipper storing every entry, routes last", "-", stored_streamed, 0, true),
+        ("a deflated export then stored routes, zip64, streamed", "-", mixed_zip64, 1, false),
+        ("a seekable zip, stored routes first", "seekable.zip", seekable, 0, true),
+    ];
+    for (what, out, entries, ecgs, upload) in variants {
+        let archive = python_zip(&dir, out, &entries);
+        let user = app.user(&key, json!({})).await;
+        if upload {
+            let task = upload_direct(&app, &key, &user, archive).await;
+            let (status, run) = wait_import(&app, &key, &user, &task).await;
+            assert_eq!(status, "done", "{what}: {run}");
+        } else {
+            let path = dir.join("archive.zip");
+            std::fs::write(&path, archive).expect("write");
+            let stdout = cli_import(&app, &user, &path).await;
+            assert!(stdout.contains("2 given a route"), "{what}: {stdout}");
+        }
+        let runs = app.get(&format!("/api/v1/users/{user}/sync/runs"), &key).await;
+        let run = runs.body[0].clone();
+        // What the XML alone drops (stand hours), nothing more: every route file was read.
+        assert_eq!(run["status"], bare_run["status"], "{what}: {run}");
+        let counts = &run["counts"];
+        assert_eq!(counts["dropped"], bare_run["counts"]["dropped"], "{what}: {counts}");
+        assert_eq!(counts["received"]["route_files"], 2, "{what}: {counts}");
+        // ECG recordings are walked past and counted: no series of ours holds them.
+        assert_eq!(counts["received"]["electrocardiograms"].as_i64().unwrap_or(0), ecgs, "{what}");
+        assert_eq!(counts["workout_routes_saved"], 2, "{what}: {counts}");
+        assert_eq!(stored_figures(&app, &user).await, expected, "{what}");
+        let read = routes_read(&app, &key, &user).await;
+        assert_eq!(read.len(), 2, "{what}");
+        for ((has, points), minutes) in read.iter().zip([30, 50]) {
+            assert!(has, "{what}");
+            assert_eq!(points.len() as i64, minutes * 60 / ROUTE_STEP_SECONDS, "{what}");
+            let first = &points[0];
+            assert_eq!(first["latitude"], ROUTE_START.0, "{what}: {first}");
+            assert_eq!(first["longitude"], ROUTE_START.1, "{what}: {first}");
+            assert_eq!(first["altitude_m"], 100.0, "{what}: {first}");
+            assert_eq!(first["horizontal_accuracy_m"], 3.1, "{what}: {first}");
+            assert!(
+                first["timestamp"].as_str().is_some_and(|t| t.ends_with("T17:00:00Z")),
+                "{what}: the workout starts at 18:00 +01:00: {first}"
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -147,6 +147,37 @@ async fn health_connect_and_samsung_batches() {
     let sleep =
         app.count(&format!("select count(*) from sleep_sessions where user_id = '{user}'")).await;
     assert_eq!(sleep, 2);
+    // Each route, read back in the shape an export's GPX route is read in.
+    let list = app
+        .get(
+            &format!(
+                "/api/v1/users/{user}/events/workouts?start_date=2026-03-01&end_date=2026-04-01&filter_by_priority=false"
+            ),
+            &key,
+        )
+        .await;
+    let listed = list.body["data"].as_array().cloned().unwrap_or_default();
+    assert_eq!(listed.len(), 2, "{}", list.body);
+    for w in listed {
+        assert_eq!(w["has_route"], true, "{w}");
+        let id = w["id"].as_str().unwrap_or_default();
+        let route =
+            app.get(&format!("/api/v1/users/{user}/events/workouts/{id}/route"), &key).await;
+        assert_eq!(route.status, 200, "{}", route.body);
+        let points = route.body["points"].as_array().cloned().unwrap_or_default();
+        assert_eq!(points.len(), 36);
+        assert_eq!(
+            points[1],
+            json!({"timestamp": points[1]["timestamp"], "latitude": 52.2301, "longitude": 21.01,
+                   "altitude_m": 110.0, "horizontal_accuracy_m": 4.0})
+        );
+        assert!(points[1]["timestamp"].is_string());
+    }
+    // Another user's workout, or none: 404.
+    let other = app.user(&key, json!({})).await;
+    let id = uuid::Uuid::now_v7();
+    let missing = app.get(&format!("/api/v1/users/{other}/events/workouts/{id}/route"), &key).await;
+    missing.assert_error(404, "Workout not found");
 }
 
 #[tokio::test]
