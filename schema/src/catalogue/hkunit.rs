@@ -9,8 +9,9 @@
 //! `mi/hr` is a speed without anyone listing it.
 
 /// Exponents of the base dimensions: mass, length, time, current, amount of substance, and the
-/// units HealthKit keeps apart (sound pressure level, hearing level, international units).
-type Dim = [i8; 8];
+/// units HealthKit keeps apart (sound pressure level, hearing level, international units,
+/// illuminance, plane angle, Apple's effort score).
+type Dim = [i8; 11];
 const M: usize = 0;
 const L: usize = 1;
 const T: usize = 2;
@@ -19,9 +20,12 @@ const N: usize = 4;
 const SPL: usize = 5;
 const HL: usize = 6;
 const IU: usize = 7;
+const LUX: usize = 8;
+const ANGLE: usize = 9;
+const EFFORT: usize = 10;
 
 fn dim(parts: &[(usize, i8)]) -> Dim {
-    let mut d = [0; 8];
+    let mut d = [0; 11];
     for (i, e) in parts {
         d[*i] = *e;
     }
@@ -37,7 +41,7 @@ pub struct Unit {
 
 impl Unit {
     fn one() -> Unit {
-        Unit { dim: [0; 8], factor: 1.0 }
+        Unit { dim: [0; 11], factor: 1.0 }
     }
 
     fn times(self, other: Unit, sign: i8) -> Unit {
@@ -93,18 +97,26 @@ fn base(symbol: &str) -> Option<(Dim, f64, bool)> {
         "cup_imp" => (dim(&[(L, 3)]), 284.130_625e-6, false),
         "pt_us" => (dim(&[(L, 3)]), 473.176_473e-6, false),
         "pt_imp" => (dim(&[(L, 3)]), 568.261_25e-6, false),
-        "count" => ([0; 8], 1.0, false),
-        "%" => ([0; 8], 0.01, false),
+        "count" => ([0; 11], 1.0, false),
+        "%" => ([0; 11], 0.01, false),
         "dBASPL" => (dim(&[(SPL, 1)]), 1.0, false),
         "dBHL" => (dim(&[(HL, 1)]), 1.0, false),
         "IU" => (dim(&[(IU, 1)]), 1.0, false),
+        "lx" => (dim(&[(LUX, 1)]), 1.0, true),
+        "rad" => (dim(&[(ANGLE, 1)]), 1.0, true),
+        "deg" => (dim(&[(ANGLE, 1)]), std::f64::consts::PI / 180.0, false),
+        "appleEffortScore" => (dim(&[(EFFORT, 1)]), 1.0, false),
+        // Diopters: the inverse of a focal length in metres.
+        "D" => (dim(&[(L, -1)]), 1.0, false),
         _ => return None,
     })
 }
 
-/// SI prefixes as HealthKit writes them (`mc` for micro; `µ` is taken too).
-const PREFIXES: [(&str, f64); 12] = [
+/// SI prefixes as HealthKit writes them (`HKMetricPrefix`; `mc` for micro, `µ` is taken too).
+const PREFIXES: [(&str, f64); 14] = [
     ("da", 1e1),
+    ("f", 1e-15),
+    ("h", 1e2),
     ("mc", 1e-6),
     ("µ", 1e-6),
     ("p", 1e-12),

@@ -142,6 +142,28 @@ pub fn series_for(identifier: &str) -> Option<&'static SeriesType> {
     BY_IDENTIFIER.get(identifier).copied()
 }
 
+/// The HealthKit quantity types the contract lists (without `HKQuantityTypeIdentifier`).
+#[cfg(test)]
+pub(crate) const CONTRACT_HEALTHKIT_TYPES: &str = "HeartRate RestingHeartRate HeartRateVariabilitySDNN HeartRateRecoveryOneMinute \
+    WalkingHeartRateAverage OxygenSaturation BloodGlucose BloodPressureSystolic \
+    BloodPressureDiastolic RespiratoryRate Height BodyMass BodyFatPercentage BodyMassIndex \
+    LeanBodyMass BodyTemperature VO2Max SixMinuteWalkTestDistance StepCount \
+    ActiveEnergyBurned BasalEnergyBurned AppleStandTime AppleExerciseTime FlightsClimbed \
+    DistanceWalkingRunning DistanceCycling DistanceSwimming DistanceDownhillSnowSports \
+    DistancePaddleSports DistanceRowing DistanceSkatingSports DistanceWheelchair \
+    DistanceCrossCountrySkiing WalkingStepLength WalkingSpeed WalkingDoubleSupportPercentage \
+    WalkingAsymmetryPercentage AppleWalkingSteadiness StairDescentSpeed StairAscentSpeed \
+    RunningPower RunningSpeed RunningVerticalOscillation RunningGroundContactTime \
+    RunningStrideLength SwimmingStrokeCount EnvironmentalAudioExposure \
+    HeadphoneAudioExposure EnvironmentalSoundReduction TimeInDaylight PhysicalEffort \
+    WorkoutEffortScore EstimatedWorkoutEffortScore AppleMoveTime \
+    AppleSleepingWristTemperature BloodAlcoholContent PeripheralPerfusionIndex \
+    ForcedVitalCapacity ForcedExpiratoryVolume1 PeakExpiratoryFlowRate BasalBodyTemperature \
+    AppleSleepingBreathingDisturbances WaistCircumference InsulinDelivery \
+    NumberOfTimesFallen InhalerUsage NumberOfAlcoholicBeverages ElectrodermalActivity \
+    UVExposure PushCount AtrialFibrillationBurden UnderwaterDepth WaterTemperature \
+    CyclingCadence CyclingFunctionalThresholdPower CyclingPower CyclingSpeed";
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -160,25 +182,7 @@ mod tests {
     #[test]
     fn both_families_and_the_contracts_names() {
         // Every HealthKit name the contract lists is mapped.
-        let contract = "HeartRate RestingHeartRate HeartRateVariabilitySDNN HeartRateRecoveryOneMinute \
-            WalkingHeartRateAverage OxygenSaturation BloodGlucose BloodPressureSystolic \
-            BloodPressureDiastolic RespiratoryRate Height BodyMass BodyFatPercentage BodyMassIndex \
-            LeanBodyMass BodyTemperature VO2Max SixMinuteWalkTestDistance StepCount \
-            ActiveEnergyBurned BasalEnergyBurned AppleStandTime AppleExerciseTime FlightsClimbed \
-            DistanceWalkingRunning DistanceCycling DistanceSwimming DistanceDownhillSnowSports \
-            DistancePaddleSports DistanceRowing DistanceSkatingSports DistanceWheelchair \
-            DistanceCrossCountrySkiing WalkingStepLength WalkingSpeed WalkingDoubleSupportPercentage \
-            WalkingAsymmetryPercentage AppleWalkingSteadiness StairDescentSpeed StairAscentSpeed \
-            RunningPower RunningSpeed RunningVerticalOscillation RunningGroundContactTime \
-            RunningStrideLength SwimmingStrokeCount EnvironmentalAudioExposure \
-            HeadphoneAudioExposure EnvironmentalSoundReduction TimeInDaylight PhysicalEffort \
-            WorkoutEffortScore EstimatedWorkoutEffortScore AppleMoveTime \
-            AppleSleepingWristTemperature BloodAlcoholContent PeripheralPerfusionIndex \
-            ForcedVitalCapacity ForcedExpiratoryVolume1 PeakExpiratoryFlowRate BasalBodyTemperature \
-            AppleSleepingBreathingDisturbances WaistCircumference InsulinDelivery \
-            NumberOfTimesFallen InhalerUsage NumberOfAlcoholicBeverages ElectrodermalActivity \
-            UVExposure PushCount AtrialFibrillationBurden UnderwaterDepth WaterTemperature \
-            CyclingCadence CyclingFunctionalThresholdPower CyclingPower CyclingSpeed";
+        let contract = CONTRACT_HEALTHKIT_TYPES;
         for name in contract.split_whitespace() {
             let id = format!("HKQuantityTypeIdentifier{name}");
             assert!(series_for(&id).is_some(), "{id} is not mapped");

@@ -8,3 +8,6 @@ pub mod providers;
 pub mod series_types;
 pub mod units;
 pub mod workout_types;
+
+#[cfg(test)]
+mod healthkit_units_tests;

@@ -129,6 +129,8 @@ pub(crate) const CONVERSIONS: &[(&str, &str, f64)] = &[
     ("count", "count", 1.0),
     ("score", "score", 1.0),
     ("score", "count", 1.0),
+    // HealthKit's unit of workout effort (1–10).
+    ("score", "appleEffortScore", 1.0),
     ("percent", "%", 1.0),
     ("percent", "percent", 1.0),
 ];
@@ -170,7 +172,7 @@ fn conversion(canonical: &str, unit: &str) -> Option<Conv> {
 }
 
 /// A canonical unit in HealthKit's grammar. None for units whose meaning a grammar cannot carry
-/// (`percent`: whether `%` is a fraction depends on the client; `score`, `degrees`).
+/// (`percent`: whether `%` is a fraction depends on the client; `score`).
 fn as_healthkit(canonical: &str) -> Option<&'static str> {
     Some(match canonical {
         "bpm" | "brpm" | "rpm" => "count/min",
@@ -193,6 +195,7 @@ fn as_healthkit(canonical: &str) -> Option<&'static str> {
         "watts" => "W",
         "dB" => "dBASPL",
         "microsiemens" => "mcS",
+        "degrees" => "deg",
         "IU" => "IU",
         "mL" => "mL",
         "count" => "count",
