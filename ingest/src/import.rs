@@ -6,7 +6,7 @@
 //! A failed import keeps the chunks it committed before the failure (its sync run says how
 //! many samples that was); importing the same file again completes it, storing nothing twice.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, Read};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -156,20 +156,6 @@ impl Imported {
     }
 }
 
-/// Counts the bytes read through it.
-struct Counting<R> {
-    inner: R,
-    count: Arc<AtomicU64>,
-}
-
-impl<R: Read> Read for Counting<R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.count.fetch_add(n as u64, Ordering::Relaxed);
-        Ok(n)
-    }
-}
-
 /// What the reader hands the writers, in the archive's order.
 enum Piece {
     Chunk(ExportBatch),
@@ -187,8 +173,6 @@ type Sender = tokio::sync::mpsc::Sender<Result<Piece, ExportError>>;
 /// Reads what the user handed over (`export.xml`, or a zip holding it and its siblings) and
 /// sends its normalised chunks and its route files.
 fn read_export(input: Box<dyn Read + Send>, count: Arc<AtomicU64>, tx: &Sender) {
-    let compressed = count.clone();
-    let buffered = BufReader::with_capacity(1 << 20, Counting { inner: input, count });
     let mut visit = |entry: &Entry, data: &mut dyn BufRead| -> Result<(), ExportError> {
         let piece = match entry {
             Entry::Export => return feed(data, tx),
@@ -200,7 +184,7 @@ fn read_export(input: Box<dyn Read + Send>, count: Arc<AtomicU64>, tx: &Sender) 
         };
         send(tx, piece)
     };
-    if let Err(e) = export::walk(buffered, compressed, &mut visit) {
+    if let Err(e) = export::walk(input, count, &mut visit) {
         let _ = tx.blocking_send(Err(e));
     }
 }
@@ -608,7 +592,11 @@ mod tests {
         let err = err.map(|e| ImportError::Export(e).is_retriable());
         assert_eq!(err, Some(false));
 
-        let (_, err) = read(b"PK\x03\x04 but nothing else that makes a zip".to_vec());
-        assert!(matches!(err, Some(ExportError::Zip(_))), "{err:?}");
+        // A zip's signature, then too little for its first header: the zip stops early.
+        let head = b"PK\x03\x04 but nothing else that makes a zip".to_vec();
+        let at = head.len() as u64;
+        let (_, err) = read(head);
+        assert_eq!(err, Some(ExportError::ArchiveTruncated { at }));
+        assert!(err.is_some_and(|e| !ImportError::Export(e).is_retriable()));
     }
 }

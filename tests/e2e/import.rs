@@ -1211,3 +1211,102 @@ async fn every_kind_of_archive_imports_its_workouts_with_their_routes() {
     }
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// A file that is no export, or a broken one, fails its import with a reason a person can act
+/// on, in its sync run (through the upload route) and on the CLI, and is not tried again; a
+/// record in a unit that does not fit its type is reported by name, the rest stored.
+#[tokio::test]
+async fn broken_files_fail_with_a_reason_a_person_can_act_on() {
+    let app = TestApp::spawn().await;
+    let key = app.api_key().await;
+    let dir =
+        std::env::temp_dir().join(format!("wearhouse-broken-{}", uuid::Uuid::new_v4().simple()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let xml = export(2);
+    let xml_path = dir.join("export.xml");
+    std::fs::write(&xml_path, &xml).expect("write");
+    let export_entry = format!("apple_health_export/export.xml={}", xml_path.display());
+    let deflated = python_zip(&dir, "-", &[format!("deflate:{export_entry}")]);
+    let stored = python_zip(&dir, "-", &[format!("store:{export_entry}")]);
+    // Inside the first heart-rate record's tag.
+    let in_tag = xml.windows(8).position(|w| w == b"<Record ").unwrap_or(0) + 40;
+    let mut cases: Vec<(&str, Vec<u8>, String)> = vec![
+        (
+            "a PDF",
+            b"%PDF-1.4\n%\xE2\xE3\xCF\xD3 a scanned letter".to_vec(),
+            "not an Apple Health export: the file is neither a zip archive nor XML".into(),
+        ),
+        (
+            "a zip without export.xml",
+            {
+                let mut z = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+                let opts = zip::write::SimpleFileOptions::default();
+                z.start_file("apple_health_export/export_cda.xml", opts).expect("zip");
+                z.write_all(b"<ClinicalDocument/>").expect("zip");
+                z.finish().expect("zip").into_inner()
+            },
+            "the zip holds no export.xml".into(),
+        ),
+        (
+            "XML that is no export",
+            b"<?xml version=\"1.0\"?>\n<plist version=\"1.0\"><dict/></plist>\n".to_vec(),
+            "not an Apple Health export: no <HealthData> element".into(),
+        ),
+        (
+            "an export cut inside a tag",
+            xml[..in_tag].to_vec(),
+            format!("the file ends at byte {in_tag} before </HealthData>: it is truncated"),
+        ),
+    ];
+    for (what, zip) in [("a deflated zip cut short", deflated), ("a stored zip cut short", stored)]
+    {
+        let cut = zip[..zip.len() / 2].to_vec();
+        let reason = format!("the zip ends at byte {} before its end: it is truncated", cut.len());
+        cases.push((what, cut, reason));
+    }
+    for (what, file, reason) in cases {
+        // Through the upload route: the run fails with the reason, once.
+        let user = app.user(&key, json!({})).await;
+        let task = upload_direct(&app, &key, &user, file.clone()).await;
+        let (status, run) = wait_import(&app, &key, &user, &task).await;
+        assert_eq!(status, "failed", "{what}: {run}");
+        assert_eq!(run["status"], "failed", "{what}: {run}");
+        assert_eq!(run["error"], reason.as_str(), "{what}: {run}");
+        let attempts =
+            app.count(&format!("select attempts::bigint from imports where id = '{task}'")).await;
+        assert_eq!(attempts, 1, "{what}: not tried again");
+        // On the CLI: the same reason, and a failing exit.
+        let path = dir.join("broken");
+        std::fs::write(&path, &file).expect("write");
+        let out = app
+            .binary(&["import", "--user", &user, path.to_str().unwrap_or_default()])
+            .output()
+            .await
+            .expect("run");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{what}");
+        assert!(stderr.contains(&reason), "{what}: {stderr}");
+    }
+
+    // Body mass in litres: that record is dropped and named, the rest stored.
+    let odd = String::from_utf8_lossy(&xml).replacen(
+        "</HealthData>",
+        r#" <Record type="HKQuantityTypeIdentifierBodyMass" sourceName="Scale" unit="L" creationDate="2024-01-01 08:00:00 +0100" startDate="2024-01-01 08:00:00 +0100" endDate="2024-01-01 08:00:00 +0100" value="65"/>
+</HealthData>"#,
+        1,
+    );
+    let user = app.user(&key, json!({})).await;
+    let task = upload_direct(&app, &key, &user, odd.into_bytes()).await;
+    let (status, run) = wait_import(&app, &key, &user, &task).await;
+    assert_eq!(status, "done", "{run}");
+    assert_eq!(run["status"], "partial", "{run}");
+    assert_eq!(
+        run["dropped"]["record.unknown_unit"]["examples"],
+        json!([
+            "HKQuantityTypeIdentifierBodyMass: unit 'L' is not supported for weight (stored in kg)"
+        ]),
+        "{run}"
+    );
+    assert!(samples(&app, &user).await > 1000);
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -65,22 +65,38 @@ impl Entry {
 /// not read to the end.
 pub type Visit<'v> = dyn FnMut(&Entry, &mut dyn BufRead) -> Result<(), ExportError> + 'v;
 
-/// Walks what the user handed over (`input`, over a reader counting the bytes it reads in
-/// `compressed`), calling `visit` for the export and every file beside it. A file that is no
-/// export, or an archive without one, is refused.
+/// Walks what the user handed over (`input`, whose bytes read are counted in `read`), calling
+/// `visit` for the export and every file beside it. A file that is no export, or an archive
+/// without one, is refused.
 pub fn walk(
-    mut input: impl BufRead,
-    compressed: Arc<AtomicU64>,
+    input: impl Read,
+    read: Arc<AtomicU64>,
     visit: &mut Visit<'_>,
 ) -> Result<(), ExportError> {
+    let counting = Counting { inner: input, count: read.clone() };
+    let mut input = BufReader::with_capacity(1 << 20, counting);
     let head = input.fill_buf().map_err(|e| ExportError::Io(e.to_string()))?;
     if head.starts_with(b"PK\x03\x04") {
-        return Zip::new(compressed).walk(Tracked { inner: input, at: 0 }, visit);
+        return Zip::new(read).walk(Tracked { inner: input, at: 0 }, visit);
     }
     if !looks_like_xml(head) {
         return Err(ExportError::NeitherZipNorXml);
     }
     visit(&Entry::Export, &mut input)
+}
+
+/// Counts the bytes read through it: the file's, for progress and for the inflation bound.
+struct Counting<R> {
+    inner: R,
+    count: Arc<AtomicU64>,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.count.fetch_add(n as u64, Relaxed);
+        Ok(n)
+    }
 }
 
 /// Whether a file's first bytes can start XML: `<` after an optional byte-order mark and
@@ -148,7 +164,11 @@ impl Zip {
         let mut data = self.bounded(data);
         if !name.ends_with('/') && !(entry == Entry::Export && self.export_seen) {
             self.export_seen |= entry == Entry::Export;
-            visit(&entry, &mut data)?;
+            // An entry that stops early is a zip that stops early: say where in the file.
+            visit(&entry, &mut data).map_err(|e| match e {
+                ExportError::Truncated { .. } => self.truncated(),
+                e => e,
+            })?;
         }
         if to_end {
             io::copy(&mut data, &mut io::sink()).map_err(|e| self.io_error(e))?;
@@ -218,7 +238,11 @@ impl Zip {
             return Err(ExportError::Refused { offset: start + copied, limit });
         }
         let config = zip::read::Config { archive_offset: zip::read::ArchiveOffset::Known(0) };
-        let mut archive = zip::ZipArchive::with_config(config, file).map_err(zip_error)?;
+        // Without a central directory the zip stops before its end (or is no zip at all).
+        let mut archive = zip::ZipArchive::with_config(config, file).map_err(|e| match e {
+            zip::result::ZipError::InvalidArchive(_) => self.truncated(),
+            e => zip_error(e),
+        })?;
         for i in 0..archive.len() {
             let name = archive.name_for_index(i).unwrap_or_default().to_string();
             if self.walked.contains(&name) {
@@ -235,8 +259,13 @@ impl Zip {
     fn io_error(&self, e: io::Error) -> ExportError {
         match Limit::of_io(&e) {
             Some(limit) => ExportError::Refused { offset: self.compressed.load(Relaxed), limit },
+            None if e.kind() == io::ErrorKind::UnexpectedEof => self.truncated(),
             None => zip_error(zip::result::ZipError::Io(e)),
         }
+    }
+
+    fn truncated(&self) -> ExportError {
+        ExportError::ArchiveTruncated { at: self.compressed.load(Relaxed) }
     }
 
     fn finish(self) -> Result<(), ExportError> {
@@ -416,7 +445,8 @@ mod tests {
         let args = [format!("store:a/export.xml={p}")];
         let archive = python_zip(dir.path(), "-", &args);
         let cut = &archive[..archive.len() - 30];
-        assert!(matches!(walked(cut), Err(ExportError::Zip(_))), "{:?}", walked(cut).err());
+        let at = cut.len() as u64;
+        assert_eq!(walked(cut).err(), Some(ExportError::ArchiveTruncated { at }));
     }
 
     #[test]

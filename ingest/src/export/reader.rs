@@ -65,6 +65,9 @@ pub enum ExportError {
     Xml { offset: u64, reason: String },
     #[error("the file ends at byte {offset} before </HealthData>: it is truncated")]
     Truncated { offset: u64 },
+    /// A zip that stops before its end (inside an entry, or before its central directory).
+    #[error("the zip ends at byte {at} before its end: it is truncated")]
+    ArchiveTruncated { at: u64 },
     #[error("not an Apple Health export: no <HealthData> element")]
     NotAnExport,
     #[error("not an Apple Health export: the file is neither a zip archive nor XML")]
@@ -138,6 +141,10 @@ impl<R: BufRead> ExportReader<R> {
                 quick_xml::Error::Io(io) => match Limit::of_io(&io) {
                     Some(limit) => {
                         ExportError::Refused { offset: self.xml.buffer_position(), limit }
+                    }
+                    // An inflater whose compressed stream stops: the file is cut short.
+                    None if io.kind() == std::io::ErrorKind::UnexpectedEof => {
+                        ExportError::Truncated { offset: self.xml.buffer_position() }
                     }
                     None => ExportError::Io(io.to_string()),
                 },

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
 use schema::catalogue::identifiers;
-use schema::catalogue::units::{self, Origin, UnitError};
+use schema::catalogue::units::{self, Origin};
 use schema::data_sources::NewDataSource;
 
 use super::attrs::{self, Attrs};
@@ -174,14 +174,9 @@ pub(super) fn record(tag: &[u8], flags: u8, p: &mut Partial) {
             let unit = unit.and_then(|u| std::str::from_utf8(u).ok());
             let v = match units::to_canonical(series, unit, v, Origin::AppleExport) {
                 Ok(v) => v,
-                Err(UnitError::Missing { .. }) => {
-                    return p.n.report.drop("record.missing_unit", Some(kind.to_string()));
-                }
-                Err(UnitError::Unknown { unit, .. }) => {
-                    return p
-                        .n
-                        .report
-                        .drop("record.unknown_unit", Some(format!("{kind} in '{unit}'")));
+                Err(e) => {
+                    let (reason, example) = e.dropped(kind);
+                    return p.n.report.drop(reason, Some(example));
                 }
             };
             let source = p.source(name, dev);

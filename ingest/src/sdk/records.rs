@@ -1,7 +1,7 @@
 //! `data.records` items → samples.
 
 use schema::catalogue::identifiers;
-use schema::catalogue::units::{self, Origin, UnitError};
+use schema::catalogue::units::{self, Origin};
 
 use super::fields::{self, Field};
 use super::sources;
@@ -34,11 +34,9 @@ pub(super) fn record(item: &Obj<RecordIn<'_>>, origin: Origin, out: &mut Normali
     };
     let value = match units::to_canonical(series, r.unit.str(), value, origin) {
         Ok(v) => v,
-        Err(UnitError::Missing { .. }) => {
-            return out.report.drop("record.missing_unit", Some(kind.to_string()));
-        }
-        Err(UnitError::Unknown { unit, .. }) => {
-            return out.report.drop("record.unknown_unit", Some(format!("{kind} in '{unit}'")));
+        Err(e) => {
+            let (reason, example) = e.dropped(kind);
+            return out.report.drop(reason, Some(example));
         }
     };
     let zone_offset = fields::offset(&r.zone_offset, &fields::RECORD, &mut out.report);

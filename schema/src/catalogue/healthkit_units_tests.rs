@@ -124,14 +124,53 @@ fn the_table_holds_every_type_the_contract_lists() {
 fn every_documented_healthkit_unit_string_parses() {
     let units = [
         // Mass, length, volume.
-        "g", "oz", "lb", "st", "mol<180.15588000005408>", "m", "in", "ft", "yd", "mi", "L",
-        "fl_oz_us", "fl_oz_imp", "cup_us", "cup_imp", "pt_us", "pt_imp",
+        "g",
+        "oz",
+        "lb",
+        "st",
+        "mol<180.15588000005408>",
+        "m",
+        "in",
+        "ft",
+        "yd",
+        "mi",
+        "L",
+        "fl_oz_us",
+        "fl_oz_imp",
+        "cup_us",
+        "cup_imp",
+        "pt_us",
+        "pt_imp",
         // Pressure, time, energy, temperature.
-        "Pa", "mmHg", "cmAq", "atm", "inHg", "s", "min", "hr", "d", "J", "cal", "Cal", "kcal",
+        "Pa",
+        "mmHg",
+        "cmAq",
+        "atm",
+        "inHg",
+        "s",
+        "min",
+        "hr",
+        "d",
+        "J",
+        "cal",
+        "Cal",
+        "kcal",
         // Conductance, scalars, hearing, frequency, potential, power, pharmacology.
-        "S", "count", "%", "dBASPL", "dBHL", "Hz", "V", "W", "IU",
+        "S",
+        "count",
+        "%",
+        "dBASPL",
+        "dBHL",
+        "Hz",
+        "V",
+        "W",
+        "IU",
         // Illuminance, angles, effort, lens power.
-        "lx", "rad", "deg", "appleEffortScore", "D",
+        "lx",
+        "rad",
+        "deg",
+        "appleEffortScore",
+        "D",
     ];
     for unit in units {
         assert!(hkunit::parse(unit).is_some(), "{unit}");
@@ -147,8 +186,22 @@ fn every_documented_healthkit_unit_string_parses() {
         }
     }
     for compound in [
-        "count/min", "mL/min·kg", "mL/(kg·min)", "kcal/hr·kg", "mi/hr", "km/hr", "m/s", "ft/s",
-        "mg/dL", "mmol<180.15588000005408>/L", "L/min", "kg/m^2", "IU/hr", "dBASPL", "mcg", "cm^3",
+        "count/min",
+        "mL/min·kg",
+        "mL/(kg·min)",
+        "kcal/hr·kg",
+        "mi/hr",
+        "km/hr",
+        "m/s",
+        "ft/s",
+        "mg/dL",
+        "mmol<180.15588000005408>/L",
+        "L/min",
+        "kg/m^2",
+        "IU/hr",
+        "dBASPL",
+        "mcg",
+        "cm^3",
     ] {
         assert!(hkunit::parse(compound).is_some(), "{compound}");
     }

@@ -30,8 +30,19 @@ pub enum Origin {
 pub enum UnitError {
     #[error("missing unit (expected {expected})")]
     Missing { expected: &'static str },
-    #[error("unknown unit '{unit}' for {series} (expected {expected})")]
+    #[error("unit '{unit}' is not supported for {series} (stored in {expected})")]
     Unknown { unit: String, series: &'static str, expected: &'static str },
+}
+
+impl UnitError {
+    /// How a run reports a record dropped for its unit: the reason, and an example naming the
+    /// record's type (`kind`) and, for an unknown unit, the unit and the series.
+    pub fn dropped(&self, kind: &str) -> (&'static str, String) {
+        match self {
+            UnitError::Missing { .. } => ("record.missing_unit", kind.to_string()),
+            UnitError::Unknown { .. } => ("record.unknown_unit", format!("{kind}: {self}")),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
