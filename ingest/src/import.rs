@@ -158,7 +158,7 @@ impl Imported {
 
 /// What the reader hands the writers, in the archive's order.
 enum Piece {
-    Chunk(ExportBatch),
+    Chunk(Box<ExportBatch>),
     /// A `workout-routes/*.gpx` file, named as workouts' `FileReference`s name it.
     Route {
         path: String,
@@ -195,7 +195,7 @@ fn send(tx: &Sender, piece: Piece) -> Result<(), ExportError> {
 
 fn feed(reader: &mut dyn BufRead, tx: &Sender) -> Result<(), ExportError> {
     for chunk in export::ExportReader::new(reader) {
-        send(tx, Piece::Chunk(export::normalise(&chunk?)))?;
+        send(tx, Piece::Chunk(Box::new(export::normalise(&chunk?))))?;
     }
     Ok(())
 }
@@ -222,7 +222,7 @@ pub async fn run_import(
     report_progress(db, t, "Import started", &json!({})).await;
     // Two chunks are written at once: one PostgreSQL backend alone cannot keep up with the
     // reader. Chunks of new samples COPY side by side; the rest take turns (`write_chunk`).
-    let mut writing: tokio::task::JoinSet<(Result<Written, ImportError>, ExportBatch)> =
+    let mut writing: tokio::task::JoinSet<(Result<Written, ImportError>, Box<ExportBatch>)> =
         tokio::task::JoinSet::new();
     let mut reading = true;
     let mut routes_staged = false;

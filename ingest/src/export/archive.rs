@@ -162,7 +162,8 @@ impl Zip {
     ) -> Result<(), ExportError> {
         let entry = Entry::of(name);
         let mut data = self.bounded(data);
-        if !name.ends_with('/') && !(entry == Entry::Export && self.export_seen) {
+        let second_export = entry == Entry::Export && self.export_seen;
+        if !name.ends_with('/') && !second_export {
             self.export_seen |= entry == Entry::Export;
             // An entry that stops early is a zip that stops early: say where in the file.
             visit(&entry, &mut data).map_err(|e| match e {

@@ -6,10 +6,13 @@ use super::hkunit;
 use super::identifiers::{CONTRACT_HEALTHKIT_TYPES, series_for};
 use super::units::{Origin, to_canonical};
 
-/// `(type, (US unit, value), (metric unit, the same quantity), canonical value)`. Where a
-/// type has one unit everywhere, both sides use it.
+/// A value in a unit: `(unit, value)`.
+type Quantity = (&'static str, f64);
+
+/// `(type, in a US unit, the same quantity in a metric unit, canonical value)`. Where a type
+/// has one unit everywhere, both sides use it.
 #[rustfmt::skip]
-const TYPES: &[(&str, (&str, f64), (&str, f64), f64)] = &[
+const TYPES: &[(&str, Quantity, Quantity, f64)] = &[
     ("HeartRate", ("count/min", 61.0), ("count/min", 61.0), 61.0),
     ("RestingHeartRate", ("count/min", 52.0), ("count/min", 52.0), 52.0),
     ("HeartRateVariabilitySDNN", ("ms", 48.2), ("ms", 48.2), 48.2),
