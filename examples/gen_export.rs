@@ -3,17 +3,21 @@
 //!     cargo run --release --example gen_export -- --days 1650 --out export.xml
 //!     cargo run --release --example gen_export -- --days 730 --zip --out export.zip
 //!     cargo run --release --example gen_export -- --days 700 --shape varied --out export.xml
+//!     cargo run --release --example gen_export -- --days 1650 --out export.xml --routes dir
+//!
+//! `--routes DIR` also writes the workouts' route files, `DIR/workout-routes/route_….gpx`, as an
+//! iPhone puts them beside `export.xml`.
 //!
 //! About 0.6 MB of XML a day; `--days 1650` is about 1 GB. `--shape varied`: many small records
 //! of many types from many apps (see `Shape`).
 
 use std::io::{BufWriter, Write};
 
-use ingest::export::generate::{ExportSpec, write_export};
+use ingest::export::generate::{ExportSpec, workout_routes, write_export};
 
 fn main() -> std::io::Result<()> {
     let mut spec = ExportSpec::new(30);
-    let (mut out, mut zip) = (None, false);
+    let (mut out, mut zip, mut routes) = (None, false, None);
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -28,6 +32,7 @@ fn main() -> std::io::Result<()> {
                 }
             },
             "--zip" => zip = true,
+            "--routes" => routes = args.next(),
             other => {
                 eprintln!("unknown option {other}");
                 std::process::exit(2);
@@ -62,6 +67,13 @@ fn main() -> std::io::Result<()> {
         w.flush()?;
         n
     };
+    if let Some(dir) = routes {
+        let dir = std::path::Path::new(&dir);
+        std::fs::create_dir_all(dir.join("workout-routes"))?;
+        for (name, gpx) in workout_routes(&spec) {
+            std::fs::write(dir.join(name), gpx)?;
+        }
+    }
     eprintln!("{records} records over {} days", spec.days);
     Ok(())
 }

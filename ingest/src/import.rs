@@ -17,12 +17,11 @@ use schema::catalogue::event_types::SessionEvent;
 use schema::imports::PROVIDER;
 use schema::menstrual_cycles::CycleRow;
 use schema::sync_runs::{Finish, RunSource, RunStatus, SyncRun};
-use schema::workouts::RoutePoint;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
 use crate::batch::{LatestOffset, Normalised};
-use crate::export::{self, Entry, ExportBatch, ExportError, MenstrualItem, RouteError};
+use crate::export::{self, Entry, ExportBatch, ExportError, MenstrualItem, RouteSpool};
 use crate::report::Report;
 use crate::store::{self, Target, Written};
 
@@ -156,46 +155,41 @@ impl Imported {
     }
 }
 
-/// What the reader hands the writers, in the archive's order.
-enum Piece {
-    Chunk(Box<ExportBatch>),
-    /// A `workout-routes/*.gpx` file, named as workouts' `FileReference`s name it.
-    Route {
-        path: String,
-        points: Result<Vec<RoutePoint>, RouteError>,
-    },
-    /// An ECG recording: walked past, and said so in the run.
-    Electrocardiogram,
+type Sender = tokio::sync::mpsc::Sender<Result<ExportBatch, ExportError>>;
+
+/// What an archive holds beside its export: route files kept for the workouts, and what the
+/// run should say of them and of the ECG recordings it walked past.
+#[derive(Debug, Default)]
+struct Siblings {
+    routes: RouteSpool,
+    report: Report,
 }
 
-type Sender = tokio::sync::mpsc::Sender<Result<Piece, ExportError>>;
-
-/// Reads what the user handed over (`export.xml`, or a zip holding it and its siblings) and
-/// sends its normalised chunks and its route files.
-fn read_export(input: Box<dyn Read + Send>, count: Arc<AtomicU64>, tx: &Sender) {
+/// Reads what the user handed over (`export.xml`, or a zip holding it and its siblings), sends
+/// the export's normalised chunks, and keeps the route files.
+fn read_export(input: Box<dyn Read + Send>, count: Arc<AtomicU64>, tx: &Sender) -> Siblings {
+    let mut siblings = Siblings::default();
     let mut visit = |entry: &Entry, data: &mut dyn BufRead| -> Result<(), ExportError> {
-        let piece = match entry {
-            Entry::Export => return feed(data, tx),
-            Entry::Route(path) => {
-                Piece::Route { path: path.clone(), points: export::read_route(data) }
+        match entry {
+            Entry::Export => feed(data, tx),
+            Entry::Route(path) => siblings.routes.add(path, data, &mut siblings.report),
+            Entry::Electrocardiogram => {
+                siblings.report.received("electrocardiograms", 1);
+                Ok(())
             }
-            Entry::Electrocardiogram => Piece::Electrocardiogram,
-            Entry::Other => return Ok(()),
-        };
-        send(tx, piece)
+            Entry::Other => Ok(()),
+        }
     };
     if let Err(e) = export::walk(input, count, &mut visit) {
         let _ = tx.blocking_send(Err(e));
     }
-}
-
-fn send(tx: &Sender, piece: Piece) -> Result<(), ExportError> {
-    tx.blocking_send(Ok(piece)).map_err(|_| ExportError::Io("the import stopped".into()))
+    siblings
 }
 
 fn feed(reader: &mut dyn BufRead, tx: &Sender) -> Result<(), ExportError> {
     for chunk in export::ExportReader::new(reader) {
-        send(tx, Piece::Chunk(Box::new(export::normalise(&chunk?))))?;
+        let batch = export::normalise(&chunk?);
+        tx.blocking_send(Ok(batch)).map_err(|_| ExportError::Io("the import stopped".into()))?;
     }
     Ok(())
 }
@@ -222,31 +216,15 @@ pub async fn run_import(
     report_progress(db, t, "Import started", &json!({})).await;
     // Two chunks are written at once: one PostgreSQL backend alone cannot keep up with the
     // reader. Chunks of new samples COPY side by side; the rest take turns (`write_chunk`).
-    let mut writing: tokio::task::JoinSet<(Result<Written, ImportError>, Box<ExportBatch>)> =
+    let mut writing: tokio::task::JoinSet<(Result<Written, ImportError>, ExportBatch)> =
         tokio::task::JoinSet::new();
     let mut reading = true;
-    let mut routes_staged = false;
     loop {
         if reading && writing.len() < WRITERS && out.error.is_none() {
             match rx.recv().await {
-                Some(Ok(Piece::Chunk(batch))) => {
+                Some(Ok(batch)) => {
                     let db = db.clone();
                     writing.spawn(async move { (write_chunk(&db, t, &batch).await, batch) });
-                    continue;
-                }
-                Some(Ok(Piece::Route { path, points })) => {
-                    out.report.received("route_files", 1);
-                    match points {
-                        Ok(points) => match stage_route(db, t, &path, &points).await {
-                            Ok(()) => routes_staged = true,
-                            Err(e) => out.error = Some(e),
-                        },
-                        Err(e) => out.report.drop(e.code(), Some(format!("{path}: {e}"))),
-                    }
-                    continue;
-                }
-                Some(Ok(Piece::Electrocardiogram)) => {
-                    out.report.received("electrocardiograms", 1);
                     continue;
                 }
                 Some(Err(e)) => {
@@ -288,15 +266,18 @@ pub async fn run_import(
         }
     }
     drop(rx);
-    if let Err(e) = reader.await
-        && out.error.is_none()
-    {
-        out.error = Some(e.into());
-    }
+    let siblings = match reader.await {
+        Ok(siblings) => siblings,
+        Err(e) => {
+            out.error.get_or_insert(e.into());
+            Siblings::default()
+        }
+    };
+    out.report.merge(siblings.report);
     out.progress.bytes = count.load(Ordering::Relaxed);
     // Routes go to the workouts committed, also those of an import that failed part way.
-    if routes_staged {
-        match apply_routes(db, t).await {
+    if !siblings.routes.is_empty() {
+        match give_routes(db, t, siblings.routes).await {
             Ok(n) => out.routes_saved = n,
             Err(e) => {
                 out.error.get_or_insert(e);
@@ -406,22 +387,33 @@ async fn write_exclusive(db: &Db, t: ImportTarget, n: &Normalised) -> Result<Wri
     Ok(written)
 }
 
-/// Keeps a route file of the export until the import ends: its workout may come later.
-async fn stage_route(
-    db: &Db,
-    t: ImportTarget,
-    path: &str,
-    points: &[RoutePoint],
-) -> Result<(), ImportError> {
-    let client = db.client().await?;
-    schema::workouts::stage_route(&client, t.run_id, t.user_id, path, points).await?;
-    Ok(())
-}
+/// Routes given to the workouts at once (one statement).
+const ROUTES_PER_STATEMENT: usize = 64;
 
-/// Gives the kept route files to the workouts that reference them.
-async fn apply_routes(db: &Db, t: ImportTarget) -> Result<u64, ImportError> {
+/// Gives the archive's routes to the user's workouts that name them and have none yet (a
+/// re-import changes nothing; an export imported as bare XML first gets its routes from the
+/// zip later); returns how many workouts got one.
+async fn give_routes(db: &Db, t: ImportTarget, spool: RouteSpool) -> Result<u64, ImportError> {
     let client = db.client().await?;
-    Ok(schema::workouts::apply_staged_routes(&client, t.run_id, t.user_id).await?)
+    let awaiting = schema::workouts::awaiting_routes(&client, t.user_id).await?;
+    let spool = Arc::new(spool);
+    let mut saved = 0;
+    for batch in awaiting.chunks(ROUTES_PER_STATEMENT) {
+        let (spool, batch) = (spool.clone(), batch.to_vec());
+        let routes = tokio::task::spawn_blocking(move || {
+            let mut routes = Vec::new();
+            for (id, files) in batch {
+                if let Some(json) = spool.route(&files)? {
+                    routes.push((id, json));
+                }
+            }
+            Ok::<_, std::io::Error>(routes)
+        })
+        .await?
+        .map_err(|e| ImportError::Export(ExportError::Io(format!("reading a kept route: {e}"))))?;
+        saved += schema::workouts::set_routes(&client, &routes).await?;
+    }
+    Ok(saved)
 }
 
 /// Turns the export's menstrual records into cycles and stores them.

@@ -183,57 +183,45 @@ pub fn route(points: &[RoutePoint]) -> Option<Value> {
     serde_json::to_value(points).ok()
 }
 
-/// Keeps an export's route file until its import ends (`export_routes`); sent again (a retried
-/// import), it replaces the kept one.
-pub async fn stage_route(
+/// The user's workouts that name route files (an export's `FileReference`s, kept in
+/// `statistics.route_files`) and have no route yet: `(id, files)`.
+pub async fn awaiting_routes(
     client: &impl GenericClient,
-    run_id: Uuid,
     user_id: Uuid,
-    path: &str,
-    points: &[RoutePoint],
-) -> Result<()> {
+) -> Result<Vec<(Uuid, Vec<String>)>> {
     let statement = client
         .prepare_cached(
-            "insert into export_routes (run_id, user_id, path, points) values ($1, $2, $3, $4)
-             on conflict (run_id, path) do update set points = excluded.points",
+            "select id, statistics -> 'route_files' from workouts
+             where user_id = $1 and route is null
+               and jsonb_typeof(statistics -> 'route_files') = 'array'",
         )
         .await?;
-    let points = postgres_types::Json(points);
-    client.execute(&statement, &[&run_id, &user_id, &path, &points]).await?;
-    Ok(())
+    let rows = client.query(&statement, &[&user_id]).await?;
+    rows.iter()
+        .map(|r| {
+            let files: Value = r.try_get(1)?;
+            let files = serde_json::from_value(files)
+                .map_err(|source| crate::Error::Payload { what: "route files", source })?;
+            Ok((r.try_get(0)?, files))
+        })
+        .collect()
 }
 
-/// Gives the routes an import kept to the user's workouts whose file references name them (a
-/// workout naming several files gets their points in that order), then forgets them; returns
-/// how many workouts got a route they did not have.
-pub async fn apply_staged_routes(
-    client: &impl GenericClient,
-    run_id: Uuid,
-    user_id: Uuid,
-) -> Result<u64> {
+/// Gives workouts that have none their route (`(id, points as JSON)`); returns how many got one.
+pub async fn set_routes(client: &impl GenericClient, routes: &[(Uuid, String)]) -> Result<u64> {
+    if routes.is_empty() {
+        return Ok(0);
+    }
+    let (ids, points): (Vec<Uuid>, Vec<&str>) =
+        routes.iter().map(|(id, json)| (*id, json.as_str())).unzip();
     let statement = client
         .prepare_cached(
-            "with matched as (
-                 select w.id, jsonb_agg(p.point order by f.n, p.n) as points
-                 from workouts w
-                 cross join lateral jsonb_array_elements_text(
-                     case when jsonb_typeof(w.statistics -> 'route_files') = 'array'
-                          then w.statistics -> 'route_files' else '[]' end)
-                     with ordinality f(path, n)
-                 join export_routes r on r.run_id = $1 and r.path = f.path
-                 cross join lateral jsonb_array_elements(r.points) with ordinality p(point, n)
-                 where w.user_id = $2
-                 group by w.id),
-             applied as (
-                 update workouts w set route = m.points from matched m
-                 where w.id = m.id and w.route is distinct from m.points
-                 returning 1),
-             forgotten as (delete from export_routes where run_id = $1)
-             select count(*) from applied",
+            "update workouts w set route = u.points::jsonb
+             from unnest($1::uuid[], $2::text[]) as u(id, points)
+             where w.id = u.id and w.route is null",
         )
         .await?;
-    let n: i64 = client.query_one(&statement, &[&run_id, &user_id]).await?.try_get(0)?;
-    Ok(n.max(0) as u64)
+    Ok(client.execute(&statement, &[&ids, &points]).await?)
 }
 
 /// A user's workout's route points (`[]` when it has none); `None` when the user has no such

@@ -1126,7 +1126,8 @@ async fn every_kind_of_archive_imports_its_workouts_with_their_routes() {
     };
 
     // The bare XML: the figures every archive must store, and no route.
-    let user = app.user(&key, json!({})).await;
+    let bare_user = app.user(&key, json!({})).await;
+    let user = bare_user.clone();
     cli_import(&app, &user, std::path::Path::new(&export)).await;
     let expected = stored_figures(&app, &user).await;
     assert_eq!(expected.2, 2, "{expected:?}");
@@ -1156,6 +1157,14 @@ async fn every_kind_of_archive_imports_its_workouts_with_their_routes() {
     ]
     .concat();
     let seekable = [routes_as("store"), vec![at("deflate", "export.xml", &export)]].concat();
+    // The zip after its bare XML: the stored workouts get their routes, once.
+    let path = dir.join("later.zip");
+    std::fs::write(&path, python_zip(&dir, "-", &macos)).expect("write");
+    for given in ["2 given a route", "0 given a route"] {
+        let stdout = cli_import(&app, &bare_user, &path).await;
+        assert!(stdout.contains(given), "{stdout}");
+    }
+    assert!(routes_read(&app, &key, &bare_user).await.iter().all(|(has, p)| *has && !p.is_empty()));
     // (what it stands for, output, entries, ECG files, through the upload route, not the CLI)
     let variants = [
         (

@@ -15,7 +15,7 @@ pub(super) const MAX_ROUTE_BYTES: u64 = 64 << 20;
 pub(super) const MAX_ROUTE_POINTS: usize = 200_000;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum RouteError {
+pub(super) enum RouteError {
     #[error("larger than {MAX_ROUTE_BYTES} bytes or {MAX_ROUTE_POINTS} points")]
     TooLarge,
     #[error("malformed GPX at byte {offset}: {reason}")]
@@ -26,7 +26,7 @@ pub enum RouteError {
 
 impl RouteError {
     /// The reason an import reports the file under.
-    pub fn code(&self) -> &'static str {
+    pub(super) fn code(&self) -> &'static str {
         match self {
             RouteError::TooLarge => "route.too_large",
             RouteError::Malformed { .. } | RouteError::NoPoints => "route.unreadable",
@@ -52,7 +52,7 @@ struct Open {
 }
 
 /// The route's points, in the file's order.
-pub fn read_route(input: impl BufRead) -> Result<Vec<RoutePoint>, RouteError> {
+pub(super) fn read_route(input: impl BufRead) -> Result<Vec<RoutePoint>, RouteError> {
     let mut xml = quick_xml::Reader::from_reader(input.take(MAX_ROUTE_BYTES + 1));
     let mut buf = Vec::new();
     let mut points = Vec::new();

@@ -18,16 +18,17 @@ mod menstrual;
 mod normalise;
 mod reader;
 mod records;
+mod route_spool;
 mod workouts;
 pub mod zip_entries;
 
 pub use archive::{Entry, Visit, walk};
 pub use bounds::Limit;
-pub use gpx::{RouteError, read_route};
 pub use menstrual::{Cycle, cycles};
 pub use normalise::{ExportBatch, normalise};
 pub use reader::{ExportError, ExportReader, RawChunk};
 pub use records::MenstrualItem;
+pub use route_spool::RouteSpool;
 
 #[cfg(test)]
 mod tests;
