@@ -1,6 +1,6 @@
 -- Moves one batch's staged samples (samples_in, already free of duplicate keys) into the
 -- hypertable when some of them may be stored already: inserts new samples, updates those whose
--- value (or zone) changed, notes the days an update touched (for an exact recount), and returns
+-- value (or zone) changed, notes the days and hours an update touched (for an exact recount), and returns
 -- the rows inserted or changed (samples::store adds the new ones to the rollups and announces
 -- both). Batches whose samples are all new never come here: they are copied straight in.
 -- $1 user id, $2 batch id.
@@ -20,8 +20,9 @@ with up as (
               (xmax = 0) as inserted
 ),
 touched as (
-    insert into samples_touched (series_type_id, data_source_id, local_date)
-    select distinct series_type_id, data_source_id, local_day(ts, zone_offset)
+    insert into samples_touched (series_type_id, data_source_id, local_date, hour)
+    select distinct series_type_id, data_source_id, local_day(ts, zone_offset),
+           time_bucket(interval '1 hour', ts)
     from up where not inserted
 )
 select * from up

@@ -1,21 +1,10 @@
 -- One page of raw samples. Rendered per direction: CMP is > (forward) or < (backward),
--- DIR asc or desc.
+-- DIR asc or desc. The window is the page's stretch (timeseries_bound.sql), not the request's:
+-- the hypertable's chunks outside it are not planned or read.
 -- $1 user, $2 series type ids, $3 their aggregations, $4 start, $5 end (exclusive),
--- $6/$7/$8 the cursor (ts, series type, source), $9 rows, $10 resolve duplicates by priority,
--- $11/$12 source ids and ranks, $13 the priority window in seconds.
-with types as (
-    -- Only series with rollups in the window (local days lie within a day of UTC days).
-    select t.id
-    from unnest($2::smallint[], $3::text[]) as t(id, agg)
-    where exists (
-        select 1 from daily_rollups r
-        where r.user_id = $1 and r.series_type_id = t.id
-          and r.local_date between ($4 at time zone 'UTC')::date - 1
-                               and ($5 at time zone 'UTC')::date + 1)
-),
-ranked as (
-    select u.id, u.rank from unnest($11::uuid[], $12::int[]) as u(id, rank)
-)
+-- $6/$7/$8 the cursor (ts, series type, source), $9 rows, $10 resolve duplicates by priority
+-- (per series and UTC hour, from the hourly rollups), $11/$12 source ids and ranks.
+with {series}
 select p.*
 from types cross join lateral (
     select s.ts, s.series_type_id, s.data_source_id, s.value, s.zone_offset, s.is_daily_total
@@ -24,10 +13,9 @@ from types cross join lateral (
       and s.ts >= $4 and s.ts < $5 and s.ts {cmp}= $6
       and (s.ts, s.series_type_id, s.data_source_id) {cmp} ($6, $7, $8)
       and (not $10 or not exists (
-          select 1 from samples b
+          select 1 from hourly_rollups b
           where b.user_id = $1 and b.series_type_id = s.series_type_id
-            and b.ts >= to_timestamp(floor(extract(epoch from s.ts) / $13::float8) * $13::float8)
-            and b.ts < to_timestamp(floor(extract(epoch from s.ts) / $13::float8) * $13::float8 + $13::float8)
+            and b.hour = time_bucket(interval '1 hour', s.ts)
             and b.data_source_id in (
                 select better.id from ranked better
                 where better.rank < (select own.rank from ranked own where own.id = s.data_source_id))))

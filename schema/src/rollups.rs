@@ -1,9 +1,10 @@
-//! The per-user-local-day rollups of samples: what new samples add, exact recounts of days whose
-//! samples changed, and full rebuilds.
+//! The rollups of samples, per user-local day (`daily_rollups`, what summaries read) and per UTC
+//! hour (`hourly_rollups`, what downsampled timeseries pages read): what new samples add, exact
+//! recounts of the days and hours whose samples changed, and full rebuilds.
 
 use std::collections::BTreeMap;
 
-use chrono::NaiveDate;
+use chrono::{DateTime, NaiveDate, Utc};
 use deadpool_postgres::Transaction;
 use uuid::Uuid;
 
@@ -13,6 +14,9 @@ use crate::{Db, Result, zone};
 const ADD: &str = include_str!("../queries/rollups_add.sql");
 const CLEAR: &str = include_str!("../queries/rollups_clear.sql");
 const RECOUNT: &str = include_str!("../queries/rollups_recount.sql");
+const HOURLY_ADD: &str = include_str!("../queries/hourly_rollups_add.sql");
+const HOURLY_CLEAR: &str = include_str!("../queries/hourly_rollups_clear.sql");
+const HOURLY_RECOUNT: &str = include_str!("../queries/hourly_rollups_recount.sql");
 
 /// One day's figures: intraday samples and pre-aggregated daily totals kept apart, as summaries
 /// read them.
@@ -26,17 +30,39 @@ struct Figures {
     total_sum: f64,
 }
 
-/// What new samples add to their (series, source, local day) rollups, gathered before one
-/// statement writes them.
+/// One UTC hour's figures: sums of intraday samples and of daily totals apart; the maximum and
+/// the least zone offset over every sample.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct HourFigures {
+    sample_count: i32,
+    value_sum: f64,
+    total_count: i32,
+    total_sum: f64,
+    value_max: f64,
+    zone_offset: Option<i16>,
+}
+
+/// The UTC hour a sample belongs to.
+pub fn hour_of(ts: DateTime<Utc>) -> DateTime<Utc> {
+    let secs = ts.timestamp().div_euclid(3600) * 3600;
+    DateTime::from_timestamp(secs, 0).unwrap_or(ts)
+}
+
+/// What new samples add to their (series, source, local day) and (series, source, UTC hour)
+/// rollups, gathered before one statement each writes them.
 #[derive(Debug, Default)]
-pub(crate) struct Additions(BTreeMap<(i16, Uuid, NaiveDate), Figures>);
+pub(crate) struct Additions {
+    days: BTreeMap<(i16, Uuid, NaiveDate), Figures>,
+    hours: BTreeMap<(i16, Uuid, DateTime<Utc>), HourFigures>,
+}
 
 impl Additions {
-    /// Counts a newly stored sample into its day.
+    /// Counts a newly stored sample into its day and its hour.
     pub(crate) fn add(&mut self, r: &SampleRow) {
         let day = zone::local_day(r.ts, r.zone_offset);
-        let f = self.0.entry((r.series_type_id, r.data_source_id, day)).or_default();
-        if r.is_daily_total == Some(true) {
+        let f = self.days.entry((r.series_type_id, r.data_source_id, day)).or_default();
+        let total = r.is_daily_total == Some(true);
+        if total {
             f.total_count += 1;
             f.total_sum += r.value;
         } else {
@@ -45,61 +71,124 @@ impl Additions {
             f.value_min = Some(f.value_min.map_or(r.value, |m| m.min(r.value)));
             f.value_max = Some(f.value_max.map_or(r.value, |m| m.max(r.value)));
         }
+        let h = self.hours.entry((r.series_type_id, r.data_source_id, hour_of(r.ts))).or_insert(
+            HourFigures {
+                sample_count: 0,
+                value_sum: 0.0,
+                total_count: 0,
+                total_sum: 0.0,
+                value_max: r.value,
+                zone_offset: r.zone_offset,
+            },
+        );
+        if total {
+            h.total_count += 1;
+            h.total_sum += r.value;
+        } else {
+            h.sample_count += 1;
+            h.value_sum += r.value;
+        }
+        h.value_max = h.value_max.max(r.value);
+        // SQL's least(): an unknown offset counts for nothing.
+        h.zone_offset = match (h.zone_offset, r.zone_offset) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
     }
 
     /// Adds the gathered figures to the stored rollups; returns the rows written.
     pub(crate) async fn write(self, tx: &Transaction<'_>, user_id: Uuid) -> Result<u64> {
-        if self.0.is_empty() {
-            return Ok(0);
-        }
-        let n = self.0.len();
-        let (mut series, mut sources, mut days) =
-            (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
-        let (mut counts, mut sums, mut mins, mut maxes, mut totals, mut total_sums) = (
-            Vec::with_capacity(n),
-            Vec::with_capacity(n),
-            Vec::with_capacity(n),
-            Vec::with_capacity(n),
-            Vec::with_capacity(n),
-            Vec::with_capacity(n),
-        );
-        for ((s, source, day), f) in self.0 {
-            series.push(s);
-            sources.push(source);
-            days.push(day);
-            counts.push(f.sample_count);
-            sums.push(f.value_sum);
-            mins.push(f.value_min);
-            maxes.push(f.value_max);
-            totals.push(f.total_count);
-            total_sums.push(f.total_sum);
-        }
-        let add = tx.prepare_cached(ADD).await?;
-        Ok(tx
-            .execute(
-                &add,
-                &[
-                    &user_id,
-                    &series,
-                    &sources,
-                    &days,
-                    &counts,
-                    &sums,
-                    &mins,
-                    &maxes,
-                    &totals,
-                    &total_sums,
-                ],
-            )
-            .await?)
+        let hours = write_hours(tx, user_id, self.hours).await?;
+        Ok(hours + write_days(tx, user_id, self.days).await?)
     }
+}
+
+async fn write_days(
+    tx: &Transaction<'_>,
+    user_id: Uuid,
+    days: BTreeMap<(i16, Uuid, NaiveDate), Figures>,
+) -> Result<u64> {
+    if days.is_empty() {
+        return Ok(0);
+    }
+    let n = days.len();
+    let mut keys = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+    let mut intraday = (Vec::with_capacity(n), Vec::with_capacity(n));
+    let mut extremes = (Vec::with_capacity(n), Vec::with_capacity(n));
+    let mut totals = (Vec::with_capacity(n), Vec::with_capacity(n));
+    for ((series, source, day), f) in days {
+        keys.0.push(series);
+        keys.1.push(source);
+        keys.2.push(day);
+        intraday.0.push(f.sample_count);
+        intraday.1.push(f.value_sum);
+        extremes.0.push(f.value_min);
+        extremes.1.push(f.value_max);
+        totals.0.push(f.total_count);
+        totals.1.push(f.total_sum);
+    }
+    let add = tx.prepare_cached(ADD).await?;
+    Ok(tx
+        .execute(
+            &add,
+            &[
+                &user_id,
+                &keys.0,
+                &keys.1,
+                &keys.2,
+                &intraday.0,
+                &intraday.1,
+                &extremes.0,
+                &extremes.1,
+                &totals.0,
+                &totals.1,
+            ],
+        )
+        .await?)
+}
+
+async fn write_hours(
+    tx: &Transaction<'_>,
+    user_id: Uuid,
+    hours: BTreeMap<(i16, Uuid, DateTime<Utc>), HourFigures>,
+) -> Result<u64> {
+    if hours.is_empty() {
+        return Ok(0);
+    }
+    let n = hours.len();
+    let mut keys = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+    let mut counts = (Vec::with_capacity(n), Vec::with_capacity(n));
+    let mut sums = (Vec::with_capacity(n), Vec::with_capacity(n));
+    let (mut maxes, mut offsets) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    for ((series, source, hour), f) in hours {
+        keys.0.push(series);
+        keys.1.push(source);
+        keys.2.push(hour);
+        counts.0.push(f.sample_count);
+        counts.1.push(f.total_count);
+        sums.0.push(f.value_sum);
+        sums.1.push(f.total_sum);
+        maxes.push(f.value_max);
+        offsets.push(f.zone_offset);
+    }
+    let add = tx.prepare_cached(HOURLY_ADD).await?;
+    Ok(tx
+        .execute(
+            &add,
+            &[
+                &user_id, &keys.0, &keys.1, &keys.2, &counts.0, &sums.0, &counts.1, &sums.1,
+                &maxes, &offsets,
+            ],
+        )
+        .await?)
 }
 
 /// Recounts, from the raw samples, the days listed in the session's `samples_touched` (and
 /// their neighbours).
 pub(crate) async fn recount_touched(tx: &Transaction<'_>, user_id: Uuid) -> Result<()> {
-    tx.execute(CLEAR, &[&user_id]).await?;
-    tx.execute(RECOUNT, &[&user_id]).await?;
+    for statement in [CLEAR, RECOUNT, HOURLY_CLEAR, HOURLY_RECOUNT] {
+        tx.execute(statement, &[&user_id]).await?;
+    }
     Ok(())
 }
 
@@ -107,10 +196,13 @@ pub(crate) async fn recount_touched(tx: &Transaction<'_>, user_id: Uuid) -> Resu
 pub async fn rebuild_user(db: &Db, user_id: Uuid) -> Result<()> {
     let mut client = db.client().await?;
     let tx = client.transaction().await?;
-    tx.execute("delete from daily_rollups where user_id = $1", &[&user_id]).await?;
+    for table in ["daily_rollups", "hourly_rollups"] {
+        tx.execute(&format!("delete from {table} where user_id = $1"), &[&user_id]).await?;
+    }
     tx.execute(
-        "insert into samples_touched (series_type_id, data_source_id, local_date)
-         select distinct series_type_id, data_source_id, local_day(ts, zone_offset)
+        "insert into samples_touched (series_type_id, data_source_id, local_date, hour)
+         select distinct series_type_id, data_source_id, local_day(ts, zone_offset),
+                time_bucket(interval '1 hour', ts)
          from samples where user_id = $1",
         &[&user_id],
     )

@@ -1,9 +1,9 @@
 //! Writing samples. A batch whose samples are all new (the usual case) is copied straight into
 //! the hypertable with binary COPY; one that repeats stored samples (the COPY meets the unique
 //! key and is rolled back) goes through a staging table and a deduplicating upsert
-//! (`queries/samples_upsert.sql`). Either way the new samples are added to the daily rollups,
-//! the days of changed ones are recounted, and one outbox event per series names what the batch
-//! brought.
+//! (`queries/samples_upsert.sql`). Either way the new samples are added to the daily and hourly
+//! rollups, the days and hours of changed ones are recounted, and one outbox event per series
+//! names what the batch brought.
 
 use chrono::{DateTime, Utc};
 use deadpool_postgres::Transaction;
@@ -49,7 +49,7 @@ pub(crate) const STAGING: &str = "
         zone_offset smallint, is_daily_total boolean
     ) on commit delete rows;
     create temp table if not exists samples_touched (
-        series_type_id smallint, data_source_id uuid, local_date date
+        series_type_id smallint, data_source_id uuid, local_date date, hour timestamptz
     ) on commit delete rows;";
 
 /// The columns a batch's rows are copied in; straight into the hypertable, the user and batch

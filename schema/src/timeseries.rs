@@ -2,20 +2,35 @@
 //! (time, series type, source), raw or downsampled into UTC buckets, optionally with
 //! cross-source duplicates resolved by source priority.
 //!
-//! Each series is read by its own index range scan (`samples_dedup_key` leads with user and
-//! series), merged and cut to the page: the cost of a page does not grow with the window or with
-//! how far into it the cursor is. Series the user has no rollup for in the window are skipped
-//! without touching the hypertable.
+//! Every page reads a bounded stretch, whatever the window and however far into it the cursor
+//! is; the hourly rollups (kept exact at ingest) say where the samples are:
+//! - raw: the rollups count each hour's samples, so the page's stretch ends at the hour by which
+//!   it is surely full (`timeseries_bound.sql`); only that stretch of the hypertable is planned
+//!   and read, each series by its own index range scan (`samples_dedup_key` leads with user and
+//!   series), merged and cut to the page;
+//! - buckets of an hour or more: from the rollups themselves, at most (rows + 1) buckets of
+//!   them per series and source (`timeseries_rollups.sql`);
+//! - buckets under an hour: the raw samples of the hours the rollups say hold samples, hour by
+//!   hour until the page is full (`timeseries_subhour.sql`).
+//!
+//! Series the user has no rollup for in the window are skipped without touching the hypertable.
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, Duration, Utc};
 use deadpool_postgres::GenericClient;
+use postgres_types::ToSql;
 use uuid::Uuid;
 
 use crate::catalogue::series_types::{self, Aggregation};
+use crate::rollups::hour_of;
 use crate::{Db, Result};
 
 const RAW: &str = include_str!("../queries/timeseries_raw.sql");
-const BUCKETED: &str = include_str!("../queries/timeseries_bucketed.sql");
+const BOUND: &str = include_str!("../queries/timeseries_bound.sql");
+const ROLLUPS: &str = include_str!("../queries/timeseries_rollups.sql");
+const SUBHOUR: &str = include_str!("../queries/timeseries_subhour.sql");
+const SERIES: &str = include_str!("../queries/timeseries_series.sql");
+
+const HOUR: i64 = 3600;
 
 /// Where a page starts: the last row seen (exclusive).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,7 +53,7 @@ pub struct SeriesQuery {
     pub backward: bool,
     /// Rows to fetch (the caller asks one more than it shows, to know whether more exist).
     pub fetch: i64,
-    /// Bucket width in seconds; `None` for raw samples.
+    /// Bucket width in seconds (a divisor or a multiple of an hour); `None` for raw samples.
     pub bucket_seconds: Option<i64>,
     /// The user's sources and their ranks (`ids`, `ranks`; lower wins).
     pub sources: (Vec<Uuid>, Vec<i32>),
@@ -57,32 +72,76 @@ pub struct SeriesPoint {
     pub is_daily_total: Option<bool>,
 }
 
+/// How a page is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reading {
+    Raw,
+    /// Buckets shorter than an hour, from the raw samples of the hours that hold some.
+    SubHour {
+        width: i64,
+    },
+    /// Buckets of an hour or more, from the hourly rollups.
+    Rollups {
+        width: i64,
+    },
+}
+
+impl Reading {
+    fn of(bucket_seconds: Option<i64>) -> Reading {
+        match bucket_seconds {
+            None => Reading::Raw,
+            Some(width) if width < HOUR => Reading::SubHour { width },
+            Some(width) => Reading::Rollups { width },
+        }
+    }
+
+    /// The statement for this reading and direction (widths come from a fixed list, never from
+    /// input text).
+    fn render(self, backward: bool) -> String {
+        let (cmp, dir) = if backward { ("<", "desc") } else { (">", "asc") };
+        let sql = match self {
+            Reading::Raw => RAW.to_string(),
+            Reading::SubHour { width } => SUBHOUR
+                .replace("{hour_cmp}", if backward { "<=" } else { ">=" })
+                .replace("{width}", &format!("interval '{width} seconds'")),
+            Reading::Rollups { width } => {
+                let interval = format!("interval '{width} seconds'");
+                // From the cursor's bucket on (the window's edge's, without a cursor).
+                let bucket = format!("time_bucket({interval}, $6::timestamptz)");
+                let bound = if backward {
+                    format!("e.hour < {bucket} + {interval}")
+                } else {
+                    format!("e.hour >= {bucket}")
+                };
+                ROLLUPS
+                    .replace("{bound}", &bound)
+                    .replace("{hours}", &(width / HOUR).to_string())
+                    .replace("{width}", &interval)
+            }
+        };
+        sql.replace("{series}", SERIES).replace("{cmp}", cmp).replace("{dir}", dir)
+    }
+}
+
 fn aggregation(id: i16) -> &'static str {
     series_types::by_id(id).map(|t| t.aggregation).unwrap_or(Aggregation::Avg).as_str()
+}
+
+/// The start of the UTC bucket of `width` seconds that holds `ts` (as `time_bucket` has it, for
+/// widths that divide a day).
+fn floor_to(ts: DateTime<Utc>, width: i64) -> DateTime<Utc> {
+    DateTime::from_timestamp(ts.timestamp().div_euclid(width) * width, 0).unwrap_or(ts)
+}
+
+fn ceil_hour(ts: DateTime<Utc>) -> DateTime<Utc> {
+    let floor = hour_of(ts);
+    if floor == ts { ts } else { floor + Duration::seconds(HOUR) }
 }
 
 /// One page of samples (see `SeriesQuery`).
 pub async fn page(db: &Db, q: &SeriesQuery) -> Result<Vec<SeriesPoint>> {
     let client = db.client().await?;
     read(&client, q).await
-}
-
-/// The statement for a direction and bucket width (widths come from a fixed list, never from
-/// input text).
-fn render(bucket_seconds: Option<i64>, backward: bool) -> String {
-    let (cmp, dir) = if backward { ("<", "desc") } else { (">", "asc") };
-    match bucket_seconds {
-        None => RAW.replace("{cmp}", cmp).replace("{dir}", dir),
-        Some(secs) => {
-            let width = format!("interval '{secs} seconds'");
-            let bound = if backward { format!("s.ts < $6 + {width}") } else { "s.ts >= $6".into() };
-            BUCKETED
-                .replace("{bound}", &bound)
-                .replace("{cmp}", cmp)
-                .replace("{dir}", dir)
-                .replace("{width}", &width)
-        }
-    }
 }
 
 pub async fn read(client: &impl GenericClient, q: &SeriesQuery) -> Result<Vec<SeriesPoint>> {
@@ -93,24 +152,42 @@ pub async fn read(client: &impl GenericClient, q: &SeriesQuery) -> Result<Vec<Se
     };
     let aggs: Vec<&str> = types.iter().map(|id| aggregation(*id)).collect();
     // Without a cursor, the window's edge stands for one: before (or after) every row in it.
+    // A bucket is named by its start, which may lie before the window's (its samples do not).
+    let first = match q.bucket_seconds {
+        Some(width) => floor_to(q.start, width),
+        None => q.start,
+    };
     let (c_ts, c_series, c_source) = match q.after {
         Some(p) => (p.ts, p.series_type_id, p.data_source_id),
         None if q.backward => (q.end, i16::MAX, Uuid::max()),
-        None => (q.start, i16::MIN, Uuid::nil()),
+        None => (first, i16::MIN, Uuid::nil()),
     };
-    let (ids, ranks) = q.sources.clone();
-    // Duplicates are resolved per hour, or per bucket when buckets are wider.
-    let window = q.bucket_seconds.unwrap_or(3600).max(3600) as f64;
-    let statement = client.prepare_cached(&render(q.bucket_seconds, q.backward)).await?;
-    let rows = client
-        .query(
-            &statement,
-            &[
-                &q.user_id, &types, &aggs, &q.start, &q.end, &c_ts, &c_series, &c_source, &q.fetch,
-                &q.resolve, &ids, &ranks, &window,
-            ],
-        )
-        .await?;
+    let (ids, ranks) = &q.sources;
+    let reading = Reading::of(q.bucket_seconds);
+    let (start, end) = match reading {
+        Reading::Raw => raw_stretch(client, q, &types, ids).await?,
+        _ => (q.start, q.end),
+    };
+    // The window's edges rounded to the hour: down for sub-hour reads, inward for rollups.
+    let (floor_start, ceil_start, floor_end) = (hour_of(start), ceil_hour(start), hour_of(end));
+    let mut params: Vec<&(dyn ToSql + Sync)> = vec![
+        &q.user_id, &types, &aggs, &start, &end, &c_ts, &c_series, &c_source, &q.fetch, &q.resolve,
+        ids, ranks,
+    ];
+    match reading {
+        Reading::Raw => {}
+        Reading::SubHour { .. } => params.push(&floor_start),
+        Reading::Rollups { .. } => params.extend([&ceil_start as &(dyn ToSql + Sync), &floor_end]),
+    }
+    let statement = client.prepare_cached(&reading.render(q.backward)).await?;
+    let mut rows = client.query(&statement, &params).await?;
+    // A stretch is counted to hold the page, but with duplicates resolved some of its samples
+    // drop out: a page that comes back short reads the whole window instead.
+    if (start, end) != (q.start, q.end) && (rows.len() as i64) < q.fetch {
+        params[3] = &q.start;
+        params[4] = &q.end;
+        rows = client.query(&statement, &params).await?;
+    }
     rows.iter()
         .map(|r| {
             Ok(SeriesPoint {
@@ -123,4 +200,48 @@ pub async fn read(client: &impl GenericClient, q: &SeriesQuery) -> Result<Vec<Se
             })
         })
         .collect()
+}
+
+/// The stretch of the window a raw page reads: up to (or, backward, from) the hour by which
+/// every series and source that has `fetch` samples past the cursor has shown them
+/// (`timeseries_bound.sql`); the whole window when none has.
+async fn raw_stretch(
+    client: &impl GenericClient,
+    q: &SeriesQuery,
+    types: &[i16],
+    sources: &[Uuid],
+) -> Result<(DateTime<Utc>, DateTime<Utc>)> {
+    let hour = Duration::seconds(HOUR);
+    // Only hours wholly past the cursor and inside the window are counted.
+    let (from, to) = if q.backward {
+        let to = q.after.map_or(q.end, |p| p.ts.min(q.end));
+        (ceil_hour(q.start), hour_of(to))
+    } else {
+        let from = q.after.map_or(q.start, |p| p.ts.max(q.start));
+        (hour_of(from) + hour, hour_of(q.end))
+    };
+    if from >= to {
+        return Ok((q.start, q.end));
+    }
+    let sql = if q.backward {
+        BOUND.replace("{agg}", "max").replace("{next}", "").replace("{dir}", "desc")
+    } else {
+        BOUND
+            .replace("{agg}", "min")
+            .replace("{next}", "+ interval '1 hour'")
+            .replace("{dir}", "asc")
+    };
+    let statement = client.prepare_cached(&sql).await?;
+    let row = client
+        .query_one(
+            &statement,
+            &[&q.user_id, &types, &sources, &from, &to, &q.fetch, &q.start, &q.end],
+        )
+        .await?;
+    let bound: Option<DateTime<Utc>> = row.try_get(0)?;
+    Ok(match bound {
+        Some(b) if q.backward => (b.max(q.start), q.end),
+        Some(b) => (q.start, b.min(q.end)),
+        None => (q.start, q.end),
+    })
 }

@@ -340,3 +340,361 @@ async fn downsampling_and_source_priority() {
     assert_eq!(all.len(), 4);
     assert!((all[0] - q).abs() < 1e-9, "{all:?}");
 }
+
+/// A sample as stored, for the reference answer.
+#[derive(Debug, Clone)]
+struct Stored {
+    series: i16,
+    source: uuid::Uuid,
+    ts: DateTime<Utc>,
+    value: f64,
+    zone: Option<i16>,
+    total: Option<bool>,
+}
+
+/// A row of a page: (instant, series, source, value, zone offset, is_daily_total).
+type Row = (DateTime<Utc>, i16, uuid::Uuid, f64, Option<i16>, Option<bool>);
+
+fn floor_to(ts: DateTime<Utc>, secs: i64) -> DateTime<Utc> {
+    DateTime::from_timestamp(ts.timestamp().div_euclid(secs) * secs, 0).unwrap_or(ts)
+}
+
+/// What a page walk must give, computed here from the raw samples by the documented rules:
+/// buckets in UTC, additive series summed (intraday samples, else daily totals), levels
+/// averaged, maxima maximal; with `resolve`, a source is left out of an hour (or a wider
+/// bucket) where a better-ranked source has samples of the series.
+fn reference(
+    samples: &[Stored],
+    (start, end): (DateTime<Utc>, DateTime<Utc>),
+    width: Option<i64>,
+    resolve: bool,
+    rank: &std::collections::HashMap<uuid::Uuid, i32>,
+) -> Vec<Row> {
+    use schema::catalogue::series_types::{Aggregation, by_id};
+    let window = width.unwrap_or(3600).max(3600);
+    let better_has = |s: &Stored, at: DateTime<Utc>| {
+        samples.iter().any(|o| {
+            o.series == s.series
+                && rank[&o.source] < rank[&s.source]
+                && floor_to(o.ts, window) == floor_to(at, window)
+        })
+    };
+    let inside: Vec<&Stored> = samples.iter().filter(|s| s.ts >= start && s.ts < end).collect();
+    let mut rows: Vec<Row> = match width {
+        None => inside
+            .iter()
+            .filter(|s| !(resolve && better_has(s, s.ts)))
+            .map(|s| (s.ts, s.series, s.source, s.value, s.zone, s.total))
+            .collect(),
+        Some(w) => {
+            let mut buckets: std::collections::BTreeMap<
+                (DateTime<Utc>, i16, uuid::Uuid),
+                Vec<&Stored>,
+            > = Default::default();
+            for s in inside {
+                buckets.entry((floor_to(s.ts, w), s.series, s.source)).or_default().push(s);
+            }
+            buckets
+                .into_iter()
+                .filter(|((at, _, _), group)| !(resolve && better_has(group[0], *at)))
+                .map(|((at, series, source), group)| {
+                    let agg = by_id(series).map(|t| t.aggregation).unwrap_or(Aggregation::Avg);
+                    let all: Vec<f64> = group.iter().map(|s| s.value).collect();
+                    let intraday: Vec<f64> =
+                        group.iter().filter(|s| s.total != Some(true)).map(|s| s.value).collect();
+                    let value = match agg {
+                        Aggregation::Sum if !intraday.is_empty() => intraday.iter().sum(),
+                        Aggregation::Sum => all.iter().sum(),
+                        Aggregation::Max => all.iter().cloned().fold(f64::MIN, f64::max),
+                        Aggregation::Avg => all.iter().sum::<f64>() / all.len() as f64,
+                    };
+                    let zone = group.iter().filter_map(|s| s.zone).min();
+                    let total = (agg == Aggregation::Sum).then_some(intraday.is_empty());
+                    (at, series, source, value, zone, total)
+                })
+                .collect()
+        }
+    };
+    rows.sort_by_key(|r| (r.0, r.1, r.2));
+    rows
+}
+
+/// Every row of a window, walking it with the cursor `limit` rows a page; and, when `back`,
+/// walking back from the last page with the previous cursors, which must give the same rows.
+async fn walk(
+    app: &TestApp,
+    key: &Auth,
+    user: &str,
+    query: &str,
+    limit: usize,
+    back: bool,
+) -> Vec<Value> {
+    let mut pages: Vec<Value> = Vec::new();
+    let mut cursor = String::new();
+    loop {
+        let p = page(app, key, user, &format!("{query}&limit={limit}{cursor}")).await;
+        assert!(count(&p) <= limit);
+        let next = p["pagination"]["next_cursor"].as_str().map(|c| format!("&cursor={c}"));
+        pages.push(p);
+        match next {
+            Some(c) => cursor = c,
+            None => break,
+        }
+        assert!(pages.len() < 2000, "{query}: the walk does not end");
+    }
+    let rows: Vec<Value> =
+        pages.iter().flat_map(|p| p["data"].as_array().cloned().unwrap_or_default()).collect();
+    if back && pages.len() > 1 {
+        let mut back_pages = vec![pages[pages.len() - 1].clone()];
+        while let Some(prev) =
+            back_pages[back_pages.len() - 1]["pagination"]["previous_cursor"].as_str()
+        {
+            let p = page(app, key, user, &format!("{query}&limit={limit}&cursor={prev}")).await;
+            back_pages.push(p);
+            assert!(back_pages.len() <= pages.len(), "{query}: the walk back is longer");
+        }
+        let back_rows: Vec<Value> = back_pages
+            .iter()
+            .rev()
+            .flat_map(|p| p["data"].as_array().cloned().unwrap_or_default())
+            .collect();
+        assert_eq!(back_rows, rows, "{query}: walking back gives other rows");
+    }
+    rows
+}
+
+/// Compares a walk's rows with the reference's.
+fn same(
+    query: &str,
+    got: &[Value],
+    want: &[Row],
+    devices: &std::collections::HashMap<uuid::Uuid, String>,
+) {
+    use schema::catalogue::series_types::by_id;
+    assert_eq!(got.len(), want.len(), "{query}: {} rows, want {}", got.len(), want.len());
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        let at = DateTime::parse_from_rfc3339(g["timestamp"].as_str().unwrap_or(""))
+            .map(|d| d.with_timezone(&Utc))
+            .ok();
+        let slug = by_id(w.1).map(|t| t.slug).unwrap_or("");
+        let zone = w.4.map(schema::zone::format);
+        let value = g["value"].as_f64().unwrap_or(f64::NAN);
+        let ok = at == Some(w.0)
+            && g["type"] == slug
+            && g["source"]["device"] == devices[&w.2].as_str()
+            && (value - w.3).abs() <= 1e-9 * w.3.abs().max(1.0)
+            && g["zone_offset"].as_str().map(str::to_string) == zone
+            && g["is_daily_total"].as_bool() == w.5;
+        assert!(ok, "{query}: row {i}: {g}, want {w:?} ({slug})");
+    }
+}
+
+/// Every resolution, over aligned, unaligned, narrow and long windows, in pages of every size,
+/// with and without source priority, forward and back, gives what the raw samples give —
+/// before and after samples are sent again with other values.
+#[tokio::test]
+async fn every_resolution_answers_what_raw_samples_give() {
+    let app = TestApp::spawn().await;
+    let key = app.api_key().await;
+    let user = app.user(&key, serde_json::json!({})).await;
+    let user_id: uuid::Uuid = user.parse().expect("uuid");
+    // A deterministic spread of samples over 2026-03-09..11: heart rate from the watch every
+    // minute for three hours and every 37 minutes besides, and from the phone every 11 minutes
+    // on the 10th; steps from the phone every 10 minutes in the daytime and from the watch
+    // every 15 minutes around noon on the 10th; a few six-minute-walk distances (a maximum).
+    let day0 = t("2026-03-09T00:00:00Z");
+    let mut records = Vec::new();
+    let mut n = 7u64;
+    let mut rnd = |lo: f64, hi: f64| {
+        n = n.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        lo + (hi - lo) * ((n >> 33) as f64 / (1u64 << 31) as f64)
+    };
+    let zone = |i: i64| match i % 5 {
+        0 => None,
+        1 => Some("-05:00"),
+        _ => Some("+02:00"),
+    };
+    for m in 0..180 {
+        let ts = iso(day0 + Duration::hours(30) + Duration::minutes(m));
+        records.push(at("HeartRate", &ts, rnd(50.0, 150.0).round(), "bpm", zone(m), &watch()));
+    }
+    for i in 0..(3 * 24 * 60 / 37) {
+        let ts = iso(day0 + Duration::minutes(37 * i + 3));
+        records.push(at("HeartRate", &ts, rnd(50.0, 100.0).round(), "bpm", zone(i), &watch()));
+    }
+    for i in 0..(24 * 60 / 11) {
+        let ts = iso(day0 + Duration::days(1) + Duration::minutes(11 * i + 1));
+        records.push(at("HeartRate", &ts, rnd(55.0, 110.0).round(), "bpm", zone(i), &phone()));
+    }
+    for d in 0..3 {
+        for i in 0..(13 * 6) {
+            let s = day0 + Duration::days(d) + Duration::hours(7) + Duration::minutes(10 * i);
+            let (a, b) = (iso(s), iso(s + Duration::minutes(10)));
+            let v = rnd(0.0, 300.0).round();
+            records.push(crate::fixtures::rec("StepCount", &a, &b, v, "count", zone(i), &phone()));
+        }
+    }
+    for i in 0..12 {
+        let s = day0 + Duration::hours(35) + Duration::minutes(15 * i);
+        let (a, b) = (iso(s), iso(s + Duration::minutes(15)));
+        let v = rnd(0.0, 900.0).round();
+        records.push(crate::fixtures::rec(
+            "StepCount",
+            &a,
+            &b,
+            v,
+            "count",
+            Some("+02:00"),
+            &watch(),
+        ));
+    }
+    for i in 0..6 {
+        let ts = iso(day0 + Duration::hours(9 * i + 2) + Duration::minutes(7 * i));
+        let v = rnd(400.0, 600.0).round();
+        records.push(at("SixMinuteWalkTestDistance", &ts, v, "m", Some("+02:00"), &phone()));
+    }
+    push(&app, &user, &key, records).await;
+
+    // Daily totals of steps from the phone: on the 11th beside its intraday samples (which win
+    // in a day bucket), and on the 12th alone (which then stands); written by the storage path
+    // the export and vendor pulls use.
+    let db = schema::Db::connect(&app.settings.database_url, 2).await.expect("db");
+    let phone_id: uuid::Uuid = app
+        .db()
+        .await
+        .query_one(
+            "select id from data_sources where user_id = $1 and device_model like 'iPhone%'",
+            &[&user_id],
+        )
+        .await
+        .expect("phone")
+        .get(0);
+    let totals = |value: f64, at: &str| schema::samples::SampleRow {
+        series_type_id: schema::catalogue::series_types::by_slug("steps")
+            .map(|t| t.id)
+            .unwrap_or(0),
+        data_source_id: phone_id,
+        ts: t(at),
+        value,
+        zone_offset: Some(120),
+        is_daily_total: Some(true),
+    };
+    let store = |rows: Vec<schema::samples::SampleRow>| {
+        let db = db.clone();
+        async move {
+            let mut client = db.client().await.expect("client");
+            let tx = client.transaction().await.expect("tx");
+            schema::samples::store(&tx, user_id, uuid::Uuid::now_v7(), "phonehealth", &rows, false)
+                .await
+                .expect("store");
+            tx.commit().await.expect("commit");
+        }
+    };
+    store(vec![totals(9000.0, "2026-03-10T22:00:00Z"), totals(7000.0, "2026-03-11T22:00:00Z")])
+        .await;
+
+    let devices: std::collections::HashMap<uuid::Uuid, String> = app
+        .db()
+        .await
+        .query("select id, device_model from data_sources where user_id = $1", &[&user_id])
+        .await
+        .expect("sources")
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    // The watch ranks before the phone (the default order of device types).
+    let rank: std::collections::HashMap<uuid::Uuid, i32> = devices
+        .iter()
+        .map(|(id, model)| (*id, if model.starts_with("Watch") { 0 } else { 1 }))
+        .collect();
+    let windows = [
+        ("2026-03-09T00:00:00Z", "2026-03-12T00:00:00Z"),
+        ("2026-03-09T10:17:30Z", "2026-03-11T15:42:10Z"),
+        ("2026-03-10T06:10:00Z", "2026-03-10T06:50:00Z"),
+        ("2026-01-01T00:00:00Z", "2026-12-31T00:00:00Z"),
+    ];
+    let resolutions = [
+        ("raw", None),
+        ("1min", Some(60)),
+        ("5min", Some(300)),
+        ("15min", Some(900)),
+        ("1hour", Some(3600)),
+        ("1day", Some(86_400)),
+    ];
+    let check = |round: &'static str| {
+        let (app, key, user, devices, rank) = (&app, &key, &user, &devices, &rank);
+        async move {
+            let samples: Vec<Stored> = app
+                .db()
+                .await
+                .query(
+                    "select series_type_id, data_source_id, ts, value, zone_offset, is_daily_total
+                     from samples where user_id = $1",
+                    &[&user_id],
+                )
+                .await
+                .expect("samples")
+                .iter()
+                .map(|r| Stored {
+                    series: r.get(0),
+                    source: r.get(1),
+                    ts: r.get(2),
+                    value: r.get(3),
+                    zone: r.get(4),
+                    total: r.get(5),
+                })
+                .collect();
+            for (start, end) in windows {
+                for (resolution, width) in resolutions {
+                    for resolve in [false, true] {
+                        let want = reference(&samples, (t(start), t(end)), width, resolve, rank);
+                        let query = format!(
+                            "start_time={start}&end_time={end}&resolution={resolution}&filter_by_priority={resolve}"
+                        )
+                        .replace('+', "%2B");
+                        // Small pages (and the walk back) where the window's edges fall
+                        // inside buckets; pages of 100 everywhere.
+                        let aligned = start.ends_with("T00:00:00Z") && end.ends_with("T00:00:00Z");
+                        let limits: &[usize] = if aligned { &[100] } else { &[7, 100] };
+                        for &limit in limits {
+                            let back = limit == 7 && !resolve;
+                            let got = walk(app, key, user, &query, limit, back).await;
+                            same(&format!("{round}: {query}&limit={limit}"), &got, &want, devices);
+                        }
+                    }
+                }
+            }
+        }
+    };
+    check("as sent").await;
+    // The same samples again, a third of them with other values (and zones): the hours and days
+    // they touch are recounted.
+    let changed: Vec<schema::samples::SampleRow> = app
+        .db()
+        .await
+        .query(
+            "select series_type_id, data_source_id, ts, value, zone_offset, is_daily_total
+             from samples where user_id = $1 order by ts",
+            &[&user_id],
+        )
+        .await
+        .expect("samples")
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let value: f64 = r.get(3);
+            schema::samples::SampleRow {
+                series_type_id: r.get(0),
+                data_source_id: r.get(1),
+                ts: r.get(2),
+                value: if i % 3 == 0 { value + 7.0 } else { value },
+                zone_offset: if i % 6 == 0 { Some(-300) } else { r.get(4) },
+                is_daily_total: r.get(5),
+            }
+        })
+        .collect();
+    store(changed).await;
+    let (differing, _) = crate::sdk_sync::rollups_against_samples(&app, &user).await;
+    assert_eq!(differing, 0, "rollups differ from a recount after values changed");
+    check("after changes").await;
+}
