@@ -5,7 +5,8 @@
 //! only measures at saturation, where latency is queueing by construction.
 //!
 //!     cargo run --release --example read_load -- --port 8091 --key <api key> \
-//!         --mode timeseries|activity|sleep --rate 300 [--readers 50] [--seconds 30] [--users 10000]
+//!         --mode timeseries|activity|sleep|resolutions|1min|…|1day --rate 300 [--readers 50] \
+//!         [--seconds 30] [--users 10000]
 
 use std::time::{Duration, Instant};
 
@@ -57,20 +58,50 @@ fn next(state: &mut u64) -> u64 {
     *state
 }
 
+/// Resolutions a `resolutions` run picks from.
+const RESOLUTIONS: [&str; 5] = ["1min", "5min", "15min", "1hour", "1day"];
+/// Window lengths in days a resolution read picks from.
+const WINDOWS: [i64; 4] = [1, 7, 30, 365];
+
 /// A random read of the generated data set (`benches/read/generate.sh`), as `read.lua` makes.
+/// Modes: `timeseries` (a raw 30-day heart-rate page), `activity` / `sleep` (30-day summaries),
+/// `resolutions` (a heart-rate page at a random resolution over a random window of 1, 7, 30 or
+/// 365 days, for an ordinary user or, one time in five, a heavy one with a sample a minute),
+/// or one resolution (`1min` … `1day`) read that way.
 fn path(mode: &str, users: u64, rng: &mut u64) -> String {
-    let user = format!("00000000-0000-4000-8000-{:012x}", 6 + next(rng) % (users - 5));
+    let mut user = 6 + next(rng) % (users - 5);
     let year0 = DateTime::<Utc>::from_timestamp(1_761_955_200, 0).unwrap_or_default(); // 2025-11-01
     let start = year0 + chrono::Duration::days((next(rng) % 331) as i64);
     let day = |d: DateTime<Utc>| d.format("%Y-%m-%d").to_string();
+    let id = |n: u64| format!("00000000-0000-4000-8000-{n:012x}");
+    let resolution = match mode {
+        "resolutions" => Some(RESOLUTIONS[(next(rng) % RESOLUTIONS.len() as u64) as usize]),
+        r if RESOLUTIONS.contains(&r) => Some(r),
+        _ => None,
+    };
+    if let Some(resolution) = resolution {
+        if next(rng) % 5 == 0 {
+            user = 1 + next(rng) % 5;
+        }
+        let days = WINDOWS[(next(rng) % WINDOWS.len() as u64) as usize];
+        let start = if days == 365 { year0 } else { start };
+        return format!(
+            "/api/v1/users/{}/timeseries?types=heart_rate&limit=100&resolution={resolution}&start_time={}T00:00:00Z&end_time={}T00:00:00Z",
+            id(user),
+            day(start),
+            day(start + chrono::Duration::days(days))
+        );
+    }
     match mode {
         "timeseries" => format!(
-            "/api/v1/users/{user}/timeseries?types=heart_rate&limit=100&start_time={}T00:00:00Z&end_time={}T00:00:00Z",
+            "/api/v1/users/{}/timeseries?types=heart_rate&limit=100&start_time={}T00:00:00Z&end_time={}T00:00:00Z",
+            id(user),
             day(start),
             day(start + chrono::Duration::days(30))
         ),
         summary => format!(
-            "/api/v1/users/{user}/summaries/{summary}?limit=100&start_date={}&end_date={}",
+            "/api/v1/users/{}/summaries/{summary}?limit=100&start_date={}&end_date={}",
+            id(user),
             day(start),
             day(start + chrono::Duration::days(29))
         ),

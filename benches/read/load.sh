@@ -2,29 +2,33 @@
 # Read benchmark against the data set of generate.sh: wrk with 50 connections (50 concurrent
 # readers) for DURATION seconds on each of a 100-point timeseries page, a 30-day activity
 # summary and a 30-day sleep summary (saturation: latency there is queueing); then the same
-# reads paced at fixed rates by 50 readers (examples/read_load.rs); then a full cursor walk of
-# one user's year of heart rate.
+# reads paced at fixed rates by 50 readers (examples/read_load.rs), raw and downsampled; then a
+# full cursor walk of one user's year of heart rate, and that user's first pages at every
+# resolution over windows of a day to a year (resolutions.py).
 #
 #   benches/read/generate.sh   # once
 #   benches/read/load.sh       # DURATION=30 CONNECTIONS=50 by default
+#   MODES= PACED="resolutions:400" WALK=0 benches/read/load.sh   # one paced run only
+#   WEARHOUSE_BIN=/tmp/old/wearhouse benches/read/load.sh        # another build (before/after)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 DURATION=${DURATION:-30}
 CONNECTIONS=${CONNECTIONS:-50}
 PORT=${PORT:-8091}
 DB=${DB:-wearhouse_read_bench}
-MODES=${MODES:-timeseries activity sleep}
+MODES=${MODES-timeseries activity sleep}
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/wearhouse/target}
 PG="postgres://postgres:postgres@127.0.0.1:5432"
 trap 'kill $(jobs -p) 2>/dev/null || true' EXIT
 
 command -v wrk >/dev/null || { sudo=""; [ "$(id -u)" -eq 0 ] || sudo=sudo; $sudo apt-get install -y -qq wrk >/dev/null; }
 cargo build --release --quiet --bin wearhouse --example read_load
+bin=${WEARHOUSE_BIN:-$CARGO_TARGET_DIR/release/wearhouse}
 # A throwaway master key: the service does not start without one.
 export MASTER_KEY="${MASTER_KEY:-$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')}"
 export DATABASE_URL="$PG/$DB" REDIS_KEY_PREFIX="wearhouse_read_$$" ADMIN_EMAIL=read@example.com \
   ADMIN_PASSWORD=read-bench-password RUST_LOG=warn DATABASE_POOL_SIZE=${POOL:-16}
-"$CARGO_TARGET_DIR/release/wearhouse" serve --bind "127.0.0.1:$PORT" &
+"$bin" serve --bind "127.0.0.1:$PORT" &
 for _ in $(seq 1 100); do curl -sf "127.0.0.1:$PORT/health" >/dev/null && break; sleep 0.1; done
 token=$(curl -sf -d "username=$ADMIN_EMAIL" -d "password=$ADMIN_PASSWORD" "127.0.0.1:$PORT/api/v1/auth/login" \
   | python3 -c 'import json,sys; print(json.load(sys.stdin)["access_token"])')
@@ -45,8 +49,9 @@ for mode in $MODES; do
 done
 # Paced (open-loop) runs: 50 readers at a fixed total rate, latency counted from when each
 # request was due.
-for run in ${PACED-timeseries:400 activity:1000 sleep:100}; do
+for run in ${PACED-timeseries:400 activity:1000 sleep:100 resolutions:400 1min:200 5min:200 15min:200 1hour:200 1day:200}; do
   "$CARGO_TARGET_DIR/release/examples/read_load" --port "$PORT" --key "$KEY" --users "$USERS" \
     --readers "$CONNECTIONS" --seconds "$DURATION" --mode "${run%%:*}" --rate "${run##*:}"
 done
 [ "${WALK:-1}" = 0 ] || python3 benches/read/walk.py --port "$PORT" --key "$KEY"
+[ "${HEAVY:-1}" = 0 ] || python3 benches/read/resolutions.py --port "$PORT" --key "$KEY"

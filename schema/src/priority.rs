@@ -126,7 +126,15 @@ pub async fn set(db: &Db, user: Option<Uuid>, p: &Priorities) -> Result<()> {
 
 /// A user's sources with their ranks, best first: `(source, rank)`.
 pub async fn ranked_sources(db: &Db, user_id: Uuid) -> Result<Vec<(DataSource, i32)>> {
-    // One connection, both statements in flight at once: this runs before every read.
+    Ok(ranked_sources_of_existing(db, user_id).await?.unwrap_or_default())
+}
+
+/// [`ranked_sources`] of a user who exists; `None` when there is no such user. Every read
+/// starts here: one connection, the three statements in flight at once.
+pub async fn ranked_sources_of_existing(
+    db: &Db,
+    user_id: Uuid,
+) -> Result<Option<Vec<(DataSource, i32)>>> {
     let client = db.client().await?;
     let statement = client
         .prepare_cached(
@@ -134,10 +142,14 @@ pub async fn ranked_sources(db: &Db, user_id: Uuid) -> Result<Vec<(DataSource, i
              where user_id is null or user_id = $1 order by kind, rank",
         )
         .await?;
-    let (sources, rows) =
-        tokio::try_join!(crate::data_sources::list_with(&client, user_id), async {
-            Ok(client.query(&statement, &[&user_id]).await?)
-        },)?;
+    let (exists, sources, rows) = tokio::try_join!(
+        crate::users::exists_with(&client, user_id),
+        crate::data_sources::list_with(&client, user_id),
+        async { Ok(client.query(&statement, &[&user_id]).await?) },
+    )?;
+    if !exists {
+        return Ok(None);
+    }
     let (mut g, mut u) = (Priorities::default(), Priorities::default());
     for r in rows {
         let (global, kind, key): (bool, String, String) =
@@ -153,7 +165,7 @@ pub async fn ranked_sources(db: &Db, user_id: Uuid) -> Result<Vec<(DataSource, i
         })
         .collect();
     out.sort_by_key(|(_, r)| *r);
-    Ok(out)
+    Ok(Some(out))
 }
 
 #[cfg(test)]

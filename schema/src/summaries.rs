@@ -43,6 +43,52 @@ impl DayRollup {
     }
 }
 
+/// The user's rollups of `series` on the first `n` local days in `[from, to]` that have any
+/// (the last `n`, when `backward`): one page of a summary of rollups, in one statement.
+pub async fn page_rollups(
+    db: &Db,
+    user_id: Uuid,
+    series: &[i16],
+    (from, to): (NaiveDate, NaiveDate),
+    backward: bool,
+    n: i64,
+) -> Result<Vec<DayRollup>> {
+    let client = db.client().await?;
+    let order = if backward { "desc" } else { "asc" };
+    let statement = client
+        .prepare_cached(&format!(
+            "with days as (
+                 select distinct local_date from daily_rollups
+                 where user_id = $1 and series_type_id = any($2) and local_date between $3 and $4
+                 order by local_date {order} limit $5)
+             select {ROLLUP_COLUMNS} from daily_rollups
+             where user_id = $1 and series_type_id = any($2)
+               and local_date between (select min(local_date) from days)
+                                  and (select max(local_date) from days)
+             order by local_date"
+        ))
+        .await?;
+    let rows = client.query(&statement, &[&user_id, &series, &from, &to, &n]).await?;
+    rows.iter().map(day_rollup).collect()
+}
+
+const ROLLUP_COLUMNS: &str = "local_date, series_type_id, data_source_id, sample_count, value_sum,
+    value_min, value_max, total_count, total_sum";
+
+fn day_rollup(r: &tokio_postgres::Row) -> Result<DayRollup> {
+    Ok(DayRollup {
+        local_date: r.try_get(0)?,
+        series_type_id: r.try_get(1)?,
+        data_source_id: r.try_get(2)?,
+        sample_count: r.try_get(3)?,
+        value_sum: r.try_get(4)?,
+        value_min: r.try_get(5)?,
+        value_max: r.try_get(6)?,
+        total_count: r.try_get(7)?,
+        total_sum: r.try_get(8)?,
+    })
+}
+
 /// The user's rollups of `series` for local days in `[from, to]`.
 pub async fn rollups(
     db: &Db,
@@ -53,30 +99,14 @@ pub async fn rollups(
 ) -> Result<Vec<DayRollup>> {
     let client = db.client().await?;
     let statement = client
-        .prepare_cached(
-            "select local_date, series_type_id, data_source_id, sample_count, value_sum, value_min,
-                    value_max, total_count, total_sum
-             from daily_rollups
+        .prepare_cached(&format!(
+            "select {ROLLUP_COLUMNS} from daily_rollups
              where user_id = $1 and series_type_id = any($2) and local_date between $3 and $4
-             order by local_date",
-        )
+             order by local_date"
+        ))
         .await?;
     let rows = client.query(&statement, &[&user_id, &series, &from, &to]).await?;
-    rows.iter()
-        .map(|r| {
-            Ok(DayRollup {
-                local_date: r.try_get(0)?,
-                series_type_id: r.try_get(1)?,
-                data_source_id: r.try_get(2)?,
-                sample_count: r.try_get(3)?,
-                value_sum: r.try_get(4)?,
-                value_min: r.try_get(5)?,
-                value_max: r.try_get(6)?,
-                total_count: r.try_get(7)?,
-                total_sum: r.try_get(8)?,
-            })
-        })
-        .collect()
+    rows.iter().map(day_rollup).collect()
 }
 
 /// The user's sleep sessions ending in `[from, to)`, each with its wake-up day (the local day

@@ -1,6 +1,7 @@
 //! The application's end users.
 
 use chrono::{DateTime, Utc};
+use deadpool_postgres::GenericClient;
 use tokio_postgres::Row;
 use uuid::Uuid;
 
@@ -137,7 +138,10 @@ pub async fn get(db: &Db, id: Uuid) -> Result<Option<User>> {
 }
 
 pub async fn exists(db: &Db, id: Uuid) -> Result<bool> {
-    let client = db.client().await?;
+    exists_with(&db.client().await?, id).await
+}
+
+pub async fn exists_with(client: &impl GenericClient, id: Uuid) -> Result<bool> {
     let stmt = client.prepare_cached("select exists (select 1 from users where id = $1)").await?;
     let row = client.query_one(&stmt, &[&id]).await?;
     Ok(row.try_get(0)?)

@@ -19,7 +19,7 @@ use crate::AppState;
 use crate::error::{ApiError, ApiResult, ErrorBody, ValidationBody};
 use crate::extract::{ApiAuth, Query, path_uuid};
 use crate::pagination::{Cursor, CursorPage, PageMetadata, paginate};
-use crate::routes::{existing_user, ranking};
+use crate::routes::{existing_user, user_ranking};
 use crate::validate::Params;
 use rules::{SourceOut, Sources};
 
@@ -216,7 +216,7 @@ async fn list<E: Event, T>(
     mut params: Params,
     shape: fn(E, &Sources) -> T,
 ) -> ApiResult<Json<CursorPage<T>>> {
-    let user_id = existing_user(state, user_id).await?;
+    let (user_id, ranking) = user_ranking(state, user_id).await?;
     let window = params.window("start_date", "end_date", true);
     let limit = params.limit(50, 100);
     let resolve = params.bool("filter_by_priority", true);
@@ -229,7 +229,6 @@ async fn list<E: Event, T>(
         (Some(c), Some(raw)) => Some((c.at, c.id(raw)?)),
         _ => None,
     };
-    let ranking = ranking(state, user_id).await?;
     let sources = Sources::new(&ranking.sources);
     let query = EventQuery {
         user_id,

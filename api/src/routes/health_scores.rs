@@ -13,13 +13,12 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-use super::ranking;
 use crate::AppState;
 use crate::dates;
 use crate::error::{ApiResult, ErrorBody, ValidationBody};
 use crate::extract::{ApiAuth, Query};
 use crate::pagination::{CursorPage, CursorPagination, PageMetadata};
-use crate::routes::existing_user;
+use crate::routes::user_ranking;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(health_scores))
@@ -48,7 +47,7 @@ async fn health_scores(
     Path(user_id): Path<String>,
     Query(mut params): Query,
 ) -> ApiResult<Json<CursorPage<HealthScore>>> {
-    let user_id = existing_user(&state, &user_id).await?;
+    let (user_id, ranking) = user_ranking(&state, &user_id).await?;
     let window = params.window("start_date", "end_date", false);
     let category =
         params.raw("category").is_some().then(|| params.choice("category", CATEGORIES, ""));
@@ -61,7 +60,6 @@ async fn health_scores(
     params.finish()?;
     let (from, to) = window.unzip();
 
-    let ranking = ranking(&state, user_id).await?;
     let wanted = |c: &str| category.is_none_or(|x| x == c);
     let mut scores = Vec::new();
     let mut total = 0;

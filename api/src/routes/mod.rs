@@ -35,13 +35,22 @@ use crate::AppState;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::path_uuid;
 
-/// Parses a `{user_id}` path segment and checks that the user exists: the contract's 400 for a
-/// malformed id, its 404 for an unknown one.
 /// The user's sources, ranked by the one source-priority rule.
 pub async fn ranking(state: &AppState, user_id: Uuid) -> ApiResult<rules::Ranking> {
     Ok(rules::Ranking::new(schema::priority::ranked_sources(&state.db, user_id).await?))
 }
 
+/// [`existing_user`] and [`ranking`] at once, in one round trip: what every read starts with.
+pub async fn user_ranking(state: &AppState, raw: &str) -> ApiResult<(Uuid, rules::Ranking)> {
+    let id = path_uuid(raw)?;
+    match schema::priority::ranked_sources_of_existing(&state.db, id).await? {
+        Some(sources) => Ok((id, rules::Ranking::new(sources))),
+        None => Err(ApiError::user_not_found(id)),
+    }
+}
+
+/// Parses a `{user_id}` path segment and checks that the user exists: the contract's 400 for a
+/// malformed id, its 404 for an unknown one.
 pub async fn existing_user(state: &AppState, raw: &str) -> ApiResult<Uuid> {
     let id = path_uuid(raw)?;
     if schema::users::exists(&state.db, id).await? {

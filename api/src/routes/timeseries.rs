@@ -15,7 +15,7 @@ use crate::AppState;
 use crate::error::{ApiError, ApiResult, ErrorBody, FieldError, ValidationBody};
 use crate::extract::{ApiAuth, Query};
 use crate::pagination::{Cursor, CursorPage, PageMetadata, paginate};
-use crate::routes::{existing_user, ranking};
+use crate::routes::user_ranking;
 use rules::{SourceOut, Sources};
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -120,7 +120,7 @@ async fn timeseries(
     Path(user_id): Path<String>,
     Query(mut params): Query,
 ) -> ApiResult<Json<CursorPage<SampleOut>>> {
-    let user_id = existing_user(&state, &user_id).await?;
+    let (user_id, ranking) = user_ranking(&state, &user_id).await?;
     let window = params.window("start_time", "end_time", true);
     let limit = params.limit(50, 100);
     let names: Vec<&str> = RESOLUTIONS.iter().map(|(n, _)| *n).collect();
@@ -141,7 +141,6 @@ async fn timeseries(
         _ => None,
     };
     let bucket_seconds = RESOLUTIONS.iter().find(|(n, _)| *n == resolution).and_then(|(_, b)| *b);
-    let ranking = ranking(&state, user_id).await?;
     let sources = Sources::new(&ranking.sources);
     let query = SeriesQuery {
         user_id,

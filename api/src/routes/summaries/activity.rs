@@ -8,15 +8,12 @@ use rules::ranking::by_day;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use schema::summaries::DataDays;
-
-use super::{DayPaging, day_paging, page_dates, page_days, span};
+use super::{DayPaging, day_paging, page_days};
 use crate::AppState;
 use crate::error::{ApiResult, ErrorBody, ValidationBody};
 use crate::extract::{ApiAuth, Query};
 use crate::pagination::{CursorPage, PageMetadata};
-use crate::routes::existing_user;
-use crate::routes::ranking;
+use crate::routes::user_ranking;
 use rules::Sources;
 
 pub(super) fn router() -> OpenApiRouter<AppState> {
@@ -40,15 +37,16 @@ async fn activity(
     Path(user_id): Path<String>,
     Query(params): Query,
 ) -> ApiResult<Json<CursorPage<ActivityDay>>> {
-    let user_id = existing_user(&state, &user_id).await?;
+    let (user_id, ranking) = user_ranking(&state, &user_id).await?;
     let paging: DayPaging = day_paging(params, 100)?;
     let days = paging.days;
     let series = activity::series_read();
-    let ranking = ranking(&state, user_id).await?;
-    let dates = page_dates(&state, user_id, DataDays::Rollups(&series), &paging, &ranking).await?;
-    let rows = match span(&dates) {
-        Some((first, last)) => {
-            schema::summaries::rollups(&state.db, user_id, &series, first, last).await?
+    // The page's days and their rollups in one statement.
+    let rows = match paging.rest() {
+        Some(days) => {
+            let n = paging.limit as i64 + 1;
+            let backward = paging.backward();
+            schema::summaries::page_rollups(&state.db, user_id, &series, days, backward, n).await?
         }
         None => Vec::new(),
     };

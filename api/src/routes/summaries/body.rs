@@ -16,8 +16,7 @@ use uuid::Uuid;
 use crate::AppState;
 use crate::error::{ApiResult, ErrorBody, ValidationBody};
 use crate::extract::{ApiAuth, Query};
-use crate::routes::existing_user;
-use crate::routes::ranking;
+use crate::routes::user_ranking;
 
 pub(super) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(body_summary))
@@ -73,11 +72,10 @@ async fn body_summary(
     Path(user_id): Path<String>,
     Query(mut params): Query,
 ) -> ApiResult<Json<Option<BodySummary>>> {
-    let user_id = existing_user(&state, &user_id).await?;
+    let (user_id, ranking) = user_ranking(&state, &user_id).await?;
     let period = params.int("average_period", 7, 1, 7);
     let hours = params.int("latest_window_hours", 4, 1, 24);
     params.finish()?;
-    let ranking = ranking(&state, user_id).await?;
     let today = Utc::now().date_naive();
     let first = today - Duration::days(period - 1);
     let since = Utc::now() - Duration::hours(hours);

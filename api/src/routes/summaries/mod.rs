@@ -78,12 +78,12 @@ pub fn day_paging(mut params: Params, max_limit: i64) -> ApiResult<DayPaging> {
 }
 
 impl DayPaging {
-    fn backward(&self) -> bool {
+    pub fn backward(&self) -> bool {
         self.cursor.as_ref().is_some_and(|c| c.backward)
     }
 
     /// The days of the window past the cursor's day (before it, going back).
-    fn rest(&self) -> Option<(NaiveDate, NaiveDate)> {
+    pub fn rest(&self) -> Option<(NaiveDate, NaiveDate)> {
         let (mut first, mut last) = (self.days.first, self.days.last);
         if let Some(c) = &self.cursor {
             let at = c.at.date_naive();

@@ -17,8 +17,7 @@ use crate::AppState;
 use crate::error::{ApiError, ApiResult, ErrorBody, ValidationBody};
 use crate::extract::{ApiAuth, Query};
 use crate::pagination::{CursorPage, PageMetadata};
-use crate::routes::existing_user;
-use crate::routes::ranking;
+use crate::routes::user_ranking;
 
 pub(super) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(recovery))
@@ -40,10 +39,9 @@ async fn recovery(
     Path(user_id): Path<String>,
     Query(params): Query,
 ) -> ApiResult<Json<CursorPage<RecoveryDay>>> {
-    let user_id = existing_user(&state, &user_id).await?;
+    let (user_id, ranking) = user_ranking(&state, &user_id).await?;
     let paging = day_paging(params, 100)?;
     let days = paging.days;
-    let ranking = ranking(&state, user_id).await?;
     let sources = Sources::new(&ranking.sources);
     let which = DataDays::RollupsOrNights(&recovery::SERIES);
     let (dates, total) = tokio::try_join!(

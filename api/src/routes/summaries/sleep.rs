@@ -15,8 +15,7 @@ use crate::AppState;
 use crate::error::{ApiResult, ErrorBody, ValidationBody};
 use crate::extract::{ApiAuth, Query};
 use crate::pagination::{CursorPage, PageMetadata};
-use crate::routes::existing_user;
-use crate::routes::ranking;
+use crate::routes::user_ranking;
 
 pub(super) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(sleep_summary))
@@ -38,10 +37,9 @@ async fn sleep_summary(
     Path(user_id): Path<String>,
     Query(params): Query,
 ) -> ApiResult<Json<CursorPage<SleepDay>>> {
-    let user_id = existing_user(&state, &user_id).await?;
+    let (user_id, ranking) = user_ranking(&state, &user_id).await?;
     let paging = day_paging(params, 100)?;
     let days = paging.days;
-    let ranking = ranking(&state, user_id).await?;
     let dates = page_dates(&state, user_id, DataDays::Wakes, &paging, &ranking).await?;
     let by_day = match span(&dates) {
         Some((first, last)) => nights(&state, user_id, first, last, &ranking).await?,
