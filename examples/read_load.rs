@@ -80,7 +80,7 @@ fn path(mode: &str, users: u64, rng: &mut u64) -> String {
         _ => None,
     };
     if let Some(resolution) = resolution {
-        if next(rng) % 5 == 0 {
+        if next(rng).is_multiple_of(5) {
             user = 1 + next(rng) % 5;
         }
         let days = WINDOWS[(next(rng) % WINDOWS.len() as u64) as usize];
