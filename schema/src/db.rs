@@ -64,8 +64,13 @@ impl Db {
         Ok(Db { pool, edition })
     }
 
+    /// A connection from the pool. The wait is recorded (`wearhouse_db_pool_wait_seconds`): a
+    /// pool too small for the load shows there before it shows as latency.
     pub async fn client(&self) -> Result<Object> {
-        Ok(self.pool.get().await?)
+        let asked = std::time::Instant::now();
+        let client = self.pool.get().await?;
+        metrics::histogram!("wearhouse_db_pool_wait_seconds").record(asked.elapsed().as_secs_f64());
+        Ok(client)
     }
 
     pub fn edition(&self) -> Edition {

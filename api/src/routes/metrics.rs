@@ -75,6 +75,11 @@ fn describe() {
         metrics::Unit::Seconds,
         "Time from a request's arrival to its response, by route (quantiles of the last 30 s)"
     );
+    metrics::describe_histogram!(
+        "wearhouse_db_pool_wait_seconds",
+        metrics::Unit::Seconds,
+        "Time a task waited for a database connection from the pool (quantiles of the last 30 s)"
+    );
     metrics::describe_gauge!(
         "wearhouse_queue_oldest_age_seconds",
         "Age of the oldest unprocessed batch"
