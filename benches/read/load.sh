@@ -24,8 +24,9 @@ trap 'kill $(jobs -p) 2>/dev/null || true' EXIT
 command -v wrk >/dev/null || { sudo=""; [ "$(id -u)" -eq 0 ] || sudo=sudo; $sudo apt-get install -y -qq wrk >/dev/null; }
 cargo build --release --quiet --bin wearhouse --example read_load
 bin=${WEARHOUSE_BIN:-$CARGO_TARGET_DIR/release/wearhouse}
-# A throwaway master key: the service does not start without one.
-export MASTER_KEY="${MASTER_KEY:-$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')}"
+# A fixed throwaway master key: the service does not start without one, and seals its signing
+# secret in the database under it, so every run on the data set must use the same key.
+export MASTER_KEY="${MASTER_KEY:-$(printf 'wearhouse read bench' | sha256sum | cut -c1-64)}"
 export DATABASE_URL="$PG/$DB" REDIS_KEY_PREFIX="wearhouse_read_$$" ADMIN_EMAIL=read@example.com \
   ADMIN_PASSWORD=read-bench-password RUST_LOG=warn DATABASE_POOL_SIZE=${POOL:-16}
 "$bin" serve --bind "127.0.0.1:$PORT" &
@@ -46,6 +47,9 @@ for mode in $MODES; do
   curl -s "127.0.0.1:$PORT/metrics" | grep 'wearhouse_http_request_duration_seconds{' \
     | grep -E "route=\"[^\"]*(timeseries|summaries/$mode)\"" | grep -E 'quantile="0.(5|9|99)"' \
     | sed -E 's/.*quantile="([0-9.]+)"} ([0-9.e-]+)/server-side p\1: \2 s/'
+  # Time spent waiting for a pooled connection (a build before this metric prints nothing).
+  curl -s "127.0.0.1:$PORT/metrics" | grep -E '^wearhouse_db_pool_wait_seconds\{quantile="0.(5|99)"' \
+    | sed -E 's/.*quantile="([0-9.]+)"} ([0-9.e-]+)/pool wait p\1: \2 s/' || true
 done
 # Paced (open-loop) runs: 50 readers at a fixed total rate, latency counted from when each
 # request was due.

@@ -76,7 +76,7 @@ pub struct SeriesPoint {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Reading {
     Raw,
-    /// Buckets shorter than an hour, from the raw samples of the hours that hold some.
+    /// Buckets shorter than an hour, from the raw samples of the page's stretch.
     SubHour {
         width: i64,
     },
@@ -101,9 +101,16 @@ impl Reading {
         let (cmp, dir) = if backward { ("<", "desc") } else { (">", "asc") };
         let sql = match self {
             Reading::Raw => RAW.to_string(),
-            Reading::SubHour { width } => SUBHOUR
-                .replace("{hour_cmp}", if backward { "<=" } else { ">=" })
-                .replace("{width}", &format!("interval '{width} seconds'")),
+            Reading::SubHour { width } => {
+                let interval = format!("interval '{width} seconds'");
+                // The samples of the cursor's bucket and past it.
+                let (from, to) = if backward {
+                    ("$4".to_string(), format!("$6::timestamptz + {interval}"))
+                } else {
+                    ("$6".to_string(), "$5".to_string())
+                };
+                SUBHOUR.replace("{from}", &from).replace("{to}", &to).replace("{width}", &interval)
+            }
             Reading::Rollups { width } => {
                 let interval = format!("interval '{width} seconds'");
                 // From the cursor's bucket on (the window's edge's, without a cursor).
@@ -165,18 +172,18 @@ pub async fn read(client: &impl GenericClient, q: &SeriesQuery) -> Result<Vec<Se
     let (ids, ranks) = &q.sources;
     let reading = Reading::of(q.bucket_seconds);
     let (start, end) = match reading {
-        Reading::Raw => raw_stretch(client, q, &types, ids).await?,
-        _ => (q.start, q.end),
+        Reading::Raw => stretch(client, q, &types, ids, Weight::Samples).await?,
+        Reading::SubHour { .. } => stretch(client, q, &types, ids, Weight::Hours).await?,
+        Reading::Rollups { .. } => (q.start, q.end),
     };
-    // The window's edges rounded to the hour: down for sub-hour reads, inward for rollups.
-    let (floor_start, ceil_start, floor_end) = (hour_of(start), ceil_hour(start), hour_of(end));
+    // The window's edges rounded inward to the hour, for rollups.
+    let (ceil_start, floor_end) = (ceil_hour(start), hour_of(end));
     let mut params: Vec<&(dyn ToSql + Sync)> = vec![
         &q.user_id, &types, &aggs, &start, &end, &c_ts, &c_series, &c_source, &q.fetch, &q.resolve,
         ids, ranks,
     ];
     match reading {
-        Reading::Raw => {}
-        Reading::SubHour { .. } => params.push(&floor_start),
+        Reading::Raw | Reading::SubHour { .. } => {}
         Reading::Rollups { .. } => params.extend([&ceil_start as &(dyn ToSql + Sync), &floor_end]),
     }
     let statement = client.prepare_cached(&reading.render(q.backward)).await?;
@@ -202,14 +209,23 @@ pub async fn read(client: &impl GenericClient, q: &SeriesQuery) -> Result<Vec<Se
         .collect()
 }
 
-/// The stretch of the window a raw page reads: up to (or, backward, from) the hour by which
-/// every series and source that has `fetch` samples past the cursor has shown them
+/// What a page's stretch counts until it holds `fetch`: samples (a raw page's rows), or hours
+/// that hold samples (each gives a sub-hour page at least one bucket).
+#[derive(Debug, Clone, Copy)]
+enum Weight {
+    Samples,
+    Hours,
+}
+
+/// The stretch of the window a raw or sub-hour page reads: up to (or, backward, from) the hour
+/// by which every series and source that has `fetch` rows past the cursor has shown them
 /// (`timeseries_bound.sql`); the whole window when none has.
-async fn raw_stretch(
+async fn stretch(
     client: &impl GenericClient,
     q: &SeriesQuery,
     types: &[i16],
     sources: &[Uuid],
+    weight: Weight,
 ) -> Result<(DateTime<Utc>, DateTime<Utc>)> {
     let hour = Duration::seconds(HOUR);
     // Only hours wholly past the cursor and inside the window are counted.
@@ -231,6 +247,13 @@ async fn raw_stretch(
             .replace("{next}", "+ interval '1 hour'")
             .replace("{dir}", "asc")
     };
+    let sql = sql.replace(
+        "{weight}",
+        match weight {
+            Weight::Samples => "r.sample_count + r.total_count",
+            Weight::Hours => "1",
+        },
+    );
     let statement = client.prepare_cached(&sql).await?;
     let row = client
         .query_one(
