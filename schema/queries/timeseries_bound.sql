@@ -1,12 +1,11 @@
--- Where a raw page can stop reading: per series and source, the hourly rollups count the samples
--- of each hour, so the hour by which $6 samples lie past the cursor is known without touching
--- the hypertable; the page needs nothing past the nearest such hour (the rows of its first $6
--- are among them, whatever the other series hold). Only hours wholly past the cursor and
+-- Where a sub-hour page can stop reading: per series and source, the hourly rollups name the
+-- hours that hold samples, each giving the page at least one bucket, so the hour by which $6
+-- such hours lie past the cursor is known without touching the hypertable; the page needs
+-- nothing past the nearest such hour (its first $6 buckets are among them, whatever the other
+-- series hold). Only hours wholly past the cursor and
 -- inside the window are counted, so the bound is never too near. Null when no series reaches
 -- $6 samples: the page reads to the window's edge. Rendered per direction: AGG min or max, DIR
--- asc or desc, NEXT `+ interval '1 hour'` forward (the bound is the hour's end) or nothing,
--- WEIGHT what an hour counts: its samples (a raw page) or 1 (a sub-hour page: an hour that
--- holds samples gives at least one bucket).
+-- asc or desc, NEXT `+ interval '1 hour'` forward (the bound is the hour's end) or nothing.
 -- $1 user, $2 series type ids, $3 source ids, $4/$5 the hours counted ([from, to)), $6 rows,
 -- $7/$8 the request's window (series without rollups in it are skipped).
 with types as (
@@ -24,7 +23,7 @@ cross join unnest($3::uuid[]) as src(id)
 cross join lateral (
     select c.hour {next} as bound
     from (
-        select r.hour, sum({weight}) over (order by r.hour {dir}) as n
+        select r.hour, count(*) over (order by r.hour {dir}) as n
         from (
             select r.hour, r.sample_count, r.total_count
             from hourly_rollups r

@@ -1,5 +1,5 @@
 -- One page of raw samples. Rendered per direction: CMP is > (forward) or < (backward),
--- DIR asc or desc. The window is the page's stretch (timeseries_bound.sql), not the request's:
+-- DIR asc or desc. The window is the page's stretch (timeseries_bound_days.sql), not the request's:
 -- the hypertable's chunks outside it are not planned or read.
 -- $1 user, $2 series type ids, $3 their aggregations, $4 start, $5 end (exclusive),
 -- $6/$7/$8 the cursor (ts, series type, source), $9 rows, $10 resolve duplicates by priority

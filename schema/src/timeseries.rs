@@ -15,7 +15,7 @@
 //!
 //! Series the user has no rollup for in the window are skipped without touching the hypertable.
 
-use chrono::{DateTime, Duration, Utc};
+use chrono::{DateTime, Duration, NaiveDate, NaiveTime, Utc};
 use deadpool_postgres::GenericClient;
 use postgres_types::ToSql;
 use uuid::Uuid;
@@ -26,6 +26,7 @@ use crate::{Db, Result};
 
 const RAW: &str = include_str!("../queries/timeseries_raw.sql");
 const BOUND: &str = include_str!("../queries/timeseries_bound.sql");
+const BOUND_DAYS: &str = include_str!("../queries/timeseries_bound_days.sql");
 const ROLLUPS: &str = include_str!("../queries/timeseries_rollups.sql");
 const SUBHOUR: &str = include_str!("../queries/timeseries_subhour.sql");
 const SERIES: &str = include_str!("../queries/timeseries_series.sql");
@@ -172,8 +173,8 @@ pub async fn read(client: &impl GenericClient, q: &SeriesQuery) -> Result<Vec<Se
     let (ids, ranks) = &q.sources;
     let reading = Reading::of(q.bucket_seconds);
     let (start, end) = match reading {
-        Reading::Raw => stretch(client, q, &types, ids, Weight::Samples).await?,
-        Reading::SubHour { .. } => stretch(client, q, &types, ids, Weight::Hours).await?,
+        Reading::Raw => days_stretch(client, q, &types, ids).await?,
+        Reading::SubHour { .. } => hours_stretch(client, q, &types, ids).await?,
         Reading::Rollups { .. } => (q.start, q.end),
     };
     // The window's edges rounded inward to the hour, for rollups.
@@ -209,23 +210,14 @@ pub async fn read(client: &impl GenericClient, q: &SeriesQuery) -> Result<Vec<Se
         .collect()
 }
 
-/// What a page's stretch counts until it holds `fetch`: samples (a raw page's rows), or hours
-/// that hold samples (each gives a sub-hour page at least one bucket).
-#[derive(Debug, Clone, Copy)]
-enum Weight {
-    Samples,
-    Hours,
-}
-
-/// The stretch of the window a raw or sub-hour page reads: up to (or, backward, from) the hour
-/// by which every series and source that has `fetch` rows past the cursor has shown them
-/// (`timeseries_bound.sql`); the whole window when none has.
-async fn stretch(
+/// The stretch of the window a sub-hour page reads: up to (or, backward, from) the hour by
+/// which every series and source that has `fetch` hours with samples past the cursor has shown
+/// them (`timeseries_bound.sql`); the whole window when none has.
+async fn hours_stretch(
     client: &impl GenericClient,
     q: &SeriesQuery,
     types: &[i16],
     sources: &[Uuid],
-    weight: Weight,
 ) -> Result<(DateTime<Utc>, DateTime<Utc>)> {
     let hour = Duration::seconds(HOUR);
     // Only hours wholly past the cursor and inside the window are counted.
@@ -247,13 +239,6 @@ async fn stretch(
             .replace("{next}", "+ interval '1 hour'")
             .replace("{dir}", "asc")
     };
-    let sql = sql.replace(
-        "{weight}",
-        match weight {
-            Weight::Samples => "r.sample_count + r.total_count",
-            Weight::Hours => "1",
-        },
-    );
     let statement = client.prepare_cached(&sql).await?;
     let row = client
         .query_one(
@@ -262,9 +247,57 @@ async fn stretch(
         )
         .await?;
     let bound: Option<DateTime<Utc>> = row.try_get(0)?;
-    Ok(match bound {
+    Ok(clip(q, bound))
+}
+
+/// The stretch of the window a raw page reads: up to (or, backward, from) the local day by
+/// which every series and source that has `fetch` samples past the cursor has shown them,
+/// widened by a day each way for zone offsets (`timeseries_bound_days.sql`); the whole window
+/// when none has. The daily rollups are read, not the hourly ones: for a sparse series an hour
+/// holds one sample, so its hourly rows are as many as its samples.
+async fn days_stretch(
+    client: &impl GenericClient,
+    q: &SeriesQuery,
+    types: &[i16],
+    sources: &[Uuid],
+) -> Result<(DateTime<Utc>, DateTime<Utc>)> {
+    let day = Duration::days(1);
+    // A local day's samples lie within [its UTC midnight - 1 day, + 2 days): only days wholly
+    // past the cursor and inside the window are counted.
+    let (from, to) = if q.backward {
+        let to = q.after.map_or(q.end, |p| p.ts.min(q.end));
+        (ceil_day(q.start + day), (to - day * 2).date_naive())
+    } else {
+        let from = q.after.map_or(q.start, |p| p.ts.max(q.start));
+        (ceil_day(from + day), (q.end - day * 2).date_naive())
+    };
+    if from > to {
+        return Ok((q.start, q.end));
+    }
+    let (agg, dir) = if q.backward { ("max", "desc") } else { ("min", "asc") };
+    let sql = BOUND_DAYS.replace("{agg}", agg).replace("{dir}", dir);
+    let statement = client.prepare_cached(&sql).await?;
+    let row =
+        client.query_one(&statement, &[&q.user_id, &types, &sources, &from, &to, &q.fetch]).await?;
+    let bound: Option<NaiveDate> = row.try_get(0)?;
+    let bound = bound.map(|d| {
+        let midnight = d.and_time(NaiveTime::MIN).and_utc();
+        if q.backward { midnight - day } else { midnight + day * 2 }
+    });
+    Ok(clip(q, bound))
+}
+
+/// A page's stretch from its bound, inside the window.
+fn clip(q: &SeriesQuery, bound: Option<DateTime<Utc>>) -> (DateTime<Utc>, DateTime<Utc>) {
+    match bound {
         Some(b) if q.backward => (b.max(q.start), q.end),
         Some(b) => (q.start, b.min(q.end)),
         None => (q.start, q.end),
-    })
+    }
+}
+
+/// The first midnight (UTC) at or after `ts`, as a date.
+fn ceil_day(ts: DateTime<Utc>) -> NaiveDate {
+    let date = ts.date_naive();
+    if ts.time() == NaiveTime::MIN { date } else { date.succ_opt().unwrap_or(date) }
 }
