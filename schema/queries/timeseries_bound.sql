@@ -2,30 +2,21 @@
 -- hours that hold samples, each giving the page at least one bucket, so the hour by which $6
 -- such hours lie past the cursor is known without touching the hypertable; the page needs
 -- nothing past the nearest such hour (its first $6 buckets are among them, whatever the other
--- series hold). Only hours wholly past the cursor and
--- inside the window are counted, so the bound is never too near. Null when no series reaches
--- $6 samples: the page reads to the window's edge. Rendered per direction: AGG min or max, DIR
--- asc or desc, NEXT `+ interval '1 hour'` forward (the bound is the hour's end) or nothing.
--- $1 user, $2 series type ids, $3 source ids, $4/$5 the hours counted ([from, to)), $6 rows,
--- $7/$8 the request's window (series without rollups in it are skipped).
-with types as (
-    select t.id
-    from unnest($2::smallint[]) as t(id)
-    where exists (
-        select 1 from daily_rollups r
-        where r.user_id = $1 and r.series_type_id = t.id
-          and r.local_date between ($7 at time zone 'UTC')::date - 1
-                               and ($8 at time zone 'UTC')::date + 1)
-)
+-- series hold). Only hours wholly past the cursor and inside the window are counted, so the
+-- bound is never too near; a series with no rollups there gives no bound. Null when no series
+-- reaches $6 such hours: the page reads to the window's edge. Rendered per direction: AGG min
+-- or max, DIR asc or desc, NEXT `+ interval '1 hour'` forward (the bound is the hour's end) or
+-- nothing.
+-- $1 user, $2 series type ids, $3 source ids, $4/$5 the hours counted ([from, to)), $6 rows.
 select {agg}(b.bound)
-from types t
+from unnest($2::smallint[]) as t(id)
 cross join unnest($3::uuid[]) as src(id)
 cross join lateral (
     select c.hour {next} as bound
     from (
         select r.hour, count(*) over (order by r.hour {dir}) as n
         from (
-            select r.hour, r.sample_count, r.total_count
+            select r.hour
             from hourly_rollups r
             where r.user_id = $1 and r.series_type_id = t.id and r.data_source_id = src.id
               and r.hour >= $4 and r.hour < $5

@@ -240,12 +240,8 @@ async fn hours_stretch(
             .replace("{dir}", "asc")
     };
     let statement = client.prepare_cached(&sql).await?;
-    let row = client
-        .query_one(
-            &statement,
-            &[&q.user_id, &types, &sources, &from, &to, &q.fetch, &q.start, &q.end],
-        )
-        .await?;
+    let row =
+        client.query_one(&statement, &[&q.user_id, &types, &sources, &from, &to, &q.fetch]).await?;
     let bound: Option<DateTime<Utc>> = row.try_get(0)?;
     Ok(clip(q, bound))
 }
