@@ -47,19 +47,24 @@ select b.user_id, s.id, b.watch_id,
        case s.id when 2 then 52 + (d + b.n) % 12 else 35 + (d * 3 + b.n) % 40 end, b.off
 from batch b, generate_series(0, 364) d, (values (2::smallint), (3::smallint)) s(id);
 
--- The days' and hours' rollups, as ingest keeps them.
+-- The days' and hours' rollups, as ingest keeps them: written in the order of their samples
+-- (user by user here), as ingest writes them in the transaction that stores the samples. Left
+-- in hash-aggregate order they would lie scattered over the batch's pages, where no ingest
+-- puts them.
 insert into daily_rollups (user_id, series_type_id, data_source_id, local_date, sample_count, value_sum, value_min, value_max)
 select s.user_id, s.series_type_id, s.data_source_id, (s.ts + s.zone_offset * interval '1 minute')::date,
        count(*), sum(s.value), min(s.value), max(s.value)
 from samples s join batch b on s.user_id = b.user_id
-group by 1, 2, 3, 4;
+group by 1, 2, 3, 4
+order by 1, 2, 3, 4;
 
 insert into hourly_rollups (user_id, series_type_id, data_source_id, hour, sample_count, value_sum,
                             total_count, total_sum, value_max, zone_offset)
 select s.user_id, s.series_type_id, s.data_source_id, time_bucket(interval '1 hour', s.ts),
        count(*), sum(s.value), 0, 0, max(s.value), min(s.zone_offset)
 from samples s join batch b on s.user_id = b.user_id
-group by 1, 2, 3, 4;
+group by 1, 2, 3, 4
+order by 1, 2, 3, 4;
 
 -- A night (23:00 to 07:00 local) every night; a 45-minute run at 18:00 every other day.
 insert into sleep_sessions (id, user_id, data_source_id, start_time, end_time, zone_offset, duration_seconds,
