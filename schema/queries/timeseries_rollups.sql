@@ -1,13 +1,18 @@
 -- One page of samples downsampled into UTC buckets of WIDTH (an hour or a day) per series and
--- source, from the hourly rollups: additive series sum their intraday samples (their daily
--- totals where a bucket has no intraday sample), levels average, best efforts take the
--- maximum, as timeseries_subhour.sql does from raw samples. A window that does not start or
--- end on the hour takes its partial edge hours from the raw samples. Each series and source
--- reads at most ($9 + 1) buckets of HOURS hours: as a bucket holds at most HOURS rollups, the
--- first $9 buckets read are whole, and a page costs the same whatever the window.
+-- source, from the rollups: additive series sum their intraday samples (their daily totals
+-- where a bucket has no intraday sample), levels average, best efforts take the maximum, as
+-- timeseries_subhour.sql does from raw samples. The window is read in pieces, each from the
+-- coarsest rows that tile it: whole UTC days from utc_day_rollups (day widths only), whole
+-- hours from hourly_rollups, the partial hours at its edges from the raw samples. Each series
+-- and source reads at most LIMIT rows of each piece (enough for ($9 + 1) buckets: a bucket
+-- holds one row a day or an hour of its width, and an edge day up to 24 more), so its first
+-- $9 buckets read are whole and a page costs the same whatever the window.
 -- Rendered per direction and width: CMP is > or <, DIR asc or desc, WIDTH an interval literal,
--- BOUND keeps the hours from the cursor's bucket on. Parameters as in timeseries_raw.sql, and
--- $13/$14 the window's start and end rounded inward to the hour.
+-- HOURS:FROM:TO is timeseries_rollups_hours.sql over [FROM, TO), BOUND:COLUMN keeps the rows
+-- from the cursor's bucket on, BETTER and UNIT the rollups (and
+-- their time column) that say a better source has samples in a bucket. Parameters as in
+-- timeseries_raw.sql, and $13 <= $14 <= $15 <= $16 cut the window [$4, $5) into pieces: raw
+-- [$4, $13), hours [$13, $14), days [$14, $15), hours [$15, $16), raw [$16, $5).
 with {series}
 select p.*
 from types cross join ranked cross join lateral (
@@ -27,11 +32,18 @@ from types cross join ranked cross join lateral (
         from (
             select e.*
             from (
-                select r.hour, r.sample_count, r.value_sum, r.total_count, r.total_sum,
-                       r.value_max, r.zone_offset
-                from hourly_rollups r
-                where r.user_id = $1 and r.series_type_id = types.id
-                  and r.data_source_id = ranked.id and r.hour >= $13 and r.hour < $14
+                (select r.day as hour, r.sample_count, r.value_sum, r.total_count,
+                        r.total_sum, r.value_max, r.zone_offset
+                 from utc_day_rollups r
+                 where r.user_id = $1 and r.series_type_id = types.id
+                   and r.data_source_id = ranked.id and r.day >= $14 and r.day < $15
+                   and {bound:r.day}
+                 order by r.day {dir}
+                 limit {limit})
+                union all
+                {hours:$13:$14}
+                union all
+                {hours:$15:$16}
                 union all
                 select time_bucket(interval '1 hour', s.ts),
                        (count(*) filter (where not coalesce(s.is_daily_total, false)))::integer,
@@ -42,21 +54,20 @@ from types cross join ranked cross join lateral (
                 from samples s
                 where s.user_id = $1 and s.series_type_id = types.id
                   and s.data_source_id = ranked.id
-                  and ((s.ts >= $4 and s.ts < least($13, $5))
-                       or (s.ts >= greatest($14, $13) and s.ts < $5))
+                  and ((s.ts >= $4 and s.ts < $13) or (s.ts >= $16 and s.ts < $5))
                 group by 1
             ) e
-            where {bound}
+            where {bound:e.hour}
             order by e.hour {dir}
-            limit ($9::bigint + 1) * {hours}
+            limit {limit}
         ) h
         group by 1
     ) g
     where (g.ts, g.series_type_id, g.data_source_id) {cmp} ($6, $7, $8)
       and (not $10 or not exists (
-          select 1 from hourly_rollups b
+          select 1 from {better} b
           where b.user_id = $1 and b.series_type_id = types.id
-            and b.hour >= g.ts and b.hour < g.ts + {width}
+            and b.{unit} >= g.ts and b.{unit} < g.ts + {width}
             and b.data_source_id in (select better.id from ranked better where better.rank < ranked.rank)))
     order by g.ts {dir}
     limit $9

@@ -1,6 +1,7 @@
-//! The rollups of samples, per user-local day (`daily_rollups`, what summaries read) and per UTC
-//! hour (`hourly_rollups`, what downsampled timeseries pages read): what new samples add, exact
-//! recounts of the days and hours whose samples changed, and full rebuilds.
+//! The rollups of samples, per user-local day (`daily_rollups`, what summaries read), per UTC
+//! hour (`hourly_rollups`, what downsampled timeseries pages read) and per UTC day
+//! (`utc_day_rollups`, the sum of a day's hours, what `1day` pages read): what new samples add,
+//! exact recounts of the days and hours whose samples changed, and full rebuilds.
 
 use std::collections::BTreeMap;
 
@@ -17,6 +18,15 @@ const RECOUNT: &str = include_str!("../queries/rollups_recount.sql");
 const HOURLY_ADD: &str = include_str!("../queries/hourly_rollups_add.sql");
 const HOURLY_CLEAR: &str = include_str!("../queries/hourly_rollups_clear.sql");
 const HOURLY_RECOUNT: &str = include_str!("../queries/hourly_rollups_recount.sql");
+const UTC_DAY_SUM: &str = include_str!("../queries/utc_day_rollups_sum.sql");
+
+/// `UTC_DAY_SUM` over the hours just added (parallel arrays) or over `samples_touched`.
+fn utc_day_sum(keys: &str) -> String {
+    UTC_DAY_SUM.replace("{keys}", keys)
+}
+const ADDED_HOURS: &str = "select * from unnest($2::smallint[], $3::uuid[], $4::timestamptz[])
+    as a(series_type_id, data_source_id, hour)";
+const TOUCHED_HOURS: &str = "select series_type_id, data_source_id, hour from samples_touched";
 
 /// One day's figures: intraday samples and pre-aggregated daily totals kept apart, as summaries
 /// read them.
@@ -172,7 +182,7 @@ async fn write_hours(
         offsets.push(f.zone_offset);
     }
     let add = tx.prepare_cached(HOURLY_ADD).await?;
-    Ok(tx
+    let written = tx
         .execute(
             &add,
             &[
@@ -180,7 +190,9 @@ async fn write_hours(
                 &maxes, &offsets,
             ],
         )
-        .await?)
+        .await?;
+    let days = tx.prepare_cached(&utc_day_sum(ADDED_HOURS)).await?;
+    Ok(written + tx.execute(&days, &[&user_id, &keys.0, &keys.1, &keys.2]).await?)
 }
 
 /// Recounts, from the raw samples, the days listed in the session's `samples_touched` (and
@@ -189,6 +201,7 @@ pub(crate) async fn recount_touched(tx: &Transaction<'_>, user_id: Uuid) -> Resu
     for statement in [CLEAR, RECOUNT, HOURLY_CLEAR, HOURLY_RECOUNT] {
         tx.execute(statement, &[&user_id]).await?;
     }
+    tx.execute(&utc_day_sum(TOUCHED_HOURS), &[&user_id]).await?;
     Ok(())
 }
 
@@ -196,7 +209,7 @@ pub(crate) async fn recount_touched(tx: &Transaction<'_>, user_id: Uuid) -> Resu
 pub async fn rebuild_user(db: &Db, user_id: Uuid) -> Result<()> {
     let mut client = db.client().await?;
     let tx = client.transaction().await?;
-    for table in ["daily_rollups", "hourly_rollups"] {
+    for table in ["daily_rollups", "hourly_rollups", "utc_day_rollups"] {
         tx.execute(&format!("delete from {table} where user_id = $1"), &[&user_id]).await?;
     }
     tx.execute(

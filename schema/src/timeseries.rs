@@ -8,8 +8,9 @@
 //!   it is surely full (`timeseries_bound.sql`); only that stretch of the hypertable is planned
 //!   and read, each series by its own index range scan (`samples_dedup_key` leads with user and
 //!   series), merged and cut to the page;
-//! - buckets of an hour or more: from the rollups themselves, at most (rows + 1) buckets of
-//!   them per series and source (`timeseries_rollups.sql`);
+//! - buckets of an hour or a day: from the rollups themselves, whole days from the UTC day
+//!   rollups and whole hours from the hourly ones, at most (rows + 1) buckets of them per series
+//!   and source (`timeseries_rollups.sql`);
 //! - buckets under an hour: the raw samples of the hours the rollups say hold samples, hour by
 //!   hour until the page is full (`timeseries_subhour.sql`).
 //!
@@ -28,10 +29,12 @@ const RAW: &str = include_str!("../queries/timeseries_raw.sql");
 const BOUND: &str = include_str!("../queries/timeseries_bound.sql");
 const BOUND_DAYS: &str = include_str!("../queries/timeseries_bound_days.sql");
 const ROLLUPS: &str = include_str!("../queries/timeseries_rollups.sql");
+const ROLLUP_HOURS: &str = include_str!("../queries/timeseries_rollups_hours.sql");
 const SUBHOUR: &str = include_str!("../queries/timeseries_subhour.sql");
 const SERIES: &str = include_str!("../queries/timeseries_series.sql");
 
 const HOUR: i64 = 3600;
+const DAY: i64 = 86_400;
 
 /// Where a page starts: the last row seen (exclusive).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -116,14 +119,31 @@ impl Reading {
                 let interval = format!("interval '{width} seconds'");
                 // From the cursor's bucket on (the window's edge's, without a cursor).
                 let bucket = format!("time_bucket({interval}, $6::timestamptz)");
-                let bound = if backward {
-                    format!("e.hour < {bucket} + {interval}")
-                } else {
-                    format!("e.hour >= {bucket}")
+                let bound = |column: &str| {
+                    if backward {
+                        format!("{column} < {bucket} + {interval}")
+                    } else {
+                        format!("{column} >= {bucket}")
+                    }
                 };
-                ROLLUPS
-                    .replace("{bound}", &bound)
-                    .replace("{hours}", &(width / HOUR).to_string())
+                // Rows a piece may give the first (rows + 1) buckets: one a day (or hour) of
+                // the width, and with days, up to 24 more in each of the window's edge days.
+                let (better, unit, limit) = if width >= DAY {
+                    ("utc_day_rollups", "day", format!("($9::bigint + 1) * {} + 48", width / DAY))
+                } else {
+                    ("hourly_rollups", "hour", format!("($9::bigint + 1) * {}", width / HOUR))
+                };
+                let mut sql = ROLLUPS.to_string();
+                for (from, to) in [("$13", "$14"), ("$15", "$16")] {
+                    let piece = ROLLUP_HOURS.replace("{from}", from).replace("{to}", to);
+                    sql = sql.replace(&format!("{{hours:{from}:{to}}}"), &piece);
+                }
+                for column in ["r.day", "r.hour", "e.hour"] {
+                    sql = sql.replace(&format!("{{bound:{column}}}"), &bound(column));
+                }
+                sql.replace("{better}", better)
+                    .replace("{unit}", unit)
+                    .replace("{limit}", &limit)
                     .replace("{width}", &interval)
             }
         };
@@ -141,9 +161,24 @@ fn floor_to(ts: DateTime<Utc>, width: i64) -> DateTime<Utc> {
     DateTime::from_timestamp(ts.timestamp().div_euclid(width) * width, 0).unwrap_or(ts)
 }
 
-fn ceil_hour(ts: DateTime<Utc>) -> DateTime<Utc> {
-    let floor = hour_of(ts);
-    if floor == ts { ts } else { floor + Duration::seconds(HOUR) }
+/// Where the rollups' pieces of a window `[start, end)` begin and end: the whole hours
+/// `[c0, c3)`, and inside them, for buckets of a day or more, the whole UTC days `[c1, c2)`
+/// (empty, at `c3`, otherwise); the raw samples fill the edges. Never decreasing.
+fn cuts(start: DateTime<Utc>, end: DateTime<Utc>, width: i64) -> [DateTime<Utc>; 4] {
+    let first_hour = ceil_to(start, HOUR).min(end).max(start);
+    let last_hour = hour_of(end).max(first_hour);
+    if width < DAY {
+        return [first_hour, last_hour, last_hour, last_hour];
+    }
+    let first_day = ceil_to(first_hour, DAY).min(last_hour);
+    let last_day = floor_to(last_hour, DAY).max(first_day);
+    [first_hour, first_day, last_day, last_hour]
+}
+
+/// The first bucket boundary of `width` seconds at or after `ts`.
+fn ceil_to(ts: DateTime<Utc>, width: i64) -> DateTime<Utc> {
+    let floor = floor_to(ts, width);
+    if floor == ts { ts } else { floor + Duration::seconds(width) }
 }
 
 /// One page of samples (see `SeriesQuery`).
@@ -177,15 +212,19 @@ pub async fn read(client: &impl GenericClient, q: &SeriesQuery) -> Result<Vec<Se
         Reading::SubHour { .. } => hours_stretch(client, q, &types, ids).await?,
         Reading::Rollups { .. } => (q.start, q.end),
     };
-    // The window's edges rounded inward to the hour, for rollups.
-    let (ceil_start, floor_end) = (ceil_hour(start), hour_of(end));
+    let cuts = match reading {
+        Reading::Rollups { width } => cuts(start, end, width),
+        Reading::Raw | Reading::SubHour { .. } => [start; 4],
+    };
     let mut params: Vec<&(dyn ToSql + Sync)> = vec![
         &q.user_id, &types, &aggs, &start, &end, &c_ts, &c_series, &c_source, &q.fetch, &q.resolve,
         ids, ranks,
     ];
     match reading {
         Reading::Raw | Reading::SubHour { .. } => {}
-        Reading::Rollups { .. } => params.extend([&ceil_start as &(dyn ToSql + Sync), &floor_end]),
+        Reading::Rollups { .. } => {
+            params.extend(cuts.iter().map(|c| c as &(dyn ToSql + Sync)));
+        }
     }
     let statement = client.prepare_cached(&reading.render(q.backward)).await?;
     let mut rows = client.query(&statement, &params).await?;
@@ -223,7 +262,7 @@ async fn hours_stretch(
     // Only hours wholly past the cursor and inside the window are counted.
     let (from, to) = if q.backward {
         let to = q.after.map_or(q.end, |p| p.ts.min(q.end));
-        (ceil_hour(q.start), hour_of(to))
+        (ceil_to(q.start, HOUR), hour_of(to))
     } else {
         let from = q.after.map_or(q.start, |p| p.ts.max(q.start));
         (hour_of(from) + hour, hour_of(q.end))
@@ -262,10 +301,10 @@ async fn days_stretch(
     // past the cursor and inside the window are counted.
     let (from, to) = if q.backward {
         let to = q.after.map_or(q.end, |p| p.ts.min(q.end));
-        (ceil_day(q.start + day), (to - day * 2).date_naive())
+        (ceil_to(q.start + day, DAY).date_naive(), (to - day * 2).date_naive())
     } else {
         let from = q.after.map_or(q.start, |p| p.ts.max(q.start));
-        (ceil_day(from + day), (q.end - day * 2).date_naive())
+        (ceil_to(from + day, DAY).date_naive(), (q.end - day * 2).date_naive())
     };
     if from > to {
         return Ok((q.start, q.end));
@@ -292,8 +331,30 @@ fn clip(q: &SeriesQuery, bound: Option<DateTime<Utc>>) -> (DateTime<Utc>, DateTi
     }
 }
 
-/// The first midnight (UTC) at or after `ts`, as a date.
-fn ceil_day(ts: DateTime<Utc>) -> NaiveDate {
-    let date = ts.date_naive();
-    if ts.time() == NaiveTime::MIN { date } else { date.succ_opt().unwrap_or(date) }
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(s: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(s).map(|t| t.with_timezone(&Utc)).expect("time")
+    }
+
+    #[test]
+    fn cuts_tile_a_window_with_the_coarsest_whole_pieces() {
+        let (start, end) = (t("2026-03-09T10:17:30Z"), t("2026-03-11T15:42:10Z"));
+        let day = ["2026-03-09T11:00:00Z", "2026-03-10T00:00:00Z", "2026-03-11T00:00:00Z"];
+        let hours = [day[0], day[1], day[2], "2026-03-11T15:00:00Z"].map(t);
+        assert_eq!(cuts(start, end, DAY), hours);
+        let last = t("2026-03-11T15:00:00Z");
+        assert_eq!(cuts(start, end, HOUR), [t(day[0]), last, last, last]);
+        // Inside one day: no whole day; inside one hour: no whole hour.
+        let (a, b) = (t("2026-03-09T10:17:30Z"), t("2026-03-09T13:05:00Z"));
+        let (h0, h1) = (t("2026-03-09T11:00:00Z"), t("2026-03-09T13:00:00Z"));
+        assert_eq!(cuts(a, b, DAY), [h0, h1, h1, h1]);
+        let b = t("2026-03-09T10:50:00Z");
+        assert_eq!(cuts(a, b, DAY), [b; 4]);
+        // Aligned: days only.
+        let (a, b) = (t("2026-01-01T00:00:00Z"), t("2026-12-31T00:00:00Z"));
+        assert_eq!(cuts(a, b, DAY), [a, a, b, b]);
+    }
 }

@@ -269,7 +269,14 @@ pub async fn delete(db: &Db, id: Uuid) -> Result<Option<User>> {
     // The tables without a foreign key to the user (bulk-written or kept past their rows),
     // then the user, which cascades to every other. The outbox goes first: deleting its rows
     // waits for a dispatcher holding them, and the messages it made are deleted after.
-    for table in ["outbox", "webhook_messages", "daily_rollups", "hourly_rollups", "samples"] {
+    for table in [
+        "outbox",
+        "webhook_messages",
+        "daily_rollups",
+        "hourly_rollups",
+        "utc_day_rollups",
+        "samples",
+    ] {
         tx.execute(&format!("delete from {table} where user_id = $1"), &[&id]).await?;
     }
     crate::object_deletions::request(&tx, &object_prefix(id)).await?;

@@ -612,27 +612,30 @@ async fn a_full_backlog_is_answered_503_with_retry_after() {
 }
 
 /// Rollup rows of a user that differ from a recount of their raw samples, daily by SQL's
-/// `local_day` (what summaries and recounts use) and hourly by UTC hour (what downsampled
-/// timeseries read), and how many daily rollup rows there are.
+/// `local_day` (what summaries and recounts use), hourly and daily by UTC hour and day (what
+/// downsampled timeseries read), and how many daily rollup rows there are.
 pub(crate) async fn rollups_against_samples(app: &TestApp, user: &str) -> (i64, i64) {
-    let hourly = app
-        .count(&format!(
-            "with raw as (
-                select series_type_id, data_source_id, time_bucket(interval '1 hour', ts) as hour,
-                       count(*) filter (where not coalesce(is_daily_total, false)) as c,
-                       coalesce(sum(value) filter (where not coalesce(is_daily_total, false)), 0) as s,
-                       count(*) filter (where is_daily_total) as tc,
-                       coalesce(sum(value) filter (where is_daily_total), 0) as ts,
-                       max(value) as mx, min(zone_offset) as z
-                from samples where user_id = '{user}' group by 1, 2, 3),
-             r as (select * from hourly_rollups where user_id = '{user}')
-             select count(*) from raw full join r using (series_type_id, data_source_id, hour)
-             where r.user_id is null or raw.c is null or raw.c <> r.sample_count
-                or abs(raw.s - r.value_sum) > 1e-6 or raw.tc <> r.total_count
-                or abs(raw.ts - r.total_sum) > 1e-6 or raw.mx <> r.value_max
-                or raw.z is distinct from r.zone_offset"
-        ))
-        .await;
+    let mut utc = 0;
+    for (table, unit) in [("hourly_rollups", "hour"), ("utc_day_rollups", "day")] {
+        utc += app
+            .count(&format!(
+                "with raw as (
+                    select series_type_id, data_source_id, time_bucket(interval '1 {unit}', ts) as {unit},
+                           count(*) filter (where not coalesce(is_daily_total, false)) as c,
+                           coalesce(sum(value) filter (where not coalesce(is_daily_total, false)), 0) as s,
+                           count(*) filter (where is_daily_total) as tc,
+                           coalesce(sum(value) filter (where is_daily_total), 0) as ts,
+                           max(value) as mx, min(zone_offset) as z
+                    from samples where user_id = '{user}' group by 1, 2, 3),
+                 r as (select * from {table} where user_id = '{user}')
+                 select count(*) from raw full join r using (series_type_id, data_source_id, {unit})
+                 where r.user_id is null or raw.c is null or raw.c <> r.sample_count
+                    or abs(raw.s - r.value_sum) > 1e-6 or raw.tc <> r.total_count
+                    or abs(raw.ts - r.total_sum) > 1e-6 or raw.mx <> r.value_max
+                    or raw.z is distinct from r.zone_offset"
+            ))
+            .await;
+    }
     let figures = "count(*) filter (where not coalesce(is_daily_total, false)) as c,
            coalesce(sum(value) filter (where not coalesce(is_daily_total, false)), 0) as s,
            min(value) filter (where not coalesce(is_daily_total, false)) as mn,
@@ -655,7 +658,7 @@ pub(crate) async fn rollups_against_samples(app: &TestApp, user: &str) -> (i64, 
         .await;
     let rows =
         app.count(&format!("select count(*) from daily_rollups where user_id = '{user}'")).await;
-    (differing + hourly, rows)
+    (differing + utc, rows)
 }
 
 /// Samples announced per series by a user's timeseries events.

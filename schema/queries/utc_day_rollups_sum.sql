@@ -1,0 +1,27 @@
+-- Sets the UTC day rollups of the days given to the sum of their hourly rollups (write those
+-- first, in the same transaction): exact whatever the hours gained or were recounted to, as a
+-- stored hour never loses all its samples short of a user's rebuild, which clears both tables.
+-- Rendered with KEYS, a query of (series_type_id, data_source_id, hour) rows: the hours just
+-- written (parallel arrays $2 $3 $4) or samples_touched. $1 user id.
+with days as (
+    select distinct k.series_type_id, k.data_source_id, time_bucket(interval '1 day', k.hour) as day
+    from ({keys}) k
+)
+insert into utc_day_rollups as r
+    (user_id, series_type_id, data_source_id, day, sample_count, value_sum, total_count,
+     total_sum, value_max, zone_offset)
+select $1, d.series_type_id, d.data_source_id, d.day, sum(h.sample_count), sum(h.value_sum),
+       sum(h.total_count), sum(h.total_sum), max(h.value_max), min(h.zone_offset)
+from days d
+join hourly_rollups h
+  on h.user_id = $1 and h.series_type_id = d.series_type_id
+ and h.data_source_id = d.data_source_id
+ and h.hour >= d.day and h.hour < d.day + interval '1 day'
+group by d.series_type_id, d.data_source_id, d.day
+on conflict (user_id, series_type_id, data_source_id, day) do update
+    set sample_count = excluded.sample_count,
+        value_sum = excluded.value_sum,
+        total_count = excluded.total_count,
+        total_sum = excluded.total_sum,
+        value_max = excluded.value_max,
+        zone_offset = excluded.zone_offset
