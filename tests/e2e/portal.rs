@@ -3,7 +3,8 @@
 //! generated export (about 7 MB) are set up here; the script logs in, makes an API key (shown
 //! once), meets an error message, makes a user, uploads the export and waits for the import,
 //! reads the charts, reorders the user's sources, registers an endpoint at the receiver and sends
-//! a test event, and logs out, taking screenshots (desktop and phone width) into `docs/portal/`.
+//! a test event, and logs out, taking screenshots (desktop and phone width) into a temporary
+//! directory, or into `PORTAL_SCREENSHOTS` (e.g. `docs/portal`, to refresh the README's).
 //! What the browser did is then checked here, in the database and at the receiver.
 
 use std::process::Stdio;
@@ -57,8 +58,13 @@ async fn the_portal_in_a_browser() {
         let mut file = std::io::BufWriter::new(std::fs::File::create(&export).expect("export"));
         ingest::export::generate::write_export(&mut file, &spec).expect("write the export");
     }
-    let shots = root.join("docs/portal");
-    std::fs::create_dir_all(&shots).expect("docs/portal");
+    // A run leaves the checkout as it was, unless asked to refresh the README's screenshots.
+    let asked = std::env::var_os("PORTAL_SCREENSHOTS");
+    let shots = match &asked {
+        Some(dir) => root.join(dir),
+        None => std::env::temp_dir().join(format!("portal-shots-{}", uuid::Uuid::new_v4())),
+    };
+    std::fs::create_dir_all(&shots).expect("the screenshots' directory");
     let storage = app.settings.s3.s3_endpoint.clone().unwrap_or_default();
     let storage =
         url::Url::parse(&storage).map(|u| u.origin().ascii_serialization()).unwrap_or_default();
@@ -112,5 +118,8 @@ async fn the_portal_in_a_browser() {
         "phone-settings",
     ] {
         assert!(shots.join(format!("{name}.png")).is_file(), "no screenshot {name}");
+    }
+    if asked.is_none() {
+        let _ = std::fs::remove_dir_all(&shots);
     }
 }
