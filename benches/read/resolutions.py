@@ -5,20 +5,16 @@ p50 and p99 of REPEAT requests per cell, each over a random window of that lengt
     python3 benches/read/resolutions.py --port 8091 --key <api key> [--user <uuid>] [--repeat 40]
 """
 
-import argparse
 import datetime
-import http.client
 import random
-import time
 
-parser = argparse.ArgumentParser()
-parser.add_argument("--port", type=int, default=8091)
-parser.add_argument("--key", required=True)
-parser.add_argument("--user", default="00000000-0000-4000-8000-000000000001")
+from client import Client, arguments, p99
+
+parser = arguments(__doc__)
 parser.add_argument("--repeat", type=int, default=40)
 args = parser.parse_args()
 
-conn = http.client.HTTPConnection("127.0.0.1", args.port)
+client = Client(args.port, args.key)
 year0 = datetime.datetime(2025, 11, 1, tzinfo=datetime.timezone.utc)
 rng = random.Random(7)
 print(f"user {args.user}, {args.repeat} first pages of 100 per cell: p50 / p99 ms")
@@ -33,14 +29,7 @@ for resolution in ("raw", "1min", "5min", "15min", "1hour", "1day"):
             path = (f"/api/v1/users/{args.user}/timeseries?types=heart_rate&limit=100"
                     f"&resolution={resolution}&start_time={start:%Y-%m-%dT%H:%M:%SZ}"
                     f"&end_time={end:%Y-%m-%dT%H:%M:%SZ}")
-            t0 = time.perf_counter()
-            conn.request("GET", path, headers={"X-Service-API-Key": args.key})
-            resp = conn.getresponse()
-            body = resp.read()
-            times.append((time.perf_counter() - t0) * 1000)
-            if resp.status != 200:
-                raise SystemExit(f"{path}: {resp.status} {body[:200]!r}")
+            times.append(client.get(path)[0])
         times.sort()
-        p99 = times[min(len(times) - 1, int(len(times) * 0.99))]
-        cells.append(f"{times[len(times) // 2]:5.1f} / {p99:5.1f}")
+        cells.append(f"{times[len(times) // 2]:5.1f} / {p99(times):5.1f}")
     print(f"{resolution:>10} | " + " | ".join(cells))
