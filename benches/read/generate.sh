@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Generates the read-benchmark data set into database `wearhouse_read_bench` (dropped first):
 # 10,000 users, ~101 million samples, a year of sleep sessions and workouts. Takes about an hour
-# and a quarter on the reference machine and ~45 GB of disk (20 GB of it hourly rollups).
+# and a half on the reference machine and ~45 GB of disk (20 GB of it hourly rollups).
 #
 #   benches/read/generate.sh                  # USERS=10000 BATCH=200 by default
 set -euo pipefail

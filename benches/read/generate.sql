@@ -47,10 +47,10 @@ select b.user_id, s.id, b.watch_id,
        case s.id when 2 then 52 + (d + b.n) % 12 else 35 + (d * 3 + b.n) % 40 end, b.off
 from batch b, generate_series(0, 364) d, (values (2::smallint), (3::smallint)) s(id);
 
--- The days' and hours' rollups, as ingest keeps them: written in the order of their samples
--- (user by user here), as ingest writes them in the transaction that stores the samples. Left
--- in hash-aggregate order they would lie scattered over the batch's pages, where no ingest
--- puts them.
+-- The local days', UTC hours' and UTC days' rollups, as ingest keeps them: written in the
+-- order of their samples (user by user here), as ingest writes them in the transaction that
+-- stores the samples. Left in hash-aggregate order they would lie scattered over the batch's
+-- pages, where no ingest puts them.
 insert into daily_rollups (user_id, series_type_id, data_source_id, local_date, sample_count, value_sum, value_min, value_max)
 select s.user_id, s.series_type_id, s.data_source_id, (s.ts + s.zone_offset * interval '1 minute')::date,
        count(*), sum(s.value), min(s.value), max(s.value)
@@ -63,6 +63,14 @@ insert into hourly_rollups (user_id, series_type_id, data_source_id, hour, sampl
 select s.user_id, s.series_type_id, s.data_source_id, time_bucket(interval '1 hour', s.ts),
        count(*), sum(s.value), 0, 0, max(s.value), min(s.zone_offset)
 from samples s join batch b on s.user_id = b.user_id
+group by 1, 2, 3, 4
+order by 1, 2, 3, 4;
+
+insert into utc_day_rollups (user_id, series_type_id, data_source_id, day, sample_count, value_sum,
+                             total_count, total_sum, value_max, zone_offset)
+select h.user_id, h.series_type_id, h.data_source_id, time_bucket(interval '1 day', h.hour),
+       sum(h.sample_count), sum(h.value_sum), 0, 0, max(h.value_max), min(h.zone_offset)
+from hourly_rollups h join batch b on h.user_id = b.user_id
 group by 1, 2, 3, 4
 order by 1, 2, 3, 4;
 
