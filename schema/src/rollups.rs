@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, NaiveDate, Utc};
 use deadpool_postgres::Transaction;
+use postgres_types::ToSql;
 use uuid::Uuid;
 
 use crate::samples::SampleRow;
@@ -18,15 +19,8 @@ const RECOUNT: &str = include_str!("../queries/rollups_recount.sql");
 const HOURLY_ADD: &str = include_str!("../queries/hourly_rollups_add.sql");
 const HOURLY_CLEAR: &str = include_str!("../queries/hourly_rollups_clear.sql");
 const HOURLY_RECOUNT: &str = include_str!("../queries/hourly_rollups_recount.sql");
-const UTC_DAY_SUM: &str = include_str!("../queries/utc_day_rollups_sum.sql");
-
-/// `UTC_DAY_SUM` over the hours just added (parallel arrays) or over `samples_touched`.
-fn utc_day_sum(keys: &str) -> String {
-    UTC_DAY_SUM.replace("{keys}", keys)
-}
-const ADDED_HOURS: &str = "select * from unnest($2::smallint[], $3::uuid[], $4::timestamptz[])
-    as a(series_type_id, data_source_id, hour)";
-const TOUCHED_HOURS: &str = "select series_type_id, data_source_id, hour from samples_touched";
+const UTC_DAY_ADD: &str = include_str!("../queries/utc_day_rollups_add.sql");
+const UTC_DAY_RECOUNT: &str = include_str!("../queries/utc_day_rollups_recount.sql");
 
 /// One day's figures: intraday samples and pre-aggregated daily totals kept apart, as summaries
 /// read them.
@@ -181,27 +175,25 @@ async fn write_hours(
         maxes.push(f.value_max);
         offsets.push(f.zone_offset);
     }
-    let add = tx.prepare_cached(HOURLY_ADD).await?;
-    let written = tx
-        .execute(
-            &add,
-            &[
-                &user_id, &keys.0, &keys.1, &keys.2, &counts.0, &sums.0, &counts.1, &sums.1,
-                &maxes, &offsets,
-            ],
-        )
-        .await?;
-    let days = tx.prepare_cached(&utc_day_sum(ADDED_HOURS)).await?;
-    Ok(written + tx.execute(&days, &[&user_id, &keys.0, &keys.1, &keys.2]).await?)
+    let params: [&(dyn ToSql + Sync); 10] = [
+        &user_id, &keys.0, &keys.1, &keys.2, &counts.0, &sums.0, &counts.1, &sums.1, &maxes,
+        &offsets,
+    ];
+    // The hours, then their days from the same figures.
+    let mut written = 0;
+    for sql in [HOURLY_ADD, UTC_DAY_ADD] {
+        let add = tx.prepare_cached(sql).await?;
+        written += tx.execute(&add, &params).await?;
+    }
+    Ok(written)
 }
 
 /// Recounts, from the raw samples, the days listed in the session's `samples_touched` (and
 /// their neighbours).
 pub(crate) async fn recount_touched(tx: &Transaction<'_>, user_id: Uuid) -> Result<()> {
-    for statement in [CLEAR, RECOUNT, HOURLY_CLEAR, HOURLY_RECOUNT] {
+    for statement in [CLEAR, RECOUNT, HOURLY_CLEAR, HOURLY_RECOUNT, UTC_DAY_RECOUNT] {
         tx.execute(statement, &[&user_id]).await?;
     }
-    tx.execute(&utc_day_sum(TOUCHED_HOURS), &[&user_id]).await?;
     Ok(())
 }
 

@@ -1,11 +1,10 @@
--- Sets the UTC day rollups of the days given to the sum of their hourly rollups (write those
--- first, in the same transaction): exact whatever the hours gained or were recounted to, as a
--- stored hour never loses all its samples short of a user's rebuild, which clears both tables.
--- Rendered with KEYS, a query of (series_type_id, data_source_id, hour) rows: the hours just
--- written (parallel arrays $2 $3 $4) or samples_touched. $1 user id.
+-- Sets the UTC day rollups of the days of the hours in samples_touched to the sum of their
+-- hourly rollups, after hourly_rollups_recount.sql in the same transaction (which holds the
+-- user's exclusive writer lock, so no other writer adds to those days meanwhile). A stored hour
+-- never loses all its samples short of a user's rebuild, which clears both tables. $1 user id.
 with days as (
-    select distinct k.series_type_id, k.data_source_id, time_bucket(interval '1 day', k.hour) as day
-    from ({keys}) k
+    select distinct series_type_id, data_source_id, time_bucket(interval '1 day', hour) as day
+    from samples_touched
 )
 insert into utc_day_rollups as r
     (user_id, series_type_id, data_source_id, day, sample_count, value_sum, total_count,
