@@ -1,7 +1,8 @@
 -- Per UTC day rollups of samples, per series and source: the sum of the day's hourly rollups,
--- recomputed from them whenever ingest writes one of its hours. `resolution=1day` pages read
--- these, a row a bucket, where they read up to 24 hourly rows a bucket (a year of a sample a
--- minute was 2,424 rows a page). Columns as in hourly_rollups; `day` is the UTC midnight.
+-- kept so by ingest (new samples' figures added to their day as to their hour, a recounted
+-- hour's day summed again from its hours). `resolution=1day` pages read these, a row a bucket,
+-- where they read up to 24 hourly rows a bucket (a year of a sample a minute was 2,424 rows a
+-- page). Columns as in hourly_rollups; `day` is the UTC midnight.
 create table utc_day_rollups (
     user_id        uuid not null,
     series_type_id smallint not null,
