@@ -9,10 +9,10 @@
 -- $9 buckets read are whole and a page costs the same whatever the window.
 -- Rendered per direction and width: CMP is > or <, DIR asc or desc, WIDTH an interval literal,
 -- HOURS:FROM:TO is timeseries_rollups_hours.sql over [FROM, TO), BOUND:COLUMN keeps the rows
--- from the cursor's bucket on, BETTER and UNIT the rollups (and
--- their time column) that say a better source has samples in a bucket. Parameters as in
--- timeseries_raw.sql, and $13 <= $14 <= $15 <= $16 cut the window [$4, $5) into pieces: raw
--- [$4, $13), hours [$13, $14), days [$14, $15), hours [$15, $16), raw [$16, $5).
+-- from the cursor's bucket on, BETTER and UNIT the rollups (and their time column) that say a
+-- better source has samples in a bucket. Parameters as in timeseries_raw.sql, and
+-- $13 <= $14 <= $15 <= $16 cut the window [$4, $5) into pieces: raw [$4, $13), hours
+-- [$13, $14), days [$14, $15), hours [$15, $16), raw [$16, $5).
 with {series}
 select p.*
 from types cross join ranked cross join lateral (

@@ -3,16 +3,17 @@
 //! cross-source duplicates resolved by source priority.
 //!
 //! Every page reads a bounded stretch, whatever the window and however far into it the cursor
-//! is; the hourly rollups (kept exact at ingest) say where the samples are:
-//! - raw: the rollups count each hour's samples, so the page's stretch ends at the hour by which
-//!   it is surely full (`timeseries_bound.sql`); only that stretch of the hypertable is planned
-//!   and read, each series by its own index range scan (`samples_dedup_key` leads with user and
-//!   series), merged and cut to the page;
+//! is; the rollups (kept exact at ingest) say where the samples are:
+//! - raw: the daily rollups count each local day's samples, so the page's stretch ends at the
+//!   day by which it is surely full, widened for zone offsets (`timeseries_bound_days.sql`);
+//!   only that stretch of the hypertable is planned and read, each series by its own index
+//!   range scan (`samples_dedup_key` leads with user and series), merged and cut to the page;
 //! - buckets of an hour or a day: from the rollups themselves, whole days from the UTC day
 //!   rollups and whole hours from the hourly ones, at most (rows + 1) buckets of them per series
 //!   and source (`timeseries_rollups.sql`);
-//! - buckets under an hour: the raw samples of the hours the rollups say hold samples, hour by
-//!   hour until the page is full (`timeseries_subhour.sql`).
+//! - buckets under an hour: the raw samples of the stretch by whose end the hourly rollups
+//!   count as many hours with samples as the page has rows (`timeseries_bound.sql`), in one
+//!   scan per series and source (`timeseries_subhour.sql`).
 //!
 //! Series the user has no rollup for in the window are skipped without touching the hypertable.
 
@@ -213,18 +214,15 @@ pub async fn read(client: &impl GenericClient, q: &SeriesQuery) -> Result<Vec<Se
         Reading::Rollups { .. } => (q.start, q.end),
     };
     let cuts = match reading {
-        Reading::Rollups { width } => cuts(start, end, width),
-        Reading::Raw | Reading::SubHour { .. } => [start; 4],
+        Reading::Rollups { width } => Some(cuts(start, end, width)),
+        Reading::Raw | Reading::SubHour { .. } => None,
     };
     let mut params: Vec<&(dyn ToSql + Sync)> = vec![
         &q.user_id, &types, &aggs, &start, &end, &c_ts, &c_series, &c_source, &q.fetch, &q.resolve,
         ids, ranks,
     ];
-    match reading {
-        Reading::Raw | Reading::SubHour { .. } => {}
-        Reading::Rollups { .. } => {
-            params.extend(cuts.iter().map(|c| c as &(dyn ToSql + Sync)));
-        }
+    if let Some(cuts) = &cuts {
+        params.extend(cuts.iter().map(|c| c as &(dyn ToSql + Sync)));
     }
     let statement = client.prepare_cached(&reading.render(q.backward)).await?;
     let mut rows = client.query(&statement, &params).await?;
