@@ -104,6 +104,8 @@ pub struct AppState {
     pub direct_uploads: Arc<tokio::sync::Semaphore>,
     /// Places for open `/sync/stream` subscriptions.
     pub sync_streams: Arc<tokio::sync::Semaphore>,
+    /// KiB of vendor notification bodies being read at once.
+    pub notification_budget: Arc<tokio::sync::Semaphore>,
     /// The one Redis subscription those streams share.
     pub sync_hub: Arc<sync_hub::SyncHub>,
     /// Talks to vendors' token endpoints (no redirects followed).
@@ -177,6 +179,9 @@ pub async fn build_state(
         logins,
         direct_uploads,
         sync_streams,
+        notification_budget: Arc::new(tokio::sync::Semaphore::new(
+            routes::vendor_webhooks::NOTIFICATION_BUDGET_KIB,
+        )),
         sync_hub,
         vendor_http: vendors::oauth::http_client()?,
         config: Arc::new(config),

@@ -107,6 +107,11 @@ export async function login(email, password) {
   tell("in");
 }
 
+/** Changes the password; the answer is this session's new token (every other session ends). */
+export async function changePassword(current, next) {
+  keep(await api("/auth/password", { method: "POST", json: { current_password: current, new_password: next } }));
+}
+
 let timer;
 
 /** Renews the token five minutes before it expires (the session lasts 12 h from its login). */

@@ -92,10 +92,30 @@ fn token_context(user_id: Uuid, provider: &str, which: &str) -> String {
     format!("connections:{user_id}:{provider}:{which}")
 }
 
+/// Whether the vendor account `provider_user_id` is connected, and active, on a user other
+/// than `user_id`.
+pub async fn active_elsewhere(
+    client: &impl GenericClient,
+    provider: &str,
+    provider_user_id: &str,
+    user_id: Uuid,
+) -> Result<bool> {
+    let row = client
+        .query_opt(
+            "select 1 from connections where provider = $1 and provider_user_id = $2
+                 and status = 'active' and user_id <> $3 limit 1",
+            &[&provider, &provider_user_id, &user_id],
+        )
+        .await?;
+    Ok(row.is_some())
+}
+
 /// Stores a connection made (or made again) by OAuth, active, with its tokens sealed, and
 /// (when `events`) a `connection.created` event in the same transaction when the user was not
 /// connected to the provider before (or the connection had ended). Returns the connection and
-/// whether it is newly active.
+/// whether it is newly active. A vendor account is active on one user at a time:
+/// [`Conflict::VendorAccount`](crate::error::Conflict) when another has it (checked under a
+/// lock on the account, so two connections at once cannot both take it).
 pub async fn connect(
     db: &Db,
     keys: &crate::sealed::MasterKeys,
@@ -109,6 +129,16 @@ pub async fn connect(
         grant.refresh_token.map(|t| keys.seal(&token_context(user_id, provider, "refresh"), t));
     let mut client = db.client().await?;
     let tx = client.transaction().await?;
+    if let Some(account) = grant.provider_user_id {
+        tx.execute(
+            "select pg_advisory_xact_lock(hashtextextended($1::text || ':' || $2::text, 30))",
+            &[&provider, &account],
+        )
+        .await?;
+        if active_elsewhere(&tx, provider, account, user_id).await? {
+            return Err(crate::Error::Conflict(crate::error::Conflict::VendorAccount));
+        }
+    }
     let before: Option<ConnectionStatus> = tx
         .query_opt(
             "select status from connections where user_id = $1 and provider = $2 for update",

@@ -12,6 +12,9 @@ pub struct Developer {
     pub id: Uuid,
     pub email: String,
     pub password_hash: String,
+    /// Moved on by each password change: developer tokens carry it, and only the current one
+    /// verifies.
+    pub credential_version: i32,
     pub first_name: Option<String>,
     pub last_name: Option<String>,
     pub created_at: DateTime<Utc>,
@@ -23,6 +26,7 @@ fn from_row(row: &Row) -> Result<Developer> {
         id: row.try_get("id")?,
         email: row.try_get("email")?,
         password_hash: row.try_get("password_hash")?,
+        credential_version: row.try_get("credential_version")?,
         first_name: row.try_get("first_name")?,
         last_name: row.try_get("last_name")?,
         created_at: row.try_get("created_at")?,
@@ -56,16 +60,19 @@ pub async fn count(db: &Db) -> Result<i64> {
     Ok(client.query_one("select count(*) from developers", &[]).await?.try_get(0)?)
 }
 
-/// Replaces a developer's password hash.
-pub async fn set_password(db: &Db, id: Uuid, password_hash: &str) -> Result<()> {
+/// Replaces a developer's password hash and moves their credential version on (every token
+/// issued before stops working); returns the new version.
+pub async fn set_password(db: &Db, id: Uuid, password_hash: &str) -> Result<i32> {
     let client = db.client().await?;
-    client
-        .execute(
-            "update developers set password_hash = $2, updated_at = now() where id = $1",
+    let row = client
+        .query_one(
+            "update developers set password_hash = $2, updated_at = now(),
+                 credential_version = credential_version + 1
+             where id = $1 returning credential_version",
             &[&id, &password_hash],
         )
         .await?;
-    Ok(())
+    Ok(row.try_get(0)?)
 }
 
 pub async fn insert(db: &Db, email: &str, password_hash: &str) -> Result<Developer> {

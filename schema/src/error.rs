@@ -76,6 +76,8 @@ impl Error {
 pub enum Conflict {
     UserExternalId,
     DeveloperEmail,
+    /// A vendor account already connected, and active, on another user.
+    VendorAccount,
 }
 
 impl fmt::Display for Conflict {
@@ -83,6 +85,7 @@ impl fmt::Display for Conflict {
         f.write_str(match self {
             Conflict::UserExternalId => "a user with this external_user_id",
             Conflict::DeveloperEmail => "a developer with this email",
+            Conflict::VendorAccount => "another user connected to this vendor account",
         })
     }
 }

@@ -41,7 +41,7 @@ pub mod workouts;
 pub mod zone;
 
 pub use db::{Db, Edition};
-pub use error::{Error, Result};
+pub use error::{Conflict, Error, Result};
 
 use sha2::{Digest, Sha256};
 

@@ -50,6 +50,20 @@ pub async fn all(db: &Db) -> Result<Vec<ProviderSetting>> {
     rows.iter().map(from_row).collect()
 }
 
+/// Whether a developer left `provider` enabled (a provider without a setting is).
+pub async fn is_enabled(db: &Db, provider: &str) -> Result<bool> {
+    let client = db.client().await?;
+    let row = client
+        .query_opt(
+            &client
+                .prepare_cached("select is_enabled from provider_settings where provider = $1")
+                .await?,
+            &[&provider],
+        )
+        .await?;
+    Ok(row.map(|r| r.try_get(0)).transpose()?.unwrap_or(true))
+}
+
 /// Applies `change` to `provider`'s setting (created with the defaults when missing).
 pub async fn update(db: &Db, provider: &str, change: SettingChange) -> Result<ProviderSetting> {
     let client = db.client().await?;

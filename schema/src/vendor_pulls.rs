@@ -132,27 +132,101 @@ pub async fn health(db: &Db, user_id: Uuid) -> Result<Vec<(String, PullHealth)>>
         .collect()
 }
 
-/// Queues a pull unless one already queued for the user and provider covers `window` (a
-/// burst of notifications makes one pull, not one each); returns the new pull's id, if any.
-pub async fn insert_unless_covered(
+/// Holds, until the transaction ends, the right to queue notified pulls for the user and
+/// provider: two notices at once make one pull.
+async fn lock_notices(client: &impl GenericClient, user_id: Uuid, provider: &str) -> Result<()> {
+    client
+        .execute(
+            "select pg_advisory_xact_lock(hashtextextended($1::uuid::text || ':' || $2::text, 29))",
+            &[&user_id, &provider],
+        )
+        .await?;
+    Ok(())
+}
+
+/// Queues a pull for a vendor's notification over `window`, or merges it into the fetch already
+/// queued for the user and provider by widening that pull's window, as long as the merged
+/// window spans at most `max_span` (a burst of notices makes one pull however their windows
+/// differ, and a stream of forged ones cannot grow a pull without bound). Returns the new
+/// pull's id, or `None` when the notice merged.
+pub async fn notified(
     db: &Db,
     user_id: Uuid,
     provider: &str,
     window: (DateTime<Utc>, DateTime<Utc>),
+    max_span: chrono::Duration,
 ) -> Result<Option<Uuid>> {
-    let id = Uuid::now_v7();
-    let client = db.client().await?;
-    let n = client
-        .execute(
-            "insert into vendor_pulls (id, user_id, provider, window_start, window_end)
-             select $1, $2, $3, $4, $5
-             where not exists (select 1 from vendor_pulls
-                               where user_id = $2 and provider = $3 and status = 'queued'
-                                 and kind = 'fetch' and window_start <= $4 and window_end >= $5)",
-            &[&id, &user_id, &provider, &window.0, &window.1],
+    let mut client = db.client().await?;
+    let tx = client.transaction().await?;
+    lock_notices(&tx, user_id, provider).await?;
+    let span = max_span.num_seconds() as f64;
+    // A pull a worker is storing right now is locked and skipped: its window was read already.
+    let merged = tx
+        .query_opt(
+            "update vendor_pulls set window_start = least(window_start, $3),
+                 window_end = greatest(window_end, $4), updated_at = now()
+             where id = (select id from vendor_pulls
+                         where user_id = $1 and provider = $2 and status = 'queued'
+                           and kind = 'fetch'
+                           and greatest(window_end, $4) - least(window_start, $3)
+                               <= make_interval(secs => $5)
+                         order by created_at limit 1
+                         for update skip locked)
+             returning id",
+            &[&user_id, &provider, &window.0, &window.1, &span],
         )
         .await?;
-    Ok((n == 1).then_some(id))
+    let id = match merged {
+        Some(_) => None,
+        None => Some(insert(&tx, user_id, provider, window, PullKind::Fetch).await?),
+    };
+    tx.commit().await?;
+    Ok(id)
+}
+
+/// Queues a check of a vendor's notice that the user removed the app, unless one is queued
+/// already for the user and provider; returns the new check's id.
+pub async fn deregistration(db: &Db, user_id: Uuid, provider: &str) -> Result<Option<Uuid>> {
+    let mut client = db.client().await?;
+    let tx = client.transaction().await?;
+    lock_notices(&tx, user_id, provider).await?;
+    let queued = tx
+        .query_opt(
+            "select 1 from vendor_pulls where user_id = $1 and provider = $2
+                 and status = 'queued' and kind = 'deregistration'",
+            &[&user_id, &provider],
+        )
+        .await?;
+    let id = match queued {
+        Some(_) => None,
+        None => {
+            let now = Utc::now();
+            Some(insert(&tx, user_id, provider, (now, now), PullKind::Deregistration).await?)
+        }
+    };
+    tx.commit().await?;
+    Ok(id)
+}
+
+/// A pull whose window a notification widened while it was being read (`read` is what was
+/// read): the pull keeps the window it read, and the widened one is queued as a new pull, whose
+/// id is returned. `None` when the window is the one read.
+pub async fn split_widened(
+    client: &impl GenericClient,
+    locked: &Pull,
+    read: (DateTime<Utc>, DateTime<Utc>),
+) -> Result<Option<Uuid>> {
+    if (locked.window_start, locked.window_end) == read {
+        return Ok(None);
+    }
+    client
+        .execute(
+            "update vendor_pulls set window_start = $2, window_end = $3 where id = $1",
+            &[&locked.id, &read.0, &read.1],
+        )
+        .await?;
+    let widened = (locked.window_start, locked.window_end);
+    Ok(Some(insert(client, locked.user_id, &locked.provider, widened, locked.kind).await?))
 }
 
 /// Queues a pull; returns its id (its sync run's id).

@@ -182,10 +182,15 @@ async fn a_session_is_renewed_until_twelve_hours_after_its_login() {
     assert_eq!(app.post("/api/v1/auth/refresh", &key, json!({})).await.status, 401);
 }
 
+/// Changing the password ends every other session (issue 29): tokens issued before stop
+/// working at once, for the API as for renewals, and the session that changed it goes on with
+/// the token the change answers.
 #[tokio::test]
-async fn a_developer_changes_their_password() {
+async fn a_developer_changes_their_password_and_other_sessions_end() {
     let app = TestApp::spawn().await;
     let dev = app.admin().await;
+    let other = app.admin().await;
+    let key = app.api_key().await;
     let change =
         |current: &str, new: &str| json!({"current_password": current, "new_password": new});
     app.post("/api/v1/auth/password", &dev, change("wrong", "a-long-new-password"))
@@ -194,12 +199,56 @@ async fn a_developer_changes_their_password() {
     app.post("/api/v1/auth/password", &dev, change(ADMIN_PASSWORD, "short"))
         .await
         .assert_invalid(&["body", "new_password"], "string_too_short");
+    assert_eq!(
+        app.get("/api/v1/auth/me", &other).await.status,
+        200,
+        "a failed change ends nothing"
+    );
     let r = app
         .post("/api/v1/auth/password", &dev, change(ADMIN_PASSWORD, "a-long-new-password"))
         .await;
-    assert_eq!(r.status, 204, "{}", r.body);
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["token_type"], "bearer");
+    let renewed = Auth::Bearer(r.str("access_token"));
+    for old in [&dev, &other] {
+        app.get("/api/v1/auth/me", old).await.assert_error(401, "Could not validate credentials");
+        let r = app.post("/api/v1/auth/refresh", old, json!({})).await;
+        assert_eq!(r.status, 401, "{}", r.body);
+        // Nor does an old token work where API keys do.
+        assert_eq!(app.get("/api/v1/users", old).await.status, 401);
+    }
+    assert_eq!(app.get("/api/v1/auth/me", &renewed).await.status, 200);
+    let r = app.post("/api/v1/auth/refresh", &renewed, json!({})).await;
+    assert_eq!(r.status, 200, "this session goes on: {}", r.body);
+    assert_eq!(app.get("/api/v1/users", &key).await.status, 200, "API keys are not sessions");
     assert_eq!(app.login(ADMIN_EMAIL, ADMIN_PASSWORD).await.status, 401);
     assert_eq!(app.login(ADMIN_EMAIL, "a-long-new-password").await.status, 200);
+}
+
+/// Issue 29: the login form is bounded (413 past 4 KiB), a username past 320 characters is a
+/// wrong login that costs Redis nothing, and the throttle's keys are hashes of the name typed,
+/// whatever its length.
+#[tokio::test]
+async fn login_forms_are_bounded_and_throttle_keys_are_hashes() {
+    let app = TestApp::spawn_with(crate::util::Mode::ApiOnly, |_| {}).await;
+    let big = "x".repeat(16 << 10);
+    let r = app.login(&big, "wrong").await;
+    r.assert_error(413, "The login form is too large");
+    let long = format!("{}@example.com", "a".repeat(400));
+    app.login(&long, "wrong").await.assert_error(401, "Incorrect email or password");
+    let typed = format!("{}@example.com", "b".repeat(300));
+    for _ in 0..20 {
+        app.login(&typed, "wrong").await.assert_error(401, "Incorrect email or password");
+    }
+    let mut redis = app.redis().await;
+    let pattern = format!("{}:login-failures:*", app.settings.redis_key_prefix);
+    let keys: Vec<String> =
+        redis::cmd("KEYS").arg(&pattern).query_async(&mut redis).await.expect("keys");
+    let accounts: Vec<&String> = keys.iter().filter(|k| k.contains(":account:")).collect();
+    assert_eq!(accounts.len(), 1, "the long username left no key: {keys:?}");
+    let hash = accounts[0].rsplit(':').next().unwrap_or_default();
+    assert_eq!(hash.len(), 64, "{keys:?}");
+    assert!(keys.iter().all(|k| k.len() < 160), "{keys:?}");
 }
 
 /// The overview the portal opens on: work waiting, what was stored, the latest runs.

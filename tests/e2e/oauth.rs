@@ -9,7 +9,7 @@ use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use serde_json::{Value, json};
 
-use crate::util::{Auth, Mode, TestApp};
+use crate::util::{Auth, Browser, Mode, TestApp};
 
 const CALLBACK: &str = "http://127.0.0.1:8000/api/v1/oauth/oura/callback";
 
@@ -64,26 +64,48 @@ fn query(url: &str) -> HashMap<String, String> {
     url::Url::parse(url).expect("url").query_pairs().into_owned().collect()
 }
 
-#[tokio::test]
-async fn a_user_connects_oura_with_sealed_tokens_and_disconnects() {
-    let base = vendor().await;
-    let app = TestApp::spawn_with(Mode::ApiOnly, |s| {
+fn authorize(provider: &str, q: &str) -> String {
+    format!("/api/v1/oauth/{provider}/authorize?{q}")
+}
+
+/// Starts connecting `user` to Oura and opens the link in a new browser: the browser, the
+/// state, and where the link sent it.
+async fn opened(app: &TestApp, key: &Auth, user: &str) -> (Browser, String, String) {
+    let r = app.get(&authorize("oura", &format!("user_id={user}")), key).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let browser = Browser::new();
+    let to = browser.open(app, &r.str("authorization_url")).await;
+    (browser, r.str("state"), to)
+}
+
+/// The vendor sends the browser back with `q`.
+async fn back(app: &TestApp, browser: &Browser, q: &str) -> reqwest::Response {
+    browser.get(&app.url(&format!("/api/v1/oauth/oura/callback?{q}"))).await
+}
+
+async fn oura_app(base: &str) -> TestApp {
+    TestApp::spawn_with(Mode::ApiOnly, |s| {
         let vars = [
             ("OURA_CLIENT_ID", "oura-app".to_string()),
             ("OURA_CLIENT_SECRET", "oura-secret".to_string()),
             ("OURA_TOKEN_URL", format!("{base}/oauth/token")),
-            ("OURA_API_URL", base.clone()),
+            ("OURA_API_URL", base.to_string()),
         ];
         s.vendor_variables = Some(vars.into_iter().map(|(k, v)| (k.to_string(), v)).collect());
     })
-    .await;
+    .await
+}
+
+#[tokio::test]
+async fn a_user_connects_oura_with_sealed_tokens_and_disconnects() {
+    let base = vendor().await;
+    let app = oura_app(&base).await;
     let key = app.api_key().await;
     let user = app.user(&key, json!({})).await;
     let listed = app.get("/api/v1/oauth/providers?cloud_only=true", &Auth::None).await;
     assert_eq!(listed.body[0]["provider"], "oura", "{}", listed.body);
     assert_eq!(listed.body[0]["is_enabled"], true);
 
-    let authorize = |provider: &str, q: &str| format!("/api/v1/oauth/{provider}/authorize?{q}");
     // What is refused.
     assert_eq!(
         app.get(&authorize("oura", &format!("user_id={user}")), &Auth::None).await.status,
@@ -102,11 +124,25 @@ async fn a_user_connects_oura_with_sealed_tokens_and_disconnects() {
         "redirect_uri is neither under PUBLIC_URL nor in OAUTH_REDIRECT_ALLOWLIST",
     );
 
-    // The authorize URL: Oura's, with the app, the scopes, the callback and the state.
+    // The link handed out is the service's; opened, it sets the binding cookie and sends the
+    // browser on to Oura's authorize URL, with the app, the scopes, the callback and the state.
     let ok = format!("user_id={user}&redirect_uri=https://app.example.com/connected/done");
     let r = app.get(&authorize("oura", &ok), &key).await;
     assert_eq!(r.status, 200, "{}", r.body);
-    let url = r.str("authorization_url");
+    let link = r.str("authorization_url");
+    let q = query(&link);
+    assert!(link.starts_with("http://127.0.0.1:8000/api/v1/oauth/oura/start?"), "{link}");
+    assert_eq!(q["state"], r.str("state"));
+    let browser = Browser::new();
+    let start = app.url(link.trim_start_matches("http://127.0.0.1:8000"));
+    let started = browser.get(&start).await;
+    assert_eq!(started.status(), 303);
+    let cookie = started.headers()["set-cookie"].to_str().expect("cookie").to_string();
+    assert!(cookie.starts_with("wearhouse_oauth="), "{cookie}");
+    for part in ["Path=/api/v1/oauth/oura/", "HttpOnly", "SameSite=Lax", "Max-Age=900"] {
+        assert!(cookie.contains(part), "{cookie}: {part}");
+    }
+    let url = started.headers()["location"].to_str().expect("location").to_string();
     assert!(url.starts_with("https://cloud.ouraring.com/oauth/authorize?"), "{url}");
     let q = query(&url);
     assert_eq!(q["client_id"], "oura-app");
@@ -115,20 +151,14 @@ async fn a_user_connects_oura_with_sealed_tokens_and_disconnects() {
     assert_eq!(q["scope"], "personal daily heartrate workout session spo2Daily");
     assert_eq!(q["state"], r.str("state"));
 
-    // The vendor sends the user back: the code is exchanged, the user sent on.
-    let browser = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .expect("client");
-    let back = |q: String| {
-        let browser = browser.clone();
-        let url = app.url(&format!("/api/v1/oauth/oura/callback?{q}"));
-        async move { browser.get(url).send().await.expect("callback") }
-    };
+    // The vendor sends the user back: the code is exchanged, the user sent on, the cookie
+    // cleared.
     let state = r.str("state");
-    let r = back(format!("code=good-code&scope=personal+daily&state={state}")).await;
+    let r =
+        back(&app, &browser, &format!("code=good-code&scope=personal+daily&state={state}")).await;
     assert_eq!(r.status(), 303);
     assert_eq!(r.headers()["location"], "https://app.example.com/connected/done");
+    assert!(r.headers()["set-cookie"].to_str().is_ok_and(|c| c.contains("Max-Age=0")));
     // Stored sealed: no token in clear anywhere in the row.
     let row: String = app
         .db()
@@ -165,26 +195,26 @@ async fn a_user_connects_oura_with_sealed_tokens_and_disconnects() {
     assert!(data["connected_at"].is_string(), "{data}");
 
     // A state works once.
-    let r = back(format!("code=good-code&state={state}")).await;
+    let r = back(&app, &browser, &format!("code=good-code&state={state}")).await;
     assert_eq!(r.status(), 400);
     let body: Value = r.json().await.expect("json");
     assert_eq!(body["detail"], "Invalid or expired state parameter");
 
     // The user said no; a code the vendor refuses; no parameters at all.
-    let r = back("error=access_denied&state=x".into()).await;
+    let r = back(&app, &browser, "error=access_denied&state=x").await;
     assert_eq!(r.status(), 303);
     assert_eq!(r.headers()["location"], "/api/v1/oauth/error?message=access_denied");
-    let state = app.get(&authorize("oura", &format!("user_id={user}")), &key).await.str("state");
-    let r = back(format!("code=stale-code&state={state}")).await;
+    let (browser, state, _) = opened(&app, &key, &user).await;
+    let r = back(&app, &browser, &format!("code=stale-code&state={state}")).await;
     assert_eq!(r.status(), 400);
     let body: Value = r.json().await.expect("json");
     assert!(body["detail"].as_str().is_some_and(|d| d.starts_with("Oura refused")), "{body}");
-    let r = back(String::new()).await;
+    let r = back(&app, &browser, "").await;
     assert_eq!(r.headers()["location"], "/api/v1/oauth/error?message=Missing+OAuth+parameters");
 
     // Authorizing again while connected renews the tokens; it is no new connection.
-    let state = app.get(&authorize("oura", &format!("user_id={user}")), &key).await.str("state");
-    let r = back(format!("code=good-code&state={state}")).await;
+    let (browser, state, _) = opened(&app, &key, &user).await;
+    let r = back(&app, &browser, &format!("code=good-code&state={state}")).await;
     assert_eq!(r.status(), 303);
     assert_eq!(
         app.count("select count(*) from outbox where event_type = 'connection.created'").await,
@@ -222,6 +252,100 @@ async fn a_user_connects_oura_with_sealed_tokens_and_disconnects() {
     app.call(reqwest::Method::DELETE, &bad, &key, None)
         .await
         .assert_error(400, "Unknown provider: Oura");
+}
+
+/// Issue 29: the flow belongs to the browser that opened its link first. A link forwarded
+/// after it was opened, a code carried to another browser, a link opened late or twice, and a
+/// vendor account already on another user are all refused; a user's pending flows are capped.
+#[tokio::test]
+async fn an_authorization_is_bound_to_its_browser_and_its_vendor_account_to_one_user() {
+    let base = vendor().await;
+    let app = oura_app(&base).await;
+    let key = app.api_key().await;
+    let (alice, mallory) = (app.user(&key, json!({})).await, app.user(&key, json!({})).await);
+
+    // Mallory starts a flow for herself and opens the link; the victim's browser comes back
+    // from Oura with Mallory's state (a forwarded vendor URL, or a forged callback): refused,
+    // and the state is spent.
+    let (_mallory_browser, state, _) = opened(&app, &key, &mallory).await;
+    let victim = Browser::new();
+    let r = back(&app, &victim, &format!("code=good-code&state={state}")).await;
+    assert_eq!(r.status(), 400);
+    let body: Value = r.json().await.expect("json");
+    assert_eq!(
+        body["detail"],
+        "This authorization was started in another browser; start connecting again"
+    );
+    assert_eq!(app.count("select count(*) from connections").await, 0, "nothing connected");
+
+    // A link works once: opened again (forwarded after use), it goes nowhere.
+    let r = app.get(&authorize("oura", &format!("user_id={mallory}")), &key).await;
+    let link = r.str("authorization_url");
+    Browser::new().open(&app, &link).await;
+    let to = Browser::new().open(&app, &link).await;
+    assert_eq!(
+        to,
+        "/api/v1/oauth/error?message=This+link+was+opened+already%3B+start+connecting+again"
+    );
+
+    // A link not opened within five minutes has expired.
+    let r = app.get(&authorize("oura", &format!("user_id={mallory}")), &key).await;
+    let mut redis = app.redis().await;
+    let key_of = format!("{}:oauth_state:{}", app.settings.redis_key_prefix, r.str("state"));
+    let kept: String = redis::cmd("GET").arg(&key_of).query_async(&mut redis).await.expect("get");
+    let mut kept: Value = serde_json::from_str(&kept).expect("json");
+    kept["created"] = json!(kept["created"].as_i64().unwrap_or_default() - 301);
+    let () = redis::cmd("SET")
+        .arg(&key_of)
+        .arg(kept.to_string())
+        .arg("KEEPTTL")
+        .query_async(&mut redis)
+        .await
+        .expect("set");
+    let to = Browser::new().open(&app, &r.str("authorization_url")).await;
+    assert_eq!(to, "/api/v1/oauth/error?message=This+link+has+expired%3B+start+connecting+again");
+
+    // Alice connects her Oura account; Mallory's flow, approved with the same Oura account, is
+    // refused: the account is Alice's.
+    let (browser, state, _) = opened(&app, &key, &alice).await;
+    assert_eq!(back(&app, &browser, &format!("code=good-code&state={state}")).await.status(), 303);
+    let (browser, state, _) = opened(&app, &key, &mallory).await;
+    let r = back(&app, &browser, &format!("code=good-code&state={state}")).await;
+    assert_eq!(r.status(), 303);
+    assert_eq!(
+        r.headers()["location"],
+        "/api/v1/oauth/error?message=This+Oura+account+is+already+connected+to+another+user"
+    );
+    let owners = "select user_id::text from connections where status = 'active'";
+    let rows = app.db().await.query(owners, &[]).await.expect("connections");
+    assert_eq!(rows.iter().map(|r| r.get::<_, String>(0)).collect::<Vec<_>>(), [alice.clone()]);
+    assert_eq!(
+        app.count("select count(*) from vendor_pulls").await,
+        1,
+        "Alice's initial sync only"
+    );
+
+    // 200 authorizations of one user keep five flows in Redis; the oldest are forgotten.
+    let mut states = Vec::new();
+    for _ in 0..200 {
+        states.push(
+            app.get(&authorize("oura", &format!("user_id={mallory}")), &key).await.str("state"),
+        );
+    }
+    let pattern = format!("{}:oauth_*", app.settings.redis_key_prefix);
+    let keys: Vec<String> =
+        redis::cmd("KEYS").arg(&pattern).query_async(&mut redis).await.expect("keys");
+    let flows = keys.iter().filter(|k| k.contains(":oauth_state:")).count();
+    assert!(flows <= 5, "{flows} flows kept: {keys:?}");
+    assert!(keys.len() <= 5 + 5 + 2, "{} keys: {keys:?}", keys.len());
+    let last = states.last().cloned().unwrap_or_default();
+    assert!(keys.iter().any(|k| k.ends_with(&last)), "the newest flow is kept");
+    let first = format!("/api/v1/oauth/oura/start?state={}", states[0]);
+    let r = Browser::new().get(&app.url(&first)).await;
+    assert_eq!(
+        r.headers()["location"],
+        "/api/v1/oauth/error?message=This+link+has+expired%3B+start+connecting+again"
+    );
 }
 
 /// Oura's token endpoint for refreshes: `oura-refresh-1` is renewed once (single use), anything

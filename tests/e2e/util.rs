@@ -547,3 +547,63 @@ impl Resp {
         assert!(found, "no {kind} error at {loc:?} in {}", self.body);
     }
 }
+
+/// A browser in an OAuth flow: follows no redirects, and keeps the cookies it is given (a
+/// cookie set with `Max-Age=0` is dropped).
+pub struct Browser {
+    http: reqwest::Client,
+    cookies: std::sync::Mutex<std::collections::BTreeMap<String, String>>,
+}
+
+impl Default for Browser {
+    fn default() -> Browser {
+        Browser::new()
+    }
+}
+
+impl Browser {
+    pub fn new() -> Browser {
+        let http = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .expect("client");
+        Browser { http, cookies: Default::default() }
+    }
+
+    /// The cookies it holds, as a `Cookie` header.
+    pub fn cookie_header(&self) -> String {
+        let jar = self.cookies.lock().expect("jar");
+        jar.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join("; ")
+    }
+
+    pub async fn get(&self, url: &str) -> reqwest::Response {
+        let mut request = self.http.get(url);
+        let cookies = self.cookie_header();
+        if !cookies.is_empty() {
+            request = request.header("cookie", cookies);
+        }
+        let response = request.send().await.expect("request");
+        let mut jar = self.cookies.lock().expect("jar");
+        for set in response.headers().get_all("set-cookie") {
+            let text = set.to_str().unwrap_or_default();
+            let Some((name, rest)) = text.split_once('=') else { continue };
+            let value = rest.split(';').next().unwrap_or_default().to_string();
+            if text.contains("Max-Age=0") {
+                jar.remove(name);
+            } else {
+                jar.insert(name.to_string(), value);
+            }
+        }
+        response
+    }
+
+    /// Opens a link `authorize` handed out (under `PUBLIC_URL`, answered by the test's server);
+    /// returns where it sends the browser on to.
+    pub async fn open(&self, app: &TestApp, link: &str) -> String {
+        let public = app.settings.public_url.trim_end_matches('/');
+        let path = link.strip_prefix(public).unwrap_or_else(|| panic!("{link} is not ours"));
+        let r = self.get(&app.url(path)).await;
+        assert_eq!(r.status(), 303, "opening {link}");
+        r.headers()["location"].to_str().expect("location").to_string()
+    }
+}

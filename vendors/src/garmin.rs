@@ -117,7 +117,7 @@ static INFO: Info = Info {
     // Pushes carry whole summaries, of many users at once.
     notification_bytes: 8 << 20,
     history: crate::History::Backfill,
-    url_token: crate::UrlToken::Required,
+    proof: crate::Proof::UrlToken,
 };
 
 impl Vendor for Garmin {

@@ -51,24 +51,32 @@ pub struct Info {
     pub notification_bytes: usize,
     /// How a user's history is read.
     pub history: History,
-    /// Whether its notifications carry a token of ours in their URL.
-    pub url_token: UrlToken,
+    /// How its notifications prove they are its own.
+    pub proof: Proof,
 }
 
-/// For vendors that sign nothing: notifications are sent to a URL with `?token=` and
-/// `<VENDOR>_WEBHOOK_TOKEN`, registered so at the vendor, and a notification without it is
-/// refused.
+/// How a vendor's notifications are told from forgeries and replays. Every notification that
+/// costs us work (a pull, a stored page, a token check) is proved one of these ways first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum UrlToken {
-    /// The vendor signs or verifies its notifications some other way.
-    No,
-    /// Checked when `<VENDOR>_WEBHOOK_TOKEN` is set (Withings: its notices only ask for a pull
-    /// with the user's own token).
-    WhenSet,
-    /// Required: without the setting every notification is refused (Garmin: its pushes are
-    /// data, written as they come).
-    Required,
+pub enum Proof {
+    /// A signature over a timestamp and the body, the timestamp within ten minutes of now
+    /// (Oura, WHOOP).
+    TimedSignature,
+    /// A signature over the body alone: a replayed body would verify for ever, so a body seen
+    /// before (within [`REPLAY_WINDOW_SECONDS`]) is acknowledged and ignored (Fitbit, Suunto,
+    /// Polar).
+    Signature,
+    /// The vendor signs nothing: notifications are sent to a URL with `?token=` and
+    /// `<VENDOR>_WEBHOOK_TOKEN`, registered so at the vendor; without the setting every
+    /// notification is refused (Garmin, Strava, Withings).
+    UrlToken,
+    /// The vendor sends no notifications (Ultrahuman).
+    None,
 }
+
+/// How long a signed body without a timestamp is remembered, so that a captured notification
+/// cannot be sent again: a day, longer than any vendor retries one.
+pub const REPLAY_WINDOW_SECONDS: u64 = 24 * 3600;
 
 /// How a vendor gives a user's history.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -276,8 +284,8 @@ pub fn callback_url(public_url: &str, slug: &str) -> String {
 pub fn webhook_url(public_url: &str, vendor: &dyn Vendor, ends: &Endpoints) -> String {
     let slug = vendor.provider().slug;
     let url = format!("{}/api/v1/providers/{slug}/webhooks", public_url.trim_end_matches('/'));
-    match (vendor.info().url_token, ends.webhook_token.as_deref()) {
-        (UrlToken::WhenSet | UrlToken::Required, Some(token)) => {
+    match (vendor.info().proof, ends.webhook_token.as_deref()) {
+        (Proof::UrlToken, Some(token)) => {
             let query = url::form_urlencoded::Serializer::new(String::new())
                 .append_pair("token", token)
                 .finish();
@@ -291,10 +299,10 @@ pub fn webhook_url(public_url: &str, vendor: &dyn Vendor, ends: &Endpoints) -> S
 pub fn url_token_holds(vendor: &dyn Vendor, ends: &Endpoints, token: Option<&str>) -> bool {
     let same =
         |expected: &str| token.is_some_and(|t| webhook::same(t.as_bytes(), expected.as_bytes()));
-    match (vendor.info().url_token, ends.webhook_token.as_deref()) {
-        (UrlToken::No, _) | (UrlToken::WhenSet, None) => true,
-        (UrlToken::Required, None) => false,
-        (_, Some(expected)) => same(expected),
+    match (vendor.info().proof, ends.webhook_token.as_deref()) {
+        (Proof::UrlToken, Some(expected)) => same(expected),
+        (Proof::UrlToken, None) => false,
+        _ => true,
     }
 }
 

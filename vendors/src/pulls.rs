@@ -215,8 +215,9 @@ fn notified_window((start, end): Window, now: chrono::DateTime<Utc>) -> Window {
     (start, end)
 }
 
-/// Queues a pull for a vendor's notification, unless a queued one already covers its window;
-/// whether one was queued.
+/// Queues a pull for a vendor's notification, or widens the one queued for the user and
+/// vendor to take it in (merged windows span at most `NOTIFIED_DAYS`); whether a pull was
+/// added.
 pub async fn enqueue_notified(
     db: &Db,
     queue: &JobQueue,
@@ -225,9 +226,24 @@ pub async fn enqueue_notified(
     window: Window,
 ) -> Result<bool, schema::Error> {
     let window = notified_window(window, Utc::now());
-    let Some(id) =
-        schema::vendor_pulls::insert_unless_covered(db, user_id, provider, window).await?
+    let span = chrono::Duration::days(NOTIFIED_DAYS);
+    let Some(id) = schema::vendor_pulls::notified(db, user_id, provider, window, span).await?
     else {
+        return Ok(false);
+    };
+    announce(queue, id).await;
+    Ok(true)
+}
+
+/// Queues the check of a vendor's notice that the user removed the app, unless one is queued
+/// already; whether one was added.
+pub async fn enqueue_deregistration(
+    db: &Db,
+    queue: &JobQueue,
+    user_id: Uuid,
+    provider: &str,
+) -> Result<bool, schema::Error> {
+    let Some(id) = schema::vendor_pulls::deregistration(db, user_id, provider).await? else {
         return Ok(false);
     };
     announce(queue, id).await;
@@ -573,11 +589,15 @@ impl Puller {
     ) -> Result<(), schema::Error> {
         let mut client = self.db.client().await?;
         let tx = client.transaction().await?;
-        match schema::vendor_pulls::lock(&tx, pull.id).await? {
-            Some(p) if p.status == PullStatus::Queued => {}
+        let locked = match schema::vendor_pulls::lock(&tx, pull.id).await? {
+            Some(p) if p.status == PullStatus::Queued => p,
             // Done by another worker meanwhile, or held by one.
             _ => return Ok(()),
-        }
+        };
+        // A notification that widened the window while it was read: what was read is stored
+        // here, the widened window pulled next.
+        let read = (pull.window_start, pull.window_end);
+        let widened = schema::vendor_pulls::split_widened(&tx, &locked, read).await?;
         for (collection, seq, body) in &pages {
             schema::vendor_pulls::keep_page(&tx, pull.id, collection, *seq, body).await?;
         }
@@ -612,6 +632,9 @@ impl Puller {
             .await?;
         }
         tx.commit().await?;
+        if let Some(next) = widened {
+            announce(&self.queue, next).await;
+        }
         self.queue.publish_sync(pull.user_id, &ingest::process::status_event(&run)).await;
         Ok(())
     }

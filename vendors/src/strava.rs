@@ -60,7 +60,7 @@ static INFO: Info = Info {
     settings: &[],
     notification_bytes: crate::SMALL_NOTIFICATIONS,
     history: crate::History::Pull,
-    url_token: crate::UrlToken::No,
+    proof: crate::Proof::UrlToken,
 };
 
 impl Vendor for Strava {
@@ -120,8 +120,8 @@ impl Vendor for Strava {
         )
     }
 
-    /// Strava does not sign its events (the subscription handshake and the callback URL are
-    /// the protection): an event must at least be one.
+    /// Strava does not sign its events: they come to the callback URL registered with our
+    /// `?token=` (checked before this, [`crate::Proof::UrlToken`]), and must be events.
     fn webhook_verified(
         &self,
         _: &Endpoints,

@@ -77,7 +77,7 @@ static INFO: Info = Info {
     settings: &["SUBSCRIPTION_KEY"],
     notification_bytes: 1 << 20,
     history: crate::History::Pull,
-    url_token: crate::UrlToken::No,
+    proof: crate::Proof::Signature,
 };
 
 impl Vendor for Suunto {

@@ -26,13 +26,21 @@ pub(crate) fn echo(
     }
 }
 
-/// Whether a signed notification's timestamp (Unix seconds or milliseconds) is within ten
-/// minutes of now: a captured request cannot be replayed later. A timestamp in another form
-/// is left to the signature alone.
+/// Whether a signed notification's timestamp (Unix seconds or milliseconds, or an RFC 3339
+/// date-time) is within ten minutes of now: a captured request cannot be replayed later. A
+/// timestamp that reads as neither is not recent: the signature alone would let it be
+/// replayed for ever.
 pub(crate) fn recent(timestamp: &str) -> bool {
-    let Ok(n) = timestamp.trim().parse::<i64>() else { return true };
-    let seconds = if n > 100_000_000_000 { n / 1000 } else { n };
-    (chrono::Utc::now().timestamp() - seconds).abs() <= 600
+    let timestamp = timestamp.trim();
+    let seconds = match timestamp.parse::<i64>() {
+        Ok(n) if n > 100_000_000_000 => n / 1000,
+        Ok(n) => n,
+        Err(_) => match chrono::DateTime::parse_from_rfc3339(timestamp) {
+            Ok(at) => at.timestamp(),
+            Err(_) => return false,
+        },
+    };
+    chrono::Utc::now().timestamp().abs_diff(seconds) <= 600
 }
 
 /// How a vendor writes its signature.
@@ -105,6 +113,11 @@ mod tests {
         let now = chrono::Utc::now().timestamp();
         assert!(recent(&now.to_string()) && recent(&(now * 1000).to_string()));
         assert!(!recent(&(now - 3600).to_string()) && !recent(&((now - 3600) * 1000).to_string()));
-        assert!(recent("2026-03-10T07:30:00Z"), "another form: the signature decides");
+        let iso = |at: chrono::DateTime<chrono::Utc>| at.to_rfc3339();
+        assert!(recent(&iso(chrono::Utc::now())), "an RFC 3339 date-time is read too");
+        assert!(!recent(&iso(chrono::Utc::now() - chrono::Duration::hours(1))));
+        for other in ["2026-03-10T07:30:00Z", "soon", "", "1e12", "NaN"] {
+            assert!(!recent(other), "{other:?} is not a recent timestamp");
+        }
     }
 }

@@ -73,7 +73,7 @@ static INFO: Info = Info {
     settings: &[],
     notification_bytes: crate::SMALL_NOTIFICATIONS,
     history: crate::History::Pull,
-    url_token: crate::UrlToken::No,
+    proof: crate::Proof::TimedSignature,
 };
 
 impl Vendor for Whoop {

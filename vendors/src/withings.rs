@@ -5,7 +5,7 @@
 //! the 100s, 200 and 401 a token it refuses. The token call wants `action=requesttoken` and
 //! wraps its answer the same way. Measures are integers with a power of ten
 //! (`value × 10^unit`, SI units); times are Unix seconds and zones IANA names. Notifications
-//! are unsigned forms; they only say whose data to fetch again.
+//! are unsigned forms sent to a URL with our token; they only say whose data to fetch again.
 
 use chrono::{DateTime, Duration, NaiveDate, Utc};
 use futures::future::BoxFuture;
@@ -105,7 +105,7 @@ static INFO: Info = Info {
     settings: &[],
     notification_bytes: crate::SMALL_NOTIFICATIONS,
     history: crate::History::Pull,
-    url_token: crate::UrlToken::WhenSet,
+    proof: crate::Proof::UrlToken,
 };
 
 /// Adds one record, read in the page's zone, to the batch.
@@ -276,9 +276,8 @@ impl Vendor for Withings {
         (!fields.is_empty()).then_some(Value::Object(fields))
     }
 
-    /// Withings does not sign notifications (it publishes the addresses it sends from): a
-    /// notification must at least be one, and only asks to fetch, with the user's token, data
-    /// of a user we know.
+    /// Withings does not sign notifications: they come to the callback URL subscribed with our
+    /// `?token=` (checked before this, [`crate::Proof::UrlToken`]), and must be notifications.
     fn webhook_verified(
         &self,
         _: &Endpoints,

@@ -17,7 +17,7 @@ use uuid::Uuid;
 
 use crate::AppState;
 use crate::error::{ApiError, ApiResult};
-use crate::security::tokens::Scope;
+use crate::security::tokens::{Scope, Verified};
 
 pub(super) const API_KEY_HEADER: &str = "x-service-api-key";
 /// The header the mobile SDKs of the reference system send.
@@ -78,13 +78,24 @@ async fn key_principal(state: &AppState, key: &str) -> ApiResult<Principal> {
     }
 }
 
-/// A developer token whose developer still exists.
+/// The developer of a verified developer token: the token holds while its developer exists and
+/// it was issued under the developer's current credential version (a password change ends
+/// every token issued before).
+async fn developer_of(
+    state: &AppState,
+    token: Verified,
+) -> ApiResult<Option<schema::developers::Developer>> {
+    let developer = schema::developers::get(&state.db, token.subject).await?;
+    Ok(developer.filter(|d| d.credential_version == token.version))
+}
+
+/// A developer token that holds.
 async fn developer_token(
     state: &AppState,
     token: &str,
 ) -> ApiResult<Option<schema::developers::Developer>> {
     match state.tokens.verify(token) {
-        Some((id, Scope::Developer)) => Ok(schema::developers::get(&state.db, id).await?),
+        Some(v) if v.scope == Scope::Developer => developer_of(state, v).await,
         _ => Ok(None),
     }
 }
@@ -120,8 +131,10 @@ impl FromRequestParts<AppState> for DeveloperAuth {
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> ApiResult<Self> {
         let token = bearer(parts).ok_or_else(|| ApiError::bearer_unauthorized(BAD_CREDENTIALS))?;
         match state.tokens.verify(token) {
-            Some((_, Scope::Sdk)) => Err(ApiError::bearer_unauthorized(SDK_TOKEN_REFUSED)),
-            Some((id, Scope::Developer)) => match schema::developers::get(&state.db, id).await? {
+            Some(v) if v.scope == Scope::Sdk => {
+                Err(ApiError::bearer_unauthorized(SDK_TOKEN_REFUSED))
+            }
+            Some(v) => match developer_of(state, v).await? {
                 Some(dev) => Ok(DeveloperAuth(dev)),
                 None => Err(ApiError::bearer_unauthorized(BAD_CREDENTIALS)),
             },
@@ -158,9 +171,9 @@ impl FromRequestParts<AppState> for SdkAuth {
         let token = bearer(parts);
         if let Some(token) = token {
             match state.tokens.verify(token) {
-                Some((user, Scope::Sdk)) => return Ok(SdkAuth::User(user)),
-                Some((_, Scope::Developer)) => {
-                    if let Some(dev) = developer_token(state, token).await? {
+                Some(v) if v.scope == Scope::Sdk => return Ok(SdkAuth::User(v.subject)),
+                Some(v) => {
+                    if let Some(dev) = developer_of(state, v).await? {
                         return Ok(SdkAuth::Service(Principal::Developer(dev.id)));
                     }
                 }

@@ -7,7 +7,7 @@ use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use utoipa::ToSchema;
-use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouterExt};
 use utoipa_axum::routes;
 use uuid::Uuid;
 
@@ -16,11 +16,10 @@ use crate::error::{ApiError, ApiResult, ErrorBody, ValidationBody};
 use crate::extract::{ClientAddr, DeveloperAuth};
 use crate::security::login_throttle::Attempt;
 use crate::security::passwords;
-use crate::security::tokens::Scope;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
-        .routes(routes!(login))
+        .routes(routes!(login).layer(axum::extract::DefaultBodyLimit::max(LOGIN_FORM_BYTES)))
         .routes(routes!(me))
         .routes(routes!(refresh))
         .routes(routes!(change_password))
@@ -30,6 +29,10 @@ pub fn router() -> OpenApiRouter<AppState> {
 const SESSION_HOURS: i64 = 12;
 /// The shortest password a developer may choose.
 const MIN_PASSWORD: usize = 10;
+/// The longest username (an email address: RFC 5321 allows 320 characters).
+const MAX_USERNAME: usize = 320;
+/// The largest login form read.
+const LOGIN_FORM_BYTES: usize = 4096;
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct LoginOut {
@@ -62,17 +65,25 @@ pub struct DeveloperOut {
 const WRONG_LOGIN: &str = "Incorrect email or password";
 
 /// Exchanges a developer's email and password for a bearer token. Any problem with the form is
-/// answered like a wrong password, so the endpoint tells nothing about which accounts exist.
+/// answered like a wrong password, so the endpoint tells nothing about which accounts exist; a
+/// username longer than 320 characters is one. A form over 4 KiB is 413.
 #[utoipa::path(post, path = "/auth/login", tag = "auth",
     request_body(content = LoginForm, content_type = "application/x-www-form-urlencoded"),
     responses((status = 200, body = LoginOut), (status = 401, body = ErrorBody),
+        (status = 413, body = ErrorBody),
         (status = 429, body = ErrorBody, description = "Too many failed logins for this account or from this address; see `Retry-After`"),
         (status = 503, body = ErrorBody, description = "Too many logins at once; see `Retry-After`")))]
 async fn login(
     State(state): State<AppState>,
     ClientAddr(address): ClientAddr,
-    body: Bytes,
+    body: Result<Bytes, axum::extract::rejection::BytesRejection>,
 ) -> ApiResult<Json<LoginOut>> {
+    let body = body.map_err(|e| match e.status() {
+        StatusCode::PAYLOAD_TOO_LARGE => {
+            ApiError::client(e.status(), "The login form is too large")
+        }
+        status => ApiError::client(status, "The login form could not be read"),
+    })?;
     let mut username = None;
     let mut password = None;
     for (k, v) in url::form_urlencoded::parse(&body) {
@@ -85,6 +96,9 @@ async fn login(
     let (Some(username), Some(password)) = (username, password) else {
         return Err(ApiError::bearer_unauthorized(WRONG_LOGIN));
     };
+    if username.chars().count() > MAX_USERNAME {
+        return Err(ApiError::bearer_unauthorized(WRONG_LOGIN));
+    }
     let attempt = Attempt { account: username.clone(), address };
     if let Some(wait) = state.logins.blocked(&attempt).await {
         return Err(ApiError::Later {
@@ -107,9 +121,20 @@ async fn login(
         return Err(ApiError::bearer_unauthorized(WRONG_LOGIN));
     };
     state.logins.succeeded(&attempt).await;
+    let began = Utc::now().timestamp();
+    session_token(&state, developer.id, began, developer.credential_version)
+}
+
+/// A developer token of a session that began at `began`, under credential `version`.
+fn session_token(
+    state: &AppState,
+    developer: Uuid,
+    began: i64,
+    version: i32,
+) -> ApiResult<Json<LoginOut>> {
     let token = state
         .tokens
-        .issue(developer.id, Scope::Developer)
+        .issue_developer(developer, began, version)
         .map_err(|e| ApiError::Other(format!("signing a token: {e}")))?;
     Ok(Json(LoginOut {
         access_token: token,
@@ -135,15 +160,7 @@ async fn refresh(
     if Utc::now().timestamp() - began > SESSION_HOURS * 3600 {
         return Err(ApiError::bearer_unauthorized("Session expired; log in again"));
     }
-    let token = state
-        .tokens
-        .issue_in_session(dev.id, Scope::Developer, began)
-        .map_err(|e| ApiError::Other(format!("signing a token: {e}")))?;
-    Ok(Json(LoginOut {
-        access_token: token,
-        token_type: "bearer",
-        expires_in: state.tokens.lifetime_seconds(),
-    }))
+    session_token(&state, dev.id, began, dev.credential_version)
 }
 
 #[derive(Debug, serde::Deserialize, ToSchema)]
@@ -153,18 +170,21 @@ pub struct PasswordIn {
     pub new_password: String,
 }
 
-/// Changes the developer's password (the current one is asked again). 204; a wrong current
-/// password is 400 `Incorrect password`; a new one shorter than 10 characters 422.
+/// Changes the developer's password (the current one is asked again) and ends every other
+/// session: tokens issued before no longer work, and the answer is a new token for this
+/// session. A wrong current password is 400 `Incorrect password`; a new one shorter than 10
+/// characters 422.
 #[utoipa::path(post, path = "/auth/password", tag = "auth",
     request_body = PasswordIn,
-    responses((status = 204), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+    responses((status = 200, body = LoginOut), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
               (status = 422, body = ValidationBody), (status = 503, body = ErrorBody)),
     security(("bearer" = [])))]
 async fn change_password(
     State(state): State<AppState>,
     DeveloperAuth(dev): DeveloperAuth,
+    headers: axum::http::HeaderMap,
     crate::extract::ApiJson(body): crate::extract::ApiJson<PasswordIn>,
-) -> ApiResult<StatusCode> {
+) -> ApiResult<Json<LoginOut>> {
     if body.new_password.chars().count() < MIN_PASSWORD {
         return Err(ApiError::Validation(vec![crate::error::FieldError::new(
             crate::validate::body_loc("new_password"),
@@ -187,8 +207,13 @@ async fn change_password(
     let new = body.new_password;
     let hash = state.hashes.run(move || passwords::hash(&new)).await.map_err(busy)?;
     let hash = hash.map_err(|e| ApiError::Other(format!("hashing a password: {e}")))?;
-    schema::developers::set_password(&state.db, dev.id, &hash).await?;
-    Ok(StatusCode::NO_CONTENT)
+    let version = schema::developers::set_password(&state.db, dev.id, &hash).await?;
+    // This session goes on (from when it began), under the new version.
+    let began = crate::extract::bearer_token(&headers)
+        .and_then(|t| state.tokens.claims(t))
+        .and_then(|c| c.auth)
+        .unwrap_or_else(|| Utc::now().timestamp());
+    session_token(&state, dev.id, began, version)
 }
 
 /// The developer the bearer token belongs to.

@@ -39,11 +39,6 @@ fn secret_of(headers: &HeaderMap) -> Option<&str> {
     headers.get("x-bucket-events-secret").and_then(|v| v.to_str().ok()).or(bearer)
 }
 
-/// Constant-time comparison, so the secret cannot be guessed byte by byte from timings.
-fn same(a: &str, b: &str) -> bool {
-    a.len() == b.len() && a.bytes().zip(b.bytes()).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
 #[utoipa::path(post, path = "/internal/storage/events", tag = "import",
     request_body(content = Object, description = "S3 event notification: {Records: [{eventName, s3: {bucket, object}}]}"),
     responses((status = 200, body = EventsOut), (status = 401, body = ErrorBody), (status = 503, body = ErrorBody)),
@@ -59,7 +54,7 @@ async fn events(
             "Bucket events are not configured",
         ));
     };
-    if !secret_of(&headers).is_some_and(|given| same(given, secret)) {
+    if !secret_of(&headers).is_some_and(|given| crate::security::secrets::same(given, secret)) {
         return Err(ApiError::bearer_unauthorized("Could not validate credentials"));
     }
     let Some(storage) = state.storage.as_ref() else {

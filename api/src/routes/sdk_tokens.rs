@@ -17,7 +17,6 @@ use crate::error::{ApiError, ApiResult, ErrorBody, ValidationBody};
 use crate::extract::{ApiAuth, ApiJson};
 use crate::routes::existing_user;
 use crate::security::secrets;
-use crate::security::tokens::Scope;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -47,7 +46,7 @@ pub struct RefreshIn {
 async fn new_pair(state: &AppState, user_id: Uuid, refresh_token: String) -> ApiResult<TokenOut> {
     let access_token = state
         .tokens
-        .issue(user_id, Scope::Sdk)
+        .issue_sdk(user_id)
         .map_err(|e| ApiError::Other(format!("signing a token: {e}")))?;
     Ok(TokenOut {
         access_token,

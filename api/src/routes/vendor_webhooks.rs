@@ -1,15 +1,27 @@
 //! `GET/POST /api/v1/providers/{provider}/webhooks`: notifications from cloud vendors. `GET`
-//! (and `HEAD`) answers the vendor's verification handshake; `POST` checks the vendor's
-//! signature over the raw body (401 and nothing stored when it does not hold), then stores what
-//! the notification asks for as durable pulls before answering 2xx: pulls the worker fetches
-//! after, or the data itself where the vendor pushes it, kept as the pull's page.
+//! (and `HEAD`) answers the vendor's verification handshake; `POST` proves the notification is
+//! the vendor's ([`vendors::Proof`]: its signature over the raw body, or our token in the URL;
+//! 401 and nothing stored when it does not hold), then stores what it asks for as durable pulls
+//! before answering 2xx: pulls the worker fetches after, or the data itself where the vendor
+//! pushes it, kept as the pull's page.
+//!
+//! Nothing anonymous costs work before it is known to be worth it: the vendor is known, enabled
+//! and configured and the URL token checked before a byte of the body is read; bodies are read
+//! up to the vendor's own bound (413 past it, at once when `Content-Length` says so) within a
+//! budget of bytes shared by every notification at once; a signed body seen before is not
+//! acted on again. The answer is the same whatever the notification names, so it tells no one
+//! whether a vendor account is connected here.
+
+use std::time::Duration;
 
 use axum::Json;
-use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, Path, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::body::{Body, Bytes};
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use http_body_util::BodyExt;
 use serde::Serialize;
+use sha2::Digest;
 use utoipa::ToSchema;
 use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouterExt};
 use utoipa_axum::routes;
@@ -17,31 +29,38 @@ use utoipa_axum::routes;
 use crate::AppState;
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::extract::Query;
-use vendors::{Handshake, Notice};
+use vendors::{Handshake, Notice, Proof};
+
+/// Bytes of notification bodies read at once, over every vendor (in KiB, the budget's unit): a
+/// flood of large posts waits for room instead of filling memory.
+pub const NOTIFICATION_BUDGET_KIB: usize = 64 * 1024;
+/// How long a notification waits for room in the budget before it is answered 503.
+const BUDGET_WAIT: Duration = Duration::from_secs(5);
 
 pub fn router() -> OpenApiRouter<AppState> {
-    // The largest notification any vendor sends (Garmin's pushes); each vendor's own bound is
-    // checked in `notify`.
-    let largest = vendors::VENDORS.iter().map(|v| v.info().notification_bytes).max();
-    let limit = DefaultBodyLimit::max(largest.unwrap_or(vendors::SMALL_NOTIFICATIONS));
-    OpenApiRouter::new().routes(routes!(verify, notify).layer(limit))
+    // The body is read by `notify` itself, after the vendor is known: no body limit layer.
+    OpenApiRouter::new()
+        .routes(routes!(verify, notify).layer(axum::extract::DefaultBodyLimit::disable()))
 }
 
-fn vendor(
+/// The vendor behind a path segment, able to send notifications here: 400 for an unknown
+/// name, a vendor without notifications, or one this deployment has not configured or a
+/// developer has disabled.
+async fn vendor(
     state: &AppState,
     raw: &str,
 ) -> ApiResult<(&'static dyn vendors::Vendor, vendors::Endpoints)> {
     let vendor = vendors::by_slug(raw)
         .ok_or_else(|| ApiError::bad_request(format!("Unknown provider: {raw}")))?;
-    let c = vendor.provider().capabilities;
-    if !(c.webhook_stream || c.webhook_ping || c.webhook_callback) {
+    if vendor.info().proof == Proof::None {
         return Err(ApiError::bad_request(format!("Provider '{raw}' does not send webhooks")));
     }
-    let ends = state
-        .config
-        .vendors
-        .endpoints(vendor.provider().slug)
-        .ok_or_else(|| ApiError::bad_request(format!("Provider '{raw}' is not enabled")))?;
+    let slug = vendor.provider().slug;
+    let not_enabled = || ApiError::bad_request(format!("Provider '{raw}' is not enabled"));
+    let ends = state.config.vendors.endpoints(slug).ok_or_else(not_enabled)?;
+    if !schema::provider_settings::is_enabled(&state.db, slug).await? {
+        return Err(not_enabled());
+    }
     Ok((vendor, ends.clone()))
 }
 
@@ -58,7 +77,7 @@ async fn verify(
     Path(provider): Path<String>,
     Query(params): Query,
 ) -> ApiResult<Response> {
-    let (vendor, ends) = vendor(&state, &provider)?;
+    let (vendor, ends) = vendor(&state, &provider).await?;
     let query = |name: &str| params.string(name);
     match vendor.webhook_challenge(&ends, &query) {
         Handshake::Json(answer) => Ok(Json(answer).into_response()),
@@ -69,74 +88,138 @@ async fn verify(
     }
 }
 
+/// What every accepted notification is answered, whatever it named.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct NotifiedOut {
-    /// Pulls queued for the notification.
-    pub queued: usize,
+    /// Always `true`: the notification was taken (what it asked for is queued, if anything).
+    pub received: bool,
 }
 
-/// A vendor's notification: verified, then stored as pulls.
+fn too_large() -> ApiError {
+    ApiError::client(StatusCode::PAYLOAD_TOO_LARGE, "Notification too large")
+}
+
+/// A notification's body, read within the vendor's bound and the shared budget.
+async fn read_body(
+    state: &AppState,
+    headers: &HeaderMap,
+    body: Body,
+    limit: usize,
+) -> ApiResult<Bytes> {
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit as u64) {
+        return Err(too_large());
+    }
+    // Room for what the body may be: its declared length, else the vendor's bound.
+    let bytes = declared.map_or(limit, |n| n as usize);
+    let kib = u32::try_from(bytes.div_ceil(1024).max(1)).unwrap_or(u32::MAX);
+    let busy = || ApiError::Later {
+        status: StatusCode::SERVICE_UNAVAILABLE,
+        detail: "Too many notifications at once; send it again".into(),
+        retry_after: 5,
+    };
+    let _room = tokio::time::timeout(BUDGET_WAIT, state.notification_budget.acquire_many(kib))
+        .await
+        .map_err(|_| busy())?
+        .map_err(|_| busy())?;
+    match http_body_util::Limited::new(body, bytes).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(too_large()),
+        Err(e) => Err(ApiError::bad_request(format!("The notification could not be read: {e}"))),
+    }
+}
+
+/// Where a signed body without a timestamp is remembered.
+fn replay_key(state: &AppState, slug: &str, body: &[u8]) -> String {
+    let digest = hex::encode(sha2::Sha256::digest(body));
+    format!("{}:vendor_notice:{slug}:{digest}", state.config.redis_key_prefix)
+}
+
+/// A vendor's notification: proved, then stored as pulls.
 #[utoipa::path(post, path = "/providers/{provider}/webhooks", tag = "providers",
     params(("provider" = String, Path, description = "Lowercase provider identifier")),
     request_body(content = Object, description = "The vendor's notification, signed as it documents"),
     responses((status = 200, body = NotifiedOut), (status = 400, body = ErrorBody),
-              (status = 401, body = ErrorBody), (status = 413, body = ErrorBody)))]
+              (status = 401, body = ErrorBody), (status = 413, body = ErrorBody),
+              (status = 503, body = ErrorBody, description = "Too many notifications at once; see `Retry-After`")))]
 async fn notify(
     State(state): State<AppState>,
     Path(provider): Path<String>,
     Query(params): Query,
     headers: HeaderMap,
-    body: Bytes,
+    body: Body,
 ) -> ApiResult<Json<NotifiedOut>> {
-    let (vendor, ends) = vendor(&state, &provider)?;
-    if body.len() > vendor.info().notification_bytes {
-        return Err(ApiError::client(StatusCode::PAYLOAD_TOO_LARGE, "Notification too large"));
+    let (vendor, ends) = vendor(&state, &provider).await?;
+    let refused = || ApiError::unauthorized("Invalid webhook signature");
+    if !vendors::url_token_holds(vendor, &ends, params.string("token").as_deref()) {
+        return Err(refused());
     }
+    let body = read_body(&state, &headers, body, vendor.info().notification_bytes).await?;
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_string);
-    let token = params.string("token");
-    if !vendors::url_token_holds(vendor, &ends, token.as_deref())
-        || !vendor.webhook_verified(&ends, &header, &body)
-    {
-        return Err(ApiError::unauthorized("Invalid webhook signature"));
+    if !vendor.webhook_verified(&ends, &header, &body) {
+        return Err(refused());
     }
     let value = vendor
         .webhook_body(&body)
         .ok_or_else(|| ApiError::bad_request("The notification does not read"))?;
     let slug = vendor.provider().slug;
-    let mut queued = 0;
-    for notice in vendor.webhook_notices(&value) {
-        // A user of the vendor we do not know (disconnected since) gives nothing to do, and the
-        // vendor is told it arrived, or it would send it again.
+    let received = Json(NotifiedOut { received: true });
+    // A signature without a timestamp verifies for ever: a body seen before is not acted on
+    // again (forgotten when acting on it fails, so the vendor's retry is taken).
+    let replay = (vendor.info().proof == Proof::Signature).then(|| replay_key(&state, slug, &body));
+    if let Some(key) = &replay {
+        let mut redis = state.redis.clone();
+        let first: Option<String> = redis::cmd("SET")
+            .arg(key)
+            .arg(1)
+            .arg("NX")
+            .arg("EX")
+            .arg(vendors::REPLAY_WINDOW_SECONDS)
+            .query_async(&mut redis)
+            .await?;
+        if first.is_none() {
+            tracing::info!(provider = slug, "a notification seen before; ignored");
+            return Ok(received);
+        }
+    }
+    let acted = act(&state, slug, vendor.webhook_notices(&value)).await;
+    if let (Err(_), Some(key)) = (&acted, &replay) {
+        let mut redis = state.redis.clone();
+        let _: Result<(), _> = redis::cmd("DEL").arg(key).query_async(&mut redis).await;
+    }
+    acted.map(|()| received)
+}
+
+/// Stores what a notification's notices ask for. A vendor user no connection names (never
+/// connected, or disconnected since) gives nothing to do, and the vendor is told it arrived,
+/// or it would send it again.
+async fn act(state: &AppState, slug: &str, notices: Vec<Notice>) -> ApiResult<()> {
+    let (db, queue) = (&state.db, &state.queue);
+    for notice in notices {
         match notice {
             Notice::Pull(vendor_user, window) => {
-                for user in schema::connections::users_of(&state.db, slug, &vendor_user).await? {
-                    let (db, queue) = (&state.db, &state.queue);
-                    if vendors::pulls::enqueue_notified(db, queue, user, slug, window).await? {
-                        queued += 1;
-                    }
+                for user in schema::connections::users_of(db, slug, &vendor_user).await? {
+                    vendors::pulls::enqueue_notified(db, queue, user, slug, window).await?;
                 }
             }
             Notice::Data { user: vendor_user, collection, page } => {
-                for user in schema::connections::users_of(&state.db, slug, &vendor_user).await? {
-                    let (db, queue) = (&state.db, &state.queue);
+                for user in schema::connections::users_of(db, slug, &vendor_user).await? {
                     vendors::pulls::enqueue_pushed(db, queue, user, slug, collection, &page)
                         .await?;
-                    queued += 1;
                 }
             }
             Notice::Deregistered(vendor_user) => {
                 // The user removed the app at the vendor: checked by a durable job, which ends
-                // the connection only once the vendor refuses a fresh token too (some of these
-                // notices are unsigned, and the check must not hold up the vendor's request).
-                for user in schema::connections::users_of(&state.db, slug, &vendor_user).await? {
-                    let now = chrono::Utc::now();
-                    let kind = schema::vendor_pulls::PullKind::Deregistration;
-                    vendors::pulls::enqueue(&state.db, &state.queue, user, slug, (now, now), kind)
-                        .await?;
-                    queued += 1;
+                // the connection only once the vendor refuses a fresh token too; one check
+                // queued at a time.
+                for user in schema::connections::users_of(db, slug, &vendor_user).await? {
+                    vendors::pulls::enqueue_deregistration(db, queue, user, slug).await?;
                 }
             }
         }
     }
-    Ok(Json(NotifiedOut { queued }))
+    Ok(())
 }

@@ -8,6 +8,7 @@ use std::net::IpAddr;
 use std::time::Duration;
 
 use redis::aio::ConnectionManager;
+use sha2::Digest;
 
 /// The throttle's settings.
 #[derive(Debug, Clone)]
@@ -36,10 +37,12 @@ impl LoginThrottle {
         LoginThrottle { redis, prefix: format!("{prefix}:login-failures"), limits }
     }
 
-    /// The counters of an attempt, with the limit of each.
+    /// The counters of an attempt, with the limit of each. An account's key is the hash of its
+    /// name: whatever is typed as a username, a key costs Redis the same few bytes.
     fn keys(&self, a: &Attempt) -> Vec<(String, u32)> {
+        let account = sha2::Sha256::digest(a.account.trim().to_lowercase().as_bytes());
         let mut keys = vec![(
-            format!("{}:account:{}", self.prefix, a.account.trim().to_lowercase()),
+            format!("{}:account:{}", self.prefix, hex::encode(account)),
             self.limits.per_account,
         )];
         if let Some(ip) = a.address {

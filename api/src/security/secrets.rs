@@ -1,9 +1,16 @@
-//! Random secrets: API keys, refresh tokens, generated passwords and signing keys.
+//! Random secrets (API keys, refresh tokens, generated passwords and signing keys), and how
+//! they are compared.
 
 /// `n` random bytes as lowercase hex, from the thread's CSPRNG.
 pub fn random_hex(n: usize) -> String {
     let bytes: Vec<u8> = (0..n).map(|_| rand::random::<u8>()).collect();
     hex::encode(bytes)
+}
+
+/// Whether two secrets are equal, in time that does not depend on where they differ, so a
+/// secret cannot be guessed byte by byte from timings.
+pub fn same(a: &str, b: &str) -> bool {
+    a.len() == b.len() && a.bytes().zip(b.bytes()).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 /// Characters shown of an API key in listings: `sk-` and 8 hex digits.

@@ -1,7 +1,9 @@
 //! Signed access tokens (JWT, HS256 with the deployment's secret key).
 //!
 //! Developer tokens come from the login; SDK tokens are issued for one end user and carry
-//! `scope: "sdk"`. Both expire after the configured lifetime.
+//! `scope: "sdk"`. Both expire after the configured lifetime. A developer token also carries
+//! the developer's credential version (`cv`): a password change moves it on, which ends every
+//! token issued before.
 
 use chrono::Utc;
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
@@ -26,6 +28,22 @@ pub struct Claims {
     /// ends however often it is renewed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auth: Option<i64>,
+    /// The developer's credential version when the token was issued (absent: 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cv: i32,
+}
+
+fn is_zero(n: &i32) -> bool {
+    *n == 0
+}
+
+/// What a valid, unexpired token says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Verified {
+    pub subject: Uuid,
+    pub scope: Scope,
+    /// The credential version it was issued under.
+    pub version: i32,
 }
 
 pub struct TokenKeys {
@@ -52,20 +70,28 @@ impl TokenKeys {
         self.lifetime_seconds
     }
 
-    pub fn issue(
-        &self,
-        subject: Uuid,
-        scope: Scope,
-    ) -> Result<String, jsonwebtoken::errors::Error> {
-        self.issue_in_session(subject, scope, Utc::now().timestamp())
+    /// An SDK token for an end user.
+    pub fn issue_sdk(&self, user: Uuid) -> Result<String, jsonwebtoken::errors::Error> {
+        self.sign(user, Scope::Sdk, Utc::now().timestamp(), 0)
     }
 
-    /// A token of a session that began at `auth` (Unix seconds).
-    pub fn issue_in_session(
+    /// A developer token of a session that began at `began` (Unix seconds), under the
+    /// developer's credential `version`.
+    pub fn issue_developer(
+        &self,
+        developer: Uuid,
+        began: i64,
+        version: i32,
+    ) -> Result<String, jsonwebtoken::errors::Error> {
+        self.sign(developer, Scope::Developer, began, version)
+    }
+
+    fn sign(
         &self,
         subject: Uuid,
         scope: Scope,
         auth: i64,
+        cv: i32,
     ) -> Result<String, jsonwebtoken::errors::Error> {
         let now = Utc::now().timestamp();
         let claims = Claims {
@@ -74,15 +100,16 @@ impl TokenKeys {
             iat: now,
             exp: now + self.lifetime_seconds,
             auth: Some(auth),
+            cv,
         };
         jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &self.encoding)
     }
 
-    /// The subject and scope of a valid, unexpired token.
-    pub fn verify(&self, token: &str) -> Option<(Uuid, Scope)> {
+    /// What a valid, unexpired token says.
+    pub fn verify(&self, token: &str) -> Option<Verified> {
         let claims = self.claims(token)?;
         let subject = Uuid::parse_str(&claims.sub).ok()?;
-        Some((subject, claims.scope))
+        Some(Verified { subject, scope: claims.scope, version: claims.cv })
     }
 
     /// The claims of a valid, unexpired token.
@@ -101,14 +128,18 @@ mod tests {
     fn round_trip_and_rejections() {
         let keys = TokenKeys::new(b"0123456789abcdef0123456789abcdef", 60);
         let id = Uuid::now_v7();
-        let token = keys.issue(id, Scope::Sdk).unwrap_or_default();
-        assert_eq!(keys.verify(&token), Some((id, Scope::Sdk)));
+        let token = keys.issue_sdk(id).unwrap_or_default();
+        let sdk = Verified { subject: id, scope: Scope::Sdk, version: 0 };
+        assert_eq!(keys.verify(&token), Some(sdk));
+        let dev = keys.issue_developer(id, Utc::now().timestamp(), 3).unwrap_or_default();
+        let developer = Verified { subject: id, scope: Scope::Developer, version: 3 };
+        assert_eq!(keys.verify(&dev), Some(developer));
 
         let other = TokenKeys::new(b"another secret, another deployment", 60);
         assert_eq!(other.verify(&token), None, "signed with another key");
 
         let expired = TokenKeys::new(b"0123456789abcdef0123456789abcdef", -3600);
-        let old = expired.issue(id, Scope::Developer).unwrap_or_default();
+        let old = expired.issue_developer(id, Utc::now().timestamp(), 0).unwrap_or_default();
         assert_eq!(keys.verify(&old), None, "expired");
         assert_eq!(keys.verify("not.a.jwt"), None);
     }

@@ -1,7 +1,7 @@
 import { html } from "htm/preact";
 import { useState } from "preact/hooks";
 
-import { api } from "../api.js";
+import { api, changePassword } from "../api.js";
 import { Failure, useAction, useLoad } from "../ui.js";
 
 export function Account() {
@@ -13,9 +13,10 @@ export function Account() {
   const submit = async (e) => {
     e.preventDefault();
     setDone(false);
-    const ok = await run(() =>
-      api("/auth/password", { method: "POST", json: { current_password: current, new_password: next } }),
-    );
+    const ok = await run(async () => {
+      await changePassword(current, next);
+      return true;
+    });
     if (ok !== undefined) {
       setDone(true);
       setCurrent("");

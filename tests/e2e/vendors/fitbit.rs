@@ -57,8 +57,9 @@ fn webhook(signed: bool) -> Notification {
     Notification::json(&body, vec![("x-fitbit-signature", signature)])
 }
 
-fn deregistration() -> Notification {
-    let body = json!([{"collectionType": "userRevokedAccess", "date": "2019-01-03", "ownerId": "GGNJL9",
+fn deregistration(n: u32) -> Notification {
+    let date = format!("2019-01-{:02}", 3 + n);
+    let body = json!([{"collectionType": "userRevokedAccess", "date": date, "ownerId": "GGNJL9",
         "ownerType": "user", "subscriptionId": "1"}]);
     let mut mac = hmac::Hmac::<sha1::Sha1>::new_from_slice(format!("{CLIENT_SECRET}&").as_bytes())
         .expect("key");

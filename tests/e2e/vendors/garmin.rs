@@ -49,7 +49,7 @@ fn webhook(ours: bool) -> Notification {
     Notification::json(&body, vec![("garmin-client-id", client.into())])
 }
 
-fn deregistration() -> Notification {
+fn deregistration(_: u32) -> Notification {
     let body = json!({"deregistrations": [{"userId": "garmin-user-1"}]});
     Notification::json(&body, vec![("garmin-client-id", CLIENT_ID.into())])
 }

@@ -74,8 +74,9 @@ pub struct Case {
     pub handshakes: Vec<(&'static str, u16)>,
     /// A notification, signed or not.
     pub webhook: Option<fn(bool) -> Notification>,
-    /// The vendor's notice that the user removed the app, where it sends one.
-    pub deregistration: Option<fn() -> Notification>,
+    /// The vendor's notice that the user removed the app, where it sends one (the `n`th: each
+    /// differs, as a vendor's notices of two removals do).
+    pub deregistration: Option<fn(u32) -> Notification>,
     /// Whether the initial sync asks for history (Garmin's backfill) instead of pulling it.
     pub backfills: bool,
     /// The query the URL registered for notifications carries (`token=…`), where the vendor
@@ -191,23 +192,21 @@ impl Case {
     }
 }
 
-/// Authorizes and comes back with the vendor's code; returns the authorize URL's query.
+/// Authorizes, opens the link in a browser (which keeps the cookie it sets) and comes back from
+/// the vendor with its code; returns the vendor's authorize URL's query.
 async fn connect(app: &TestApp, key: &Auth, case: &Case, user: &str) -> HashMap<String, String> {
     let r = app.get(&format!("/api/v1/oauth/{}/authorize?user_id={user}", case.slug), key).await;
     assert_eq!(r.status, 200, "{}: {}", case.slug, r.body);
-    let url = r.str("authorization_url");
+    let browser = crate::util::Browser::new();
+    let url = browser.open(app, &r.str("authorization_url")).await;
     assert!(url.starts_with(&format!("{}?", case.authorize)), "{}: {url}", case.slug);
     let q = query(&url);
-    let browser = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .expect("client");
     let back = app.url(&format!(
         "/api/v1/oauth/{}/callback?code={CODE}&state={}",
         case.slug,
         r.str("state")
     ));
-    let r = browser.get(back).send().await.expect("callback");
+    let r = browser.get(&back).await;
     assert_eq!(r.status(), 303, "{}: {:?}", case.slug, r.text().await);
     let to = r.headers()["location"].to_str().unwrap_or_default().to_string();
     assert!(to.starts_with("/api/v1/oauth/success?"), "{}: {to}", case.slug);
@@ -322,9 +321,18 @@ pub async fn conformance(case: Case) {
             assert_eq!(app.count("select count(*) from vendor_pulls").await, before, "{slug}");
             let r = notify(&app, slug, case.hook_query, hook(true)).await;
             assert_eq!(r.status(), 200, "{slug}: {:?}", r.text().await);
+            assert_eq!(r.json::<Value>().await.ok(), Some(json!({"received": true})), "{slug}");
             let pulls = settled(&app).await;
             assert!(pulls.len() > 1, "{slug}: the notification queued nothing");
             assert!(pulls.iter().all(|p| p.0 == "done"), "{slug}: {pulls:?}");
+            // The same notification again: a signature without a time is remembered, so the
+            // copy is acknowledged and costs nothing; a timed one is refused once stale, and a
+            // URL token's vendor sends only pulls, which merge.
+            if vendors::by_slug(slug).map(|v| v.info().proof) == Some(vendors::Proof::Signature) {
+                let r = notify(&app, slug, case.hook_query, hook(true)).await;
+                assert_eq!(r.status(), 200, "{slug}: a replay");
+                assert_eq!(settled(&app).await.len(), pulls.len(), "{slug}: a replay queued");
+            }
         }
         None => {
             let r = notify(&app, slug, case.hook_query, Notification::json(&json!({}), Vec::new()))
@@ -421,7 +429,7 @@ pub async fn conformance(case: Case) {
     if let Some(notice) = case.deregistration {
         connect(&app, &key, &case, &user).await;
         settled(&app).await;
-        let r = notify(&app, slug, case.hook_query, notice()).await;
+        let r = notify(&app, slug, case.hook_query, notice(0)).await;
         assert_eq!(r.status(), 200, "{slug}");
         settled(&app).await;
         let list = app.get(&format!("/api/v1/users/{user}/connections"), &key).await;
@@ -431,7 +439,7 @@ pub async fn conformance(case: Case) {
             list.body
         );
         mock.refuse_tokens();
-        let r = notify(&app, slug, case.hook_query, notice()).await;
+        let r = notify(&app, slug, case.hook_query, notice(1)).await;
         assert_eq!(r.status(), 200, "{slug}");
         settled(&app).await;
         let list = app.get(&format!("/api/v1/users/{user}/connections"), &key).await;

@@ -1,5 +1,5 @@
 //! Strava's API v3 (`docs/vendors/strava.md`): credentials in the form, comma-separated scopes,
-//! pages until an empty one, the `hub.challenge` handshake, unsigned events checked for shape.
+//! pages until an empty one, the `hub.challenge` handshake, unsigned events sent to a URL with our token.
 
 use serde_json::json;
 
@@ -20,7 +20,8 @@ fn api() -> VendorApi {
 }
 
 fn webhook(real: bool) -> Notification {
-    // Strava signs nothing: what is refused is a body that is no event.
+    // Strava signs nothing: it posts to the URL registered with our token; what is refused
+    // besides is a body that is no event.
     let body = if real {
         json!({"aspect_type": "create", "event_time": 1773160000, "object_id": 154504250376_i64,
             "object_type": "activity", "owner_id": 134815, "subscription_id": 1, "updates": {}})
@@ -30,7 +31,7 @@ fn webhook(real: bool) -> Notification {
     Notification::json(&body, Vec::new())
 }
 
-fn deregistration() -> Notification {
+fn deregistration(_: u32) -> Notification {
     let body = json!({"aspect_type": "update", "event_time": 1773170000, "object_id": 134815,
         "object_type": "athlete", "owner_id": 134815, "subscription_id": 1, "updates": {"authorized": "false"}});
     Notification::json(&body, Vec::new())
@@ -56,7 +57,7 @@ async fn strava() {
         webhook: Some(webhook),
         deregistration: Some(deregistration),
         backfills: false,
-        hook_query: "",
+        hook_query: "token=STRAVA",
         expected: Expected {
             series: Vec::new(),
             // The list has no calories (only an activity's detail has).

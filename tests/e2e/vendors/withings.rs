@@ -65,7 +65,7 @@ fn webhook(real: bool) -> Notification {
     }
 }
 
-fn deregistration() -> Notification {
+fn deregistration(_: u32) -> Notification {
     let body = b"userid=363&appli=46&action=unlink".to_vec();
     Notification { headers: Vec::new(), body, content_type: "application/x-www-form-urlencoded" }
 }

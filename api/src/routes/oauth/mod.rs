@@ -1,20 +1,23 @@
-//! `/api/v1/oauth/{provider}/authorize` and `/callback`: connecting a user to a cloud vendor by
-//! OAuth 2. The state lives in Redis for 15 minutes and works once; the tokens are stored
-//! sealed under the master key. Unlike the reference, `authorize` needs credentials (an API key,
-//! a developer token or the user's own SDK token): otherwise anyone could attach their vendor
-//! account to any user id. A `redirect_uri` must be under `PUBLIC_URL` or an entry of
+//! `/api/v1/oauth/{provider}/authorize`, `/start` and `/callback`: connecting a user to a cloud
+//! vendor by OAuth 2. Unlike the reference, `authorize` needs credentials (an API key, a
+//! developer token or the user's own SDK token): otherwise anyone could attach their vendor
+//! account to any user id. The URL it hands out is `start`'s, which binds the flow to the
+//! browser that opens it first ([`pending`]): a callback from another browser is refused, so a
+//! link or a code cannot be carried to someone else's browser. The state works once; the
+//! tokens are stored sealed under the master key. A vendor account is connected to one user at
+//! a time. A `redirect_uri` must be under `PUBLIC_URL` or an entry of
 //! `OAUTH_REDIRECT_ALLOWLIST`, so the flow cannot be used as an open redirect.
+
+mod pending;
 
 use axum::Json;
 use axum::extract::{Path, State};
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
-use redis::AsyncCommands;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
-use uuid::Uuid;
 use vendors::{Endpoints, OAuthError, Vendor};
 
 use crate::AppState;
@@ -24,6 +27,7 @@ use crate::extract::{Query, SdkAuth};
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(authorize))
+        .routes(routes!(start))
         .routes(routes!(callback))
         .routes(routes!(success))
         .routes(routes!(failure))
@@ -31,22 +35,6 @@ pub fn router() -> OpenApiRouter<AppState> {
 
 /// How far back the sync queued at connection reaches.
 const INITIAL_DAYS: i64 = 30;
-
-/// How long a started authorization may take.
-const STATE_SECONDS: u64 = 15 * 60;
-
-/// What `authorize` keeps for `callback`, under the state.
-#[derive(Debug, Serialize, Deserialize)]
-struct Pending {
-    user_id: Uuid,
-    provider: String,
-    redirect_uri: Option<String>,
-    verifier: Option<String>,
-}
-
-fn state_key(state: &AppState, oauth_state: &str) -> String {
-    format!("{}:oauth_state:{oauth_state}", state.config.redis_key_prefix)
-}
 
 /// The vendor behind a path segment, usable here: 400 for a phone provider, an unknown name
 /// (wrong case included) or a vendor this deployment has not enabled.
@@ -60,12 +48,9 @@ async fn usable(
     let vendor = vendors::by_slug(raw)
         .ok_or_else(|| ApiError::bad_request(format!("Unknown provider: {raw}")))?;
     let slug = vendor.provider().slug;
-    let disabled = schema::provider_settings::all(&state.db)
-        .await?
-        .iter()
-        .any(|s| s.provider == slug && !s.is_enabled);
+    let enabled = schema::provider_settings::is_enabled(&state.db, slug).await?;
     match state.config.vendors.endpoints(slug) {
-        Some(ends) if !disabled => Ok((vendor, slug, ends.clone())),
+        Some(ends) if enabled => Ok((vendor, slug, ends.clone())),
         _ => Err(ApiError::bad_request(format!("Provider '{slug}' is not enabled"))),
     }
 }
@@ -88,12 +73,14 @@ fn allowed_redirect(state: &AppState, uri: &str) -> bool {
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct AuthorizeOut {
-    /// Send the user here.
+    /// Send the user's browser here, within five minutes: the service's own link, which works
+    /// once and goes on to the vendor.
     pub authorization_url: String,
     pub state: String,
 }
 
-/// Starts connecting a user to a cloud vendor: the URL to send the user to.
+/// Starts connecting a user to a cloud vendor: the URL to send the user to. The user may have
+/// five authorizations pending; starting a sixth forgets the oldest.
 #[utoipa::path(get, path = "/oauth/{provider}/authorize", tag = "oauth",
     params(("provider" = String, Path, description = "Lowercase provider identifier"),
            ("user_id" = String, Query, description = "The user's UUID"),
@@ -126,12 +113,69 @@ async fn authorize(
     }
     let started = vendors::oauth::start(vendor.oauth(), &ends, &callback_url(&state, slug))
         .map_err(|e| ApiError::Other(format!("the {slug} OAuth settings: {e}")))?;
-    let pending =
-        Pending { user_id, provider: slug.to_string(), redirect_uri, verifier: started.verifier };
-    let value = serde_json::to_string(&pending).map_err(|e| ApiError::Other(e.to_string()))?;
-    let mut redis = state.redis.clone();
-    let () = redis.set_ex(state_key(&state, &started.state), value, STATE_SECONDS).await?;
-    Ok(Json(AuthorizeOut { authorization_url: started.url, state: started.state }))
+    let flow = pending::Pending {
+        user_id,
+        provider: slug.to_string(),
+        redirect_uri,
+        verifier: started.verifier,
+        vendor_url: started.url,
+        created: chrono::Utc::now().timestamp(),
+    };
+    pending::keep(&state, &started.state, &flow).await?;
+    let query = url::form_urlencoded::Serializer::new(String::new())
+        .append_pair("state", &started.state)
+        .finish();
+    let public = state.config.public_url.trim_end_matches('/');
+    let authorization_url = format!("{public}/api/v1/oauth/{slug}/start?{query}");
+    Ok(Json(AuthorizeOut { authorization_url, state: started.state }))
+}
+
+/// The cookie that binds a flow to this browser (`value`), or clears it (`None`): sent back
+/// only to this provider's OAuth pages, never read by scripts, sent on the vendor's redirect
+/// back (a top-level navigation) but not on other sites' requests.
+fn binding_cookie(state: &AppState, slug: &str, value: Option<&str>) -> Option<HeaderValue> {
+    let secure = if state.config.public_url.starts_with("https:") { "; Secure" } else { "" };
+    let (value, age) = match value {
+        Some(v) => (v, pending::STATE_SECONDS),
+        None => ("", 0),
+    };
+    let name = pending::COOKIE;
+    HeaderValue::from_str(&format!(
+        "{name}={value}; Path=/api/v1/oauth/{slug}/; Max-Age={age}; HttpOnly; SameSite=Lax{secure}"
+    ))
+    .ok()
+}
+
+/// The link `authorize` hands out: binds the authorization to this browser, then sends it on
+/// to the vendor (303). It works once, within five minutes of `authorize`; otherwise the
+/// browser is sent to `/oauth/error`.
+#[utoipa::path(get, path = "/oauth/{provider}/start", tag = "oauth",
+    params(("provider" = String, Path), ("state" = String, Query)),
+    responses((status = 303, description = "On to the vendor, with the binding cookie set; or to /oauth/error")))]
+async fn start(
+    State(state): State<AppState>,
+    Path(provider): Path<String>,
+    Query(params): Query,
+) -> ApiResult<Response> {
+    let oauth_state = params.string("state");
+    params.finish()?;
+    let Some(oauth_state) = oauth_state else {
+        return Ok(to_error_page("Missing OAuth parameters"));
+    };
+    let (secret, vendor_url) = match pending::bind(&state, &oauth_state, &provider).await? {
+        Ok(bound) => bound,
+        Err(pending::Unbound::Expired) => {
+            return Ok(to_error_page("This link has expired; start connecting again"));
+        }
+        Err(pending::Unbound::Used) => {
+            return Ok(to_error_page("This link was opened already; start connecting again"));
+        }
+    };
+    let mut response = Redirect::to(&vendor_url).into_response();
+    if let Some(cookie) = binding_cookie(&state, &provider, Some(&secret)) {
+        response.headers_mut().insert(header::SET_COOKIE, cookie);
+    }
+    Ok(response)
 }
 
 fn to_error_page(message: &str) -> Response {
@@ -153,6 +197,22 @@ async fn callback(
     State(state): State<AppState>,
     Path(provider): Path<String>,
     Query(params): Query,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    let mut response = connect(&state, &provider, params, &headers).await?;
+    // The binding has served, whatever the outcome.
+    if let Some(cookie) = binding_cookie(&state, &provider, None) {
+        response.headers_mut().insert(header::SET_COOKIE, cookie);
+    }
+    Ok(response)
+}
+
+/// The callback's work: the code exchanged and the connection stored.
+async fn connect(
+    state: &AppState,
+    provider: &str,
+    params: crate::validate::Params,
+    headers: &HeaderMap,
 ) -> ApiResult<Response> {
     let code = params.string("code");
     let oauth_state = params.string("state");
@@ -169,22 +229,25 @@ async fn callback(
     let (Some(code), Some(oauth_state)) = (code, oauth_state) else {
         return Ok(to_error_page("Missing OAuth parameters"));
     };
-    let invalid = || ApiError::bad_request("Invalid or expired state parameter");
     // Taken and deleted at once: a state works once.
-    let mut redis = state.redis.clone();
-    let stored: Option<String> =
-        redis::cmd("GETDEL").arg(state_key(&state, &oauth_state)).query_async(&mut redis).await?;
-    let pending: Pending =
-        stored.and_then(|s| serde_json::from_str(&s).ok()).ok_or_else(invalid)?;
-    if pending.provider != provider {
-        return Err(invalid());
-    }
-    let (vendor, slug, ends) = usable(&state, &provider).await?;
+    let cookie = pending::cookie(headers, pending::COOKIE);
+    let pending = match pending::take(state, &oauth_state, provider, cookie).await? {
+        Ok(p) => p,
+        Err(pending::Refused::Invalid) => {
+            return Err(ApiError::bad_request("Invalid or expired state parameter"));
+        }
+        Err(pending::Refused::OtherBrowser) => {
+            return Err(ApiError::bad_request(
+                "This authorization was started in another browser; start connecting again",
+            ));
+        }
+    };
+    let (vendor, slug, ends) = usable(state, provider).await?;
     let tokens = vendors::oauth::exchange(
         &state.vendor_http,
         vendor.oauth(),
         &ends,
-        &callback_url(&state, slug),
+        &callback_url(state, slug),
         &code,
         pending.verifier.as_deref(),
     )
@@ -203,6 +266,17 @@ async fn callback(
         return Err(ApiError::user_not_found(pending.user_id));
     }
     let vendor_user = vendors::vendor_user_id(&state.vendor_http, vendor, &ends, &tokens).await;
+    // One user per vendor account: told before anything is registered at the vendor for it.
+    let taken = || {
+        let name = vendor.provider().name;
+        to_error_page(&format!("This {name} account is already connected to another user"))
+    };
+    if let Some(account) = vendor_user.as_deref() {
+        let client = state.db.client().await?;
+        if schema::connections::active_elsewhere(&client, slug, account, pending.user_id).await? {
+            return Ok(taken());
+        }
+    }
     // What the vendor needs done before it gives data (Polar registers the user), and the
     // notification subscriptions it takes per user.
     let hooks = vendors::webhook_url(&state.config.public_url, vendor, &ends);
@@ -230,7 +304,7 @@ async fn callback(
         scope: tokens.scope.as_deref(),
         provider_user_id: vendor_user.as_deref(),
     };
-    let (connection, new) = schema::connections::connect(
+    let (connection, new) = match schema::connections::connect(
         &state.db,
         &state.keys,
         pending.user_id,
@@ -238,7 +312,12 @@ async fn callback(
         &grant,
         state.config.outbox,
     )
-    .await?;
+    .await
+    {
+        Ok(made) => made,
+        Err(schema::Error::Conflict(schema::Conflict::VendorAccount)) => return Ok(taken()),
+        Err(e) => return Err(e.into()),
+    };
     tracing::info!(user = %pending.user_id, provider = slug, connection = %connection.id, new, "connected");
     if new {
         // The initial sync: the last month, queued as a durable pull (or a backfill request,

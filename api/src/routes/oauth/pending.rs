@@ -1,0 +1,179 @@
+//! Authorizations in progress, kept in Redis between `authorize`, `start` and `callback`.
+//!
+//! A flow is bound to the browser that opens its link first: `authorize` hands out a link to
+//! `start`, which works once, within [`START_SECONDS`], and sets a cookie whose hash the flow
+//! keeps; `callback` takes the flow (once) and wants that cookie back. A user has at most
+//! [`PER_USER`] flows pending: starting another forgets the oldest.
+
+use redis::AsyncCommands;
+use serde::{Deserialize, Serialize};
+use sha2::Digest;
+use uuid::Uuid;
+
+use crate::AppState;
+use crate::error::ApiResult;
+
+/// How long a started authorization may take, from `authorize` to `callback`.
+pub(super) const STATE_SECONDS: u64 = 15 * 60;
+/// How long the link `authorize` hands out may wait to be opened.
+pub(super) const START_SECONDS: i64 = 5 * 60;
+/// Authorizations one user may have pending at once.
+pub(super) const PER_USER: isize = 5;
+/// The cookie that binds a flow to its browser.
+pub(super) const COOKIE: &str = "wearhouse_oauth";
+
+/// What `authorize` keeps for `start` and `callback`, under the state.
+#[derive(Debug, Serialize, Deserialize)]
+pub(super) struct Pending {
+    pub user_id: Uuid,
+    pub provider: String,
+    pub redirect_uri: Option<String>,
+    pub verifier: Option<String>,
+    /// The vendor's authorization URL, where `start` sends the browser.
+    pub vendor_url: String,
+    /// When `authorize` made it (Unix seconds).
+    pub created: i64,
+}
+
+fn key(state: &AppState, what: &str, id: &str) -> String {
+    format!("{}:oauth_{what}:{id}", state.config.redis_key_prefix)
+}
+
+fn digest(secret: &str) -> String {
+    hex::encode(sha2::Sha256::digest(secret.as_bytes()))
+}
+
+/// Keeps a new flow under `oauth_state`; the user's oldest pending flows past [`PER_USER`] are
+/// forgotten.
+pub(super) async fn keep(state: &AppState, oauth_state: &str, pending: &Pending) -> ApiResult<()> {
+    let value =
+        serde_json::to_string(pending).map_err(|e| crate::error::ApiError::Other(e.to_string()))?;
+    let now = chrono::Utc::now().timestamp();
+    let mine = key(state, "user", &pending.user_id.to_string());
+    let mut redis = state.redis.clone();
+    let (_, _, _, _, evicted): ((), (), (), (), Vec<String>) = redis::pipe()
+        .set_ex(key(state, "state", oauth_state), value, STATE_SECONDS)
+        .zrembyscore(&mine, "-inf", now)
+        .zadd(&mine, oauth_state, now + STATE_SECONDS as i64)
+        .expire(&mine, STATE_SECONDS as i64)
+        // Every flow but the newest PER_USER, oldest first.
+        .zrange(&mine, 0, -(PER_USER + 1))
+        .query_async(&mut redis)
+        .await?;
+    if !evicted.is_empty() {
+        let mut pipe = redis::pipe();
+        pipe.zrem(&mine, &evicted).ignore();
+        for old in &evicted {
+            pipe.del(key(state, "state", old)).ignore().del(key(state, "browser", old)).ignore();
+        }
+        let () = pipe.query_async(&mut redis).await?;
+    }
+    Ok(())
+}
+
+/// Why a flow's link does not work.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Unbound {
+    /// Unknown, expired, for another provider, or not opened in time.
+    Expired,
+    /// Opened already (in this browser or another).
+    Used,
+}
+
+/// Binds the flow to a browser the first time its link is opened: the cookie value to set and
+/// where to send the browser.
+pub(super) async fn bind(
+    state: &AppState,
+    oauth_state: &str,
+    provider: &str,
+) -> ApiResult<Result<(String, String), Unbound>> {
+    let mut redis = state.redis.clone();
+    let stored: Option<String> = redis.get(key(state, "state", oauth_state)).await?;
+    let Some(pending) = stored.and_then(|s| serde_json::from_str::<Pending>(&s).ok()) else {
+        return Ok(Err(Unbound::Expired));
+    };
+    let age = chrono::Utc::now().timestamp() - pending.created;
+    if pending.provider != provider || !(0..=START_SECONDS).contains(&age) {
+        return Ok(Err(Unbound::Expired));
+    }
+    let secret = crate::security::secrets::random_hex(32);
+    let bound: Option<String> = redis::cmd("SET")
+        .arg(key(state, "browser", oauth_state))
+        .arg(digest(&secret))
+        .arg("NX")
+        .arg("EX")
+        .arg(STATE_SECONDS)
+        .query_async(&mut redis)
+        .await?;
+    Ok(match bound {
+        Some(_) => Ok((secret, pending.vendor_url)),
+        None => Err(Unbound::Used),
+    })
+}
+
+/// Why a callback's flow is refused.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Refused {
+    /// Unknown, expired, taken already, or for another provider.
+    Invalid,
+    /// The browser that came back is not the one that opened the link.
+    OtherBrowser,
+}
+
+/// Takes the flow (it works once) if `cookie` is the one its link set.
+pub(super) async fn take(
+    state: &AppState,
+    oauth_state: &str,
+    provider: &str,
+    cookie: Option<&str>,
+) -> ApiResult<Result<Pending, Refused>> {
+    let mut redis = state.redis.clone();
+    let (stored, bound): (Option<String>, Option<String>) = redis::pipe()
+        .cmd("GETDEL")
+        .arg(key(state, "state", oauth_state))
+        .cmd("GETDEL")
+        .arg(key(state, "browser", oauth_state))
+        .query_async(&mut redis)
+        .await?;
+    let Some(pending) = stored.and_then(|s| serde_json::from_str::<Pending>(&s).ok()) else {
+        return Ok(Err(Refused::Invalid));
+    };
+    let mine = key(state, "user", &pending.user_id.to_string());
+    let _: Result<(), _> = redis.zrem(&mine, oauth_state).await;
+    if pending.provider != provider {
+        return Ok(Err(Refused::Invalid));
+    }
+    let same = match (bound, cookie) {
+        (Some(bound), Some(cookie)) => crate::security::secrets::same(&bound, &digest(cookie)),
+        _ => false,
+    };
+    Ok(if same { Ok(pending) } else { Err(Refused::OtherBrowser) })
+}
+
+/// The value of cookie `name` in a request's `Cookie` headers.
+pub(super) fn cookie<'h>(headers: &'h axum::http::HeaderMap, name: &str) -> Option<&'h str> {
+    headers
+        .get_all(axum::http::header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v.trim())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cookie_is_found_among_others() {
+        let mut headers = axum::http::HeaderMap::new();
+        headers.append("cookie", "a=1; wearhouse_oauth=abc ; b=2".parse().expect("header"));
+        assert_eq!(cookie(&headers, COOKIE), Some("abc"));
+        assert_eq!(cookie(&headers, "b"), Some("2"));
+        assert_eq!(cookie(&headers, "wearhouse"), None);
+        headers.append("cookie", "c=3".parse().expect("header"));
+        assert_eq!(cookie(&headers, "c"), Some("3"));
+    }
+}
