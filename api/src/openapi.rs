@@ -16,7 +16,7 @@ use crate::routes;
 #[openapi(
     info(
         title = "wearhouse",
-        version = "0.1.1",
+        version = "0.2.0",
         description = "Health data of an application's end users: time series, workouts, sleep, \
                        menstrual cycles and activity, from mobile SDKs, Apple Health exports and \
                        cloud wearables."

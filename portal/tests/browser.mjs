@@ -70,6 +70,13 @@ try {
   await page.getByRole("button", { name: "Change password" }).click();
   await page.getByRole("alert").filter({ hasText: "Incorrect password" }).waitFor();
 
+  step("a password change keeps this session going (every other session ends)");
+  await page.getByLabel("Current password").fill(env("PASSWORD"));
+  await page.getByLabel("New password").fill("a-new-password-123");
+  await page.getByRole("button", { name: "Change password" }).click();
+  await page.getByRole("status").filter({ hasText: "The password was changed." }).waitFor();
+  await page.getByText(`Logged in as`).waitFor();
+
   step("create a user");
   await page.getByRole("link", { name: "Users" }).click();
   await page.getByLabel("New user's email").fill("ada@example.com");

@@ -230,7 +230,11 @@ async fn a_developer_changes_their_password_and_other_sessions_end() {
 /// whatever its length.
 #[tokio::test]
 async fn login_forms_are_bounded_and_throttle_keys_are_hashes() {
-    let app = TestApp::spawn_with(crate::util::Mode::ApiOnly, |_| {}).await;
+    let app = TestApp::spawn_with(crate::util::Mode::ApiOnly, |s| {
+        s.login_max_failures_per_account = 100;
+        s.login_max_failures_per_address = 100;
+    })
+    .await;
     let big = "x".repeat(16 << 10);
     let r = app.login(&big, "wrong").await;
     r.assert_error(413, "The login form is too large");

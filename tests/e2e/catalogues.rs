@@ -109,7 +109,7 @@ async fn openapi_document_and_docs_page() {
         "{}",
         r.body["openapi"]
     );
-    assert_eq!(r.body["info"]["version"], "0.1.1");
+    assert_eq!(r.body["info"]["version"], "0.2.0");
     let paths = r.body["paths"].as_object().expect("paths");
     for path in [
         "/api/v1/auth/login",
@@ -132,8 +132,14 @@ async fn openapi_document_and_docs_page() {
     assert_eq!(schemes["api_key"]["name"], "X-Service-API-Key");
     assert_eq!(schemes["bearer"]["flows"]["password"]["tokenUrl"], "/api/v1/auth/login");
 
+    // The docs page runs only its own script files and talks only to this service (issue 29).
     let docs = app.http.get(app.url("/docs/")).send().await.expect("docs");
     assert_eq!(docs.status(), 200);
+    let csp = docs.headers().get("content-security-policy").and_then(|v| v.to_str().ok());
+    let csp = csp.unwrap_or_default().to_string();
+    for part in ["script-src 'self';", "connect-src 'self';", "frame-ancestors 'none'"] {
+        assert!(csp.contains(part), "{part} in {csp:?}");
+    }
     assert!(docs.text().await.unwrap_or_default().contains("swagger"));
 }
 

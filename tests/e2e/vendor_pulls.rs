@@ -148,7 +148,7 @@ async fn app_with(vars: &[(&str, String)]) -> TestApp {
 }
 
 /// Connects `user` to `provider` with `access` (valid for a day) as the vendor's `vendor_user`.
-async fn connect_to(
+pub(crate) async fn connect_to(
     app: &TestApp,
     user: &str,
     provider: &str,
@@ -383,18 +383,20 @@ async fn oura_webhooks_verify_their_signature_and_queue_a_pull() {
 
     let r = send(event, "oura-secret").await;
     assert_eq!(r.status(), 200);
-    assert_eq!(r.json::<Value>().await.expect("json")["queued"], 1);
+    assert_eq!(r.json::<Value>().await.expect("json"), json!({"received": true}));
     let task: uuid::Uuid =
         app.db().await.query_one("select id from vendor_pulls", &[]).await.expect("pull").get(0);
     assert_eq!(pull_done(&app, &task.to_string()).await.0, "done");
     let sessions = format!("select count(*) from sleep_sessions where user_id = '{user}'");
     assert_eq!(app.count(&sessions).await, 1);
 
-    // A user Oura knows and we do not: acknowledged, nothing queued.
+    // A user Oura knows and we do not: acknowledged in the same words (the answer tells no one
+    // who is connected here), nothing queued.
     let stranger = json!({"event_type": "update", "data_type": "workout", "object_id": "x",
         "event_time": "2026-03-10T07:30:00+00:00", "user_id": "someone-else"});
     let r = send(stranger, "oura-secret").await;
-    assert_eq!(r.json::<Value>().await.expect("json")["queued"], 0);
+    assert_eq!(r.json::<Value>().await.expect("json"), json!({"received": true}));
+    assert_eq!(app.count("select count(*) from vendor_pulls").await, 1);
 }
 
 /// WHOOP's API: `records` pages of at most 25 with `next_token`, the client asked with

@@ -48,13 +48,16 @@ fn digest(secret: &str) -> String {
 pub(super) async fn keep(state: &AppState, oauth_state: &str, pending: &Pending) -> ApiResult<()> {
     let value =
         serde_json::to_string(pending).map_err(|e| crate::error::ApiError::Other(e.to_string()))?;
-    let now = chrono::Utc::now().timestamp();
+    // Scored by when each expires, in microseconds: flows started in the same second still
+    // come in order (exact in an f64 for thousands of years).
+    let now = chrono::Utc::now().timestamp_micros();
+    let expires = now + STATE_SECONDS as i64 * 1_000_000;
     let mine = key(state, "user", &pending.user_id.to_string());
     let mut redis = state.redis.clone();
     let (_, _, _, _, evicted): ((), (), (), (), Vec<String>) = redis::pipe()
         .set_ex(key(state, "state", oauth_state), value, STATE_SECONDS)
         .zrembyscore(&mine, "-inf", now)
-        .zadd(&mine, oauth_state, now + STATE_SECONDS as i64)
+        .zadd(&mine, oauth_state, expires)
         .expire(&mine, STATE_SECONDS as i64)
         // Every flow but the newest PER_USER, oldest first.
         .zrange(&mine, 0, -(PER_USER + 1))
