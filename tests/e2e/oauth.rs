@@ -318,7 +318,7 @@ async fn an_authorization_is_bound_to_its_browser_and_its_vendor_account_to_one_
     );
     let owners = "select user_id::text from connections where status = 'active'";
     let rows = app.db().await.query(owners, &[]).await.expect("connections");
-    assert_eq!(rows.iter().map(|r| r.get::<_, String>(0)).collect::<Vec<_>>(), [alice.clone()]);
+    assert_eq!(rows.iter().map(|r| r.get::<_, String>(0)).collect::<Vec<_>>(), [alice.as_str()]);
     assert_eq!(
         app.count("select count(*) from vendor_pulls").await,
         1,
