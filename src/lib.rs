@@ -5,3 +5,4 @@ pub mod app;
 pub mod config;
 pub mod import;
 pub mod reprocess;
+pub mod resubscribe;

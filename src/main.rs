@@ -45,6 +45,13 @@ enum Command {
         #[arg(long, value_parser = parse_since)]
         since: Option<chrono::DateTime<chrono::Utc>>,
     },
+    /// Make every active connection's notification subscriptions at a vendor again, with the
+    /// notification URL of now (after setting or changing `<VENDOR>_WEBHOOK_TOKEN`).
+    Resubscribe {
+        /// The vendor (e.g. `withings`).
+        #[arg(long)]
+        provider: String,
+    },
 }
 
 fn parse_since(s: &str) -> Result<chrono::DateTime<chrono::Utc>, String> {
@@ -65,6 +72,9 @@ async fn main() -> anyhow::Result<()> {
         }
         Some(Command::Reprocess { user, since }) => {
             wearhouse::reprocess::run(&settings, user, since).await
+        }
+        Some(Command::Resubscribe { provider }) => {
+            wearhouse::resubscribe::run(&settings, &provider).await
         }
         Some(Command::Worker) => app::work(&settings, shutdown).await,
         Some(Command::Serve) => app::serve(&settings, bind(&settings).await?, shutdown).await,

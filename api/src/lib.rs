@@ -104,8 +104,8 @@ pub struct AppState {
     pub direct_uploads: Arc<tokio::sync::Semaphore>,
     /// Places for open `/sync/stream` subscriptions.
     pub sync_streams: Arc<tokio::sync::Semaphore>,
-    /// KiB of vendor notification bodies being read at once.
-    pub notification_budget: Arc<tokio::sync::Semaphore>,
+    /// KiB of vendor notification bodies being read at once, per vendor.
+    pub notification_budgets: Arc<routes::vendor_webhooks::Budgets>,
     /// The one Redis subscription those streams share.
     pub sync_hub: Arc<sync_hub::SyncHub>,
     /// Talks to vendors' token endpoints (no redirects followed).
@@ -158,6 +158,7 @@ pub async fn build_state(
         redis.clone(),
         &config.redis_key_prefix,
         config.login_limits.clone(),
+        secret.as_bytes(),
     ));
     let direct_uploads = Arc::new(tokio::sync::Semaphore::new(config.direct_upload_concurrency));
     let sync_streams = Arc::new(tokio::sync::Semaphore::new(config.sync_stream_max_subscribers));
@@ -179,9 +180,7 @@ pub async fn build_state(
         logins,
         direct_uploads,
         sync_streams,
-        notification_budget: Arc::new(tokio::sync::Semaphore::new(
-            routes::vendor_webhooks::NOTIFICATION_BUDGET_KIB,
-        )),
+        notification_budgets: Arc::new(routes::vendor_webhooks::Budgets::new()),
         sync_hub,
         vendor_http: vendors::oauth::http_client()?,
         config: Arc::new(config),
@@ -228,7 +227,11 @@ pub fn router(state: AppState) -> Router {
         // A handler that panics (a bug) answers 500 in the contract's shape; the connection
         // and the process live on.
         .layer(CatchPanicLayer::custom(error::panic_response))
-        .layer(TraceLayer::new_for_http())
+        // Spans name the path, not the query: vendors' URL tokens and OAuth states travel
+        // there and stay out of the logs.
+        .layer(TraceLayer::new_for_http().make_span_with(|request: &axum::http::Request<_>| {
+            tracing::debug_span!("request", method = %request.method(), path = %request.uri().path())
+        }))
         .with_state(state)
 }
 

@@ -92,6 +92,19 @@ fn token_context(user_id: Uuid, provider: &str, which: &str) -> String {
     format!("connections:{user_id}:{provider}:{which}")
 }
 
+/// Every active connection to `provider`: the user and the vendor's id of them.
+pub async fn active_of(db: &Db, provider: &str) -> Result<Vec<(Uuid, Option<String>)>> {
+    let client = db.client().await?;
+    let rows = client
+        .query(
+            "select user_id, provider_user_id from connections
+             where provider = $1 and status = 'active' order by created_at",
+            &[&provider],
+        )
+        .await?;
+    rows.iter().map(|r| Ok((r.try_get(0)?, r.try_get(1)?))).collect()
+}
+
 /// Whether the vendor account `provider_user_id` is connected, and active, on a user other
 /// than `user_id`.
 pub async fn active_elsewhere(

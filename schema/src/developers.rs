@@ -60,19 +60,25 @@ pub async fn count(db: &Db) -> Result<i64> {
     Ok(client.query_one("select count(*) from developers", &[]).await?.try_get(0)?)
 }
 
-/// Replaces a developer's password hash and moves their credential version on (every token
-/// issued before stops working); returns the new version.
-pub async fn set_password(db: &Db, id: Uuid, password_hash: &str) -> Result<i32> {
+/// Replaces a developer's password hash and moves their credential version on from `version`
+/// (every token issued before stops working); returns the new version, or `None` when the
+/// version is no longer `version` (another change came first).
+pub async fn set_password(
+    db: &Db,
+    id: Uuid,
+    password_hash: &str,
+    version: i32,
+) -> Result<Option<i32>> {
     let client = db.client().await?;
     let row = client
-        .query_one(
+        .query_opt(
             "update developers set password_hash = $2, updated_at = now(),
                  credential_version = credential_version + 1
-             where id = $1 returning credential_version",
-            &[&id, &password_hash],
+             where id = $1 and credential_version = $3 returning credential_version",
+            &[&id, &password_hash, &version],
         )
         .await?;
-    Ok(row.try_get(0)?)
+    row.map(|r| r.try_get(0)).transpose().map_err(Into::into)
 }
 
 pub async fn insert(db: &Db, email: &str, password_hash: &str) -> Result<Developer> {

@@ -144,17 +144,18 @@ async fn lock_notices(client: &impl GenericClient, user_id: Uuid, provider: &str
     Ok(())
 }
 
-/// Queues a pull for a vendor's notification over `window`, or merges it into the fetch already
-/// queued for the user and provider by widening that pull's window, as long as the merged
-/// window spans at most `max_span` (a burst of notices makes one pull however their windows
-/// differ, and a stream of forged ones cannot grow a pull without bound). Returns the new
-/// pull's id, or `None` when the notice merged.
+/// Queues a pull for a vendor's notification over `window` (not to start before `not_before`,
+/// when given), or merges it into the fetch already queued for the user and provider by
+/// widening that pull's window, as long as the merged window spans at most `max_span` (a burst
+/// of notices makes one pull however their windows differ, and a stream of forged ones cannot
+/// grow a pull without bound). Returns the new pull's id, or `None` when the notice merged.
 pub async fn notified(
     db: &Db,
     user_id: Uuid,
     provider: &str,
     window: (DateTime<Utc>, DateTime<Utc>),
     max_span: chrono::Duration,
+    not_before: Option<DateTime<Utc>>,
 ) -> Result<Option<Uuid>> {
     let mut client = db.client().await?;
     let tx = client.transaction().await?;
@@ -178,7 +179,17 @@ pub async fn notified(
         .await?;
     let id = match merged {
         Some(_) => None,
-        None => Some(insert(&tx, user_id, provider, window, PullKind::Fetch).await?),
+        None => {
+            let id = Uuid::now_v7();
+            tx.execute(
+                "insert into vendor_pulls (id, user_id, provider, window_start, window_end,
+                     not_before)
+                 values ($1, $2, $3, $4, $5, coalesce($6, now()))",
+                &[&id, &user_id, &provider, &window.0, &window.1, &not_before],
+            )
+            .await?;
+            Some(id)
+        }
     };
     tx.commit().await?;
     Ok(id)
@@ -266,11 +277,11 @@ pub async fn insert_pushed(
     Ok(id)
 }
 
-/// The pull, locked for this transaction; `None` when it is gone or another worker holds it.
+/// The pull, locked for this transaction, once whoever holds it lets go (a notice widening
+/// it, for a moment; another worker storing it, which leaves it done); `None` when it is gone.
 pub async fn lock(client: &impl GenericClient, id: Uuid) -> Result<Option<Pull>> {
-    let row = client
-        .query_opt("select * from vendor_pulls where id = $1 for update skip locked", &[&id])
-        .await?;
+    let row =
+        client.query_opt("select * from vendor_pulls where id = $1 for update", &[&id]).await?;
     row.as_ref().map(from_row).transpose()
 }
 

@@ -138,7 +138,7 @@ async fn a_user_connects_oura_with_sealed_tokens_and_disconnects() {
     let started = browser.get(&start).await;
     assert_eq!(started.status(), 303);
     let cookie = started.headers()["set-cookie"].to_str().expect("cookie").to_string();
-    assert!(cookie.starts_with("wearhouse_oauth="), "{cookie}");
+    assert!(cookie.starts_with("wearhouse_oauth_"), "{cookie}");
     for part in ["Path=/api/v1/oauth/oura/", "HttpOnly", "SameSite=Lax", "Max-Age=900"] {
         assert!(cookie.contains(part), "{cookie}: {part}");
     }

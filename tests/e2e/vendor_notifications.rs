@@ -153,12 +153,13 @@ async fn forged_notices_are_refused_and_bursts_make_one_pull() {
     r.assert_error(400, "Provider 'strava' is not enabled");
 }
 
-/// Strava's activity list, slow (so a notice can arrive while a pull reads it), counting calls
-/// and keeping the windows asked.
+/// Strava's activity list, whose first answer waits until the test lets it go (so a notice
+/// arrives while a pull reads), counting calls and keeping the windows asked.
 #[derive(Default)]
 struct SlowStrava {
     calls: AtomicUsize,
     windows: std::sync::Mutex<Vec<(i64, i64)>>,
+    release: tokio::sync::Notify,
 }
 
 async fn slow_activities(
@@ -169,8 +170,9 @@ async fn slow_activities(
     if let Ok(mut w) = s.windows.lock() {
         w.push((n("after"), n("before")));
     }
-    s.calls.fetch_add(1, Ordering::SeqCst);
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    if s.calls.fetch_add(1, Ordering::SeqCst) == 0 {
+        let _ = tokio::time::timeout(Duration::from_secs(30), s.release.notified()).await;
+    }
     axum::Json(json!([]))
 }
 
@@ -202,6 +204,7 @@ async fn a_notice_during_a_pull_is_pulled_after_it() {
     assert_eq!(strava.calls.load(Ordering::SeqCst), 1, "the first pull is reading");
     let (status, _) = post(&app, &strava_hook(Some(TOKEN)), activity(ATHLETE, now)).await;
     assert_eq!(status, 200);
+    strava.release.notify_one();
 
     let pulls = "select count(*) from vendor_pulls where status = 'done'";
     for _ in 0..400 {
@@ -236,7 +239,9 @@ async fn a_notice_during_a_pull_is_pulled_after_it() {
 /// A body that sends its first bytes and then nothing: a server that waits for all of it never
 /// answers.
 fn stalled(declared: Option<u64>) -> reqwest::RequestBuilder {
-    let first = futures::stream::once(async { Ok::<_, std::io::Error>(vec![b'{'; 16 * 1024]) });
+    let first_len = declared.map_or(16 * 1024, |n| n.min(16 * 1024) as usize / 2);
+    let first =
+        futures::stream::once(async move { Ok::<_, std::io::Error>(vec![b'{'; first_len]) });
     let body = reqwest::Body::wrap_stream(first.chain(futures::stream::pending()));
     let request = reqwest::Client::new().post("http://placeholder.invalid").body(body);
     match declared {
@@ -292,4 +297,159 @@ async fn a_body_is_read_only_when_it_can_be_worth_it() {
         .expect("notify");
     assert_eq!(r.status(), 413);
     assert_eq!(app.count("select count(*) from vendor_pulls").await, 0);
+}
+
+/// The service with the signing vendors configured: Fitbit, Polar and Oura.
+async fn signed_app() -> TestApp {
+    let vars = [
+        ("FITBIT_CLIENT_ID", "fitbit-app"),
+        ("FITBIT_CLIENT_SECRET", "fitbit-secret"),
+        ("POLAR_CLIENT_ID", "polar-app"),
+        ("POLAR_CLIENT_SECRET", "polar-secret"),
+        ("POLAR_WEBHOOK_SECRET", "polar-signing-key"),
+        ("OURA_CLIENT_ID", "oura-app"),
+        ("OURA_CLIENT_SECRET", "oura-secret"),
+    ];
+    let vars = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    TestApp::spawn_with(Mode::ApiOnly, |s| s.vendor_variables = Some(vars)).await
+}
+
+async fn post_signed(
+    app: &TestApp,
+    slug: &str,
+    body: &str,
+    headers: &[(&str, String)],
+) -> (u16, Value) {
+    let mut request = app
+        .http
+        .post(app.url(&format!("/api/v1/providers/{slug}/webhooks")))
+        .header("content-type", "application/json")
+        .body(body.to_string());
+    for (name, value) in headers {
+        request = request.header(*name, value);
+    }
+    let r = request.send().await.expect("notify");
+    let status = r.status().as_u16();
+    (status, r.json().await.unwrap_or(Value::Null))
+}
+
+/// Signatures without a time (Fitbit's here) verify for ever: the same body within five minutes
+/// adds no work now — it merges into the queued pull, or waits for the window to end — and
+/// Fitbit's repeat of a day's notice is still pulled. Polar's unsigned pings write nothing.
+/// Oura's timestamp must read as a time within ten minutes. A body that stops coming is
+/// answered 408 at the deadline.
+#[tokio::test]
+async fn signed_notices_are_fresh_and_acted_on_once_a_window() {
+    use base64::Engine;
+    use hmac::Mac;
+    let app = signed_app().await;
+    let key = app.api_key().await;
+    let user = app.user(&key, json!({})).await;
+    connect_to(&app, &user, "fitbit", "fitbit-access", Some("GGNJL9")).await;
+    let today = chrono::Utc::now().date_naive().to_string();
+    let body = json!([{"collectionType": "activities", "date": today, "ownerId": "GGNJL9",
+        "ownerType": "user", "subscriptionId": "1"}])
+    .to_string();
+    let mut mac = hmac::Hmac::<sha1::Sha1>::new_from_slice(b"fitbit-secret&").expect("key");
+    mac.update(body.as_bytes());
+    let signature = base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes());
+    let fitbit = [("x-fitbit-signature", signature)];
+    let pulls = "select count(*) from vendor_pulls";
+    assert_eq!(post_signed(&app, "fitbit", &body, &fitbit).await, (200, json!({"received": true})));
+    assert_eq!(app.count(pulls).await, 1);
+    assert_eq!(post_signed(&app, "fitbit", &body, &fitbit).await, (200, json!({"received": true})));
+    assert_eq!(app.count(pulls).await, 1, "merged into the queued pull");
+    app.db().await.batch_execute("update vendor_pulls set status = 'done'").await.expect("done");
+    assert_eq!(post_signed(&app, "fitbit", &body, &fitbit).await.0, 200);
+    let later = "select count(*) from vendor_pulls
+                 where status = 'queued' and not_before > now() + interval '4 minutes'";
+    assert_eq!(app.count(later).await, 1, "the same body again: pulled when the window ends");
+
+    // Polar's pings are taken unsigned and ask for nothing: they leave nothing behind.
+    for i in 0..20 {
+        let ping =
+            json!({"event": "PING", "timestamp": "2026-03-10T07:30:00Z", "pad": i}).to_string();
+        let r = post_signed(&app, "polar", &ping, &[("polar-webhook-event", "PING".into())]).await;
+        assert_eq!(r, (200, json!({"received": true})));
+    }
+    let mut redis = app.redis().await;
+    let pattern = format!("{}:vendor_notice:*", app.settings.redis_key_prefix);
+    let kept: Vec<String> =
+        redis::cmd("KEYS").arg(&pattern).query_async(&mut redis).await.expect("keys");
+    assert_eq!(kept.len(), 1, "only Fitbit's notice is remembered: {kept:?}");
+
+    // Oura: a timestamp that is no time, or an hour old, is refused; a fresh one is taken.
+    let event = json!({"event_type": "create", "data_type": "sleep", "object_id": "n",
+        "event_time": "2026-03-10T07:30:00+00:00", "user_id": "nobody"})
+    .to_string();
+    let signed = |timestamp: String| {
+        let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(b"oura-secret").expect("key");
+        mac.update(timestamp.as_bytes());
+        mac.update(event.as_bytes());
+        let signature = hex::encode_upper(mac.finalize().into_bytes());
+        [("x-oura-signature", signature), ("x-oura-timestamp", timestamp)]
+    };
+    let now = chrono::Utc::now().timestamp();
+    for stale in ["soon".to_string(), (now - 3600).to_string()] {
+        let r = post_signed(&app, "oura", &event, &signed(stale.clone())).await;
+        assert_eq!(r.0, 401, "timestamp {stale}");
+    }
+    assert_eq!(post_signed(&app, "oura", &event, &signed(now.to_string())).await.0, 200);
+
+    // A body announced as 1,000 bytes that stops after 500: 408 at the deadline (10 s).
+    let mut request = stalled(Some(1000)).build().expect("request");
+    *request.url_mut() =
+        reqwest::Url::parse(&app.url("/api/v1/providers/fitbit/webhooks")).expect("url");
+    let r = tokio::time::timeout(Duration::from_secs(30), app.http.execute(request))
+        .await
+        .expect("answered at the deadline")
+        .expect("response");
+    assert_eq!(r.status(), 408);
+}
+
+/// Withings' per-user subscriptions made before `WITHINGS_WEBHOOK_TOKEN` was set point at a URL
+/// whose notifications are now refused: `wearhouse resubscribe` makes them again with the token.
+#[tokio::test]
+async fn resubscribe_makes_the_subscriptions_again_with_the_token() {
+    let calls = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let log = calls.clone();
+    let notify = move |axum::extract::Form(form): axum::extract::Form<
+        std::collections::HashMap<String, String>,
+    >| {
+        let log = log.clone();
+        async move {
+            if let Ok(mut l) = log.lock() {
+                let field = |k: &str| form.get(k).cloned().unwrap_or_default();
+                l.push(format!("{} {} {}", field("action"), field("appli"), field("callbackurl")));
+            }
+            axum::Json(json!({"status": 0, "body": {}}))
+        }
+    };
+    let api = axum::Router::new().route("/notify", axum::routing::post(notify));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let base = format!("http://{}", listener.local_addr().expect("addr"));
+    tokio::spawn(async move { axum::serve(listener, api).await });
+
+    let app = TestApp::spawn_with(Mode::ApiOnly, |_| {}).await;
+    let key = app.api_key().await;
+    let user = app.user(&key, json!({})).await;
+    connect_to(&app, &user, "withings", "withings-access", Some("363")).await;
+    let out = app
+        .binary(&["resubscribe", "--provider", "withings"])
+        .env("WITHINGS_CLIENT_ID", "withings-app")
+        .env("WITHINGS_CLIENT_SECRET", "withings-secret")
+        .env("WITHINGS_API_URL", &base)
+        .env("WITHINGS_WEBHOOK_TOKEN", "withings-url-token")
+        .stdout(std::process::Stdio::piped())
+        .output()
+        .await
+        .expect("resubscribe");
+    let said = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(out.status.success(), "{said}");
+    assert!(said.contains("resubscribed 1 withings connection(s)"), "{said}");
+    let made = calls.lock().map(|c| c.clone()).unwrap_or_default();
+    let hook = "http://127.0.0.1:8000/api/v1/providers/withings/webhooks?token=withings-url-token";
+    let want: Vec<String> =
+        ["1", "2", "4", "16", "44", "46"].iter().map(|a| format!("subscribe {a} {hook}")).collect();
+    assert_eq!(made, want);
 }

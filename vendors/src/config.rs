@@ -22,7 +22,17 @@ impl VendorConfig {
         let mut configured = BTreeMap::new();
         for vendor in VENDORS {
             if let Some(ends) = endpoints(*vendor, &var) {
-                configured.insert(vendor.provider().slug, ends);
+                let slug = vendor.provider().slug;
+                if vendor.info().proof == crate::Proof::UrlToken && ends.webhook_token.is_none() {
+                    let variable = format!("{}_WEBHOOK_TOKEN", slug.to_ascii_uppercase());
+                    tracing::warn!(
+                        provider = slug,
+                        "{variable} is not set: every notification from {slug} is refused \
+                         (it signs nothing); set it and register the notification URL with \
+                         ?token=<it>"
+                    );
+                }
+                configured.insert(slug, ends);
             }
         }
         VendorConfig { configured }

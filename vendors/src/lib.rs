@@ -10,6 +10,7 @@ pub mod oauth;
 pub mod oura;
 mod polar;
 pub mod pulls;
+pub mod resubscribe;
 mod strava;
 mod suunto;
 pub mod tokens;
@@ -63,8 +64,7 @@ pub enum Proof {
     /// (Oura, WHOOP).
     TimedSignature,
     /// A signature over the body alone: a replayed body would verify for ever, so a body seen
-    /// before (within [`REPLAY_WINDOW_SECONDS`]) is acknowledged and ignored (Fitbit, Suunto,
-    /// Polar).
+    /// within [`REPLAY_WINDOW_SECONDS`] is acknowledged and ignored (Fitbit, Suunto, Polar).
     Signature,
     /// The vendor signs nothing: notifications are sent to a URL with `?token=` and
     /// `<VENDOR>_WEBHOOK_TOKEN`, registered so at the vendor; without the setting every
@@ -75,8 +75,11 @@ pub enum Proof {
 }
 
 /// How long a signed body without a timestamp is remembered, so that a captured notification
-/// cannot be sent again: a day, longer than any vendor retries one.
-pub const REPLAY_WINDOW_SECONDS: u64 = 24 * 3600;
+/// replayed costs at most one pull in this time. Short, because vendors send the same bytes
+/// again for new data: Fitbit's notice names only the user, the collection and the day, so a
+/// second sync of the same day is the same body; one within the window merges into the pull
+/// the first queued (or was read by it), one after it is acted on.
+pub const REPLAY_WINDOW_SECONDS: u64 = 5 * 60;
 
 /// How a vendor gives a user's history.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -217,21 +217,26 @@ fn notified_window((start, end): Window, now: chrono::DateTime<Utc>) -> Window {
 
 /// Queues a pull for a vendor's notification, or widens the one queued for the user and
 /// vendor to take it in (merged windows span at most `NOTIFIED_DAYS`); whether a pull was
-/// added.
+/// added. A pull added with a `delay` waits that long (the sweeper announces it when due).
 pub async fn enqueue_notified(
     db: &Db,
     queue: &JobQueue,
-    user_id: Uuid,
-    provider: &str,
+    (user_id, provider): (Uuid, &str),
     window: Window,
+    delay: Option<std::time::Duration>,
 ) -> Result<bool, schema::Error> {
-    let window = notified_window(window, Utc::now());
+    let now = Utc::now();
+    let window = notified_window(window, now);
     let span = chrono::Duration::days(NOTIFIED_DAYS);
-    let Some(id) = schema::vendor_pulls::notified(db, user_id, provider, window, span).await?
+    let not_before = delay.and_then(|d| chrono::Duration::from_std(d).ok()).map(|d| now + d);
+    let Some(id) =
+        schema::vendor_pulls::notified(db, user_id, provider, window, span, not_before).await?
     else {
         return Ok(false);
     };
-    announce(queue, id).await;
+    if not_before.is_none() {
+        announce(queue, id).await;
+    }
     Ok(true)
 }
 
@@ -654,10 +659,15 @@ impl Puller {
     ) -> Result<(), schema::Error> {
         let mut client = self.db.client().await?;
         let tx = client.transaction().await?;
-        if !schema::vendor_pulls::finish(&tx, pull.id, PullStatus::Failed, Some(why)).await? {
+        let locked = match schema::vendor_pulls::lock(&tx, pull.id).await? {
+            Some(p) if p.status == PullStatus::Queued => p,
             // Ended meanwhile by another worker: its run stands.
-            return Ok(());
-        }
+            _ => return Ok(()),
+        };
+        // What a notification added while this window was read is not lost with it.
+        let read = (pull.window_start, pull.window_end);
+        let widened = schema::vendor_pulls::split_widened(&tx, &locked, read).await?;
+        schema::vendor_pulls::finish(&tx, pull.id, PullStatus::Failed, Some(why)).await?;
         let finish = Finish {
             status: RunStatus::Failed,
             message: format!("{} pull failed", pull.provider),
@@ -668,6 +678,9 @@ impl Puller {
         };
         let run = record_run(&tx, pull, &finish).await?;
         tx.commit().await?;
+        if let Some(next) = widened {
+            announce(&self.queue, next).await;
+        }
         tracing::warn!(pull = %pull.id, why, "pull failed");
         self.queue.publish_sync(pull.user_id, &ingest::process::status_event(&run)).await;
         Ok(())

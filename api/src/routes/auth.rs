@@ -64,6 +64,14 @@ pub struct DeveloperOut {
 
 const WRONG_LOGIN: &str = "Incorrect email or password";
 
+fn too_many_failures(wait: u64) -> ApiError {
+    ApiError::Later {
+        status: StatusCode::TOO_MANY_REQUESTS,
+        detail: format!("Too many failed login attempts; try again in {wait} seconds"),
+        retry_after: wait,
+    }
+}
+
 /// Exchanges a developer's email and password for a bearer token. Any problem with the form is
 /// answered like a wrong password, so the endpoint tells nothing about which accounts exist; a
 /// username longer than 320 characters is one. A form over 4 KiB is 413.
@@ -101,11 +109,7 @@ async fn login(
     }
     let attempt = Attempt { account: username.clone(), address };
     if let Some(wait) = state.logins.blocked(&attempt).await {
-        return Err(ApiError::Later {
-            status: StatusCode::TOO_MANY_REQUESTS,
-            detail: format!("Too many failed login attempts; try again in {wait} seconds"),
-            retry_after: wait,
-        });
+        return Err(too_many_failures(wait));
     }
     let developer = schema::developers::find_by_email(&state.db, username.trim()).await?;
     let hash = developer.as_ref().map(|d| d.password_hash.clone());
@@ -172,16 +176,19 @@ pub struct PasswordIn {
 
 /// Changes the developer's password (the current one is asked again) and ends every other
 /// session: tokens issued before no longer work, and the answer is a new token for this
-/// session. A wrong current password is 400 `Incorrect password`; a new one shorter than 10
-/// characters 422.
+/// session. A wrong current password is 400 `Incorrect password`, counted like a failed login
+/// (429 past the limit); a new one shorter than 10 characters 422; a session ended meanwhile by
+/// another change 401.
 #[utoipa::path(post, path = "/auth/password", tag = "auth",
     request_body = PasswordIn,
     responses((status = 200, body = LoginOut), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
-              (status = 422, body = ValidationBody), (status = 503, body = ErrorBody)),
+              (status = 422, body = ValidationBody), (status = 429, body = ErrorBody),
+              (status = 503, body = ErrorBody)),
     security(("bearer" = [])))]
 async fn change_password(
     State(state): State<AppState>,
     DeveloperAuth(dev): DeveloperAuth,
+    ClientAddr(address): ClientAddr,
     headers: axum::http::HeaderMap,
     crate::extract::ApiJson(body): crate::extract::ApiJson<PasswordIn>,
 ) -> ApiResult<Json<LoginOut>> {
@@ -198,20 +205,31 @@ async fn change_password(
         detail: "Too many logins at once; try again in a moment".into(),
         retry_after: 1,
     };
+    // A stolen token guessing the password it would then change is throttled like a login.
+    let attempt = Attempt { account: dev.email.clone(), address };
+    if let Some(wait) = state.logins.blocked(&attempt).await {
+        return Err(too_many_failures(wait));
+    }
     let ok = passwords::verify_on(&state.hashes, body.current_password, Some(dev.password_hash))
         .await
         .map_err(busy)?;
     if !ok {
+        state.logins.failed(&attempt).await;
         return Err(ApiError::bad_request("Incorrect password"));
     }
     let new = body.new_password;
     let hash = state.hashes.run(move || passwords::hash(&new)).await.map_err(busy)?;
     let hash = hash.map_err(|e| ApiError::Other(format!("hashing a password: {e}")))?;
-    let version = schema::developers::set_password(&state.db, dev.id, &hash).await?;
+    // Only under the version this session was checked against: a change made meanwhile by
+    // another session ended this one.
+    let version =
+        schema::developers::set_password(&state.db, dev.id, &hash, dev.credential_version)
+            .await?
+            .ok_or_else(|| ApiError::bearer_unauthorized("Could not validate credentials"))?;
     // This session goes on (from when it began), under the new version.
     let began = crate::extract::bearer_token(&headers)
         .and_then(|t| state.tokens.claims(t))
-        .and_then(|c| c.auth)
+        .map(|c| c.auth.unwrap_or(c.iat))
         .unwrap_or_else(|| Utc::now().timestamp());
     session_token(&state, dev.id, began, version)
 }

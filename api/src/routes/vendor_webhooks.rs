@@ -5,12 +5,13 @@
 //! before answering 2xx: pulls the worker fetches after, or the data itself where the vendor
 //! pushes it, kept as the pull's page.
 //!
-//! Nothing anonymous costs work before it is known to be worth it: the vendor is known, enabled
-//! and configured and the URL token checked before a byte of the body is read; bodies are read
-//! up to the vendor's own bound (413 past it, at once when `Content-Length` says so) within a
-//! budget of bytes shared by every notification at once; a signed body seen before is not
-//! acted on again. The answer is the same whatever the notification names, so it tells no one
-//! whether a vendor account is connected here.
+//! Nothing anonymous costs work before it is known to be worth it: the vendor is known and
+//! configured and the URL token checked before anything else (a database read, a byte of the
+//! body); bodies are read up to the vendor's own bound (413 past it, at once when
+//! `Content-Length` says so), within a deadline and a budget of bytes per vendor, so a flood
+//! at one vendor's receiver neither fills memory nor holds up another's; a signed body seen
+//! lately is not acted on at once again. The answer is the same whatever the notification
+//! names, so it tells no one whether a vendor account is connected here.
 
 use std::time::Duration;
 
@@ -31,11 +32,38 @@ use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::extract::Query;
 use vendors::{Handshake, Notice, Proof};
 
-/// Bytes of notification bodies read at once, over every vendor (in KiB, the budget's unit): a
-/// flood of large posts waits for room instead of filling memory.
-pub const NOTIFICATION_BUDGET_KIB: usize = 64 * 1024;
-/// How long a notification waits for room in the budget before it is answered 503.
+/// How long a notification's body may take to arrive.
+const READ_DEADLINE: Duration = Duration::from_secs(10);
+/// How long a notification waits for room in its vendor's budget before it is answered 503.
 const BUDGET_WAIT: Duration = Duration::from_secs(5);
+
+/// Bytes of notification bodies being read at once, per vendor (in KiB): sixteen of the
+/// vendor's largest notifications, between 1 MiB and 64 MiB (Garmin's pushes). A body of
+/// unknown length holds its vendor's bound until it is read.
+pub struct Budgets(std::collections::BTreeMap<&'static str, tokio::sync::Semaphore>);
+
+impl Budgets {
+    pub fn new() -> Budgets {
+        let kib = |bytes: usize| (16 * bytes / 1024).clamp(1024, 64 * 1024);
+        Budgets(
+            vendors::VENDORS
+                .iter()
+                .map(|v| {
+                    (
+                        v.provider().slug,
+                        tokio::sync::Semaphore::new(kib(v.info().notification_bytes)),
+                    )
+                })
+                .collect(),
+        )
+    }
+}
+
+impl Default for Budgets {
+    fn default() -> Budgets {
+        Budgets::new()
+    }
+}
 
 pub fn router() -> OpenApiRouter<AppState> {
     // The body is read by `notify` itself, after the vendor is known: no body limit layer.
@@ -44,9 +72,8 @@ pub fn router() -> OpenApiRouter<AppState> {
 }
 
 /// The vendor behind a path segment, able to send notifications here: 400 for an unknown
-/// name, a vendor without notifications, or one this deployment has not configured or a
-/// developer has disabled.
-async fn vendor(
+/// name, a vendor without notifications, or one this deployment has not configured.
+fn vendor(
     state: &AppState,
     raw: &str,
 ) -> ApiResult<(&'static dyn vendors::Vendor, vendors::Endpoints)> {
@@ -55,13 +82,21 @@ async fn vendor(
     if vendor.info().proof == Proof::None {
         return Err(ApiError::bad_request(format!("Provider '{raw}' does not send webhooks")));
     }
-    let slug = vendor.provider().slug;
-    let not_enabled = || ApiError::bad_request(format!("Provider '{raw}' is not enabled"));
-    let ends = state.config.vendors.endpoints(slug).ok_or_else(not_enabled)?;
-    if !schema::provider_settings::is_enabled(&state.db, slug).await? {
-        return Err(not_enabled());
-    }
+    let ends =
+        state.config.vendors.endpoints(vendor.provider().slug).ok_or_else(|| not_enabled(raw))?;
     Ok((vendor, ends.clone()))
+}
+
+fn not_enabled(raw: &str) -> ApiError {
+    ApiError::bad_request(format!("Provider '{raw}' is not enabled"))
+}
+
+/// 400 when a developer disabled the vendor: its notifications are not taken.
+async fn ensure_enabled(state: &AppState, slug: &'static str) -> ApiResult<()> {
+    match schema::provider_settings::is_enabled(&state.db, slug).await? {
+        true => Ok(()),
+        false => Err(not_enabled(slug)),
+    }
 }
 
 /// The vendor's verification handshake.
@@ -77,7 +112,8 @@ async fn verify(
     Path(provider): Path<String>,
     Query(params): Query,
 ) -> ApiResult<Response> {
-    let (vendor, ends) = vendor(&state, &provider).await?;
+    let (vendor, ends) = vendor(&state, &provider)?;
+    ensure_enabled(&state, vendor.provider().slug).await?;
     let query = |name: &str| params.string(name);
     match vendor.webhook_challenge(&ends, &query) {
         Handshake::Json(answer) => Ok(Json(answer).into_response()),
@@ -99,9 +135,10 @@ fn too_large() -> ApiError {
     ApiError::client(StatusCode::PAYLOAD_TOO_LARGE, "Notification too large")
 }
 
-/// A notification's body, read within the vendor's bound and the shared budget.
+/// A notification's body, read within the vendor's bound, its budget and the deadline.
 async fn read_body(
     state: &AppState,
+    slug: &str,
     headers: &HeaderMap,
     body: Body,
     limit: usize,
@@ -121,14 +158,22 @@ async fn read_body(
         detail: "Too many notifications at once; send it again".into(),
         retry_after: 5,
     };
-    let _room = tokio::time::timeout(BUDGET_WAIT, state.notification_budget.acquire_many(kib))
+    let budget = state.notification_budgets.0.get(slug).ok_or_else(busy)?;
+    let _room = tokio::time::timeout(BUDGET_WAIT, budget.acquire_many(kib))
         .await
         .map_err(|_| busy())?
         .map_err(|_| busy())?;
-    match http_body_util::Limited::new(body, bytes).collect().await {
-        Ok(collected) => Ok(collected.to_bytes()),
-        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(too_large()),
-        Err(e) => Err(ApiError::bad_request(format!("The notification could not be read: {e}"))),
+    let read = http_body_util::Limited::new(body, bytes).collect();
+    match tokio::time::timeout(READ_DEADLINE, read).await {
+        Err(_) => Err(ApiError::client(
+            StatusCode::REQUEST_TIMEOUT,
+            "The notification was not sent in time",
+        )),
+        Ok(Ok(collected)) => Ok(collected.to_bytes()),
+        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => Err(too_large()),
+        Ok(Err(e)) => {
+            Err(ApiError::bad_request(format!("The notification could not be read: {e}")))
+        }
     }
 }
 
@@ -152,12 +197,14 @@ async fn notify(
     headers: HeaderMap,
     body: Body,
 ) -> ApiResult<Json<NotifiedOut>> {
-    let (vendor, ends) = vendor(&state, &provider).await?;
+    let (vendor, ends) = vendor(&state, &provider)?;
     let refused = || ApiError::unauthorized("Invalid webhook signature");
     if !vendors::url_token_holds(vendor, &ends, params.string("token").as_deref()) {
         return Err(refused());
     }
-    let body = read_body(&state, &headers, body, vendor.info().notification_bytes).await?;
+    let slug = vendor.provider().slug;
+    ensure_enabled(&state, slug).await?;
+    let body = read_body(&state, slug, &headers, body, vendor.info().notification_bytes).await?;
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_string);
     if !vendor.webhook_verified(&ends, &header, &body) {
         return Err(refused());
@@ -165,11 +212,17 @@ async fn notify(
     let value = vendor
         .webhook_body(&body)
         .ok_or_else(|| ApiError::bad_request("The notification does not read"))?;
-    let slug = vendor.provider().slug;
     let received = Json(NotifiedOut { received: true });
-    // A signature without a timestamp verifies for ever: a body seen before is not acted on
-    // again (forgotten when acting on it fails, so the vendor's retry is taken).
+    let notices = vendor.webhook_notices(&value);
+    if notices.is_empty() {
+        // A ping, or nothing we act on: nothing is written, not even its hash.
+        return Ok(received);
+    }
+    // A signature without a timestamp verifies for ever: a body seen within the replay window
+    // is acted on later, not now (see `act`). Forgotten when acting on it fails, so that the
+    // vendor's retry is taken.
     let replay = (vendor.info().proof == Proof::Signature).then(|| replay_key(&state, slug, &body));
+    let mut seen = false;
     if let Some(key) = &replay {
         let mut redis = state.redis.clone();
         let first: Option<String> = redis::cmd("SET")
@@ -180,31 +233,42 @@ async fn notify(
             .arg(vendors::REPLAY_WINDOW_SECONDS)
             .query_async(&mut redis)
             .await?;
-        if first.is_none() {
-            tracing::info!(provider = slug, "a notification seen before; ignored");
-            return Ok(received);
+        seen = first.is_none();
+    }
+    // Run to its end even if the vendor hangs up: what is half done is finished, or the replay
+    // mark taken back.
+    let task_state = state.clone();
+    let acted = tokio::spawn(async move {
+        let acted = act(&task_state, slug, notices, seen).await;
+        if let (Err(_), Some(key), false) = (&acted, &replay, seen) {
+            let mut redis = task_state.redis.clone();
+            let _: Result<(), _> = redis::cmd("DEL").arg(key).query_async(&mut redis).await;
         }
+        acted
+    });
+    match acted.await {
+        Ok(result) => result.map(|()| received),
+        Err(e) => Err(ApiError::Other(format!("storing a notification: {e}"))),
     }
-    let acted = act(&state, slug, vendor.webhook_notices(&value)).await;
-    if let (Err(_), Some(key)) = (&acted, &replay) {
-        let mut redis = state.redis.clone();
-        let _: Result<(), _> = redis::cmd("DEL").arg(key).query_async(&mut redis).await;
-    }
-    acted.map(|()| received)
 }
 
 /// Stores what a notification's notices ask for. A vendor user no connection names (never
 /// connected, or disconnected since) gives nothing to do, and the vendor is told it arrived,
-/// or it would send it again.
-async fn act(state: &AppState, slug: &str, notices: Vec<Notice>) -> ApiResult<()> {
+/// or it would send it again. A body `seen` within the replay window (a vendor's repeat of the
+/// same bytes, or a replay) adds no work now: its pulls merge into the one queued, or wait for
+/// the window to end; data it pushes was taken the first time.
+async fn act(state: &AppState, slug: &str, notices: Vec<Notice>, seen: bool) -> ApiResult<()> {
     let (db, queue) = (&state.db, &state.queue);
+    let delay = seen.then(|| Duration::from_secs(vendors::REPLAY_WINDOW_SECONDS));
     for notice in notices {
         match notice {
             Notice::Pull(vendor_user, window) => {
                 for user in schema::connections::users_of(db, slug, &vendor_user).await? {
-                    vendors::pulls::enqueue_notified(db, queue, user, slug, window).await?;
+                    vendors::pulls::enqueue_notified(db, queue, (user, slug), window, delay)
+                        .await?;
                 }
             }
+            Notice::Data { .. } if seen => {}
             Notice::Data { user: vendor_user, collection, page } => {
                 for user in schema::connections::users_of(db, slug, &vendor_user).await? {
                     vendors::pulls::enqueue_pushed(db, queue, user, slug, collection, &page)

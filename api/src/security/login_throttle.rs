@@ -7,8 +7,9 @@
 use std::net::IpAddr;
 use std::time::Duration;
 
+use hmac::{Hmac, Mac};
 use redis::aio::ConnectionManager;
-use sha2::Digest;
+use sha2::{Digest, Sha256};
 
 /// The throttle's settings.
 #[derive(Debug, Clone)]
@@ -30,21 +31,33 @@ pub struct LoginThrottle {
     redis: ConnectionManager,
     prefix: String,
     limits: LoginLimits,
+    /// Keys the hash of account names, so Redis does not tell who tried to log in.
+    key: Vec<u8>,
 }
 
 impl LoginThrottle {
-    pub fn new(redis: ConnectionManager, prefix: &str, limits: LoginLimits) -> LoginThrottle {
-        LoginThrottle { redis, prefix: format!("{prefix}:login-failures"), limits }
+    pub fn new(
+        redis: ConnectionManager,
+        prefix: &str,
+        limits: LoginLimits,
+        key: &[u8],
+    ) -> LoginThrottle {
+        let prefix = format!("{prefix}:login-failures");
+        LoginThrottle { redis, prefix, limits, key: key.to_vec() }
     }
 
-    /// The counters of an attempt, with the limit of each. An account's key is the hash of its
-    /// name: whatever is typed as a username, a key costs Redis the same few bytes.
+    /// The counters of an attempt, with the limit of each. An account's key is the keyed hash
+    /// (HMAC-SHA256) of its name: whatever is typed as a username, a key costs Redis the same
+    /// few bytes, and names cannot be tried against it without the deployment's secret.
     fn keys(&self, a: &Attempt) -> Vec<(String, u32)> {
-        let account = sha2::Sha256::digest(a.account.trim().to_lowercase().as_bytes());
-        let mut keys = vec![(
-            format!("{}:account:{}", self.prefix, hex::encode(account)),
-            self.limits.per_account,
-        )];
+        let name = a.account.trim().to_lowercase();
+        let account = match Hmac::<Sha256>::new_from_slice(&self.key) {
+            Ok(mac) => hex::encode(mac.chain_update(name.as_bytes()).finalize().into_bytes()),
+            // Any key length works for HMAC; kept total all the same.
+            Err(_) => hex::encode(Sha256::digest(name.as_bytes())),
+        };
+        let mut keys =
+            vec![(format!("{}:account:{account}", self.prefix), self.limits.per_account)];
         if let Some(ip) = a.address {
             keys.push((format!("{}:address:{ip}", self.prefix), self.limits.per_address));
         }

@@ -130,18 +130,27 @@ async fn authorize(
     Ok(Json(AuthorizeOut { authorization_url, state: started.state }))
 }
 
-/// The cookie that binds a flow to this browser (`value`), or clears it (`None`): sent back
-/// only to this provider's OAuth pages, never read by scripts, sent on the vendor's redirect
-/// back (a top-level navigation) but not on other sites' requests.
-fn binding_cookie(state: &AppState, slug: &str, value: Option<&str>) -> Option<HeaderValue> {
-    let secure = if state.config.public_url.starts_with("https:") { "; Secure" } else { "" };
+/// The cookie that binds flow `oauth_state` to this browser (`value`), or clears it (`None`):
+/// one per flow (two flows in one browser keep theirs), sent back only to this provider's
+/// OAuth pages, never read by scripts, sent on the vendor's redirect back (a top-level
+/// navigation) but not on other sites' requests.
+fn binding_cookie(
+    state: &AppState,
+    slug: &'static str,
+    oauth_state: &str,
+    value: Option<&str>,
+) -> Option<HeaderValue> {
+    let public = url::Url::parse(&state.config.public_url).ok()?;
+    let secure = if public.scheme() == "https" { "; Secure" } else { "" };
     let (value, age) = match value {
         Some(v) => (v, pending::STATE_SECONDS),
         None => ("", 0),
     };
-    let name = pending::COOKIE;
+    let name = pending::cookie_name(oauth_state);
+    // Under PUBLIC_URL's own path, where a proxy serves the service below a prefix.
+    let path = format!("{}/api/v1/oauth/{slug}/", public.path().trim_end_matches('/'));
     HeaderValue::from_str(&format!(
-        "{name}={value}; Path=/api/v1/oauth/{slug}/; Max-Age={age}; HttpOnly; SameSite=Lax{secure}"
+        "{name}={value}; Path={path}; Max-Age={age}; HttpOnly; SameSite=Lax{secure}"
     ))
     .ok()
 }
@@ -162,7 +171,10 @@ async fn start(
     let Some(oauth_state) = oauth_state else {
         return Ok(to_error_page("Missing OAuth parameters"));
     };
-    let (secret, vendor_url) = match pending::bind(&state, &oauth_state, &provider).await? {
+    let Some(slug) = vendors::by_slug(&provider).map(|v| v.provider().slug) else {
+        return Ok(to_error_page("This link has expired; start connecting again"));
+    };
+    let (secret, vendor_url) = match pending::bind(&state, &oauth_state, slug).await? {
         Ok(bound) => bound,
         Err(pending::Unbound::Expired) => {
             return Ok(to_error_page("This link has expired; start connecting again"));
@@ -172,7 +184,7 @@ async fn start(
         }
     };
     let mut response = Redirect::to(&vendor_url).into_response();
-    if let Some(cookie) = binding_cookie(&state, &provider, Some(&secret)) {
+    if let Some(cookie) = binding_cookie(&state, slug, &oauth_state, Some(&secret)) {
         response.headers_mut().insert(header::SET_COOKIE, cookie);
     }
     Ok(response)
@@ -198,13 +210,20 @@ async fn callback(
     Path(provider): Path<String>,
     Query(params): Query,
     headers: HeaderMap,
-) -> ApiResult<Response> {
-    let mut response = connect(&state, &provider, params, &headers).await?;
+) -> Response {
+    let oauth_state = params.string("state");
+    let mut response = match connect(&state, &provider, params, &headers).await {
+        Ok(response) => response,
+        Err(e) => e.into_response(),
+    };
     // The binding has served, whatever the outcome.
-    if let Some(cookie) = binding_cookie(&state, &provider, None) {
+    let slug = vendors::by_slug(&provider).map(|v| v.provider().slug);
+    if let (Some(slug), Some(oauth_state)) = (slug, oauth_state)
+        && let Some(cookie) = binding_cookie(&state, slug, &oauth_state, None)
+    {
         response.headers_mut().insert(header::SET_COOKIE, cookie);
     }
-    Ok(response)
+    response
 }
 
 /// The callback's work: the code exchanged and the connection stored.
@@ -230,7 +249,7 @@ async fn connect(
         return Ok(to_error_page("Missing OAuth parameters"));
     };
     // Taken and deleted at once: a state works once.
-    let cookie = pending::cookie(headers, pending::COOKIE);
+    let cookie = pending::cookie(headers, &pending::cookie_name(&oauth_state));
     let pending = match pending::take(state, &oauth_state, provider, cookie).await? {
         Ok(p) => p,
         Err(pending::Refused::Invalid) => {

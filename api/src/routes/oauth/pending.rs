@@ -19,8 +19,11 @@ pub(super) const STATE_SECONDS: u64 = 15 * 60;
 pub(super) const START_SECONDS: i64 = 5 * 60;
 /// Authorizations one user may have pending at once.
 pub(super) const PER_USER: isize = 5;
-/// The cookie that binds a flow to its browser.
-pub(super) const COOKIE: &str = "wearhouse_oauth";
+/// The cookie that binds flow `oauth_state` to its browser: `wearhouse_oauth_` and a short
+/// hash of the state.
+pub(super) fn cookie_name(oauth_state: &str) -> String {
+    format!("wearhouse_oauth_{}", &digest(oauth_state)[..16])
+}
 
 /// What `authorize` keeps for `start` and `callback`, under the state.
 #[derive(Debug, Serialize, Deserialize)]
@@ -172,8 +175,12 @@ mod tests {
     #[test]
     fn the_cookie_is_found_among_others() {
         let mut headers = axum::http::HeaderMap::new();
-        headers.append("cookie", "a=1; wearhouse_oauth=abc ; b=2".parse().expect("header"));
-        assert_eq!(cookie(&headers, COOKIE), Some("abc"));
+        let name = cookie_name("some-state");
+        assert_eq!(name.len(), "wearhouse_oauth_".len() + 16);
+        let sent = format!("a=1; {name}=abc ; b=2");
+        headers.append("cookie", sent.parse().expect("header"));
+        assert_eq!(cookie(&headers, &name), Some("abc"));
+        assert_eq!(cookie(&headers, &cookie_name("another-state")), None);
         assert_eq!(cookie(&headers, "b"), Some("2"));
         assert_eq!(cookie(&headers, "wearhouse"), None);
         headers.append("cookie", "c=3".parse().expect("header"));
