@@ -26,6 +26,7 @@ pub(crate) const OPERATION_IDS: &[(&str, &str, &str)] = &[
     ("GET", "/api/v1/oauth/success", "oauth_success_page"),
     ("GET", "/api/v1/oauth/{provider}/authorize", "oauth_authorize"),
     ("GET", "/api/v1/oauth/{provider}/callback", "oauth_callback"),
+    ("POST", "/api/v1/oauth/{provider}/complete", "oauth_complete"),
     ("GET", "/api/v1/oauth/{provider}/start", "oauth_start"),
     ("GET", "/api/v1/priorities", "priorities_get"),
     ("PUT", "/api/v1/priorities", "priorities_put"),

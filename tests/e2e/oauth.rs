@@ -348,6 +348,94 @@ async fn an_authorization_is_bound_to_its_browser_and_its_vendor_account_to_one_
     );
 }
 
+/// Issue 29's attack itself: Mallory, with her own SDK token, starts a flow and passes the link,
+/// unopened, to a victim whose browser opens it first and who approves at Oura. Flows an end
+/// user's token starts are finished by that client (`completion=client`): the callback connects
+/// no one and hands the victim's browser a code that the victim's app cannot use for Mallory's
+/// user and that Mallory never sees. Her own flow, finished by her client, connects her.
+#[tokio::test]
+async fn a_flow_an_end_user_starts_is_finished_by_their_own_client() {
+    let base = vendor().await;
+    let app = oura_app(&base).await;
+    let key = app.api_key().await;
+    let (mallory, victim) = (app.user(&key, json!({})).await, app.user(&key, json!({})).await);
+    let sdk = |user: &str| {
+        let (app, key, path) = (&app, &key, format!("/api/v1/users/{user}/token"));
+        async move { Auth::Bearer(app.post(&path, key, json!({})).await.str("access_token")) }
+    };
+    let (mallorys, victims) = (sdk(&mallory).await, sdk(&victim).await);
+    let done = "https://app.example.com/connected/done";
+    app.get(&authorize("oura", &format!("user_id={mallory}")), &mallorys)
+        .await
+        .assert_invalid(&["query", "redirect_uri"], "missing");
+    let started = |browser: Browser| {
+        let (app, token) = (&app, &mallorys);
+        let q = format!("user_id={mallory}&redirect_uri={done}");
+        async move {
+            let r = app.get(&authorize("oura", &q), token).await;
+            assert_eq!(r.status, 200, "{}", r.body);
+            browser.open(app, &r.str("authorization_url")).await;
+            let back =
+                back(app, &browser, &format!("code=good-code&state={}", r.str("state"))).await;
+            assert_eq!(back.status(), 303);
+            let to = back.headers()["location"].to_str().expect("location").to_string();
+            assert!(to.starts_with(&format!("{done}?completion=")), "{to}");
+            query(&to)["completion"].clone()
+        }
+    };
+    let complete = |code: &str, user: &str, auth: &Auth| {
+        let body = json!({"completion": code, "user_id": user});
+        let (app, auth) = (&app, auth.clone());
+        async move { app.post("/api/v1/oauth/oura/complete", &auth, body).await }
+    };
+
+    // The victim's browser comes back with a code: nothing is connected.
+    let code = started(Browser::new()).await;
+    assert_eq!(app.count("select count(*) from connections").await, 0);
+    // The victim's app gives it back for the victim: refused, and the code is spent.
+    complete(&code, &victim, &victims)
+        .await
+        .assert_error(400, "This connection was started for another user");
+    complete(&code, &mallory, &mallorys)
+        .await
+        .assert_error(400, "Invalid or expired completion code");
+    assert_eq!(
+        complete("guess", &victim, &mallorys).await.status,
+        403,
+        "Mallory's token, the victim"
+    );
+    assert_eq!(app.count("select count(*) from connections").await, 0, "no one connected");
+
+    // Mallory's own flow, opened in her browser and finished by her client: connected, once.
+    let code = started(Browser::new()).await;
+    let r = complete(&code, &mallory, &mallorys).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body, json!({"success": true, "provider": "oura", "user_id": mallory}));
+    complete(&code, &mallory, &mallorys)
+        .await
+        .assert_error(400, "Invalid or expired completion code");
+    let active = "select count(*) from connections where status = 'active'";
+    assert_eq!(app.count(active).await, 1);
+    assert_eq!(app.count("select count(*) from vendor_pulls").await, 1, "the initial sync");
+    let sealed = "select count(*) from connections where access_token_sealed like 'sealed:v1:%'";
+    assert_eq!(app.count(sealed).await, 1);
+
+    // An API key may ask for the same; a victim's vendor account already on Mallory stays hers.
+    let q = format!("user_id={victim}&redirect_uri={done}&completion=client");
+    let r = app.get(&authorize("oura", &q), &key).await;
+    let browser = Browser::new();
+    browser.open(&app, &r.str("authorization_url")).await;
+    let back = back(&app, &browser, &format!("code=good-code&state={}", r.str("state"))).await;
+    let to = back.headers()["location"].to_str().expect("location").to_string();
+    let code = query(&to)["completion"].clone();
+    complete(&code, &victim, &key)
+        .await
+        .assert_error(409, "This Oura account is already connected to another user");
+    app.get(&authorize("oura", &format!("user_id={victim}&completion=later")), &key)
+        .await
+        .assert_invalid(&["query", "completion"], "enum");
+}
+
 /// Oura's token endpoint for refreshes: `oura-refresh-1` is renewed once (single use), anything
 /// else is `invalid_grant`.
 async fn refresh(

@@ -2,13 +2,19 @@
 //! vendor by OAuth 2. Unlike the reference, `authorize` needs credentials (an API key, a
 //! developer token or the user's own SDK token): otherwise anyone could attach their vendor
 //! account to any user id. The URL it hands out is `start`'s, which binds the flow to the
-//! browser that opens it first ([`pending`]): a callback from another browser is refused, so a
-//! link or a code cannot be carried to someone else's browser. The state works once; the
-//! tokens are stored sealed under the master key. A vendor account is connected to one user at
-//! a time. A `redirect_uri` must be under `PUBLIC_URL` or an entry of
+//! browser that opens it first ([`pending`]): a callback from another browser is refused, so an
+//! opened link or a code cannot be carried to someone else's browser. With `completion=client`
+//! (always for an end user's SDK token) the client that started the flow finishes it
+//! ([`complete`]), so an unopened link passed on connects no one either. The state works once;
+//! the tokens are stored sealed under the master key. A vendor account is connected to one user
+//! at a time ([`finish`]). A `redirect_uri` must be under `PUBLIC_URL` or an entry of
 //! `OAUTH_REDIRECT_ALLOWLIST`, so the flow cannot be used as an open redirect.
 
+mod complete;
+mod finish;
 mod pending;
+
+pub use pending::Completion;
 
 use axum::Json;
 use axum::extract::{Path, State};
@@ -29,16 +35,14 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(authorize))
         .routes(routes!(start))
         .routes(routes!(callback))
+        .routes(routes!(complete::complete))
         .routes(routes!(success))
         .routes(routes!(failure))
 }
 
-/// How far back the sync queued at connection reaches.
-const INITIAL_DAYS: i64 = 30;
-
 /// The vendor behind a path segment, usable here: 400 for a phone provider, an unknown name
 /// (wrong case included) or a vendor this deployment has not enabled.
-async fn usable(
+pub(super) async fn usable(
     state: &AppState,
     raw: &str,
 ) -> ApiResult<(&'static dyn Vendor, &'static str, Endpoints)> {
@@ -81,10 +85,17 @@ pub struct AuthorizeOut {
 
 /// Starts connecting a user to a cloud vendor: the URL to send the user to. The user may have
 /// five authorizations pending; starting a sixth forgets the oldest.
+///
+/// `completion=client` (always, when the caller is an end user's SDK token): the callback
+/// connects nothing; it sends the browser to `redirect_uri` (then required) with a
+/// `completion` code, which the client that called `authorize` gives back, with the same
+/// credentials, to `POST /oauth/{provider}/complete`. A link passed on to someone else's
+/// browser then connects no one: the code lands there, and only the caller can use it.
 #[utoipa::path(get, path = "/oauth/{provider}/authorize", tag = "oauth",
     params(("provider" = String, Path, description = "Lowercase provider identifier"),
            ("user_id" = String, Query, description = "The user's UUID"),
-           ("redirect_uri" = Option<String>, Query, description = "Where the user returns at the end")),
+           ("redirect_uri" = Option<String>, Query, description = "Where the user returns at the end"),
+           ("completion" = Option<Completion>, Query, description = "Who finishes the connection: the callback (`auto`, the default for API keys and developer tokens) or the client with `POST /oauth/{provider}/complete` (`client`, always for SDK tokens)")),
     responses((status = 200, body = AuthorizeOut), (status = 400, body = ErrorBody),
               (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
               (status = 404, body = ErrorBody), (status = 422, body = ValidationBody)),
@@ -97,7 +108,13 @@ async fn authorize(
 ) -> ApiResult<Json<AuthorizeOut>> {
     let user = params.uuid("user_id", true);
     let redirect_uri = params.string("redirect_uri");
+    let asked = params.choice("completion", &["auto", "client"], "auto");
     params.finish()?;
+    // An end user's own token finishes what it starts: a link it passes on connects no one.
+    let completion = match (auth, asked) {
+        (SdkAuth::User(_), _) | (_, "client") => Completion::Client,
+        _ => Completion::Auto,
+    };
     let (vendor, slug, ends) = usable(&state, &provider).await?;
     let user_id = user.ok_or_else(|| ApiError::bad_request("user_id is required"))?;
     auth.ensure_user(&user_id.to_string())?;
@@ -111,6 +128,11 @@ async fn authorize(
             "redirect_uri is neither under PUBLIC_URL nor in OAUTH_REDIRECT_ALLOWLIST",
         ));
     }
+    if completion == Completion::Client && redirect_uri.is_none() {
+        return Err(ApiError::validation(crate::validate::missing(crate::validate::Params::loc(
+            "redirect_uri",
+        ))));
+    }
     let started = vendors::oauth::start(vendor.oauth(), &ends, &callback_url(&state, slug))
         .map_err(|e| ApiError::Other(format!("the {slug} OAuth settings: {e}")))?;
     let flow = pending::Pending {
@@ -120,6 +142,7 @@ async fn authorize(
         verifier: started.verifier,
         vendor_url: started.url,
         created: chrono::Utc::now().timestamp(),
+        completion,
     };
     pending::keep(&state, &started.state, &flow).await?;
     let query = url::form_urlencoded::Serializer::new(String::new())
@@ -285,67 +308,24 @@ async fn connect(
         return Err(ApiError::user_not_found(pending.user_id));
     }
     let vendor_user = vendors::vendor_user_id(&state.vendor_http, vendor, &ends, &tokens).await;
-    // One user per vendor account: told before anything is registered at the vendor for it.
-    let taken = || {
-        let name = vendor.provider().name;
-        to_error_page(&format!("This {name} account is already connected to another user"))
-    };
-    if let Some(account) = vendor_user.as_deref() {
-        let client = state.db.client().await?;
-        if schema::connections::active_elsewhere(&client, slug, account, pending.user_id).await? {
-            return Ok(taken());
-        }
+    if pending.completion == Completion::Client {
+        // The client that started the flow finishes it: the browser only carries a code back.
+        let Some(uri) = pending.redirect_uri.as_deref() else {
+            return Err(ApiError::Other("a client completion without its redirect_uri".into()));
+        };
+        let handed = complete::Handed::new(state, &pending, slug, &tokens, vendor_user);
+        let code = complete::hand_back(state, &handed).await?;
+        return Ok(Redirect::to(&with_query(uri, "completion", &code)).into_response());
     }
-    // What the vendor needs done before it gives data (Polar registers the user), and the
-    // notification subscriptions it takes per user.
-    let hooks = vendors::webhook_url(&state.config.public_url, vendor, &ends);
-    let connected = vendors::Connected {
+    let made = finish::Made {
+        vendor,
         ends: &ends,
-        access_token: &tokens.access_token,
-        vendor_user: vendor_user.as_deref(),
         user_id: pending.user_id,
-        webhook_url: &hooks,
+        tokens: &tokens,
+        vendor_user: vendor_user.as_deref(),
     };
-    for call in vendor.on_connect(&connected) {
-        let required = call.required;
-        if let Err(why) = vendors::calls::send(&state.vendor_http, &ends, call).await {
-            tracing::warn!(user = %pending.user_id, provider = slug, why, "a call after connecting failed");
-            if required {
-                let name = vendor.provider().name;
-                return Ok(to_error_page(&format!("{name} did not accept the connection: {why}")));
-            }
-        }
-    }
-    let grant = schema::connections::Grant {
-        access_token: &tokens.access_token,
-        refresh_token: tokens.refresh_token.as_deref(),
-        expires_at: tokens.expires_at,
-        scope: tokens.scope.as_deref(),
-        provider_user_id: vendor_user.as_deref(),
-    };
-    let (connection, new) = match schema::connections::connect(
-        &state.db,
-        &state.keys,
-        pending.user_id,
-        slug,
-        &grant,
-        state.config.outbox,
-    )
-    .await
-    {
-        Ok(made) => made,
-        Err(schema::Error::Conflict(schema::Conflict::VendorAccount)) => return Ok(taken()),
-        Err(e) => return Err(e.into()),
-    };
-    tracing::info!(user = %pending.user_id, provider = slug, connection = %connection.id, new, "connected");
-    if new {
-        // The initial sync: the last month, queued as a durable pull (or a backfill request,
-        // for a vendor that sends history by notification).
-        let now = chrono::Utc::now();
-        let window = (now - chrono::Duration::days(INITIAL_DAYS), now);
-        let kind = vendors::pulls::history_kind(vendor);
-        vendors::pulls::enqueue(&state.db, &state.queue, pending.user_id, slug, window, kind)
-            .await?;
+    if let Err(refusal) = finish::finish(state, made).await? {
+        return Ok(to_error_page(&refusal.message(vendor)));
     }
     let to = match pending.redirect_uri {
         Some(uri) => uri,
@@ -358,6 +338,17 @@ async fn connect(
         }
     };
     Ok(Redirect::to(&to).into_response())
+}
+
+/// `uri` with `name=value` added to its query.
+fn with_query(uri: &str, name: &str, value: &str) -> String {
+    match url::Url::parse(uri) {
+        Ok(mut url) => {
+            url.query_pairs_mut().append_pair(name, value);
+            url.to_string()
+        }
+        Err(_) => uri.to_string(),
+    }
 }
 
 #[derive(Debug, Serialize, ToSchema)]

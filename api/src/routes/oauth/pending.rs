@@ -36,13 +36,27 @@ pub(super) struct Pending {
     pub vendor_url: String,
     /// When `authorize` made it (Unix seconds).
     pub created: i64,
+    /// Who finishes the connection.
+    #[serde(default)]
+    pub completion: Completion,
 }
 
-fn key(state: &AppState, what: &str, id: &str) -> String {
+/// Who finishes a connection once the vendor sends the browser back.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Completion {
+    /// The callback stores the connection.
+    #[default]
+    Auto,
+    /// The client that called `authorize` does, with the code the callback hands back.
+    Client,
+}
+
+pub(super) fn key(state: &AppState, what: &str, id: &str) -> String {
     format!("{}:oauth_{what}:{id}", state.config.redis_key_prefix)
 }
 
-fn digest(secret: &str) -> String {
+pub(super) fn digest(secret: &str) -> String {
     hex::encode(sha2::Sha256::digest(secret.as_bytes()))
 }
 

@@ -1,0 +1,154 @@
+//! `POST /api/v1/oauth/{provider}/complete`: the client that started a connection with
+//! `completion=client` finishes it. The callback keeps the vendor's tokens (sealed, ten
+//! minutes, once) under a code it hands the browser back with; the code, given back here with
+//! the credentials of the flow's user (or a service credential) and that user's id, makes the
+//! connection. A link passed on to someone else connects no one: the code lands in their
+//! browser, and only the flow's client can use it.
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use super::{finish, pending};
+use crate::AppState;
+use crate::error::{ApiError, ApiResult, ErrorBody, ValidationBody};
+use crate::extract::{ApiJson, SdkAuth};
+
+/// How long a handed-back code works.
+const HANDED_SECONDS: u64 = 10 * 60;
+
+/// The vendor's grant, kept for the client under the code's hash; its tokens sealed.
+#[derive(Debug, Serialize, Deserialize)]
+pub(super) struct Handed {
+    user_id: Uuid,
+    provider: String,
+    access: String,
+    refresh: Option<String>,
+    expires_at: Option<DateTime<Utc>>,
+    scope: Option<String>,
+    vendor_user: Option<String>,
+}
+
+fn sealing(user_id: Uuid, provider: &str, which: &str) -> String {
+    format!("oauth_handed:{user_id}:{provider}:{which}")
+}
+
+impl Handed {
+    pub(super) fn new(
+        state: &AppState,
+        flow: &pending::Pending,
+        slug: &str,
+        tokens: &vendors::Tokens,
+        vendor_user: Option<String>,
+    ) -> Handed {
+        let seal =
+            |which: &str, token: &str| state.keys.seal(&sealing(flow.user_id, slug, which), token);
+        Handed {
+            user_id: flow.user_id,
+            provider: slug.to_string(),
+            access: seal("access", &tokens.access_token),
+            refresh: tokens.refresh_token.as_deref().map(|t| seal("refresh", t)),
+            expires_at: tokens.expires_at,
+            scope: tokens.scope.clone(),
+            vendor_user,
+        }
+    }
+}
+
+/// Keeps the grant; the code to hand back.
+pub(super) async fn hand_back(state: &AppState, handed: &Handed) -> ApiResult<String> {
+    let code = crate::security::secrets::random_hex(32);
+    let value = serde_json::to_string(handed).map_err(|e| ApiError::Other(e.to_string()))?;
+    let key = pending::key(state, "handed", &pending::digest(&code));
+    let mut redis = state.redis.clone();
+    let () = redis::cmd("SET")
+        .arg(key)
+        .arg(value)
+        .arg("EX")
+        .arg(HANDED_SECONDS)
+        .query_async(&mut redis)
+        .await?;
+    Ok(code)
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+pub(super) struct CompleteIn {
+    /// The `completion` code the browser came back to `redirect_uri` with.
+    pub(super) completion: String,
+    /// The user the connection was started for.
+    pub(super) user_id: Uuid,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub(super) struct CompletedOut {
+    pub(super) success: bool,
+    pub(super) provider: String,
+    pub(super) user_id: Uuid,
+}
+
+/// Finishes a connection started with `completion=client`: 200 once connected. 400 `Invalid or
+/// expired completion code` (it works once, for ten minutes); 400 `This connection was started
+/// for another user` when `user_id` is not the flow's (the code is spent); 403 for an SDK token
+/// of another user; 409 when the vendor account is connected to another user; 502 when the
+/// vendor refuses a call it needs.
+#[utoipa::path(post, path = "/oauth/{provider}/complete", tag = "oauth",
+    params(("provider" = String, Path, description = "Lowercase provider identifier")),
+    request_body = CompleteIn,
+    responses((status = 200, body = CompletedOut), (status = 400, body = ErrorBody),
+              (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
+              (status = 409, body = ErrorBody), (status = 422, body = ValidationBody),
+              (status = 502, body = ErrorBody)),
+    security(("api_key" = []), ("bearer" = [])))]
+pub(super) async fn complete(
+    auth: SdkAuth,
+    State(state): State<AppState>,
+    Path(provider): Path<String>,
+    ApiJson(body): ApiJson<CompleteIn>,
+) -> ApiResult<Json<CompletedOut>> {
+    auth.ensure_user(&body.user_id.to_string())?;
+    let (vendor, slug, ends) = super::usable(&state, &provider).await?;
+    let key = pending::key(&state, "handed", &pending::digest(&body.completion));
+    let mut redis = state.redis.clone();
+    let stored: Option<String> = redis::cmd("GETDEL").arg(key).query_async(&mut redis).await?;
+    let invalid = || ApiError::bad_request("Invalid or expired completion code");
+    let handed: Handed = stored.and_then(|s| serde_json::from_str(&s).ok()).ok_or_else(invalid)?;
+    if handed.provider != slug {
+        return Err(invalid());
+    }
+    if handed.user_id != body.user_id {
+        return Err(ApiError::bad_request("This connection was started for another user"));
+    }
+    let open = |which: &str, sealed: &str| {
+        state
+            .keys
+            .open(&sealing(handed.user_id, slug, which), sealed)
+            .map_err(|e| ApiError::Other(format!("opening a handed-back token: {e}")))
+    };
+    let tokens = vendors::Tokens {
+        access_token: open("access", &handed.access)?,
+        refresh_token: handed.refresh.as_deref().map(|t| open("refresh", t)).transpose()?,
+        expires_at: handed.expires_at,
+        scope: handed.scope.clone(),
+        raw: serde_json::Value::Null,
+    };
+    let made = finish::Made {
+        vendor,
+        ends: &ends,
+        user_id: handed.user_id,
+        tokens: &tokens,
+        vendor_user: handed.vendor_user.as_deref(),
+    };
+    match finish::finish(&state, made).await? {
+        Ok(()) => {
+            Ok(Json(CompletedOut { success: true, provider: slug.into(), user_id: handed.user_id }))
+        }
+        Err(refusal @ finish::Refusal::Taken) => {
+            Err(ApiError::client(StatusCode::CONFLICT, refusal.message(vendor)))
+        }
+        Err(refusal) => Err(ApiError::client(StatusCode::BAD_GATEWAY, refusal.message(vendor))),
+    }
+}
