@@ -95,7 +95,7 @@ pub struct AuthorizeOut {
     params(("provider" = String, Path, description = "Lowercase provider identifier"),
            ("user_id" = String, Query, description = "The user's UUID"),
            ("redirect_uri" = Option<String>, Query, description = "Where the user returns at the end"),
-           ("completion" = Option<Completion>, Query, description = "Who finishes the connection: the callback (`auto`, the default for API keys and developer tokens) or the client with `POST /oauth/{provider}/complete` (`client`, always for SDK tokens)")),
+           ("completion" = Option<String>, Query, description = "`auto` or `client`: who finishes the connection: the callback (`auto`, the default for API keys and developer tokens) or the client with `POST /oauth/{provider}/complete` (`client`, always for SDK tokens)")),
     responses((status = 200, body = AuthorizeOut), (status = 400, body = ErrorBody),
               (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
               (status = 404, body = ErrorBody), (status = 422, body = ValidationBody)),

@@ -42,7 +42,7 @@ pub(super) struct Pending {
 }
 
 /// Who finishes a connection once the vendor sends the browser back.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Completion {
     /// The callback stores the connection.
