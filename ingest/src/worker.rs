@@ -24,7 +24,13 @@ pub trait PullHandler: Send + Sync + std::fmt::Debug {
     fn run(&self, id: Uuid) -> futures::future::BoxFuture<'_, bool>;
     /// Pulls due and not announced lately, for the sweeper to announce again.
     fn due(&self) -> futures::future::BoxFuture<'_, Vec<Uuid>>;
+    /// Pulls put off until a time (a vendor's rate limit) that has come, marked announced: the
+    /// worker announces them at once, so a wait costs what the vendor asked, not a sweep.
+    fn wake(&self) -> futures::future::BoxFuture<'_, Vec<Uuid>>;
 }
+
+/// How often a worker looks for pulls whose wait has ended.
+const WAKE_EVERY: Duration = Duration::from_millis(250);
 
 #[derive(Debug, Clone)]
 pub struct WorkerConfig {
@@ -93,6 +99,9 @@ pub async fn run(db: Db, queue: JobQueue, config: WorkerConfig, shutdown: Cancel
             (db.clone(), queue.clone(), config.clone(), shutdown.clone());
         let consumer = format!("{name}-{lane:?}-claim");
         tasks.spawn(async move { claim(db, queue, lane, config, consumer, shutdown).await });
+    }
+    if let Some(pulls) = config.pulls.clone() {
+        tasks.spawn(wake(pulls, queue.clone(), shutdown.clone()));
     }
     tasks.spawn(sweep(db, queue, config, shutdown));
     while tasks.join_next().await.is_some() {}
@@ -174,6 +183,23 @@ async fn claim(
                 }
             }
             Err(e) => tracing::debug!(error = %e, "claiming pending jobs failed"),
+        }
+    }
+}
+
+/// Announces pulls whose wait has ended, as it ends. The time is the pull's row (durable): a
+/// worker that stops loses nothing, as another's loop (or the sweeper) finds the row.
+async fn wake(
+    pulls: std::sync::Arc<dyn PullHandler>,
+    queue: JobQueue,
+    shutdown: CancellationToken,
+) {
+    while pause(WAKE_EVERY, &shutdown).await {
+        let ids = pulls.wake().await;
+        if !ids.is_empty()
+            && let Err(e) = queue.announce_pulls(&ids).await
+        {
+            tracing::warn!(error = %e, "announcing pulls whose wait ended failed; the sweeper will");
         }
     }
 }

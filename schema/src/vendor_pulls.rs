@@ -347,6 +347,29 @@ pub async fn keep_page(
     Ok(())
 }
 
+/// Queued pulls put off until a time that has come (`not_before` passed, and not announced
+/// since it was set), marked announced now: a wait ends when it was meant to.
+pub async fn wake_due(db: &Db, limit: i64) -> Result<Vec<Uuid>> {
+    let client = db.client().await?;
+    let rows = client
+        .query(
+            &client
+                .prepare_cached(
+                    "update vendor_pulls set announced_at = now()
+                     where id in (select id from vendor_pulls
+                                  where status = 'queued' and not_before <= now()
+                                    and announced_at < not_before
+                                  order by not_before limit $1
+                                  for update skip locked)
+                     returning id",
+                )
+                .await?,
+            &[&limit],
+        )
+        .await?;
+    rows.iter().map(|r| Ok(r.try_get(0)?)).collect()
+}
+
 /// Queued pulls that are due and were not announced within `grace`, marked announced now.
 pub async fn take_due(db: &Db, grace: std::time::Duration, limit: i64) -> Result<Vec<Uuid>> {
     let client = db.client().await?;

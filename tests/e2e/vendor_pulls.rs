@@ -521,3 +521,56 @@ async fn a_whoop_pull_stores_nights_workouts_cycles_and_recoveries_in_their_unit
     );
     assert_eq!(app.count(&rolled).await, samples);
 }
+
+/// Issue 30: a 429 costs what the vendor asked. The pull waits for its `Retry-After` (3 s) and
+/// resumes then, woken from its row's time, not by the sweeper (here once a minute).
+#[tokio::test]
+async fn a_rate_limited_pull_resumes_when_the_vendor_said() {
+    let asked = Arc::new(std::sync::Mutex::new(Vec::<std::time::Instant>::new()));
+    let log = asked.clone();
+    let api = axum::Router::new().route(
+        "/v2/usercollection/{name}",
+        axum::routing::get(move |Path(name): Path<String>| {
+            let log = log.clone();
+            async move {
+                if name == "daily_activity" {
+                    let first = log.lock().map(|mut l| {
+                        l.push(std::time::Instant::now());
+                        l.len() == 1
+                    });
+                    if first.unwrap_or(false) {
+                        return (StatusCode::TOO_MANY_REQUESTS, [("retry-after", "3")], "wait")
+                            .into_response();
+                    }
+                }
+                axum::Json(json!({"data": [], "next_token": null})).into_response()
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let base = format!("http://{}", listener.local_addr().expect("addr"));
+    tokio::spawn(async move { axum::serve(listener, api).await });
+    let app = TestApp::spawn_with(Mode::All, |s| {
+        let vars = [
+            ("OURA_CLIENT_ID", "oura-app".to_string()),
+            ("OURA_CLIENT_SECRET", "oura-secret".to_string()),
+            ("OURA_API_URL", base.clone()),
+        ];
+        s.vendor_variables = Some(vars.into_iter().map(|(k, v)| (k.to_string(), v)).collect());
+        s.worker_sweep_interval_seconds = 60;
+    })
+    .await;
+    let key = app.api_key().await;
+    let user = app.user(&key, json!({})).await;
+    connect(&app, &user, "oura-access-1").await;
+    let r = app.post(&format!("/api/v1/providers/oura/users/{user}/sync"), &key, json!({})).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(pull_done(&app, &r.str("task_id")).await, ("done".to_string(), 0));
+    let times = asked.lock().map(|l| l.clone()).unwrap_or_default();
+    assert_eq!(times.len(), 2, "asked again once");
+    let waited = times[1] - times[0];
+    assert!(
+        waited >= Duration::from_secs(3) && waited < Duration::from_millis(4500),
+        "resumed {waited:?} after a 429 that asked for 3 s"
+    );
+}

@@ -147,6 +147,15 @@ impl ingest::worker::PullHandler for Puller {
             )
         })
     }
+
+    fn wake(&self) -> BoxFuture<'_, Vec<Uuid>> {
+        Box::pin(async move {
+            schema::vendor_pulls::wake_due(&self.db, 500).await.unwrap_or_else(|e| {
+                tracing::debug!(error = %e, "looking for pulls whose wait ended failed");
+                Vec::new()
+            })
+        })
+    }
 }
 
 /// How a vendor's history is read: pulled, or asked for to be sent by notification.
@@ -286,7 +295,9 @@ impl Puller {
 
     async fn run_pull(&self, id: Uuid) -> Result<(), schema::Error> {
         let Some(pull) = schema::vendor_pulls::get(&self.db, id).await? else { return Ok(()) };
-        if pull.status != PullStatus::Queued || pull.not_before > Utc::now() {
+        // A second's grace for the clocks of this process and of the database, which woke it.
+        let due = pull.not_before <= Utc::now() + chrono::Duration::seconds(1);
+        if pull.status != PullStatus::Queued || !due {
             // Done, or not yet due: the sweeper announces it when it is.
             return Ok(());
         }
