@@ -29,5 +29,5 @@ mod time;
 pub mod worker;
 
 pub use batch::{LatestOffset, Normalised, Sample, Sources, Workout};
-pub use sleep::{Interval, SleepSession, Stage};
+pub use sleep::{Interval, SleepSession, Stage, StageTotals, VendorNight};
 pub use store::Written;

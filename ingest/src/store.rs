@@ -167,8 +167,9 @@ pub(crate) async fn write(
     Ok(written)
 }
 
-/// Saves one sleep session, merged with the stored sessions of the same source within the gap
-/// of it. Returns false when the stored session already held exactly these stages.
+/// Saves one sleep session. A client's stages merge with the stored sessions of the same
+/// source within the gap of them; a vendor's night is stored as it comes, replacing the stored
+/// one of its id. Returns false when the stored session already held exactly this.
 async fn save_sleep(
     tx: &Transaction<'_>,
     t: Target,
@@ -176,29 +177,62 @@ async fn save_sleep(
     s: &SleepSession,
     source_id: Uuid,
 ) -> Result<bool, schema::Error> {
-    let (Some(first), Some(last)) =
-        (s.intervals.iter().map(|i| i.start).min(), s.intervals.iter().map(|i| i.end).max())
-    else {
-        return Ok(false);
-    };
-    let near = sleep_sessions::near(tx, t.user_id, source_id, first - GAP, last + GAP).await?;
-    let mut raw: Vec<Interval> = s.intervals.clone();
-    for stored in &near {
-        raw.extend(sleep::from_json(&stored.raw_stages));
-    }
-    raw.sort();
-    raw.dedup();
-    if let [only] = near.as_slice() {
-        let mut stored = sleep::from_json(&only.raw_stages);
-        stored.sort();
-        stored.dedup();
-        if stored == raw {
-            return Ok(false);
+    let (raw, near, replaced, zone_offset) = match &s.vendor {
+        Some(night) => {
+            let stored = match &s.external_id {
+                Some(ext) => sleep_sessions::by_external_id(tx, t.user_id, source_id, ext).await?,
+                None => None,
+            };
+            let raw = sleep::to_raw_json(&s.intervals, Some(night));
+            if stored.as_ref().is_some_and(|(_, kept)| *kept == raw) {
+                return Ok(false);
+            }
+            let replaced: Vec<Uuid> = stored.map(|(id, _)| id).into_iter().collect();
+            (s.intervals.clone(), Vec::new(), replaced, s.zone_offset.or(t.default_offset))
         }
-    }
-    let zone_offset =
-        s.zone_offset.or_else(|| near.iter().find_map(|n| n.zone_offset)).or(t.default_offset);
-    let Some(sum) = sleep::summarize(&raw, zone_offset) else {
+        None => {
+            let (Some(first), Some(last)) = (
+                s.intervals.iter().map(|i| i.start).min(),
+                s.intervals.iter().map(|i| i.end).max(),
+            ) else {
+                return Ok(false);
+            };
+            let near =
+                sleep_sessions::near(tx, t.user_id, source_id, first - GAP, last + GAP).await?;
+            let mut raw: Vec<Interval> = s.intervals.clone();
+            for stored in &near {
+                raw.extend(sleep::from_json(&stored.raw_stages));
+            }
+            raw.sort();
+            raw.dedup();
+            if let [only] = near.as_slice() {
+                let mut stored = sleep::from_json(&only.raw_stages);
+                stored.sort();
+                stored.dedup();
+                if stored == raw {
+                    return Ok(false);
+                }
+            }
+            let zone_offset = s
+                .zone_offset
+                .or_else(|| near.iter().find_map(|n| n.zone_offset))
+                .or(t.default_offset);
+            // The client's id names one session: a stored session with it that is not near (an
+            // edited or moved night) is replaced, not merged.
+            let external_id =
+                near.iter().find_map(|n| n.external_id.clone()).or_else(|| s.external_id.clone());
+            let mut replaced: Vec<Uuid> = near.iter().map(|n| n.id).collect();
+            if let Some(ext) = &external_id
+                && let Some((id, _)) =
+                    sleep_sessions::by_external_id(tx, t.user_id, source_id, ext).await?
+                && !replaced.contains(&id)
+            {
+                replaced.push(id);
+            }
+            (raw, near, replaced, zone_offset)
+        }
+    };
+    let Some(sum) = sleep::summarize(&raw, zone_offset, s.vendor.as_ref()) else {
         return Ok(false);
     };
     let clamp = |v: i64| i32::try_from(v).unwrap_or(i32::MAX);
@@ -221,18 +255,8 @@ async fn save_sleep(
         efficiency_percent: sum.efficiency_percent,
         is_nap: sum.is_nap,
         stages: sleep::to_json(&sum.cleaned),
-        raw_stages: sleep::to_json(&raw),
+        raw_stages: sleep::to_raw_json(&raw, s.vendor.as_ref()),
     };
-    // The client's id names one session: a stored session with it that is not near (an edited
-    // or moved night) is replaced, not merged.
-    let same_id = match &row.external_id {
-        Some(ext) => sleep_sessions::by_external_id(tx, t.user_id, source_id, ext).await?,
-        None => None,
-    };
-    let mut replaced: Vec<Uuid> = near.iter().map(|n| n.id).collect();
-    if let Some(id) = same_id.filter(|id| !replaced.contains(id)) {
-        replaced.push(id);
-    }
     let replace = replaced.first().copied();
     sleep_sessions::delete(tx, replaced.get(1..).unwrap_or_default()).await?;
     let id = sleep_sessions::save(tx, t.user_id, t.batch_id, replace, &row).await?;

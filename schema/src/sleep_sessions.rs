@@ -18,10 +18,11 @@ pub struct SleepRow {
     pub duration_seconds: i32,
     pub sleep_seconds: i32,
     pub in_bed_seconds: i32,
-    pub deep_minutes: i32,
-    pub rem_minutes: i32,
-    pub light_minutes: i32,
-    pub awake_minutes: i32,
+    /// `None`: the session has no such stage information (not zero).
+    pub deep_minutes: Option<i32>,
+    pub rem_minutes: Option<i32>,
+    pub light_minutes: Option<i32>,
+    pub awake_minutes: Option<i32>,
     pub efficiency_percent: Option<f64>,
     pub is_nap: bool,
     /// `[{stage, start_time, end_time}]` after precedence and clipping.
@@ -76,25 +77,26 @@ pub async fn near(
     Ok(found)
 }
 
-/// The source's session with this client id, if stored.
+/// The source's session with this client id, if stored: its id and what it was made of.
 pub async fn by_external_id(
     client: &impl GenericClient,
     user_id: Uuid,
     data_source_id: Uuid,
     external_id: &str,
-) -> Result<Option<Uuid>> {
+) -> Result<Option<(Uuid, Value)>> {
     let row = client
         .query_opt(
             &client
                 .prepare_cached(
-                    "select id from sleep_sessions
+                    "select id, raw_stages from sleep_sessions
              where user_id = $1 and data_source_id = $2 and external_id = $3",
                 )
                 .await?,
             &[&user_id, &data_source_id, &external_id],
         )
         .await?;
-    row.map(|r| r.try_get(0)).transpose().map_err(Into::into)
+    row.map(|r| Ok((r.try_get(0)?, r.try_get::<_, Option<Value>>(1)?.unwrap_or(Value::Null))))
+        .transpose()
 }
 
 /// Stores a session: replaces the session `replace` when given (a merge), else inserts.

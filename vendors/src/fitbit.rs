@@ -339,6 +339,7 @@ fn sleep(row: &Value, out: &mut Normalised) -> Option<()> {
         intervals,
         zone_offset: Some(offset),
         external_id: Some(log_id),
+        vendor: None,
     });
     Some(())
 }

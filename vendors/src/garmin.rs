@@ -379,6 +379,7 @@ fn sleep(row: &Value, out: &mut Normalised) -> Option<()> {
         intervals,
         zone_offset: zone,
         external_id: row.get("summaryId").map(crate::normal::id_text),
+        vendor: None,
     });
     offsets_map(row, "timeOffsetSleepSpo2", OXYGEN, out)?;
     offsets_map(row, "timeOffsetSleepRespiration", BREATHING, out)

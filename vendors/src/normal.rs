@@ -113,6 +113,25 @@ pub(crate) fn noon(day: NaiveDate, offset: i16) -> Option<DateTime<Utc>> {
     at_local(noon_of(day), offset)
 }
 
+/// Where a figure of a whole night (its breathing rate, HRV, SpO2, the morning's recovery) is
+/// stored: inside the night, where the night's summary reads its means (`[start, end)`), and
+/// on the local day one wakes up, where the day's summaries count it. The night's middle, or
+/// the start of the wake-up day when the middle falls on the day before (an evening's sleep).
+pub(crate) fn night_instant(
+    start: DateTime<Utc>,
+    end: DateTime<Utc>,
+    offset: Option<i16>,
+) -> DateTime<Utc> {
+    let last = end - Duration::seconds(1);
+    if last <= start {
+        return start;
+    }
+    let offset = Duration::minutes(i64::from(offset.unwrap_or(0)));
+    let wake_day = (last + offset).date_naive();
+    let day_starts = wake_day.and_time(NaiveTime::MIN).and_utc() - offset;
+    (start + (end - start) / 2).max(day_starts).min(last)
+}
+
 /// The offset to read wall-clock times of a vendor that gives none with: the latest one the
 /// batch knows (collections that carry offsets are read first), else UTC.
 pub(crate) fn guessed_offset(out: &Normalised) -> i16 {
@@ -318,6 +337,27 @@ pub(crate) fn at(s: &str) -> DateTime<Utc> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_nights_figures_sit_inside_it_on_the_wake_up_day() {
+        // 23:00-07:00 at +01:00: its middle, 03:00 local.
+        let night = (at("2026-03-09T22:00:00Z"), at("2026-03-10T06:00:00Z"));
+        assert_eq!(night_instant(night.0, night.1, Some(60)), at("2026-03-10T02:00:00Z"));
+        // 19:00-03:00 at -05:00: the middle (23:00) is the evening before; the wake-up day
+        // starts at 00:00 local.
+        let early = (at("2026-03-10T00:00:00Z"), at("2026-03-10T08:00:00Z"));
+        assert_eq!(night_instant(early.0, early.1, Some(-300)), at("2026-03-10T05:00:00Z"));
+        // A nap: its middle.
+        let nap = (at("2026-03-10T12:00:00Z"), at("2026-03-10T12:40:00Z"));
+        assert_eq!(night_instant(nap.0, nap.1, Some(0)), at("2026-03-10T12:20:00Z"));
+        // Always inside [start, end).
+        for (s, e) in [night, early, nap] {
+            for offset in [-720, -300, 0, 60, 540, 840] {
+                let t = night_instant(s, e, Some(offset));
+                assert!(s <= t && t < e, "{t} outside {s}..{e} at {offset}");
+            }
+        }
+    }
 
     #[test]
     fn iso_durations_read_as_polar_writes_them() {

@@ -299,6 +299,7 @@ fn sleep(row: &Value, out: &mut Normalised) -> Option<()> {
         intervals,
         zone_offset: Some(offset),
         external_id: Some(format!("sleep-{}", n.date)),
+        vendor: None,
     });
     for (at, bpm) in
         n.heart_rate_samples.as_ref().map(|m| clock_series(m, ends, offset)).unwrap_or_default()

@@ -312,6 +312,7 @@ fn sleep(row: &Value, out: &mut Normalised) -> Option<()> {
         intervals,
         zone_offset: offset,
         external_id: entry(row, "SleepId").map(crate::normal::id_text),
+        vendor: None,
     });
     if let Some(hrv) = entry(row, "AvgHRV").and_then(number).filter(|v| *v > 0.0) {
         WATCH.push(out, HRV_RMSSD, (end, offset), hrv, false);

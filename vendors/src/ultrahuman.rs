@@ -268,6 +268,7 @@ fn sleep(object: &Value, out: &mut Normalised) -> Option<()> {
         intervals,
         zone_offset: Some(offset),
         external_id: Some(format!("sleep-{}", start.timestamp())),
+        vendor: None,
     });
     if let Some(d) = object.pointer("/temperature_deviation/celsius").and_then(number) {
         RING.push(out, SKIN_DEVIATION, (end, Some(offset)), d, false);

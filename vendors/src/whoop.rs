@@ -1,12 +1,13 @@
 //! WHOOP (strap): developer API v2. Facts and their sources: `docs/vendors/whoop.md`.
 //!
-//! WHOOP has no heart-rate series, no steps and no hypnogram: a night is its stage totals, a
-//! day is a physiological cycle (sleep to sleep) with its energy, and the morning's recovery
-//! carries resting heart rate, HRV (RMSSD), SpO2 and skin temperature. Times are UTC with the
-//! user's offset beside them (`timezone_offset`); energy is in kilojoules.
+//! WHOOP has no heart-rate series, no steps and no hypnogram: a night is its documented start
+//! and end with its stage totals, a day is a physiological cycle (sleep to sleep) with its
+//! energy, and the morning's recovery carries resting heart rate, HRV (RMSSD), SpO2 and skin
+//! temperature, which belong to the night it follows. Times are UTC with the user's offset
+//! beside them (`timezone_offset`); energy is in kilojoules, durations in milliseconds.
 
 use chrono::{DateTime, Duration, FixedOffset, Utc};
-use ingest::{Interval, Normalised, SleepSession, Stage, Workout};
+use ingest::{Normalised, SleepSession, Workout};
 use schema::catalogue::providers::{Capabilities, LiveSyncMode, Provider};
 use schema::catalogue::series_types::id;
 use schema::workouts::WorkoutRow;
@@ -211,19 +212,22 @@ struct Span {
     timezone_offset: Option<String>,
     score_state: Option<String>,
     score: Option<Value>,
+    /// Sleep: whether WHOOP calls it a nap.
+    nap: Option<bool>,
 }
 
 fn scored(s: &Span) -> Option<&Value> {
     (s.score_state.as_deref() == Some("SCORED")).then_some(s.score.as_ref()).flatten()
 }
 
-fn millis(v: &Value, key: &str) -> i64 {
-    v.get(key).and_then(Value::as_f64).map_or(0, |m| m as i64)
+/// A duration in milliseconds, as whole seconds.
+fn seconds(v: &Value, key: &str) -> Option<i64> {
+    v.get(key).and_then(Value::as_f64).map(|m| (m / 1000.0).floor() as i64)
 }
 
-/// A night: WHOOP gives stage totals, no timeline. The time in bed is kept as it was, and the
-/// time asleep as one interval from the start (no stage order is invented); the stage totals
-/// go with the session's statistics.
+/// A night (or nap) between its documented `start` and `end`. WHOOP gives stage totals
+/// (`score.stage_summary`), no timeline: the totals are kept as such and no interval is made up.
+/// The night's breathing rate is stored inside it, on the day one wakes up.
 fn sleep(row: &Value, out: &mut Normalised) -> Option<()> {
     let s = Span::deserialize(row).ok()?;
     let (start, end) = (utc(&s.start)?, utc(s.end.as_deref()?)?);
@@ -231,24 +235,41 @@ fn sleep(row: &Value, out: &mut Normalised) -> Option<()> {
         return None;
     }
     let zone = offset(s.timezone_offset.as_deref());
-    let mut intervals = vec![Interval { start, end, stage: Stage::InBed }];
     let score = scored(&s);
+    let mut night = ingest::VendorNight::new(start, end);
+    night.is_nap = s.nap;
     if let Some(stages) = score.and_then(|sc| sc.get("stage_summary")) {
-        let asleep = millis(stages, "total_light_sleep_time_milli")
-            .saturating_add(millis(stages, "total_slow_wave_sleep_time_milli"))
-            .saturating_add(millis(stages, "total_rem_sleep_time_milli"))
-            .min((end - start).num_milliseconds());
-        if asleep > 0 {
-            let until = start + Duration::milliseconds(asleep);
-            intervals.push(Interval { start, end: until, stage: Stage::Sleeping });
-        }
+        let milli = |k: &str| stages.get(k).and_then(Value::as_f64);
+        let asleep = [
+            "total_light_sleep_time_milli",
+            "total_slow_wave_sleep_time_milli",
+            "total_rem_sleep_time_milli",
+        ]
+        .iter()
+        .map(|k| milli(k))
+        .sum::<Option<f64>>();
+        night.totals = ingest::StageTotals {
+            light: seconds(stages, "total_light_sleep_time_milli"),
+            deep: seconds(stages, "total_slow_wave_sleep_time_milli"),
+            rem: seconds(stages, "total_rem_sleep_time_milli"),
+            awake: seconds(stages, "total_awake_time_milli"),
+            asleep: asleep.map(|ms| (ms / 1000.0).floor() as i64),
+        };
+        night.in_bed = seconds(stages, "total_in_bed_time_milli");
     }
     let source = strap(out);
     out.note_offset(end, zone);
     let external_id = Some(crate::normal::id_text(&s.id));
-    out.sleep.push(SleepSession { source, intervals, zone_offset: zone, external_id });
+    out.sleep.push(SleepSession {
+        source,
+        intervals: Vec::new(),
+        zone_offset: zone,
+        external_id,
+        vendor: Some(night),
+    });
     if let Some(rate) = score.and_then(|sc| sc.get("respiratory_rate")).and_then(Value::as_f64) {
-        push(out, RESPIRATORY_RATE, end, zone, rate, false);
+        let at = crate::normal::night_instant(start, end, zone);
+        push(out, RESPIRATORY_RATE, at, zone, rate, false);
     }
     Some(())
 }
@@ -291,18 +312,18 @@ fn workout(row: &Value, out: &mut Normalised) -> Option<()> {
     Some(())
 }
 
-/// A physiological cycle: its energy as a daily total at its start (WHOOP's day is sleep to
-/// sleep, so the total counts on the local day the cycle began).
+/// A physiological cycle: its energy as a daily total at its middle, with its offset. WHOOP's
+/// day runs from one sleep to the next, so it begins the evening before the day it mostly is;
+/// counted at its start, each day's energy would land on the day before.
 fn cycle(row: &Value, out: &mut Normalised) -> Option<()> {
     let s = Span::deserialize(row).ok()?;
     let start = utc(&s.start)?;
     let zone = offset(s.timezone_offset.as_deref());
     // A cycle still running has no total yet.
-    if s.end.is_none() {
-        return Some(());
-    }
+    let Some(end) = s.end.as_deref().and_then(utc) else { return Some(()) };
     if let Some(kj) = scored(&s).and_then(|sc| sc.get("kilojoule")).and_then(Value::as_f64) {
-        push(out, TOTAL_ENERGY, start, zone, kj / KJ_PER_KCAL, true);
+        let middle = start + (end - start) / 2;
+        push(out, TOTAL_ENERGY, middle, zone, kj / KJ_PER_KCAL, true);
     }
     Some(())
 }
@@ -310,17 +331,33 @@ fn cycle(row: &Value, out: &mut Normalised) -> Option<()> {
 #[derive(Deserialize)]
 struct Recovery {
     created_at: String,
+    sleep_id: Option<Value>,
     score_state: Option<String>,
     score: Option<Value>,
 }
 
-/// The morning's recovery, at the time WHOOP made it (it has no time of its own).
+/// The morning's recovery belongs to its sleep (`sleep_id`): its resting heart rate, HRV
+/// (RMSSD), SpO2 and skin temperature are the night's, so they are stored inside that night with
+/// its offset, where the night's and the wake-up day's summaries find them. A sleep this pull
+/// did not read: at the time WHOOP made the recovery, at the user's offset then.
 fn recovery(row: &Value, out: &mut Normalised) -> Option<()> {
     let r = Recovery::deserialize(row).ok()?;
-    let at = utc(&r.created_at)?;
     if r.score_state.as_deref() != Some("SCORED") {
         return Some(());
     }
+    let sleep_id = r.sleep_id.as_ref().map(crate::normal::id_text);
+    let night = out
+        .sleep
+        .iter()
+        .find(|s| s.external_id.is_some() && s.external_id == sleep_id)
+        .and_then(|s| Some((s.vendor?, s.zone_offset)));
+    let (at, zone) = match night {
+        Some((n, zone)) => (crate::normal::night_instant(n.start, n.end, zone), zone),
+        None => {
+            let at = utc(&r.created_at)?;
+            (at, Some(crate::normal::offset_at(out, at)))
+        }
+    };
     let score = r.score.unwrap_or(Value::Null);
     let values = [
         (RECOVERY_SCORE, "recovery_score"),
@@ -331,7 +368,7 @@ fn recovery(row: &Value, out: &mut Normalised) -> Option<()> {
     ];
     for (series, key) in values {
         if let Some(v) = score.get(key).and_then(Value::as_f64) {
-            push(out, series, at, None, v, false);
+            push(out, series, at, zone, v, false);
         }
     }
     Some(())

@@ -503,7 +503,13 @@ fn sleep(rows: &[&Value], out: &mut Normalised) {
     for intervals in sessions {
         let source = DEVICE.source(out);
         let offset = intervals.last().map(|i| offset_at(out, i.end));
-        out.sleep.push(SleepSession { source, intervals, zone_offset: offset, external_id: None });
+        out.sleep.push(SleepSession {
+            source,
+            intervals,
+            zone_offset: offset,
+            external_id: None,
+            vendor: None,
+        });
     }
     for row in rows {
         for (series, key) in [(HR, "hr"), (BREATHING, "rr"), (HRV_RMSSD, "rmssd")] {

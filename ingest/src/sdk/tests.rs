@@ -237,12 +237,12 @@ fn ios_sleep_night_with_overlapping_in_bed() {
         .iter()
         .find(|s| n.sources.list[s.source].device_model.as_deref() == Some("Watch6,2"));
     let watch = watch.unwrap_or_else(|| panic!("watch session"));
-    let summary = crate::sleep::summarize(&watch.intervals, watch.zone_offset)
+    let summary = crate::sleep::summarize(&watch.intervals, watch.zone_offset, None)
         .unwrap_or_else(|| panic!("summary"));
-    assert_eq!(summary.light_minutes, 120 + 90);
-    assert_eq!(summary.deep_minutes, 90);
-    assert_eq!(summary.rem_minutes, 110);
-    assert_eq!(summary.awake_minutes, 10);
+    assert_eq!(summary.light_minutes, Some(120 + 90));
+    assert_eq!(summary.deep_minutes, Some(90));
+    assert_eq!(summary.rem_minutes, Some(110));
+    assert_eq!(summary.awake_minutes, Some(10));
     assert_eq!(watch.zone_offset, Some(60));
     assert_eq!(watch.external_id.as_deref(), Some("light2026-03-13T22:00:00Z"));
 }

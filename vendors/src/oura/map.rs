@@ -189,6 +189,7 @@ fn sleep(row: &Value, out: &mut Normalised) -> Option<()> {
         intervals,
         zone_offset: Some(offset),
         external_id: Some(p.id),
+        vendor: None,
     });
     if let Some(hr) = &p.heart_rate {
         spaced(out, HEART_RATE, hr)?;

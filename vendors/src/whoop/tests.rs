@@ -1,8 +1,7 @@
 //! The mapping against the examples of WHOOP's API reference (`docs/vendors/whoop.md` §2), the
 //! expected rows worked out by hand.
 
-use chrono::{DateTime, Utc};
-use ingest::{Normalised, Stage};
+use ingest::Normalised;
 use serde_json::json;
 
 use super::*;
@@ -13,7 +12,7 @@ fn normalised() -> Normalised {
 }
 
 #[test]
-fn a_night_keeps_its_time_in_bed_and_asleep_and_invents_no_stage_order() {
+fn a_night_is_its_documented_bounds_and_stage_totals_and_invents_no_stage_order() {
     let page = json!({"records": [{
         "id": "ecfc6a15-4661-442f-a9a4-f160dd7afae8", "cycle_id": 93845, "user_id": 10129,
         "created_at": "2022-04-24T11:25:44.774Z", "updated_at": "2022-04-24T14:25:44.774Z",
@@ -34,19 +33,28 @@ fn a_night_keeps_its_time_in_bed_and_asleep_and_invents_no_stage_order() {
     let s = &out.sleep[0];
     assert_eq!(s.zone_offset, Some(-300));
     assert_eq!(s.external_id.as_deref(), Some("ecfc6a15-4661-442f-a9a4-f160dd7afae8"));
-    // In bed 8 h; asleep 14,905,851 + 6,630,370 + 5,879,573 ms = 27,415,794 ms from the start.
-    let spans: Vec<(Stage, DateTime<Utc>, DateTime<Utc>)> =
-        s.intervals.iter().map(|i| (i.stage, i.start, i.end)).collect();
+    assert!(s.intervals.is_empty(), "totals alone: no timeline is made up");
+    let night = s.vendor.unwrap_or_else(|| panic!("the night as WHOOP documents it"));
     assert_eq!(
-        spans,
-        [
-            (Stage::InBed, at("2022-04-24T02:25:44.774Z"), at("2022-04-24T10:25:44.774Z")),
-            (Stage::Sleeping, at("2022-04-24T02:25:44.774Z"), at("2022-04-24T10:02:40.568Z")),
-        ]
+        (night.start, night.end, night.is_nap),
+        (at("2022-04-24T02:25:44.774Z"), at("2022-04-24T10:25:44.774Z"), Some(false))
     );
+    // Milliseconds to whole seconds; asleep = 14,905,851 + 6,630,370 + 5,879,573 ms.
+    assert_eq!(
+        night.totals,
+        ingest::StageTotals {
+            light: Some(14905),
+            deep: Some(6630),
+            rem: Some(5879),
+            awake: Some(1403),
+            asleep: Some(27415),
+        }
+    );
+    assert_eq!(night.in_bed, Some(30272));
+    // Inside the night, on the wake-up day: its middle, 01:25:44.774 local.
     assert_eq!(
         values(&out, RESPIRATORY_RATE),
-        [(at("2022-04-24T10:25:44.774Z"), 16.11328125, Some(-300))]
+        [(at("2022-04-24T06:25:44.774Z"), 16.11328125, Some(-300))]
     );
 }
 
@@ -80,8 +88,9 @@ fn workouts_cycles_and_recovery_in_their_units() {
     assert_eq!(energy.len(), 1, "the running cycle has no total yet");
     assert_eq!(
         // 8288.297 kJ / 4.184 = 1980.95 kcal.
+        // At the cycle's middle: 02:25:44.774Z + (23:34:15.226) / 2.
         (energy[0].0, (energy[0].1 * 100.0).round() / 100.0),
-        (at("2022-04-24T02:25:44.774Z"), 1980.95)
+        (at("2022-04-24T14:12:52.387Z"), 1980.95)
     );
     assert!(
         out.samples
@@ -97,13 +106,33 @@ fn workouts_cycles_and_recovery_in_their_units() {
             "skin_temp_celsius": 33.7}},
         {"cycle_id": 1, "user_id": 10129, "created_at": "2022-04-25T11:00:00Z", "score_state": "PENDING_SCORE"}]});
     Whoop.map_page(RECOVERY, &recovery, &mut out);
+    // Its sleep was not in this pull: at the time WHOOP made it, at the offset the pull knows.
     let t = at("2022-04-24T11:25:44.774Z");
-    assert_eq!(values(&out, RECOVERY_SCORE), [(t, 44.0, None)]);
-    assert_eq!(values(&out, RESTING_HEART_RATE), [(t, 64.0, None)]);
-    assert_eq!(values(&out, HRV_RMSSD), [(t, 31.813562, None)]);
-    assert_eq!(values(&out, SPO2), [(t, 95.6875, None)]);
-    assert_eq!(values(&out, SKIN_TEMPERATURE), [(t, 33.7, None)]);
+    let zone = Some(-300);
+    assert_eq!(values(&out, RECOVERY_SCORE), [(t, 44.0, zone)]);
+    assert_eq!(values(&out, RESTING_HEART_RATE), [(t, 64.0, zone)]);
+    assert_eq!(values(&out, HRV_RMSSD), [(t, 31.813562, zone)]);
+    assert_eq!(values(&out, SPO2), [(t, 95.6875, zone)]);
+    assert_eq!(values(&out, SKIN_TEMPERATURE), [(t, 33.7, zone)]);
     assert_eq!(out.report.dropped_count(), 0);
+}
+
+/// A recovery is its sleep's: its figures are stored inside that night, at its offset, where the
+/// night's summary averages them and the wake-up day counts them.
+#[test]
+fn a_recovery_is_stored_in_the_night_it_follows() {
+    let mut out = normalised();
+    let sleep = json!({"records": [{"id": "night-1", "start": "2022-04-24T02:25:44.774Z",
+        "end": "2022-04-24T10:25:44.774Z", "timezone_offset": "-05:00", "nap": false,
+        "score_state": "SCORED", "score": {"stage_summary": {}}}]});
+    Whoop.map_page(SLEEP, &sleep, &mut out);
+    let recovery = json!({"records": [{"cycle_id": 1, "sleep_id": "night-1",
+        "created_at": "2022-04-24T11:25:44.774Z", "score_state": "SCORED",
+        "score": {"recovery_score": 44.0, "hrv_rmssd_milli": 31.813562}}]});
+    Whoop.map_page(RECOVERY, &recovery, &mut out);
+    let t = at("2022-04-24T06:25:44.774Z");
+    assert_eq!(values(&out, HRV_RMSSD), [(t, 31.813562, Some(-300))]);
+    assert_eq!(values(&out, RECOVERY_SCORE), [(t, 44.0, Some(-300))]);
 }
 
 #[test]
