@@ -127,7 +127,11 @@ pub fn day(date: NaiveDate, sessions: &[Sleep], sources: &Sources) -> SleepDay {
     let interruptions = nights
         .iter()
         .map(|s| {
-            s.stages.as_array().map(|a| a.iter().filter(|i| i["stage"] == "awake").count() as i64)
+            // A night given as totals alone has no timeline: how often one woke is unknown.
+            s.stages
+                .as_array()
+                .filter(|a| !a.is_empty())
+                .map(|a| a.iter().filter(|i| i["stage"] == "awake").count() as i64)
         })
         .sum::<Option<i64>>();
     let span = night_span(sessions);

@@ -25,6 +25,7 @@ mod secrets;
 mod summaries;
 mod timeseries;
 mod users;
+mod vendor_nights;
 mod vendor_notifications;
 mod vendor_pulls;
 mod vendors;

@@ -90,7 +90,7 @@ async fn collection(
     }
 }
 
-async fn pull_done(app: &TestApp, task: &str) -> (String, i32) {
+pub(crate) async fn pull_done(app: &TestApp, task: &str) -> (String, i32) {
     let id: uuid::Uuid = task.parse().expect("task id");
     for _ in 0..400 {
         let row = app

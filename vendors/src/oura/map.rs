@@ -5,7 +5,7 @@
 //! the user's offset except heart rate (UTC).
 
 use chrono::{DateTime, Duration, FixedOffset, NaiveDate, Utc};
-use ingest::{Interval, Normalised, SleepSession, Stage, Workout};
+use ingest::{Interval, Normalised, SleepSession, Stage, StageTotals, VendorNight, Workout};
 use schema::catalogue::series_types::id;
 use schema::workouts::WorkoutRow;
 use serde::Deserialize;
@@ -131,9 +131,17 @@ struct SleepPeriod {
     bedtime_start: String,
     bedtime_end: String,
     sleep_phase_5_min: Option<String>,
+    sleep_phase_30_sec: Option<String>,
     heart_rate: Option<Series>,
     hrv: Option<Series>,
     average_breath: Option<f64>,
+    /// Seconds, as documented.
+    time_in_bed: Option<f64>,
+    total_sleep_duration: Option<f64>,
+    light_sleep_duration: Option<f64>,
+    deep_sleep_duration: Option<f64>,
+    rem_sleep_duration: Option<f64>,
+    awake_time: Option<f64>,
 }
 
 fn stage(c: char) -> Option<Stage> {
@@ -146,15 +154,16 @@ fn stage(c: char) -> Option<Stage> {
     })
 }
 
-/// The hypnogram's epochs from `start`, equal neighbours joined, the last cut at `end`.
-fn hypnogram(phases: &str, start: DateTime<Utc>, end: DateTime<Utc>) -> Vec<Interval> {
+/// The hypnogram's epochs of `epoch` seconds from `start`, equal neighbours joined, the last
+/// cut at `end`.
+fn hypnogram(phases: &str, epoch: i64, start: DateTime<Utc>, end: DateTime<Utc>) -> Vec<Interval> {
     let mut out: Vec<Interval> = Vec::new();
     for (i, c) in phases.chars().enumerate() {
         let Some(stage) = stage(c) else { continue };
-        let Some(from) = start.checked_add_signed(Duration::seconds(EPOCH * i as i64)) else {
+        let Some(from) = start.checked_add_signed(Duration::seconds(epoch * i as i64)) else {
             break;
         };
-        let to = (from + Duration::seconds(EPOCH)).min(end);
+        let to = (from + Duration::seconds(epoch)).min(end);
         if from >= to {
             break;
         }
@@ -166,6 +175,10 @@ fn hypnogram(phases: &str, start: DateTime<Utc>, end: DateTime<Utc>) -> Vec<Inte
     out
 }
 
+/// A sleep period between its documented `bedtime_start` and `bedtime_end`, with its stage
+/// totals, time in bed and type (`long_sleep` a night, `sleep` and `late_nap` naps), and its
+/// hypnogram as the timeline (30-second epochs where given, else 5-minute ones). The period's
+/// breathing rate is stored inside it, on the day one wakes up.
 fn sleep(row: &Value, out: &mut Normalised) -> Option<()> {
     let p = SleepPeriod::deserialize(row).ok()?;
     // `rest`: a detection the user rejected; `deleted`: deleted by the user.
@@ -177,11 +190,28 @@ fn sleep(row: &Value, out: &mut Normalised) -> Option<()> {
     if end <= start {
         return None;
     }
-    let mut intervals =
-        p.sleep_phase_5_min.as_deref().map(|h| hypnogram(h, start, end)).unwrap_or_default();
-    if intervals.is_empty() {
-        intervals.push(Interval { start, end, stage: Stage::Sleeping });
-    }
+    let intervals = match (p.sleep_phase_30_sec.as_deref(), p.sleep_phase_5_min.as_deref()) {
+        (Some(fine), _) if !fine.is_empty() => hypnogram(fine, 30, start, end),
+        (_, Some(coarse)) => hypnogram(coarse, EPOCH, start, end),
+        _ => Vec::new(),
+    };
+    let secs = |v: Option<f64>| v.filter(|s| *s >= 0.0).map(|s| s as i64);
+    let night = VendorNight {
+        totals: StageTotals {
+            light: secs(p.light_sleep_duration),
+            deep: secs(p.deep_sleep_duration),
+            rem: secs(p.rem_sleep_duration),
+            awake: secs(p.awake_time),
+            asleep: secs(p.total_sleep_duration),
+        },
+        in_bed: secs(p.time_in_bed),
+        is_nap: match p.kind.as_deref() {
+            Some("long_sleep") => Some(false),
+            Some("sleep" | "late_nap") => Some(true),
+            _ => None,
+        },
+        ..VendorNight::new(start, end)
+    };
     let source = ring(out);
     out.note_offset(end, Some(offset));
     out.sleep.push(SleepSession {
@@ -189,16 +219,22 @@ fn sleep(row: &Value, out: &mut Normalised) -> Option<()> {
         intervals,
         zone_offset: Some(offset),
         external_id: Some(p.id),
-        vendor: None,
+        vendor: Some(night),
     });
-    if let Some(hr) = &p.heart_rate {
-        spaced(out, HEART_RATE, hr)?;
+    // One series that does not read costs only itself.
+    if let Some(hr) = &p.heart_rate
+        && spaced(out, HEART_RATE, hr).is_none()
+    {
+        out.report.warn("an Oura sleep heart-rate series that does not read", None);
     }
-    if let Some(hrv) = &p.hrv {
-        spaced(out, HRV_RMSSD, hrv)?;
+    if let Some(hrv) = &p.hrv
+        && spaced(out, HRV_RMSSD, hrv).is_none()
+    {
+        out.report.warn("an Oura sleep HRV series that does not read", None);
     }
     if let Some(breath) = p.average_breath {
-        push(out, RESPIRATORY_RATE, (end, Some(offset)), breath, false);
+        let at = crate::normal::night_instant(start, end, Some(offset));
+        push(out, RESPIRATORY_RATE, (at, Some(offset)), breath, false);
     }
     Some(())
 }
@@ -322,14 +358,30 @@ struct Spo2Value {
     average: Option<f64>,
 }
 
-/// The night's average, on its day (Oura gives no time: the day's midnight, in UTC, so the
-/// local day is the one Oura named).
+/// The night's average SpO2 (Oura gives no time, only the day): inside the longest night this
+/// pull read that ends on that local day, at its offset, where the night's summary and the day's
+/// find it; else at the day's local noon.
 fn spo2(row: &Value, out: &mut Normalised) -> Option<()> {
     let s = Spo2::deserialize(row).ok()?;
-    let at = s.day.and_hms_opt(0, 0, 0)?.and_utc();
-    if let Some(v) = s.spo2_percentage.and_then(|p| p.average) {
-        push(out, SPO2, (at, Some(0)), v, false);
-    }
+    let Some(v) = s.spo2_percentage.and_then(|p| p.average) else { return Some(()) };
+    let night = out
+        .sleep
+        .iter()
+        .filter_map(|n| Some((n.vendor?, n.zone_offset)))
+        .filter(|(n, zone)| {
+            let local =
+                n.end - Duration::seconds(1) + Duration::minutes(i64::from(zone.unwrap_or(0)));
+            n.is_nap != Some(true) && local.date_naive() == s.day
+        })
+        .max_by_key(|(n, _)| n.end - n.start);
+    let (at, offset) = match night {
+        Some((n, zone)) => (crate::normal::night_instant(n.start, n.end, zone), zone),
+        None => {
+            let (at, offset) = crate::normal::local_noon(out, s.day)?;
+            (at, Some(offset))
+        }
+    };
+    push(out, SPO2, (at, offset), v, false);
     Some(())
 }
 

@@ -57,7 +57,20 @@ fn a_sleep_period_becomes_a_session_from_its_hypnogram_with_its_night_samples() 
         ]
     );
     assert_eq!(values(&out, HRV_RMSSD).iter().map(|s| s.1).collect::<Vec<_>>(), [102.0, 122.0]);
-    assert_eq!(values(&out, RESPIRATORY_RATE), [(at("2022-07-12T09:07:14Z"), 12.625, Some(-420))]);
+    // Inside the period, on the day one wakes up: its middle.
+    assert_eq!(values(&out, RESPIRATORY_RATE), [(at("2022-07-12T08:36:14Z"), 12.625, Some(-420))]);
+    // The period as Oura documents it: its bounds, its time in bed, a night (`long_sleep`).
+    let night = s.vendor.unwrap_or_else(|| panic!("the documented period"));
+    assert_eq!(
+        (night.start, night.end, night.in_bed, night.is_nap),
+        (at("2022-07-12T08:05:14Z"), at("2022-07-12T09:07:14Z"), Some(3720), Some(false))
+    );
+
+    // The night's SpO2 (a day, no time) goes inside the night that ends on that day.
+    let spo2 =
+        json!({"data": [{"id": "s", "day": "2022-07-12", "spo2_percentage": {"average": 97.5}}]});
+    page(Collection::DailySpo2, &spo2, &mut out);
+    assert_eq!(values(&out, SPO2), [(at("2022-07-12T08:36:14Z"), 97.5, Some(-420))]);
     // One source: the ring.
     assert_eq!(out.sources.list.len(), 1);
     assert_eq!(out.sources.list[0].device_type.as_deref(), Some("ring"));
@@ -100,7 +113,8 @@ fn heart_rate_readiness_spo2_and_workouts() {
         "breathing_disturbance_index": 12}, {"id": "none", "day": "2024-01-16", "spo2_percentage": null}],
         "next_token": null});
     page(Collection::DailySpo2, &spo2, &mut out);
-    assert_eq!(values(&out, SPO2), [(at("2024-01-15T00:00:00Z"), 96.8, Some(0))]);
+    // No night of that day in the pull: the day's local noon.
+    assert_eq!(values(&out, SPO2), [(at("2024-01-15T12:00:00Z"), 96.8, Some(0))]);
 
     let workout = json!({"data": [{"id": "wo-1", "activity": "cycling", "day": "2026-07-05",
         "start_datetime": "2026-07-05T10:00:00-04:00", "end_datetime": "2026-07-05T11:00:00-04:00",

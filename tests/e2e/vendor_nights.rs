@@ -1,0 +1,208 @@
+//! Issue 30: the vendors' documented example nights, pulled from local servers that answer them
+//! as the vendors document them, and every figure the API answers (sleep summary, sleep events,
+//! sleep score) compared with the values worked out by hand from the documented units
+//! (`docs/vendors/audit/<vendor>.md` §4 shows the arithmetic).
+
+use serde_json::{Value, json};
+
+use crate::util::{Auth, Mode, TestApp};
+use crate::vendor_pulls::{connect_to, pull_done};
+
+/// A local vendor API answering `pages` (path → body), and `empty` for any other path.
+async fn vendor(pages: Vec<(&'static str, Value)>, empty: Value) -> String {
+    let answer = move |uri: axum::http::Uri| {
+        let found = pages.iter().find(|(p, _)| uri.path().ends_with(p)).map(|(_, b)| b.clone());
+        let empty = empty.clone();
+        async move { axum::Json(found.unwrap_or(empty)) }
+    };
+    let api = axum::Router::new().fallback(answer);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let base = format!("http://{}", listener.local_addr().expect("addr"));
+    tokio::spawn(async move { axum::serve(listener, api).await });
+    base
+}
+
+/// The service with `slug` configured against `api_url`, a user connected as `vendor_user`,
+/// and the window pulled.
+async fn pulled(
+    slug: &str,
+    api_url: String,
+    vendor_user: &str,
+    window: &str,
+) -> (TestApp, Auth, String) {
+    let prefix = slug.to_ascii_uppercase();
+    let vars = [
+        ("CLIENT_ID", "app".to_string()),
+        ("CLIENT_SECRET", "secret".into()),
+        ("API_URL", api_url),
+    ];
+    let vars = vars.into_iter().map(|(k, v)| (format!("{prefix}_{k}"), v)).collect();
+    let app = TestApp::spawn_with(Mode::All, |s| s.vendor_variables = Some(vars)).await;
+    let key = app.api_key().await;
+    let user = app.user(&key, json!({})).await;
+    connect_to(&app, &user, slug, "access", Some(vendor_user)).await;
+    // The initial sync is not queued by a direct connection: this is the one pull.
+    let r = app
+        .post(&format!("/api/v1/providers/{slug}/users/{user}/sync?{window}"), &key, json!({}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(pull_done(&app, &r.str("task_id")).await.0, "done");
+    (app, key, user)
+}
+
+async fn sleep_day(app: &TestApp, key: &Auth, user: &str, day: &str) -> Value {
+    let path = format!("/api/v1/users/{user}/summaries/sleep?start_date={day}&end_date={day}");
+    let r = app.get(&path, key).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    r.body["data"][0].clone()
+}
+
+/// The events of the day's sessions, by start.
+async fn sessions(app: &TestApp, key: &Auth, user: &str, window: &str) -> Vec<Value> {
+    let r = app.get(&format!("/api/v1/users/{user}/events/sleep?{window}&limit=100"), key).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    r.body["data"].as_array().cloned().unwrap_or_default()
+}
+
+async fn sleep_score(app: &TestApp, key: &Auth, user: &str, window: &str) -> Option<f64> {
+    let r =
+        app.get(&format!("/api/v1/users/{user}/health-scores?{window}&category=sleep"), key).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    r.body["data"].as_array()?.iter().find(|s| s["category"] == "sleep")?["value"].as_f64()
+}
+
+/// WHOOP's own example night (stage totals, no timeline; −05:00 across local midnight), a nap
+/// after it, and the recovery of the night (`docs/vendors/audit/whoop.md` §4).
+#[tokio::test]
+async fn whoops_documented_night_nap_and_recovery() {
+    let sleep = json!({"records": [
+        {"id": "ecfc6a15-4661-442f-a9a4-f160dd7afae8", "cycle_id": 93845, "user_id": 10129,
+         "start": "2022-04-24T02:25:44.774Z", "end": "2022-04-24T10:25:44.774Z", "timezone_offset": "-05:00",
+         "nap": false, "score_state": "SCORED",
+         "score": {"stage_summary": {"total_in_bed_time_milli": 30272735, "total_awake_time_milli": 1403507,
+             "total_no_data_time_milli": 0, "total_light_sleep_time_milli": 14905851,
+             "total_slow_wave_sleep_time_milli": 6630370, "total_rem_sleep_time_milli": 5879573,
+             "sleep_cycle_count": 3, "disturbance_count": 12},
+             "respiratory_rate": 16.11328125, "sleep_efficiency_percentage": 91.69533848}},
+        {"id": "nap-1", "cycle_id": 93846, "user_id": 10129,
+         "start": "2022-04-24T12:00:00.000Z", "end": "2022-04-24T12:45:00.000Z", "timezone_offset": "-05:00",
+         "nap": true, "score_state": "SCORED",
+         "score": {"stage_summary": {"total_in_bed_time_milli": 2700000, "total_awake_time_milli": 300000,
+             "total_light_sleep_time_milli": 1500000, "total_slow_wave_sleep_time_milli": 600000,
+             "total_rem_sleep_time_milli": 300000}, "respiratory_rate": 15.5}}]});
+    let recovery = json!({"records": [{"cycle_id": 93845, "sleep_id": "ecfc6a15-4661-442f-a9a4-f160dd7afae8",
+        "user_id": 10129, "created_at": "2022-04-24T11:25:44.774Z", "score_state": "SCORED",
+        "score": {"recovery_score": 44.0, "resting_heart_rate": 64.0, "hrv_rmssd_milli": 31.813562,
+            "spo2_percentage": 95.6875, "skin_temp_celsius": 33.7}}]});
+    let base = vendor(
+        vec![("/v2/activity/sleep", sleep), ("/v2/recovery", recovery)],
+        json!({"records": []}),
+    )
+    .await;
+    let window = "summary_start_time=2022-04-23T00:00:00Z&summary_end_time=2022-04-25T00:00:00Z";
+    let (app, key, user) = pulled("whoop", format!("{base}/developer"), "10129", window).await;
+
+    let day = sleep_day(&app, &key, &user, "2022-04-24").await;
+    // The documented bounds, at the record's offset.
+    assert_eq!(day["start_time"], "2022-04-23T21:25:44.774-05:00", "{day}");
+    assert_eq!(day["end_time"], "2022-04-24T05:25:44.774-05:00", "{day}");
+    // Asleep 14,905,851 + 6,630,370 + 5,879,573 ms = 27,415 s = 456 min; the nap 2,400 s = 40.
+    assert_eq!(day["duration_minutes"], 456, "{day}");
+    assert_eq!(
+        (day["nap_count"].clone(), day["nap_duration_minutes"].clone()),
+        (json!(1), json!(40))
+    );
+    assert_eq!(day["total_duration_minutes"], 496);
+    // The stage totals, ms / 1000 / 60.
+    assert_eq!(day["stages"], json!({"awake": 23, "light": 248, "deep": 110, "rem": 97}), "{day}");
+    // In bed: WHOOP's 30,272,735 ms, within the night's 8 h; 27,415 / 28,800 s.
+    assert_eq!(
+        (day["time_in_bed_minutes"].clone(), day["efficiency_percent"].clone()),
+        (json!(480), json!(95.2))
+    );
+    assert_eq!(day["interruptions_count"], Value::Null, "totals alone: no timeline to count in");
+    // The night's breathing rate, and the morning's HRV and SpO2 (the recovery of this sleep).
+    assert_eq!(day["avg_respiratory_rate"], 16.1, "{day}");
+    assert_eq!(day["avg_hrv_rmssd_ms"], 31.8, "{day}");
+    assert_eq!(day["avg_spo2_percent"], 95.7, "{day}");
+
+    let events = sessions(&app, &key, &user, "start_date=2022-04-23&end_date=2022-04-25").await;
+    let night = events.iter().find(|e| e["is_nap"] == false).cloned().unwrap_or_default();
+    assert_eq!(night["sleep_stage_intervals"], json!([]), "no stage order is made up");
+    assert_eq!(night["time_in_bed_seconds"], 28800);
+    assert_eq!(night["sleep_duration_seconds"], 27415);
+    let nap = events.iter().find(|e| e["is_nap"] == true).cloned().unwrap_or_default();
+    assert_eq!(
+        (nap["start_time"].clone(), nap["end_time"].clone()),
+        (json!("2022-04-24T07:00:00-05:00"), json!("2022-04-24T07:45:00-05:00"))
+    );
+
+    // Duration 456/480 = 95.0; efficiency (95.2 − 60)/35 → 100; restoration (110 + 97)/456 over
+    // 40 % → 100: 0.5 × 95 + 0.25 × 100 + 0.25 × 100 = 97.5 → 98.
+    let window = "start_date=2022-04-24&end_date=2022-04-24";
+    assert_eq!(sleep_score(&app, &key, &user, window).await, Some(98.0));
+    // The recovery counts on the day one woke up, at its offset.
+    let r = app.get(&format!("/api/v1/users/{user}/summaries/recovery?{window}"), &key).await;
+    assert_eq!(r.body["data"][0]["date"], "2022-04-24", "{}", r.body);
+    assert_eq!(r.body["data"][0]["resting_heart_rate_bpm"], 64.0, "{}", r.body);
+}
+
+/// Oura's own example period (−07:00: a hypnogram and documented totals, which win over the
+/// 5-minute epochs), its SpO2, and a nap (`docs/vendors/audit/oura.md` §4).
+#[tokio::test]
+async fn ouras_documented_night_spo2_and_nap() {
+    let hypnogram =
+        format!("44{}{}{}{}", "1".repeat(14), "2".repeat(62), "3".repeat(8), "4".repeat(14));
+    let sleep = json!({"data": [
+        {"id": "8f9a5221-639e-4a85-81cb-4065ef23f979", "type": "long_sleep", "period": 0, "day": "2022-07-12",
+         "bedtime_start": "2022-07-12T01:05:14-07:00", "bedtime_end": "2022-07-12T09:25:14-07:00",
+         "time_in_bed": 30000, "total_sleep_duration": null, "awake_time": 4800, "latency": 540,
+         "light_sleep_duration": 18750, "deep_sleep_duration": 4170, "rem_sleep_duration": 2280,
+         "efficiency": 84, "average_breath": 12.625, "low_battery_alert": false,
+         "heart_rate": {"interval": 300, "items": [null, 50, 46], "timestamp": "2022-07-12T01:05:14.000-07:00"},
+         "hrv": {"interval": 300, "items": [null, 102, 122], "timestamp": "2022-07-12T01:05:14.000-07:00"},
+         "sleep_phase_5_min": hypnogram},
+        {"id": "nap-1", "type": "sleep", "period": 1, "day": "2022-07-12",
+         "bedtime_start": "2022-07-12T14:10:00-07:00", "bedtime_end": "2022-07-12T14:55:00-07:00",
+         "time_in_bed": 2700, "total_sleep_duration": 2400, "awake_time": 300, "light_sleep_duration": 1800,
+         "deep_sleep_duration": 300, "rem_sleep_duration": 300, "average_breath": 13.0,
+         "sleep_phase_5_min": "422221322", "low_battery_alert": false}], "next_token": null});
+    let spo2 = json!({"data": [{"id": "s", "day": "2022-07-12", "spo2_percentage": {"average": 96.8}}],
+        "next_token": null});
+    let base = vendor(
+        vec![("/v2/usercollection/sleep", sleep), ("/v2/usercollection/daily_spo2", spo2)],
+        json!({"data": [], "next_token": null}),
+    )
+    .await;
+    let window = "summary_start_time=2022-07-11T00:00:00Z&summary_end_time=2022-07-13T00:00:00Z";
+    let (app, key, user) = pulled("oura", base, "oura-user", window).await;
+
+    let day = sleep_day(&app, &key, &user, "2022-07-12").await;
+    assert_eq!(day["start_time"], "2022-07-12T01:05:14-07:00", "{day}");
+    assert_eq!(day["end_time"], "2022-07-12T09:25:14-07:00", "{day}");
+    // Asleep: 18,750 + 4,170 + 2,280 s = 25,200 s = 420 min; the nap's documented 2,400 s = 40.
+    assert_eq!(day["duration_minutes"], 420, "{day}");
+    assert_eq!(
+        (day["nap_count"].clone(), day["nap_duration_minutes"].clone()),
+        (json!(1), json!(40))
+    );
+    // The documented durations, not the 5-minute epochs: light 312.5, deep 69.5, REM 38, awake 80.
+    assert_eq!(day["stages"], json!({"awake": 80, "light": 312, "deep": 69, "rem": 38}), "{day}");
+    assert_eq!(
+        (day["time_in_bed_minutes"].clone(), day["efficiency_percent"].clone()),
+        (json!(500), json!(84.0))
+    );
+    // The timeline is kept: awake at its start and at its end.
+    assert_eq!(day["interruptions_count"], 2, "{day}");
+    assert_eq!(day["avg_respiratory_rate"], 12.6, "{day}");
+    assert_eq!(day["avg_spo2_percent"], 96.8, "{day}");
+    // The 5-minute series inside the night: (50 + 46) / 2 and (102 + 122) / 2.
+    assert_eq!(
+        (day["avg_heart_rate_bpm"].clone(), day["avg_hrv_rmssd_ms"].clone()),
+        (json!(48.0), json!(112.0))
+    );
+    // Duration 87.5; efficiency (84 − 60)/35 = 68.57; restoration (69 + 38)/420/0.40 = 63.69:
+    // 43.75 + 17.14 + 15.92 = 76.82 → 77.
+    let window = "start_date=2022-07-12&end_date=2022-07-12";
+    assert_eq!(sleep_score(&app, &key, &user, window).await, Some(77.0));
+}
