@@ -10,7 +10,7 @@
 //! zone is unknown). No `Accept-Language` is sent, so every value is metric (distances in km).
 
 use chrono::{DateTime, Duration, NaiveDate, NaiveDateTime, Utc};
-use ingest::{Interval, Normalised, SleepSession, Stage};
+use ingest::{Interval, Normalised, SleepSession, Stage, StageTotals, VendorNight};
 use schema::catalogue::providers::{Capabilities, LiveSyncMode, Provider};
 use schema::catalogue::series_types::id;
 use serde::Deserialize;
@@ -319,7 +319,9 @@ fn levels(list: Option<&Value>, out: &Normalised) -> Vec<Interval> {
         .collect()
 }
 
-/// A sleep log: its levels, the short wake periods laid over them.
+/// A sleep log between its documented `startTime` and `endTime`: its levels (the short wake
+/// periods laid over them) as the timeline, its stage totals (`levels.summary`, minutes), time
+/// asleep and in bed, and `isMainSleep` (a log that is not the main sleep is a nap).
 fn sleep(row: &Value, out: &mut Normalised) -> Option<()> {
     let log_id = row.get("logId").map(crate::normal::id_text)?;
     let (start, _) = local_instant(out, local(row.get("startTime")?.as_str()?)?)?;
@@ -329,17 +331,28 @@ fn sleep(row: &Value, out: &mut Normalised) -> Option<()> {
     }
     let base = levels(row.pointer("/levels/data"), out);
     let short = levels(row.pointer("/levels/shortData"), out);
-    let mut intervals = crate::normal::overlay(base, &short);
-    if intervals.is_empty() {
-        intervals.push(Interval { start, end, stage: Stage::Sleeping });
-    }
+    let intervals = crate::normal::overlay(base, &short);
+    let minutes = |v: Option<&Value>| v.and_then(number).map(|m| (m * 60.0) as i64);
+    let summary = |level: &str| minutes(row.pointer(&format!("/levels/summary/{level}/minutes")));
+    let night = VendorNight {
+        totals: StageTotals {
+            light: summary("light"),
+            deep: summary("deep"),
+            rem: summary("rem"),
+            awake: summary("wake"),
+            asleep: minutes(row.get("minutesAsleep")),
+        },
+        in_bed: minutes(row.get("timeInBed")),
+        is_nap: row.get("isMainSleep").and_then(Value::as_bool).map(|main| !main),
+        ..VendorNight::new(start, end)
+    };
     let source = TRACKER.source(out);
     out.sleep.push(SleepSession {
         source,
         intervals,
         zone_offset: Some(offset),
         external_id: Some(log_id),
-        vendor: None,
+        vendor: Some(night),
     });
     Some(())
 }
@@ -436,21 +449,38 @@ fn heart(row: &Value, out: &mut Normalised) -> Option<()> {
     day_level(row, out, RESTING_HR, resting)
 }
 
-/// The main sleep's RMSSD (ms), on the day it ended.
+/// A figure of the main sleep that ended on the day `dateTime` (Fitbit: "applies specifically
+/// to a user's main sleep … provided at the end of a period of sleep"): inside that night, with
+/// its offset, where the night's summary averages it; without the night in this pull, at the
+/// day's noon.
+fn night_level(row: &Value, out: &mut Normalised, series: i16, value: Option<f64>) -> Option<()> {
+    let day =
+        NaiveDate::parse_from_str(row.get("dateTime")?.as_str()?.get(..10)?, "%Y-%m-%d").ok()?;
+    let Some(v) = value else { return Some(()) };
+    let (at, offset) = match crate::normal::in_night_of(out, day) {
+        Some(found) => found,
+        None => local_noon(out, day).map(|(at, offset)| (at, Some(offset)))?,
+    };
+    TRACKER.push(out, series, (at, offset), v, false);
+    Some(())
+}
+
+/// The main sleep's RMSSD (ms).
 fn hrv(row: &Value, out: &mut Normalised) -> Option<()> {
     let rmssd = row.pointer("/value/dailyRmssd").and_then(number);
-    day_level(row, out, HRV_RMSSD, rmssd)
+    night_level(row, out, HRV_RMSSD, rmssd)
 }
 
+/// The main sleep's average SpO2 (%).
 fn spo2(row: &Value, out: &mut Normalised) -> Option<()> {
     let avg = row.pointer("/value/avg").and_then(number);
-    day_level(row, out, OXYGEN, avg)
+    night_level(row, out, OXYGEN, avg)
 }
 
-/// `nightlyRelative`: the night's deviation from the user's baseline, °C.
+/// `nightlyRelative`: the main sleep's deviation from the user's baseline, °C.
 fn skin(row: &Value, out: &mut Normalised) -> Option<()> {
     let deviation = row.pointer("/value/nightlyRelative").and_then(number);
-    day_level(row, out, SKIN_DEVIATION, deviation)
+    night_level(row, out, SKIN_DEVIATION, deviation)
 }
 
 /// A weight log at its local date and time: kg, BMI, and body fat where logged with it.

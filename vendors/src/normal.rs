@@ -132,6 +132,25 @@ pub(crate) fn night_instant(
     (start + (end - start) / 2).max(day_starts).min(last)
 }
 
+/// Where a figure a vendor gives for a day, meaning that day's night (Oura's SpO2, Fitbit's
+/// HRV), belongs: inside the longest night (naps aside) of this batch that ends on the local
+/// `day`, with its offset ([`night_instant`]). `None` when the batch holds no such night.
+pub(crate) fn in_night_of(
+    out: &Normalised,
+    day: NaiveDate,
+) -> Option<(DateTime<Utc>, Option<i16>)> {
+    out.sleep
+        .iter()
+        .filter_map(|s| Some((s.vendor?, s.zone_offset)))
+        .filter(|(n, zone)| {
+            let wake =
+                n.end - Duration::seconds(1) + Duration::minutes(i64::from(zone.unwrap_or(0)));
+            n.is_nap != Some(true) && wake.date_naive() == day
+        })
+        .max_by_key(|(n, _)| n.end - n.start)
+        .map(|(n, zone)| (night_instant(n.start, n.end, zone), zone))
+}
+
 /// The offset to read wall-clock times of a vendor that gives none with: the latest one the
 /// batch knows (collections that carry offsets are read first), else UTC.
 pub(crate) fn guessed_offset(out: &Normalised) -> i16 {

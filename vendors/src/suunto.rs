@@ -8,7 +8,7 @@
 
 use base64::Engine;
 use chrono::{DateTime, Duration, FixedOffset, NaiveDateTime, Utc};
-use ingest::{Interval, Normalised, SleepSession, Stage};
+use ingest::{Normalised, SleepSession, StageTotals, VendorNight};
 use schema::catalogue::providers::{Capabilities, LiveSyncMode, Provider};
 use schema::catalogue::series_types::id;
 use serde_json::{Value, json};
@@ -287,35 +287,46 @@ fn entry<'a>(row: &'a Value, key: &str) -> Option<&'a Value> {
     row.get("entryData")?.get(key)
 }
 
-/// A night: Suunto gives stage totals, no timeline. As for WHOOP, the time in bed is kept
-/// and the time asleep (deep + light + REM seconds) as one interval from the start.
+/// A night between its documented `BedtimeStart` and `BedtimeEnd`: Suunto gives stage totals
+/// (seconds), no timeline, so the totals are kept as such and no interval is made up; awake is
+/// what the night's `Duration` leaves of them; `IsNap` decides what is a nap. The night's HRV is
+/// stored inside it, on the day one wakes up.
 fn sleep(row: &Value, out: &mut Normalised) -> Option<()> {
     let (start, offset) = instant(entry(row, "BedtimeStart")?.as_str()?)?;
-    let (end, _) = instant(entry(row, "BedtimeEnd")?.as_str()?)?;
+    let (end, end_offset) = instant(entry(row, "BedtimeEnd")?.as_str()?)?;
     if end <= start {
         return None;
     }
-    let seconds = |k: &str| entry(row, k).and_then(number).unwrap_or(0.0);
-    let asleep = (seconds("DeepSleepDuration")
-        + seconds("LightSleepDuration")
-        + seconds("REMSleepDuration"))
-    .min((end - start).num_seconds() as f64);
-    let mut intervals = vec![Interval { start, end, stage: Stage::InBed }];
-    if asleep > 0.0 {
-        let until = start + Duration::seconds(asleep as i64);
-        intervals.push(Interval { start, end: until, stage: Stage::Sleeping });
-    }
+    let offset = end_offset.or(offset);
+    let seconds = |k: &str| entry(row, k).and_then(number).filter(|v| *v >= 0.0).map(|v| v as i64);
+    let (deep, light, rem) =
+        (seconds("DeepSleepDuration"), seconds("LightSleepDuration"), seconds("REMSleepDuration"));
+    let asleep = [deep, light, rem].iter().flatten().sum::<i64>();
+    let in_bed = seconds("Duration");
+    let night = VendorNight {
+        totals: StageTotals {
+            light,
+            deep,
+            rem,
+            awake: in_bed.filter(|_| asleep > 0).map(|d| (d - asleep).max(0)),
+            asleep: (asleep > 0).then_some(asleep),
+        },
+        in_bed,
+        is_nap: entry(row, "IsNap").and_then(Value::as_bool),
+        ..VendorNight::new(start, end)
+    };
     let source = WATCH.source(out);
     out.note_offset(end, offset);
     out.sleep.push(SleepSession {
         source,
-        intervals,
+        intervals: Vec::new(),
         zone_offset: offset,
         external_id: entry(row, "SleepId").map(crate::normal::id_text),
-        vendor: None,
+        vendor: Some(night),
     });
     if let Some(hrv) = entry(row, "AvgHRV").and_then(number).filter(|v| *v > 0.0) {
-        WATCH.push(out, HRV_RMSSD, (end, offset), hrv, false);
+        let at = crate::normal::night_instant(start, end, offset);
+        WATCH.push(out, HRV_RMSSD, (at, offset), hrv, false);
     }
     Some(())
 }

@@ -7,7 +7,7 @@
 //! names the user's zone.
 
 use chrono::{DateTime, Duration, NaiveDate, Utc};
-use ingest::{Interval, Normalised, SleepSession, Stage};
+use ingest::{Interval, Normalised, SleepSession, Stage, StageTotals, VendorNight};
 use schema::catalogue::providers::{Capabilities, LiveSyncMode, Provider};
 use schema::catalogue::series_types::id;
 use serde_json::Value;
@@ -221,8 +221,10 @@ fn stage(kind: &str) -> Option<Stage> {
     })
 }
 
-/// A night: its hypnogram (`sleep_graph`), else its stage totals as asleep time from the start
-/// (no stage order invented); its temperature deviation at its end.
+/// A night between its documented `bedtime_start` and `bedtime_end`: its hypnogram
+/// (`sleep_graph`) as the timeline where there is one, its stage totals (`sleep_stages`,
+/// seconds) kept as such (no order is made up for totals alone); its temperature deviation
+/// inside it, on the day one wakes up.
 fn sleep(object: &Value, out: &mut Normalised) -> Option<()> {
     let start = instant(object.get("bedtime_start"))?;
     let end = instant(object.get("bedtime_end"))?;
@@ -231,7 +233,7 @@ fn sleep(object: &Value, out: &mut Normalised) -> Option<()> {
     }
     let offset = offset_at(out, end);
     let graph = object.pointer("/sleep_graph/data").and_then(Value::as_array);
-    let mut intervals: Vec<Interval> = graph
+    let intervals: Vec<Interval> = graph
         .map(Vec::as_slice)
         .unwrap_or_default()
         .iter()
@@ -241,26 +243,26 @@ fn sleep(object: &Value, out: &mut Normalised) -> Option<()> {
             (e > s).then_some(Interval { start: s, end: e, stage })
         })
         .collect();
-    if intervals.is_empty() {
-        intervals.push(Interval { start, end, stage: Stage::InBed });
-        let asleep: f64 = object
-            .get("sleep_stages")
-            .and_then(Value::as_array)
-            .map(Vec::as_slice)
+    let stages = object.get("sleep_stages").and_then(Value::as_array).map(Vec::as_slice);
+    let total = |kind: &str| {
+        stages
             .unwrap_or_default()
             .iter()
-            .filter(|s| s.get("type").and_then(Value::as_str) != Some("awake"))
+            .filter(|s| s.get("type").and_then(Value::as_str) == Some(kind))
             .filter_map(|s| s.get("stage_time").and_then(number))
-            .sum();
-        let asleep = (asleep as i64).min((end - start).num_seconds());
-        if asleep > 0 {
-            intervals.push(Interval {
-                start,
-                end: start + Duration::seconds(asleep),
-                stage: Stage::Sleeping,
-            });
-        }
-    }
+            .map(|t| t.max(0.0) as i64)
+            .reduce(|a, b| a + b)
+    };
+    let night = VendorNight {
+        totals: StageTotals {
+            light: total("light_sleep"),
+            deep: total("deep_sleep"),
+            rem: total("rem_sleep"),
+            awake: total("awake"),
+            asleep: None,
+        },
+        ..VendorNight::new(start, end)
+    };
     let source = RING.source(out);
     out.note_offset(end, Some(offset));
     out.sleep.push(SleepSession {
@@ -268,10 +270,11 @@ fn sleep(object: &Value, out: &mut Normalised) -> Option<()> {
         intervals,
         zone_offset: Some(offset),
         external_id: Some(format!("sleep-{}", start.timestamp())),
-        vendor: None,
+        vendor: Some(night),
     });
+    let at = crate::normal::night_instant(start, end, Some(offset));
     if let Some(d) = object.pointer("/temperature_deviation/celsius").and_then(number) {
-        RING.push(out, SKIN_DEVIATION, (end, Some(offset)), d, false);
+        RING.push(out, SKIN_DEVIATION, (at, Some(offset)), d, false);
     }
     Some(())
 }

@@ -364,18 +364,8 @@ struct Spo2Value {
 fn spo2(row: &Value, out: &mut Normalised) -> Option<()> {
     let s = Spo2::deserialize(row).ok()?;
     let Some(v) = s.spo2_percentage.and_then(|p| p.average) else { return Some(()) };
-    let night = out
-        .sleep
-        .iter()
-        .filter_map(|n| Some((n.vendor?, n.zone_offset)))
-        .filter(|(n, zone)| {
-            let local =
-                n.end - Duration::seconds(1) + Duration::minutes(i64::from(zone.unwrap_or(0)));
-            n.is_nap != Some(true) && local.date_naive() == s.day
-        })
-        .max_by_key(|(n, _)| n.end - n.start);
-    let (at, offset) = match night {
-        Some((n, zone)) => (crate::normal::night_instant(n.start, n.end, zone), zone),
+    let (at, offset) = match crate::normal::in_night_of(out, s.day) {
+        Some(found) => found,
         None => {
             let (at, offset) = crate::normal::local_noon(out, s.day)?;
             (at, Some(offset))

@@ -1,7 +1,7 @@
 //! The mapping against the examples of Suunto's API Zone pages and the reference system's
 //! captures (`docs/vendors/suunto.md` §2–3), the expected rows worked out by hand.
 
-use ingest::{Normalised, Stage};
+use ingest::Normalised;
 use serde_json::json;
 
 use super::*;
@@ -69,17 +69,26 @@ fn samples_of_the_day_and_the_night_in_their_units() {
             "HRAvg": 67.0, "HRMin": 52.0, "SleepQualityScore": 75, "IsNap": false, "SleepId": 1778976780, "AvgHRV": 41.0}}]);
     Suunto.map_page(SLEEP, &sleep, &mut out);
     let s = &out.sleep[0];
-    let spans: Vec<_> = s.intervals.iter().map(|i| (i.stage, i.start, i.end)).collect();
-    // 5,610 + 17,970 + 1,710 = 25,290 s asleep from 00:13 UTC.
+    assert!(s.intervals.is_empty(), "totals alone: no timeline is made up");
+    let night = s.vendor.unwrap_or_else(|| panic!("the documented night"));
     assert_eq!(
-        spans,
-        [
-            (Stage::InBed, at("2026-05-17T00:13:00Z"), at("2026-05-17T07:19:00Z")),
-            (Stage::Sleeping, at("2026-05-17T00:13:00Z"), at("2026-05-17T07:14:30Z")),
-        ]
+        (night.start, night.end, night.in_bed, night.is_nap),
+        (at("2026-05-17T00:13:00Z"), at("2026-05-17T07:19:00Z"), Some(25560), Some(false))
+    );
+    // 5,610 + 17,970 + 1,710 = 25,290 s asleep; awake 25,560 − 25,290 = 270 s.
+    assert_eq!(
+        night.totals,
+        ingest::StageTotals {
+            light: Some(17970),
+            deep: Some(5610),
+            rem: Some(1710),
+            awake: Some(270),
+            asleep: Some(25290),
+        }
     );
     assert_eq!((s.zone_offset, s.external_id.as_deref()), (Some(120), Some("1778976780")));
-    assert_eq!(values(&out, HRV_RMSSD), [(at("2026-05-17T07:19:00Z"), 41.0, Some(120))]);
+    // Inside the night, on the day one wakes up: its middle (03:46 UTC, 05:46 local).
+    assert_eq!(values(&out, HRV_RMSSD), [(at("2026-05-17T03:46:00Z"), 41.0, Some(120))]);
 
     let activity = json!([{"timestamp": "2026-05-17T12:00:00.000+02:00",
         "entryData": {"HR": 62, "StepCount": 15, "SpO2": 0.97, "EnergyConsumption": 5230.0, "HRV": 0}}]);

@@ -68,21 +68,20 @@ fn a_night_from_its_hypnogram_or_its_stage_totals() {
         ]
     );
     assert_eq!(s.external_id.as_deref(), Some("sleep-1705309200"));
-    assert_eq!(values(&out, SKIN_DEVIATION), [(at("2024-01-15T16:00:00Z"), -0.2, Some(0))]);
+    // Inside the night, on the day one wakes up: its middle.
+    assert_eq!(values(&out, SKIN_DEVIATION), [(at("2024-01-15T12:30:00Z"), -0.2, Some(0))]);
+    // The night's documented bounds and stage totals (seconds), beside the hypnogram.
+    let night = s.vendor.unwrap_or_else(|| panic!("the documented night"));
+    assert_eq!((night.start, night.end), (at("2024-01-15T09:00:00Z"), at("2024-01-15T16:00:00Z")));
+    assert_eq!((night.totals.rem, night.totals.awake), (Some(3600), Some(1800)));
 
-    // No hypnogram: in bed for the night, asleep for deep + light + REM from its start.
+    // No hypnogram: the totals alone, no timeline made up.
     let mut totals = page.clone();
     totals["data"]["metric_data"][0]["object"]["sleep_graph"] = json!({"data": []});
     let mut out = normalised();
     Ultrahuman.map_page(METRICS, &totals, &mut out);
-    let spans: Vec<_> = out.sleep[0].intervals.iter().map(|i| (i.stage, i.start, i.end)).collect();
-    assert_eq!(
-        spans,
-        [
-            (Stage::InBed, at("2024-01-15T09:00:00Z"), at("2024-01-15T16:00:00Z")),
-            (Stage::Sleeping, at("2024-01-15T09:00:00Z"), at("2024-01-15T15:30:00Z")),
-        ]
-    );
+    assert!(out.sleep[0].intervals.is_empty());
+    assert_eq!(out.sleep[0].vendor.map(|n| n.totals.rem), Some(Some(3600)));
 }
 
 #[test]
