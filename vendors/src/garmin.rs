@@ -8,7 +8,7 @@
 //! re-sent when they change: they are keyed by `summaryId` and stored once.
 
 use chrono::{DateTime, Duration, NaiveDate, Utc};
-use ingest::{Interval, Normalised, SleepSession, Stage};
+use ingest::{Interval, Normalised, SleepSession, Stage, StageTotals, VendorNight};
 use schema::catalogue::providers::{Capabilities, LiveSyncMode, Provider};
 use schema::catalogue::series_types::id;
 use serde_json::{Value, json};
@@ -344,12 +344,13 @@ fn stage(key: &str) -> Option<Stage> {
     })
 }
 
-/// A night from its levels (UTC epoch intervals; unknown levels skipped), with its SpO2 and
-/// breathing samples.
+/// A night from `startTimeInSeconds`: its levels (UTC epoch intervals; unknown levels skipped)
+/// as the timeline, its stage totals (seconds) kept as such, its naps as sessions of their own,
+/// and its SpO2 and breathing samples. `durationInSeconds` covers time asleep only (the reference
+/// system's finding), so the night ends at the latest of its levels, start + that duration, and
+/// start + all its stages (awake included).
 fn sleep(row: &Value, out: &mut Normalised) -> Option<()> {
     let start = instant(row, "startTimeInSeconds")?;
-    let end =
-        start.checked_add_signed(Duration::try_seconds(f(row, "durationInSeconds")? as i64)?)?;
     let zone = offset(row, "startTimeOffsetInSeconds");
     let mut intervals = Vec::new();
     if let Some(levels) = row.get("sleepLevelsMap").and_then(Value::as_object) {
@@ -366,21 +367,63 @@ fn sleep(row: &Value, out: &mut Normalised) -> Option<()> {
         }
     }
     intervals.sort();
-    if intervals.is_empty() && end > start {
-        intervals.push(Interval { start, end, stage: Stage::Sleeping });
-    }
-    if intervals.is_empty() {
+    let secs = |k: &str| f(row, k).filter(|v| *v >= 0.0).map(|v| v as i64);
+    let totals = StageTotals {
+        light: secs("lightSleepDurationInSeconds"),
+        deep: secs("deepSleepDurationInSeconds"),
+        rem: secs("remSleepInSeconds"),
+        awake: secs("awakeDurationInSeconds"),
+        asleep: None,
+    };
+    let staged =
+        [totals.light, totals.deep, totals.rem, totals.awake].iter().flatten().sum::<i64>();
+    let length = secs("durationInSeconds").unwrap_or(0).max(staged);
+    let end = intervals
+        .iter()
+        .map(|i| i.end)
+        .chain(start.checked_add_signed(Duration::try_seconds(length)?))
+        .max()?;
+    if end <= start {
         return None;
     }
+    let summary_id = row.get("summaryId").map(crate::normal::id_text);
     let source = WATCH.source(out);
     out.note_offset(end, zone);
+    let night = VendorNight { totals, is_nap: Some(false), ..VendorNight::new(start, end) };
     out.sleep.push(SleepSession {
         source,
         intervals,
         zone_offset: zone,
-        external_id: row.get("summaryId").map(crate::normal::id_text),
-        vendor: None,
+        external_id: summary_id.clone(),
+        vendor: Some(night),
     });
+    for nap in row.get("naps").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default() {
+        let (Some(from), Some(seconds)) =
+            (instant(nap, "napStartTimeInSeconds"), f(nap, "napDurationInSeconds"))
+        else {
+            continue;
+        };
+        let Some(to) = from.checked_add_signed(Duration::try_seconds(seconds as i64)?) else {
+            continue;
+        };
+        if to <= from {
+            continue;
+        }
+        // Its own id: the night's would have the nap replace it.
+        let id = summary_id.as_ref().map(|s| format!("{s}:nap:{}", from.timestamp()));
+        let nap_night = VendorNight {
+            totals: StageTotals { asleep: Some(seconds as i64), ..StageTotals::default() },
+            is_nap: Some(true),
+            ..VendorNight::new(from, to)
+        };
+        out.sleep.push(SleepSession {
+            source,
+            intervals: Vec::new(),
+            zone_offset: offset(nap, "napOffsetInSeconds").or(zone),
+            external_id: id,
+            vendor: Some(nap_night),
+        });
+    }
     offsets_map(row, "timeOffsetSleepSpo2", OXYGEN, out)?;
     offsets_map(row, "timeOffsetSleepRespiration", BREATHING, out)
 }

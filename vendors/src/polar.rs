@@ -9,7 +9,7 @@
 //! (sleep and exercises are read first).
 
 use chrono::{DateTime, Duration, FixedOffset, NaiveDate, NaiveDateTime, NaiveTime, Utc};
-use ingest::{Interval, Normalised, SleepSession, Stage};
+use ingest::{Interval, Normalised, SleepSession, Stage, StageTotals, VendorNight};
 use schema::catalogue::providers::{Capabilities, LiveSyncMode, Provider};
 use schema::catalogue::series_types::id;
 use serde::Deserialize;
@@ -251,6 +251,17 @@ struct Night {
     sleep_end_time: String,
     hypnogram: Option<serde_json::Map<String, Value>>,
     heart_rate_samples: Option<serde_json::Map<String, Value>>,
+    /// Stage totals, seconds.
+    light_sleep: Option<f64>,
+    deep_sleep: Option<f64>,
+    rem_sleep: Option<f64>,
+    unrecognized_sleep_stage: Option<f64>,
+    total_interruption_duration: Option<f64>,
+}
+
+/// A night's id among its sessions (one night a date).
+fn night_id(date: &str) -> String {
+    format!("sleep-{date}")
 }
 
 /// Polar's stage codes: 0 wake, 1 REM, 2 lighter and 3 light non-REM, 4 deep, 5 unknown.
@@ -265,8 +276,10 @@ fn stage(code: i64) -> Option<Stage> {
     })
 }
 
-/// A night: the hypnogram's runs (each ends at the next key, the last at the night's end), and
-/// its heart-rate samples.
+/// A night between its documented `sleep_start_time` and `sleep_end_time`: the hypnogram's
+/// runs as the timeline (each ends at the next key, the last at the night's end), its stage
+/// totals (seconds; time asleep is every stage, unrecognised ones included, as Polar classifies
+/// the whole span), and its heart-rate samples, within the night.
 fn sleep(row: &Value, out: &mut Normalised) -> Option<()> {
     let n = Night::deserialize(row).ok()?;
     let (start, offset) = instant(&n.sleep_start_time)?;
@@ -289,23 +302,37 @@ fn sleep(row: &Value, out: &mut Normalised) -> Option<()> {
             }
         }
     }
-    if intervals.is_empty() {
-        intervals.push(Interval { start, end, stage: Stage::Sleeping });
-    }
+    let secs = |v: Option<f64>| v.filter(|s| *s >= 0.0).map(|s| s as i64);
+    let stages = [n.light_sleep, n.deep_sleep, n.rem_sleep, n.unrecognized_sleep_stage];
+    let night = VendorNight {
+        totals: StageTotals {
+            light: secs(n.light_sleep),
+            deep: secs(n.deep_sleep),
+            rem: secs(n.rem_sleep),
+            awake: secs(n.total_interruption_duration),
+            asleep: stages
+                .iter()
+                .any(Option::is_some)
+                .then(|| stages.iter().filter_map(|s| secs(*s)).sum()),
+        },
+        ..VendorNight::new(start, end)
+    };
     let source = WATCH.source(out);
     out.note_offset(end, Some(offset));
     out.sleep.push(SleepSession {
         source,
         intervals,
         zone_offset: Some(offset),
-        external_id: Some(format!("sleep-{}", n.date)),
-        vendor: None,
+        external_id: Some(night_id(&n.date)),
+        vendor: Some(night),
     });
+    // Keys are minutes: the first may fall before the second the night began.
+    let within = |at: DateTime<Utc>| at.max(start).min(end - Duration::seconds(1));
     for (at, bpm) in
         n.heart_rate_samples.as_ref().map(|m| clock_series(m, ends, offset)).unwrap_or_default()
     {
         if let Some(bpm) = bpm.as_f64() {
-            WATCH.push(out, HR, (at, Some(offset)), bpm, false);
+            WATCH.push(out, HR, (within(at), Some(offset)), bpm, false);
         }
     }
     Some(())
@@ -421,17 +448,33 @@ struct Recharge {
     breathing_samples: Option<serde_json::Map<String, Value>>,
 }
 
-/// A night's HRV (RMSSD, ms) and breathing rate samples; the night ends on `date`.
+/// A night's HRV (RMSSD, ms) and breathing rate samples (`"HH:MM"` keys); the night ends on
+/// `date`. Read at that night's offset and end, within it, when the pull read the night (it
+/// reads sleep first); else at the latest offset seen, noon splitting evening from morning.
 fn recharge(row: &Value, out: &mut Normalised) -> Option<()> {
     let r = Recharge::deserialize(row).ok()?;
-    let offset = guessed_offset(out);
-    // The night's end is not given: noon splits evening from morning.
-    let ends = (r.date, NaiveTime::from_hms_opt(12, 0, 0)?);
+    let id = night_id(&r.date.to_string());
+    let night = out
+        .sleep
+        .iter()
+        .find(|s| s.external_id.as_deref() == Some(id.as_str()))
+        .and_then(|s| Some((s.vendor?, s.zone_offset?)));
+    let (ends, offset, bounds) = match night {
+        Some((n, offset)) => {
+            let local_end = (n.end + Duration::minutes(i64::from(offset))).naive_utc();
+            ((local_end.date(), local_end.time()), offset, Some((n.start, n.end)))
+        }
+        None => ((r.date, NaiveTime::from_hms_opt(12, 0, 0)?), guessed_offset(out), None),
+    };
+    let within = |at: DateTime<Utc>| match bounds {
+        Some((start, end)) => at.max(start).min(end - Duration::seconds(1)),
+        None => at,
+    };
     for (series, map) in [(HRV_RMSSD, &r.hrv_samples), (BREATHING, &r.breathing_samples)] {
         let Some(map) = map else { continue };
         for (at, v) in clock_series(map, ends, offset) {
             if let Some(v) = v.as_f64() {
-                WATCH.push(out, series, (at, Some(offset)), v, false);
+                WATCH.push(out, series, (within(at), Some(offset)), v, false);
             }
         }
     }

@@ -500,9 +500,12 @@ fn sleep(rows: &[&Value], out: &mut Normalised) {
             _ => sessions.push(vec![s]),
         }
     }
+    // Sleep pages name no zone: the user's, where the pull saw it, else none (the store then
+    // takes the user's last known offset), never UTC by default.
+    let known = out.zone.is_some() || out.latest_offset.offset().is_some();
     for intervals in sessions {
         let source = DEVICE.source(out);
-        let offset = intervals.last().map(|i| offset_at(out, i.end));
+        let offset = intervals.last().filter(|_| known).map(|i| offset_at(out, i.end));
         out.sleep.push(SleepSession {
             source,
             intervals,
