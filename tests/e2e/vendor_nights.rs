@@ -8,10 +8,11 @@ use serde_json::{Value, json};
 use crate::util::{Auth, Mode, TestApp};
 use crate::vendor_pulls::{connect_to, pull_done};
 
-/// A local vendor API answering `pages` (path → body), and `empty` for any other path.
+/// A local vendor API answering `pages` (a part of the path → body), and `empty` for any other
+/// path.
 async fn vendor(pages: Vec<(&'static str, Value)>, empty: Value) -> String {
     let answer = move |uri: axum::http::Uri| {
-        let found = pages.iter().find(|(p, _)| uri.path().ends_with(p)).map(|(_, b)| b.clone());
+        let found = pages.iter().find(|(p, _)| uri.path().contains(p)).map(|(_, b)| b.clone());
         let empty = empty.clone();
         async move { axum::Json(found.unwrap_or(empty)) }
     };
@@ -35,6 +36,8 @@ async fn pulled(
         ("CLIENT_ID", "app".to_string()),
         ("CLIENT_SECRET", "secret".into()),
         ("API_URL", api_url),
+        // Suunto's own setting; harmless for the others.
+        ("SUBSCRIPTION_KEY", "key".into()),
     ];
     let vars = vars.into_iter().map(|(k, v)| (format!("{prefix}_{k}"), v)).collect();
     let app = TestApp::spawn_with(Mode::All, |s| s.vendor_variables = Some(vars)).await;
@@ -205,4 +208,173 @@ async fn ouras_documented_night_spo2_and_nap() {
     // 43.75 + 17.14 + 15.92 = 76.82 → 77.
     let window = "start_date=2022-07-12&end_date=2022-07-12";
     assert_eq!(sleep_score(&app, &key, &user, window).await, Some(77.0));
+}
+
+/// Fitbit's own example log (`Get Sleep Log by Date`, −08:00, its elided levels filled in to
+/// add up to its `levels.summary`), a nap (`isMainSleep: false`), and the main sleep's HRV and
+/// SpO2, which Fitbit gives by day (`docs/vendors/audit/fitbit.md`).
+#[tokio::test]
+async fn fitbits_documented_log_nap_and_night_figures() {
+    let level = |at: &str, level: &str, seconds: i64| json!({"dateTime": at, "level": level, "seconds": seconds});
+    let sleep = json!({"sleep": [
+        {"logId": 26013218219_i64, "dateOfSleep": "2020-02-21", "isMainSleep": true, "type": "stages",
+         "startTime": "2020-02-20T23:21:30.000", "endTime": "2020-02-21T07:03:30.000", "duration": 27720000,
+         "efficiency": 96, "minutesAsleep": 384, "minutesAwake": 78, "timeInBed": 462, "logType": "auto_detected",
+         "levels": {"data": [level("2020-02-20T23:21:30.000", "wake", 630),
+                             level("2020-02-20T23:32:00.000", "deep", 6240),
+                             level("2020-02-21T01:16:00.000", "light", 12300),
+                             level("2020-02-21T04:41:00.000", "rem", 4500),
+                             level("2020-02-21T05:56:00.000", "wake", 4050)],
+                    "summary": {"deep": {"count": 5, "minutes": 104}, "light": {"count": 32, "minutes": 205},
+                                "rem": {"count": 11, "minutes": 75}, "wake": {"count": 30, "minutes": 78}}}},
+        {"logId": 26013218220_i64, "dateOfSleep": "2020-02-21", "isMainSleep": false, "type": "classic",
+         "startTime": "2020-02-21T14:10:00.000", "endTime": "2020-02-21T14:55:00.000", "duration": 2700000,
+         "minutesAsleep": 40, "minutesAwake": 5, "timeInBed": 45,
+         "levels": {"data": [level("2020-02-21T14:10:00.000", "asleep", 2400),
+                             level("2020-02-21T14:50:00.000", "awake", 300)],
+                    "summary": {"asleep": {"count": 1, "minutes": 40}, "awake": {"count": 1, "minutes": 5}}}}]});
+    let base = vendor(
+        vec![
+            ("/profile.json", json!({"user": {"timezone": "America/Los_Angeles", "offsetFromUTCMillis": -28800000}})),
+            ("/sleep/date/", sleep),
+            ("/hrv/date/", json!({"hrv": [{"dateTime": "2020-02-21", "value": {"dailyRmssd": 34.938, "deepRmssd": 31.567}}]})),
+            ("/spo2/date/", json!([{"dateTime": "2020-02-21", "value": {"avg": 97.5, "min": 94.0, "max": 100.0}}])),
+        ],
+        json!({}),
+    )
+    .await;
+    let window = "summary_start_time=2020-02-20T00:00:00Z&summary_end_time=2020-02-22T00:00:00Z";
+    let (app, key, user) = pulled("fitbit", base, "GGNJL9", window).await;
+
+    let day = sleep_day(&app, &key, &user, "2020-02-21").await;
+    assert_eq!(day["start_time"], "2020-02-20T23:21:30-08:00", "{day}");
+    assert_eq!(day["end_time"], "2020-02-21T07:03:30-08:00", "{day}");
+    // `minutesAsleep` 384 = deep 104 + light 205 + REM 75; in bed 462.
+    assert_eq!(day["duration_minutes"], 384, "{day}");
+    assert_eq!(day["stages"], json!({"awake": 78, "light": 205, "deep": 104, "rem": 75}), "{day}");
+    assert_eq!(
+        (day["time_in_bed_minutes"].clone(), day["efficiency_percent"].clone()),
+        (json!(462), json!(83.1))
+    );
+    assert_eq!(day["interruptions_count"], 2, "{day}");
+    // The log that is not the main sleep: a nap, 40 min asleep.
+    assert_eq!(
+        (day["nap_count"].clone(), day["nap_duration_minutes"].clone()),
+        (json!(1), json!(40))
+    );
+    assert_eq!(day["total_duration_minutes"], 424);
+    // The main sleep's HRV and SpO2, given by day, inside the night.
+    assert_eq!(
+        (day["avg_hrv_rmssd_ms"].clone(), day["avg_spo2_percent"].clone()),
+        (json!(34.9), json!(97.5))
+    );
+    // Duration 384/480 = 80.0; efficiency (83.1 − 60)/35 = 66.0; restoration (104 + 75)/384
+    // over 40 % → 100: 40 + 16.5 + 25 = 81.5 → 82.
+    let window = "start_date=2020-02-21&end_date=2020-02-21";
+    assert_eq!(sleep_score(&app, &key, &user, window).await, Some(82.0));
+}
+
+/// Suunto's captured night (+02:00; stage totals in seconds, no timeline), its HRV, and a night
+/// across midnight with no stage totals (`docs/vendors/audit/suunto.md`).
+#[tokio::test]
+async fn suuntos_documented_nights() {
+    let sleep = json!({"samples": [
+        {"timestamp": "2026-05-17T02:13:00.000+02:00",
+         "entryData": {"BedtimeStart": "2026-05-17T02:13:00.000+02:00", "BedtimeEnd": "2026-05-17T09:19:00.000+02:00",
+            "Duration": 25560.0, "DeepSleepDuration": 5610.0, "LightSleepDuration": 17970.0,
+            "REMSleepDuration": 1710.0, "HRAvg": 67.0, "HRMin": 52.0, "SleepQualityScore": 75, "IsNap": false,
+            "SleepId": 1778976780, "AvgHRV": 41.0}},
+        {"timestamp": "2026-05-13T23:40:00.000+02:00",
+         "entryData": {"BedtimeStart": "2026-05-13T23:40:00.000+02:00", "BedtimeEnd": "2026-05-14T06:12:00.000+02:00",
+            "Duration": 23520.0, "SleepId": 1}}]});
+    let base = vendor(vec![("/247samples/sleep", sleep)], json!({"samples": []})).await;
+    let window = "summary_start_time=2026-05-13T00:00:00Z&summary_end_time=2026-05-18T00:00:00Z";
+    let (app, key, user) = pulled("suunto", base, "suunto-user", window).await;
+
+    let day = sleep_day(&app, &key, &user, "2026-05-17").await;
+    assert_eq!(
+        (day["start_time"].clone(), day["end_time"].clone()),
+        (json!("2026-05-17T02:13:00+02:00"), json!("2026-05-17T09:19:00+02:00")),
+        "{day}"
+    );
+    // Asleep 5,610 + 17,970 + 1,710 = 25,290 s = 421 min; in bed `Duration` 426; awake 270 s.
+    assert_eq!(day["duration_minutes"], 421, "{day}");
+    assert_eq!(day["stages"], json!({"awake": 4, "light": 299, "deep": 93, "rem": 28}), "{day}");
+    assert_eq!(
+        (day["time_in_bed_minutes"].clone(), day["efficiency_percent"].clone()),
+        (json!(426), json!(98.9))
+    );
+    assert_eq!(day["avg_hrv_rmssd_ms"], 41.0, "{day}");
+    // Duration 421/480 = 87.7; efficiency (98.9 − 60)/35 → 100; restoration (93 + 28)/421 =
+    // 28.7 % → 71.9: 43.85 + 25 + 17.96 = 86.8 → 87.
+    let score = sleep_score(&app, &key, &user, "start_date=2026-05-17&end_date=2026-05-17").await;
+    assert_eq!(score, Some(87.0));
+
+    // No stage totals: in bed the whole night, no stage known (not zeros).
+    let day = sleep_day(&app, &key, &user, "2026-05-14").await;
+    assert_eq!(
+        (day["start_time"].clone(), day["end_time"].clone()),
+        (json!("2026-05-13T23:40:00+02:00"), json!("2026-05-14T06:12:00+02:00")),
+        "{day}"
+    );
+    assert_eq!(
+        (day["time_in_bed_minutes"].clone(), day["stages"].clone()),
+        (json!(392), Value::Null),
+        "{day}"
+    );
+}
+
+/// A Polar night across local midnight (+02:00) in the documented schema (hypnogram, stage
+/// totals with unrecognised time, Nightly Recharge samples by clock time), pulled with an
+/// exercise at +03:00 days later, whose offset must not move the night's samples
+/// (`docs/vendors/audit/polar.md` §4b–4c).
+#[tokio::test]
+async fn polars_documented_night_and_recharge() {
+    let night = json!({"nights": [{"polar_user": "u", "date": "2020-01-02",
+        "sleep_start_time": "2020-01-01T23:40:00+02:00", "sleep_end_time": "2020-01-02T07:10:00+02:00",
+        "light_sleep": 13500, "deep_sleep": 4800, "rem_sleep": 7200, "unrecognized_sleep_stage": 600,
+        "total_interruption_duration": 900, "sleep_score": 82,
+        "hypnogram": {"23:40": 2, "23:55": 3, "00:40": 4, "01:30": 3, "02:10": 1, "02:40": 0, "02:55": 3,
+            "03:30": 4, "04:00": 3, "04:50": 1, "05:30": 5, "05:40": 3, "06:20": 1},
+        "heart_rate_samples": {"23:45": 62, "23:50": 60, "23:55": 58}}]});
+    let recharge = json!({"recharges": [{"polar_user": "u", "date": "2020-01-02", "heart_rate_avg": 60,
+        "heart_rate_variability_avg": 34, "breathing_rate_avg": 13.8,
+        "hrv_samples": {"23:45": 30, "23:50": 34, "23:55": 38},
+        "breathing_samples": {"23:40": 13.6, "23:45": 13.8, "23:50": 14.0}}]});
+    let exercises = json!([{"id": "e1", "start_time": "2020-01-05T18:00:00", "start_time_utc_offset": 180,
+        "duration": "PT1H", "sport": "RUNNING", "calories": 500}]);
+    let base = vendor(
+        vec![
+            ("/v3/users/sleep", night),
+            ("/v3/users/nightly-recharge", recharge),
+            ("/v3/exercises", exercises),
+        ],
+        json!({}),
+    )
+    .await;
+    let window = "summary_start_time=2020-01-01T00:00:00Z&summary_end_time=2020-01-06T00:00:00Z";
+    let (app, key, user) = pulled("polar", base, "polar-user", window).await;
+
+    let day = sleep_day(&app, &key, &user, "2020-01-02").await;
+    assert_eq!(
+        (day["start_time"].clone(), day["end_time"].clone()),
+        (json!("2020-01-01T23:40:00+02:00"), json!("2020-01-02T07:10:00+02:00")),
+        "{day}"
+    );
+    // Asleep 13,500 + 4,800 + 7,200 + 600 (unrecognised) = 26,100 s = 435 min; in bed 450.
+    assert_eq!(day["duration_minutes"], 435, "{day}");
+    assert_eq!(day["stages"], json!({"awake": 15, "light": 225, "deep": 80, "rem": 120}), "{day}");
+    assert_eq!(
+        (day["time_in_bed_minutes"].clone(), day["efficiency_percent"].clone()),
+        (json!(450), json!(96.7))
+    );
+    assert_eq!(day["interruptions_count"], 1, "{day}");
+    // The night's samples at the night's own offset: (62 + 60 + 58)/3, (30 + 34 + 38)/3,
+    // (13.6 + 13.8 + 14.0)/3.
+    assert_eq!(day["avg_heart_rate_bpm"], 60.0, "{day}");
+    assert_eq!(day["avg_hrv_rmssd_ms"], 34.0, "{day}");
+    assert_eq!(day["avg_respiratory_rate"], 13.8, "{day}");
+    // Duration 435/480 = 90.6; efficiency and restoration 100: 45.3 + 25 + 25 = 95.3 → 95.
+    let score = sleep_score(&app, &key, &user, "start_date=2020-01-02&end_date=2020-01-02").await;
+    assert_eq!(score, Some(95.0));
 }

@@ -187,6 +187,10 @@ async fn an_oura_pull_waits_out_a_429_stores_every_page_once_and_a_repull_stores
     app.post(&sync(&user, "phonehealth", window), &key, json!({}))
         .await
         .assert_error(401, "No access token available for phonehealth (SDK-based provider?)");
+    // A vendor without credentials here: no worker would ever run its pull.
+    app.post(&sync(&user, "whoop", window), &key, json!({}))
+        .await
+        .assert_error(400, "Provider 'whoop' is not enabled");
     let long = "summary_start_time=2026-01-01T00:00:00Z&summary_end_time=2026-03-11T00:00:00Z";
     app.post(&sync(&user, "oura", long), &key, json!({}))
         .await

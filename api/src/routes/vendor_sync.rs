@@ -90,6 +90,10 @@ async fn connected(
     let vendor = vendors::by_slug(provider)
         .ok_or_else(|| ApiError::bad_request(format!("Unknown provider: {provider}")))?;
     let slug = vendor.provider().slug;
+    // No worker would run a pull of a vendor this deployment has no credentials for.
+    if !state.config.vendors.is_configured(slug) {
+        return Err(ApiError::bad_request(format!("Provider '{slug}' is not enabled")));
+    }
     let id = existing_user(state, user_id).await?;
     let status = schema::connections::status(&state.db, id, slug).await?;
     if status != Some(schema::connections::ConnectionStatus::Active) {
