@@ -378,3 +378,117 @@ async fn polars_documented_night_and_recharge() {
     let score = sleep_score(&app, &key, &user, "start_date=2020-01-02&end_date=2020-01-02").await;
     assert_eq!(score, Some(95.0));
 }
+
+/// A Garmin night across midnight (+01:00) in the documented summary shapes, pushed as Garmin
+/// pushes it: levels, stage totals, SpO2 and breathing offsets, a nap in `naps`, and the night's
+/// 5-minute HRV (`docs/vendors/audit/garmin.md`).
+#[tokio::test]
+async fn garmins_documented_night_nap_and_hrv_pushed() {
+    let vars = [
+        ("GARMIN_CLIENT_ID", "garmin-app"),
+        ("GARMIN_CLIENT_SECRET", "secret"),
+        ("GARMIN_WEBHOOK_TOKEN", "url-token"),
+    ];
+    let vars = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let app = TestApp::spawn_with(Mode::All, |s| s.vendor_variables = Some(vars)).await;
+    let key = app.api_key().await;
+    let user = app.user(&key, json!({})).await;
+    connect_to(&app, &user, "garmin", "access", Some("u1")).await;
+    let span = |a: i64, b: i64| json!({"startTimeInSeconds": a, "endTimeInSeconds": b});
+    let sleeps = json!({"sleeps": [{"userId": "u1", "summaryId": "sleep_123", "calendarDate": "2024-01-15",
+        "startTimeInSeconds": 1705269600, "startTimeOffsetInSeconds": 3600, "durationInSeconds": 27000,
+        "deepSleepDurationInSeconds": 7200, "lightSleepDurationInSeconds": 14400,
+        "remSleepInSeconds": 5400, "awakeDurationInSeconds": 1800, "validation": "ENHANCED_FINAL",
+        "sleepLevelsMap": {
+            "light": [span(1705269600, 1705275000), span(1705283100, 1705292100)],
+            "deep": [span(1705275000, 1705278600), span(1705292100, 1705295700)],
+            "rem": [span(1705279500, 1705283100), span(1705295700, 1705297500)],
+            "awake": [span(1705278600, 1705279500), span(1705297500, 1705298400)]},
+        "timeOffsetSleepSpo2": {"0": 95, "3600": 96, "28740": 97},
+        "timeOffsetSleepRespiration": {"0": 14.0, "14400": 13.0, "28740": 15.0},
+        "overallSleepScore": {"value": 82, "qualifierKey": "GOOD"},
+        "naps": [{"napStartTimeInSeconds": 1705330800, "napDurationInSeconds": 1800,
+                  "napValidation": "DEVICE", "napOffsetInSeconds": 3600}]}]});
+    let hrv = json!({"hrv": [{"userId": "u1", "summaryId": "hrv_1", "calendarDate": "2024-01-15",
+        "startTimeInSeconds": 1705269600, "startTimeOffsetInSeconds": 3600, "durationInSeconds": 28800,
+        "lastNightAvg": 44, "lastNight5MinHigh": 60, "hrvValues": {"300": 40, "14400": 46, "28500": 48}}]});
+    for push in [sleeps, hrv] {
+        let r = app
+            .http
+            .post(app.url("/api/v1/providers/garmin/webhooks?token=url-token"))
+            .header("garmin-client-id", "garmin-app")
+            .json(&push)
+            .send()
+            .await
+            .expect("push");
+        assert_eq!(r.status(), 200);
+    }
+    for _ in 0..400 {
+        if app.count("select count(*) from vendor_pulls where status = 'queued'").await == 0 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+
+    let day = sleep_day(&app, &key, &user, "2024-01-15").await;
+    assert_eq!(
+        (day["start_time"].clone(), day["end_time"].clone()),
+        (json!("2024-01-14T23:00:00+01:00"), json!("2024-01-15T07:00:00+01:00")),
+        "{day}"
+    );
+    // Asleep 240 + 120 + 90 = 450 min (`durationInSeconds`); in bed to the last level, 480.
+    assert_eq!(day["duration_minutes"], 450, "{day}");
+    assert_eq!(day["stages"], json!({"awake": 30, "light": 240, "deep": 120, "rem": 90}), "{day}");
+    assert_eq!(
+        (day["time_in_bed_minutes"].clone(), day["efficiency_percent"].clone()),
+        (json!(480), json!(93.8))
+    );
+    assert_eq!(day["interruptions_count"], 2, "{day}");
+    // The nap in `naps`: a session of its own.
+    assert_eq!(
+        (day["nap_count"].clone(), day["nap_duration_minutes"].clone()),
+        (json!(1), json!(30))
+    );
+    assert_eq!(day["total_duration_minutes"], 480);
+    // (95 + 96 + 97)/3, (14 + 13 + 15)/3, and the 5-minute HRV (40 + 46 + 48)/3.
+    assert_eq!(day["avg_spo2_percent"], 96.0, "{day}");
+    assert_eq!(day["avg_respiratory_rate"], 14.0, "{day}");
+    assert_eq!(day["avg_hrv_rmssd_ms"], 44.7, "{day}");
+    // Duration 93.75; efficiency (93.8 − 60)/35 = 96.6; restoration 100: 96.0 → 96.
+    let score = sleep_score(&app, &key, &user, "start_date=2024-01-15&end_date=2024-01-15").await;
+    assert_eq!(score, Some(96.0));
+}
+
+/// Ultrahuman's night as the reference system captured it (stage totals, no hypnogram), for a
+/// user in Los Angeles (`docs/vendors/audit/ultrahuman.md`).
+#[tokio::test]
+async fn ultrahumans_documented_night() {
+    let page = json!({"data": {"latest_time_zone": "America/Los_Angeles", "metric_data": [{"type": "Sleep",
+        "object": {"date": "2024-01-15", "bedtime_start": 1705309200, "bedtime_end": 1705334400,
+            "quick_metrics": [{"type": "time_in_bed", "value": 25200}, {"type": "sleep_efic", "value": 90.5}],
+            "sleep_stages": [{"type": "deep_sleep", "stage_time": 3600}, {"type": "light_sleep", "stage_time": 16200},
+                             {"type": "rem_sleep", "stage_time": 3600}, {"type": "awake", "stage_time": 1800}]}}]}});
+    let base = vendor(vec![("/user_data/metrics", page)], json!({"data": {}})).await;
+    let window = "summary_start_time=2024-01-15T00:00:00Z&summary_end_time=2024-01-16T00:00:00Z";
+    let (app, key, user) = pulled("ultrahuman", base, "uh-user", window).await;
+
+    let day = sleep_day(&app, &key, &user, "2024-01-15").await;
+    // 09:00Z-16:00Z at −08:00.
+    assert_eq!(
+        (day["start_time"].clone(), day["end_time"].clone()),
+        (json!("2024-01-15T01:00:00-08:00"), json!("2024-01-15T08:00:00-08:00")),
+        "{day}"
+    );
+    // Asleep 3,600 + 16,200 + 3,600 s = 390 min; awake 30; in bed 420.
+    assert_eq!(day["duration_minutes"], 390, "{day}");
+    assert_eq!(day["stages"], json!({"awake": 30, "light": 270, "deep": 60, "rem": 60}), "{day}");
+    assert_eq!(
+        (day["time_in_bed_minutes"].clone(), day["efficiency_percent"].clone()),
+        (json!(420), json!(92.9))
+    );
+    assert_eq!(day["interruptions_count"], Value::Null, "no hypnogram");
+    // Duration 81.25; efficiency (92.9 − 60)/35 = 94.0; restoration 120/390 over 40 % = 76.9:
+    // 40.63 + 23.5 + 19.23 = 83.4 → 83.
+    let score = sleep_score(&app, &key, &user, "start_date=2024-01-15&end_date=2024-01-15").await;
+    assert_eq!(score, Some(83.0));
+}
