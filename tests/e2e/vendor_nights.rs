@@ -8,11 +8,12 @@ use serde_json::{Value, json};
 use crate::util::{Auth, Mode, TestApp};
 use crate::vendor_pulls::{connect_to, pull_done};
 
-/// A local vendor API answering `pages` (a part of the path → body), and `empty` for any other
-/// path.
+/// A local vendor API answering `pages` (a part of the path and query → body), and `empty` for
+/// any other call.
 async fn vendor(pages: Vec<(&'static str, Value)>, empty: Value) -> String {
     let answer = move |uri: axum::http::Uri| {
-        let found = pages.iter().find(|(p, _)| uri.path().contains(p)).map(|(_, b)| b.clone());
+        let asked = uri.to_string();
+        let found = pages.iter().find(|(p, _)| asked.contains(p)).map(|(_, b)| b.clone());
         let empty = empty.clone();
         async move { axum::Json(found.unwrap_or(empty)) }
     };
@@ -491,4 +492,72 @@ async fn ultrahumans_documented_night() {
     // 40.63 + 23.5 + 19.23 = 83.4 → 83.
     let score = sleep_score(&app, &key, &user, "start_date=2024-01-15&end_date=2024-01-15").await;
     assert_eq!(score, Some(83.0));
+}
+
+/// A Withings night across local midnight in Paris, as Sleep v2 Getsummary documents it (bounds,
+/// zone, stage totals) with its stage segments and their per-minute heart rate, breathing and
+/// HRV, and a nap that has no summary (`docs/vendors/audit/withings.md`).
+#[tokio::test]
+async fn withings_documented_night_and_segments() {
+    let ok = |body: Value| json!({"status": 0, "body": body});
+    let seg = |a: i64, b: i64, state: i64| json!({"startdate": a, "enddate": b, "state": state, "model_id": 63});
+    let mut segments = vec![
+        seg(1594242000, 1594242900, 0),
+        json!({"startdate": 1594242900, "enddate": 1594248300, "state": 1, "model_id": 63,
+            "hr": {"1594242900": 56, "1594246500": 52}, "rr": {"1594242900": 14, "1594246500": 13},
+            "rmssd": {"1594242900": 41, "1594246500": 47}}),
+        seg(1594248300, 1594251900, 2),
+        seg(1594251900, 1594254600, 3),
+        seg(1594254600, 1594255200, 0),
+        seg(1594255200, 1594263600, 1),
+        seg(1594263600, 1594266000, 2),
+        seg(1594266000, 1594269600, 3),
+        json!({"startdate": 1594269600, "enddate": 1594270800, "state": 0, "model_id": 63,
+            "hr": {"1594270740": 64}, "rr": {"1594270740": 16}}),
+    ];
+    segments
+        .push(json!({"startdate": 1594297800, "enddate": 1594300200, "state": 1, "model_id": 93}));
+    let summary = ok(
+        json!({"more": false, "offset": 0, "series": [{"id": 987654321, "timezone": "Europe/Paris",
+        "model": 32, "model_id": 63, "startdate": 1594242000, "enddate": 1594270800, "date": "2020-07-09",
+        "data": {"total_timeinbed": 28800, "total_sleep_time": 26100, "lightsleepduration": 13800,
+            "deepsleepduration": 6000, "remsleepduration": 6300, "wakeupduration": 2700,
+            "sleep_efficiency": 0.91, "hr_average": 57, "rr_average": 14, "sleep_score": 80}}]}),
+    );
+    let base = vendor(
+        vec![("action=getsummary", summary), ("action=get&", ok(json!({"series": segments})))],
+        ok(json!({})),
+    )
+    .await;
+    // One call of stage segments (at most 24 hours each).
+    let window = "summary_start_time=2020-07-08T20:00:00Z&summary_end_time=2020-07-09T16:00:00Z";
+    let (app, key, user) = pulled("withings", base, "363", window).await;
+
+    let day = sleep_day(&app, &key, &user, "2020-07-09").await;
+    assert_eq!(
+        (day["start_time"].clone(), day["end_time"].clone()),
+        (json!("2020-07-08T23:00:00+02:00"), json!("2020-07-09T07:00:00+02:00")),
+        "{day}"
+    );
+    // Asleep `total_sleep_time` 26,100 s = 435 min; in bed 480.
+    assert_eq!(day["duration_minutes"], 435, "{day}");
+    assert_eq!(day["stages"], json!({"awake": 45, "light": 230, "deep": 100, "rem": 105}), "{day}");
+    assert_eq!(
+        (day["time_in_bed_minutes"].clone(), day["efficiency_percent"].clone()),
+        (json!(480), json!(90.6))
+    );
+    assert_eq!(day["interruptions_count"], 3, "{day}");
+    // The segments' per-minute figures: (56 + 52 + 64)/3, (14 + 13 + 16)/3, (41 + 47)/2.
+    assert_eq!(day["avg_heart_rate_bpm"], 57.3, "{day}");
+    assert_eq!(day["avg_respiratory_rate"], 14.3, "{day}");
+    assert_eq!(day["avg_hrv_rmssd_ms"], 44.0, "{day}");
+    // The afternoon's 40 minutes with no summary: a nap of its own.
+    assert_eq!(
+        (day["nap_count"].clone(), day["nap_duration_minutes"].clone()),
+        (json!(1), json!(40))
+    );
+    assert_eq!(day["total_duration_minutes"], 475);
+    // Duration 90.625; efficiency (90.6 − 60)/35 = 87.4; restoration 100: 92.17 → 92.
+    let score = sleep_score(&app, &key, &user, "start_date=2020-07-09&end_date=2020-07-09").await;
+    assert_eq!(score, Some(92.0));
 }

@@ -9,7 +9,7 @@
 
 use chrono::{DateTime, Duration, NaiveDate, Utc};
 use futures::future::BoxFuture;
-use ingest::{Interval, Normalised, SleepSession, Stage};
+use ingest::{Interval, Normalised, SleepSession, Stage, StageTotals, VendorNight};
 use schema::catalogue::providers::{Capabilities, LiveSyncMode, Provider};
 use schema::catalogue::series_types::id;
 use serde_json::{Value, json};
@@ -25,10 +25,12 @@ pub(crate) struct Withings;
 const MEASURES: &str = "getmeas";
 const ACTIVITY: &str = "getactivity";
 const WORKOUTS: &str = "getworkouts";
+const NIGHTS: &str = "getsummary";
 const SLEEP: &str = "sleep";
 const INTRADAY: &str = "getintradayactivity";
-/// Those with zones first: sleep and intraday data are read at the offset they give.
-static COLLECTIONS: [&str; 5] = [MEASURES, ACTIVITY, WORKOUTS, SLEEP, INTRADAY];
+/// Those with zones first: sleep and intraday data are read at the offset they give; the
+/// nights (Sleep v2 Getsummary) before their stage segments, which join them.
+static COLLECTIONS: [&str; 6] = [MEASURES, ACTIVITY, WORKOUTS, NIGHTS, SLEEP, INTRADAY];
 
 /// Sleep stages and intraday data: at most 24 hours a call.
 const DAY_CALLS: [&str; 2] = [SLEEP, INTRADAY];
@@ -37,6 +39,8 @@ const ACTIVITY_FIELDS: &str = "steps,distance,elevation,calories,totalcalories";
 const WORKOUT_FIELDS: &str =
     "calories,hr_average,hr_min,hr_max,steps,distance,elevation,pause_duration,spo2_average";
 const SLEEP_FIELDS: &str = "hr,rr,rmssd";
+const NIGHT_FIELDS: &str = "total_timeinbed,total_sleep_time,asleepduration,lightsleepduration,\
+                            deepsleepduration,remsleepduration,wakeupduration";
 const INTRADAY_FIELDS: &str = "heart_rate,spo2_auto";
 
 const HR: i16 = id("heart_rate");
@@ -149,6 +153,7 @@ impl Vendor for Withings {
             ACTIVITY => ("v2/measure", Some(ACTIVITY_FIELDS)),
             WORKOUTS => ("v2/measure", Some(WORKOUT_FIELDS)),
             SLEEP => ("v2/sleep", Some(SLEEP_FIELDS)),
+            NIGHTS => ("v2/sleep", Some(NIGHT_FIELDS)),
             _ => ("v2/measure", Some(INTRADAY_FIELDS)),
         };
         let mut url = url::Url::parse(&format!("{}/{path}", api_url.trim_end_matches('/')))?;
@@ -158,7 +163,7 @@ impl Vendor for Withings {
             if let Some(fields) = fields {
                 q.append_pair("data_fields", fields);
             }
-            if matches!(collection, ACTIVITY | WORKOUTS) {
+            if matches!(collection, ACTIVITY | WORKOUTS | NIGHTS) {
                 let day = |t: DateTime<Utc>| t.date_naive().format("%Y-%m-%d").to_string();
                 q.append_pair("startdateymd", &day(start - Duration::days(1)));
                 q.append_pair("enddateymd", &day(end + Duration::days(1)));
@@ -208,6 +213,7 @@ impl Vendor for Withings {
             MEASURES => (list(body, "measuregrps"), measure_group),
             ACTIVITY => (list(body, "activities"), activity_day),
             WORKOUTS => (list(body, "series"), workout),
+            NIGHTS => (list(body, "series"), night),
             SLEEP => {
                 let rows = list(body, "series");
                 out.report.received(kind, rows.len() as u64);
@@ -478,9 +484,49 @@ fn stage(state: i64) -> Option<Stage> {
     })
 }
 
-/// The stage segments of one call (24 hours) as sessions split where more than two hours pass
-/// without one (a night cut by the call's bounds is joined when stored), and the night's heart
-/// rate, breathing rate and HRV keyed by time.
+/// A night as Withings summarises it (Sleep v2 Getsummary): its documented `startdate` and
+/// `enddate`, its zone (which then reads the stage segments and intraday data), its stage totals
+/// (seconds; `asleepduration` alone for a night from an external source), and its time in bed.
+/// Its stage segments join it when they come.
+fn night(row: &Value, _: Option<&str>, out: &mut Normalised) -> Option<()> {
+    let (start, end) = (at(row, "startdate")?, at(row, "enddate")?);
+    if end <= start {
+        return None;
+    }
+    let zone = row.get("timezone").and_then(Value::as_str);
+    if let Some(z) = zone {
+        out.zone = Some(z.to_string());
+    }
+    let offset = zone.and_then(|z| zone_offset(z, end));
+    let data = row.get("data").unwrap_or(&Value::Null);
+    let secs = |k: &str| data.get(k).and_then(number).filter(|v| *v >= 0.0).map(|v| v as i64);
+    let night = VendorNight {
+        totals: StageTotals {
+            light: secs("lightsleepduration"),
+            deep: secs("deepsleepduration"),
+            rem: secs("remsleepduration"),
+            awake: secs("wakeupduration"),
+            asleep: secs("total_sleep_time").or_else(|| secs("asleepduration")),
+        },
+        in_bed: secs("total_timeinbed"),
+        ..VendorNight::new(start, end)
+    };
+    let source = DEVICE.source(out);
+    out.note_offset(end, offset);
+    out.sleep.push(SleepSession {
+        source,
+        intervals: Vec::new(),
+        zone_offset: offset,
+        external_id: row.get("id").map(crate::normal::id_text),
+        vendor: Some(night),
+    });
+    Some(())
+}
+
+/// The stage segments of one call (24 hours): those within a night Withings summarised join it
+/// as its timeline; the others become sessions split where more than two hours pass without one
+/// (a night cut by the call's bounds is joined when stored). And the night's heart rate,
+/// breathing rate and HRV keyed by time.
 fn sleep(rows: &[&Value], out: &mut Normalised) {
     let mut segments: Vec<Interval> = rows
         .iter()
@@ -491,6 +537,22 @@ fn sleep(rows: &[&Value], out: &mut Normalised) {
         })
         .collect();
     segments.sort();
+    segments.retain(|seg| {
+        let summarised = out
+            .sleep
+            .iter_mut()
+            .find(|s| s.vendor.is_some_and(|n| n.start <= seg.start && seg.end <= n.end));
+        match summarised {
+            Some(night) => {
+                // Calls overlap at their bounds: a segment joins once.
+                if !night.intervals.contains(seg) {
+                    night.intervals.push(*seg);
+                }
+                false
+            }
+            None => true,
+        }
+    });
     let mut sessions: Vec<Vec<Interval>> = Vec::new();
     for s in segments {
         match sessions.last_mut() {
