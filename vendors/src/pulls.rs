@@ -277,9 +277,10 @@ fn steps(window: Window, step: Option<chrono::Duration>) -> Vec<Window> {
     out
 }
 
-/// Waits `wait` seconds (1 s to an hour) for a vendor's rate limit.
+/// Waits `wait` seconds (1 s to a day: a daily limit resets at its day's end) for a vendor's
+/// rate limit.
 fn rate_limited(slug: &str, wait: i64) -> Outcome {
-    let wait = wait.clamp(1, 3600);
+    let wait = wait.clamp(1, 86_400);
     let at = Utc::now() + chrono::Duration::seconds(wait);
     Outcome::RateLimited(at, format!("{slug} asked to wait {wait} s (rate limit)"))
 }

@@ -159,12 +159,14 @@ impl Vendor for Strava {
         }
     }
 
-    /// Strava documents no reset time: its 15-minute windows reset at :00, :15, :30 and :45,
-    /// so a 429 waits for the next one (the daily limit, if that is the one, is met again then),
-    /// unless the answer says otherwise (`Retry-After`).
+    /// Strava's 15-minute windows reset at :00, :15, :30 and :45 and its daily one at midnight
+    /// UTC; its answer says which is spent (`X-RateLimit-Limit` and `X-RateLimit-Usage`,
+    /// `short,daily`, and the same for reads in `X-ReadRateLimit-*`). A 429 waits for the reset
+    /// of the window spent (the next quarter hour when it cannot tell), unless the answer says
+    /// otherwise (`Retry-After`).
     fn rate_limit_wait(&self, headers: &reqwest::header::HeaderMap) -> Option<i64> {
         let said = headers.get("retry-after").and_then(|v| v.to_str().ok()?.trim().parse().ok());
-        Some(said.unwrap_or_else(|| until_quarter_hour(Utc::now())))
+        Some(said.unwrap_or_else(|| limit_reset(headers, Utc::now())))
     }
 
     /// `POST /oauth/deauthorize?access_token=…` beside the token endpoint.
@@ -182,6 +184,25 @@ impl Vendor for Strava {
 fn until_quarter_hour(now: DateTime<Utc>) -> i64 {
     let into = now.timestamp().rem_euclid(900);
     (900 - into).max(1)
+}
+
+/// Seconds from `now` to the reset of the limit a 429 says is spent: midnight UTC when a daily
+/// usage has reached its limit, else the next quarter hour.
+fn limit_reset(headers: &reqwest::header::HeaderMap, now: DateTime<Utc>) -> i64 {
+    let pair = |name: &str| -> Option<(i64, i64)> {
+        let text = headers.get(name)?.to_str().ok()?;
+        let (a, b) = text.split_once(',')?;
+        Some((a.trim().parse().ok()?, b.trim().parse().ok()?))
+    };
+    let daily_spent = [("x-ratelimit-limit", "x-ratelimit-usage"), ("x-readratelimit-limit", "x-readratelimit-usage")]
+        .iter()
+        .any(|(limit, usage)| matches!((pair(limit), pair(usage)), (Some((_, max)), Some((_, used))) if used >= max));
+    if daily_spent {
+        let into = now.timestamp().rem_euclid(86_400);
+        (86_400 - into).max(1)
+    } else {
+        until_quarter_hour(now)
+    }
 }
 
 #[derive(Deserialize)]
@@ -309,6 +330,14 @@ mod tests {
         assert_eq!(until_quarter_hour(at("2026-03-10T10:14:00Z")), 60);
         assert_eq!(until_quarter_hour(at("2026-03-10T10:15:00Z")), 900);
         assert_eq!(until_quarter_hour(at("2026-03-10T10:59:59Z")), 1);
+        // The daily limit spent (Strava's documented headers): midnight UTC.
+        let mut h = reqwest::header::HeaderMap::new();
+        h.insert("x-ratelimit-limit", "600,30000".parse().expect("header"));
+        h.insert("x-ratelimit-usage", "314,27536".parse().expect("header"));
+        assert_eq!(limit_reset(&h, at("2026-03-10T22:00:00Z")), 900, "the 15 minutes");
+        h.insert("x-readratelimit-limit", "300,3000".parse().expect("header"));
+        h.insert("x-readratelimit-usage", "12,3000".parse().expect("header"));
+        assert_eq!(limit_reset(&h, at("2026-03-10T22:00:00Z")), 2 * 3600, "the day's reads");
     }
 
     #[test]
