@@ -68,6 +68,49 @@ async fn sessions(app: &TestApp, key: &Auth, user: &str, window: &str) -> Vec<Va
     r.body["data"].as_array().cloned().unwrap_or_default()
 }
 
+/// The samples of one series the timeseries route answers over `window`: local time and value.
+async fn series(
+    app: &TestApp,
+    key: &Auth,
+    user: &str,
+    kind: &str,
+    window: &str,
+) -> Vec<(String, f64)> {
+    let path = format!("/api/v1/users/{user}/timeseries?{window}&types={kind}&limit=100");
+    let r = app.get(&path, key).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    r.body["data"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|p| {
+            (
+                p["timestamp"].as_str().unwrap_or("").to_string(),
+                p["value"].as_f64().unwrap_or(f64::NAN),
+            )
+        })
+        .collect()
+}
+
+/// The sleep events' (start, end, is_nap), by start.
+async fn nights(
+    app: &TestApp,
+    key: &Auth,
+    user: &str,
+    window: &str,
+) -> Vec<(String, String, bool)> {
+    let mut all: Vec<(String, String, bool)> = sessions(app, key, user, window)
+        .await
+        .iter()
+        .map(|e| {
+            let text = |k: &str| e[k].as_str().unwrap_or("").to_string();
+            (text("start_time"), text("end_time"), e["is_nap"].as_bool().unwrap_or(false))
+        })
+        .collect();
+    all.sort();
+    all
+}
+
 async fn sleep_score(app: &TestApp, key: &Auth, user: &str, window: &str) -> Option<f64> {
     let r =
         app.get(&format!("/api/v1/users/{user}/health-scores?{window}&category=sleep"), key).await;
@@ -141,6 +184,19 @@ async fn whoops_documented_night_nap_and_recovery() {
         (json!("2022-04-24T07:00:00-05:00"), json!("2022-04-24T07:45:00-05:00"))
     );
 
+    // Each night's figures at its middle, at its offset; the recovery's inside its night.
+    let window_t = "start_time=2022-04-23T00:00:00Z&end_time=2022-04-25T00:00:00Z";
+    assert_eq!(
+        series(&app, &key, &user, "respiratory_rate", window_t).await,
+        [
+            ("2022-04-24T01:25:44.774-05:00".to_string(), 16.11328125),
+            ("2022-04-24T07:22:30-05:00".to_string(), 15.5)
+        ]
+    );
+    assert_eq!(
+        series(&app, &key, &user, "heart_rate_variability_rmssd", window_t).await,
+        [("2022-04-24T01:25:44.774-05:00".to_string(), 31.813562)]
+    );
     // Duration 456/480 = 95.0; efficiency (95.2 − 60)/35 → 100; restoration (110 + 97)/456 over
     // 40 % → 100: 0.5 × 95 + 0.25 × 100 + 0.25 × 100 = 97.5 → 98.
     let window = "start_date=2022-04-24&end_date=2022-04-24";
@@ -205,6 +261,33 @@ async fn ouras_documented_night_spo2_and_nap() {
         (day["avg_heart_rate_bpm"].clone(), day["avg_hrv_rmssd_ms"].clone()),
         (json!(48.0), json!(112.0))
     );
+    assert_eq!(
+        nights(&app, &key, &user, "start_date=2022-07-11&end_date=2022-07-13").await,
+        [
+            (
+                "2022-07-12T01:05:14-07:00".to_string(),
+                "2022-07-12T09:25:14-07:00".to_string(),
+                false
+            ),
+            (
+                "2022-07-12T14:10:00-07:00".to_string(),
+                "2022-07-12T14:55:00-07:00".to_string(),
+                true
+            ),
+        ]
+    );
+    let window_t = "start_time=2022-07-11T00:00:00Z&end_time=2022-07-13T00:00:00Z";
+    assert_eq!(
+        series(&app, &key, &user, "oxygen_saturation", window_t).await,
+        [("2022-07-12T05:15:14-07:00".to_string(), 96.8)]
+    );
+    assert_eq!(
+        series(&app, &key, &user, "respiratory_rate", window_t).await,
+        [
+            ("2022-07-12T05:15:14-07:00".to_string(), 12.625),
+            ("2022-07-12T14:32:30-07:00".to_string(), 13.0)
+        ]
+    );
     // Duration 87.5; efficiency (84 − 60)/35 = 68.57; restoration (69 + 38)/420/0.40 = 63.69:
     // 43.75 + 17.14 + 15.92 = 76.82 → 77.
     let window = "start_date=2022-07-12&end_date=2022-07-12";
@@ -268,6 +351,27 @@ async fn fitbits_documented_log_nap_and_night_figures() {
     assert_eq!(
         (day["avg_hrv_rmssd_ms"].clone(), day["avg_spo2_percent"].clone()),
         (json!(34.9), json!(97.5))
+    );
+    assert_eq!(
+        nights(&app, &key, &user, "start_date=2020-02-20&end_date=2020-02-22").await,
+        [
+            (
+                "2020-02-20T23:21:30-08:00".to_string(),
+                "2020-02-21T07:03:30-08:00".to_string(),
+                false
+            ),
+            (
+                "2020-02-21T14:10:00-08:00".to_string(),
+                "2020-02-21T14:55:00-08:00".to_string(),
+                true
+            ),
+        ]
+    );
+    // The main sleep's HRV, given by day, at the night's middle.
+    let window_t = "start_time=2020-02-20T00:00:00Z&end_time=2020-02-22T00:00:00Z";
+    assert_eq!(
+        series(&app, &key, &user, "heart_rate_variability_rmssd", window_t).await,
+        [("2020-02-21T03:12:30-08:00".to_string(), 34.938)]
     );
     // Duration 384/480 = 80.0; efficiency (83.1 − 60)/35 = 66.0; restoration (104 + 75)/384
     // over 40 % → 100: 40 + 16.5 + 25 = 81.5 → 82.
