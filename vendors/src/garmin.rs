@@ -155,7 +155,7 @@ impl Vendor for Garmin {
             DAILIES => daily,
             SLEEPS => sleep,
             ACTIVITIES => activity,
-            HRV => |r, out| series(r, out, "hrvValues", HRV_RMSSD),
+            HRV => hrv,
             PULSE_OX => |r, out| series(r, out, "timeOffsetSpo2Values", OXYGEN),
             RESPIRATION => |r, out| series(r, out, "timeOffsetEpochToBreaths", BREATHING),
             STRESS => stress,
@@ -525,11 +525,35 @@ fn metrics(row: &Value, out: &mut Normalised) -> Option<()> {
 }
 
 /// The night's skin temperature, as a deviation from the user's baseline (°C).
+/// A night's skin temperature deviation (°C), at the end of the window it was measured over, so
+/// it counts on the day of that window's `calendarDate`, not the evening before.
 fn skin(row: &Value, out: &mut Normalised) -> Option<()> {
-    let at = (instant(row, "startTimeInSeconds")?, offset(row, "startTimeOffsetInSeconds"));
+    let start = instant(row, "startTimeInSeconds")?;
+    let last = f(row, "durationInSeconds").map_or(0, |d| (d as i64 - 1).max(0));
+    let at = (
+        start.checked_add_signed(Duration::try_seconds(last)?)?,
+        offset(row, "startTimeOffsetInSeconds"),
+    );
     if let Some(v) = f(row, "avgDeviationCelsius") {
         WATCH.push(out, SKIN_DEVIATION, at, v, false);
     }
+    Some(())
+}
+
+/// A night's HRV: its 5-minute values where Garmin gives them (they lie in the night), else
+/// the night's average (`lastNightAvg`) inside the night of its `calendarDate`.
+fn hrv(row: &Value, out: &mut Normalised) -> Option<()> {
+    let values = row.get("hrvValues").and_then(Value::as_object).is_some_and(|m| !m.is_empty());
+    if values {
+        return series(row, out, "hrvValues", HRV_RMSSD);
+    }
+    let Some(avg) = f(row, "lastNightAvg") else { return Some(()) };
+    let day = NaiveDate::parse_from_str(row.get("calendarDate")?.as_str()?, "%Y-%m-%d").ok()?;
+    let (at, zone) = match crate::normal::in_night_of(out, day) {
+        Some(found) => found,
+        None => self::day(row)?,
+    };
+    WATCH.push(out, HRV_RMSSD, (at, zone), avg, false);
     Some(())
 }
 

@@ -114,6 +114,11 @@ impl Vendor for Ultrahuman {
         if let Some(days) = data.get("metrics").and_then(Value::as_object) {
             items.extend(days.values().filter_map(Value::as_array).flatten());
         }
+        // Nights first: the night's figures are stored inside them.
+        let is_sleep = |i: &&Value| {
+            i.get("type").and_then(Value::as_str).is_some_and(|t| t.eq_ignore_ascii_case("sleep"))
+        };
+        items.sort_by_key(|i| !is_sleep(i));
         let reason = "unreadable Ultrahuman metric";
         crate::normal::each(out, (METRICS, reason), items.into_iter(), metric);
     }
@@ -181,6 +186,20 @@ fn day_value(object: &Value, out: &mut Normalised, id: i16, value: Option<f64>, 
     RING.push(out, id, (at, Some(offset)), value, total);
 }
 
+/// A figure of the night (`avg_sleep_hrv`): inside the night that ends on the day starting at
+/// `day_start_timestamp`, where the night's summary averages it; without that night, at the
+/// day's noon.
+fn night_value(object: &Value, out: &mut Normalised, id: i16, value: Option<f64>) {
+    let (Some(start), Some(value)) = (instant(object.get("day_start_timestamp")), value) else {
+        return;
+    };
+    let noon = start + Duration::hours(12);
+    let offset = offset_at(out, noon);
+    let day = (noon + Duration::minutes(i64::from(offset))).date_naive();
+    let (at, zone) = crate::normal::in_night_of(out, day).unwrap_or((noon, Some(offset)));
+    RING.push(out, id, (at, zone), value, false);
+}
+
 fn metric(item: &Value, out: &mut Normalised) -> Option<()> {
     let kind = item.get("type")?.as_str()?.to_ascii_lowercase();
     let object = item.get("object")?;
@@ -200,6 +219,7 @@ fn metric(item: &Value, out: &mut Normalised) -> Option<()> {
             let avg = object.get("avg").and_then(number);
             day_value(object, out, RESTING_HR, avg, false);
         }
+        "avg_sleep_hrv" => night_value(object, out, HRV_RMSSD, value()),
         "recovery_index" => day_value(object, out, RECOVERY, value(), false),
         "vo2_max" => day_value(object, out, VO2_MAX, value(), false),
         "active_minutes" => day_value(object, out, ACTIVE_TIME, value(), true),

@@ -33,7 +33,8 @@ fn api() -> VendorApi {
         ),
         Page::get(
             "/247samples/recovery",
-            json!([{"timestamp": "2026-09-26T00:00:00.000+02:00",
+            // The morning after the night: its first reading stands for the recovery.
+            json!([{"timestamp": "2026-05-17T10:00:00.000+02:00",
             "entryData": {"Balance": 0.5, "StressState": 1}}]),
         ),
         Page::get(

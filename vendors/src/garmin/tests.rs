@@ -124,7 +124,8 @@ fn nights_activities_and_the_rest_in_their_units() {
     let skin = json!([{"summaryId": "t", "calendarDate": "2025-10-09", "startTimeInSeconds": 1705276800,
         "startTimeOffsetInSeconds": -21600, "durationInSeconds": 1980, "avgDeviationCelsius": -1.6}]);
     Garmin.map_page(SKIN, &skin, &mut out);
-    assert_eq!(values(&out, SKIN_DEVIATION), [(at("2024-01-15T00:00:00Z"), -1.6, Some(-360))]);
+    // At the end of the window it was measured over: 1,980 s after its start, less a second.
+    assert_eq!(values(&out, SKIN_DEVIATION), [(at("2024-01-15T00:32:59Z"), -1.6, Some(-360))]);
     assert_eq!(out.report.dropped_count(), 0);
 }
 
@@ -175,4 +176,19 @@ fn pushes_are_data_per_user_pings_are_pulls_and_deregistrations_end_connections(
             "https://apis.garmin.com/wellness-api/rest/backfill/pulseOx?summaryStartTimeInSeconds=1767225600&summaryEndTimeInSeconds=1769817600"
         )
     );
+}
+
+/// Without its 5-minute values, a night's HRV is its `lastNightAvg`, inside the night of its
+/// `calendarDate`.
+#[test]
+fn a_nights_average_hrv_goes_inside_the_night() {
+    let mut out = normalised();
+    let sleeps = json!([{"userId": "u1", "summaryId": "s", "calendarDate": "2024-01-15",
+        "startTimeInSeconds": 1705269600, "startTimeOffsetInSeconds": 3600, "durationInSeconds": 28800}]);
+    Garmin.map_page(SLEEPS, &sleeps, &mut out);
+    let hrv = json!([{"userId": "u1", "summaryId": "h", "calendarDate": "2024-01-15",
+        "startTimeInSeconds": 1705269600, "startTimeOffsetInSeconds": 3600, "lastNightAvg": 44}]);
+    Garmin.map_page(HRV, &hrv, &mut out);
+    // The night 22:00Z-06:00Z: its middle.
+    assert_eq!(values(&out, HRV_RMSSD), [(at("2024-01-15T02:00:00Z"), 44.0, Some(60))]);
 }

@@ -317,9 +317,11 @@ struct HeartRateRow {
 
 fn heart_rate(row: &Value, out: &mut Normalised) -> Option<()> {
     let r = HeartRateRow::deserialize(row).ok()?;
-    // UTC, with no offset of the user's: none is invented.
+    // UTC: read at the user's offset the pull has seen (their sleep and days carry it), so
+    // the sample counts on the user's day; none is invented when the pull saw none.
     let (at, _) = instant(&r.timestamp)?;
-    push(out, HEART_RATE, (at, None), r.bpm, false);
+    let offset = out.latest_offset.offset().map(|_| crate::normal::offset_at(out, at));
+    push(out, HEART_RATE, (at, offset), r.bpm, false);
     Some(())
 }
 

@@ -124,3 +124,15 @@ fn a_call_per_day_and_revocation_with_the_apps_credentials() {
     );
     assert!(!Ultrahuman.webhook_verified(&ends, &|_| None, b"{}"));
 }
+
+/// The overnight HRV (`avg_sleep_hrv`) goes inside its night, wherever it comes in the page.
+#[test]
+fn the_overnight_hrv_goes_inside_its_night() {
+    let page = json!({"data": {"latest_time_zone": "UTC", "metric_data": [
+        {"type": "avg_sleep_hrv", "object": {"value": 52.0, "day_start_timestamp": 1705276800}},
+        {"type": "Sleep", "object": {"bedtime_start": 1705276800, "bedtime_end": 1705302000}}]}});
+    let mut out = normalised();
+    Ultrahuman.map_page(METRICS, &page, &mut out);
+    // The night 00:00Z-07:00Z: its middle.
+    assert_eq!(values(&out, HRV_RMSSD), [(at("2024-01-15T03:30:00Z"), 52.0, Some(0))]);
+}
