@@ -187,7 +187,19 @@ async fn save_sleep(
             if stored.as_ref().is_some_and(|(_, kept)| *kept == raw) {
                 return Ok(false);
             }
-            let replaced: Vec<Uuid> = stored.map(|(id, _)| id).into_iter().collect();
+            let mut replaced: Vec<Uuid> = stored.map(|(id, _)| id).into_iter().collect();
+            if s.external_id.is_none() {
+                // No id to know it by: the stored nights of its source it overlaps are its
+                // earlier copies.
+                let overlapping =
+                    sleep_sessions::near(tx, t.user_id, source_id, night.start, night.end).await?;
+                if let [only] = overlapping.as_slice()
+                    && only.raw_stages == raw
+                {
+                    return Ok(false);
+                }
+                replaced.extend(overlapping.iter().map(|n| n.id));
+            }
             (s.intervals.clone(), Vec::new(), replaced, s.zone_offset.or(t.default_offset))
         }
         None => {

@@ -427,6 +427,12 @@ async fn suuntos_documented_nights() {
         (json!(392), Value::Null),
         "{day}"
     );
+
+    // Pulled again: each night once, the one without a `SleepId` too (known by its bounds).
+    let again = format!("/api/v1/providers/suunto/users/{user}/sync?{window}");
+    let r = app.post(&again, &key, json!({})).await;
+    assert_eq!(pull_done(&app, &r.str("task_id")).await.0, "done");
+    assert_eq!(app.count("select count(*) from sleep_sessions").await, 2);
 }
 
 /// A Polar night across local midnight (+02:00) in the documented schema (hypnogram, stage
