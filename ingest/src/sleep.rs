@@ -121,12 +121,23 @@ pub struct VendorNight {
     /// The vendor's own word on whether it is a nap.
     #[serde(default)]
     pub is_nap: Option<bool>,
+    /// Its timeline comes in parts (Withings' segments, read a day a call, a pull's window
+    /// apart from the night's): the intervals stored for it are kept beside those that come.
+    #[serde(default)]
+    pub partial_timeline: bool,
 }
 
 impl VendorNight {
     /// A night between `start` and `end`, nothing else said yet.
     pub fn new(start: DateTime<Utc>, end: DateTime<Utc>) -> VendorNight {
-        VendorNight { start, end, totals: StageTotals::default(), in_bed: None, is_nap: None }
+        VendorNight {
+            start,
+            end,
+            totals: StageTotals::default(),
+            in_bed: None,
+            is_nap: None,
+            partial_timeline: false,
+        }
     }
 }
 

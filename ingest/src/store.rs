@@ -183,24 +183,39 @@ async fn save_sleep(
                 Some(ext) => sleep_sessions::by_external_id(tx, t.user_id, source_id, ext).await?,
                 None => None,
             };
-            let raw = sleep::to_raw_json(&s.intervals, Some(night));
+            let mut intervals = s.intervals.clone();
+            if night.partial_timeline
+                && let Some((_, kept)) = &stored
+            {
+                intervals.extend(sleep::from_json(kept));
+                intervals.sort();
+                intervals.dedup();
+            }
+            let raw = sleep::to_raw_json(&intervals, Some(night));
             if stored.as_ref().is_some_and(|(_, kept)| *kept == raw) {
                 return Ok(false);
             }
             let mut replaced: Vec<Uuid> = stored.map(|(id, _)| id).into_iter().collect();
+            let overlapping =
+                sleep_sessions::near(tx, t.user_id, source_id, night.start, night.end).await?;
             if s.external_id.is_none() {
                 // No id to know it by: the stored nights of its source it overlaps are its
                 // earlier copies.
-                let overlapping =
-                    sleep_sessions::near(tx, t.user_id, source_id, night.start, night.end).await?;
                 if let [only] = overlapping.as_slice()
                     && only.raw_stages == raw
                 {
                     return Ok(false);
                 }
                 replaced.extend(overlapping.iter().map(|n| n.id));
+            } else {
+                // Its source's sessions it overlaps that have no id are earlier copies of it
+                // (stored before the vendor's nights had ids, or its stages before it came).
+                let copies = overlapping.iter().filter(|n| n.external_id.is_none());
+                replaced.extend(
+                    copies.map(|n| n.id).filter(|id| !replaced.contains(id)).collect::<Vec<_>>(),
+                );
             }
-            (s.intervals.clone(), Vec::new(), replaced, s.zone_offset.or(t.default_offset))
+            (intervals, Vec::new(), replaced, s.zone_offset.or(t.default_offset))
         }
         None => {
             let (Some(first), Some(last)) = (
@@ -209,8 +224,10 @@ async fn save_sleep(
             ) else {
                 return Ok(false);
             };
-            let near =
+            let mut near =
                 sleep_sessions::near(tx, t.user_id, source_id, first - GAP, last + GAP).await?;
+            // A vendor's night is its own record: stages never merge into it.
+            near.retain(|n| n.raw_stages.get("vendor").is_none());
             let mut raw: Vec<Interval> = s.intervals.clone();
             for stored in &near {
                 raw.extend(sleep::from_json(&stored.raw_stages));

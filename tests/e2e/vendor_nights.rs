@@ -391,7 +391,7 @@ async fn suuntos_documented_nights() {
             "SleepId": 1778976780, "AvgHRV": 41.0}},
         {"timestamp": "2026-05-13T23:40:00.000+02:00",
          "entryData": {"BedtimeStart": "2026-05-13T23:40:00.000+02:00", "BedtimeEnd": "2026-05-14T06:12:00.000+02:00",
-            "Duration": 23520.0, "SleepId": 1}}]});
+            "Duration": 23520.0}}]});
     let base = vendor(vec![("/247samples/sleep", sleep)], json!({"samples": []})).await;
     let window = "summary_start_time=2026-05-13T00:00:00Z&summary_end_time=2026-05-18T00:00:00Z";
     let (app, key, user) = pulled("suunto", base, "suunto-user", window).await;
@@ -634,11 +634,31 @@ async fn withings_documented_night_and_segments() {
             "deepsleepduration": 6000, "remsleepduration": 6300, "wakeupduration": 2700,
             "sleep_efficiency": 0.91, "hr_average": 57, "rr_average": 14, "sleep_score": 80}}]}),
     );
-    let base = vendor(
-        vec![("action=getsummary", summary), ("action=get&", ok(json!({"series": segments})))],
-        ok(json!({})),
-    )
-    .await;
+    // Withings answers the segments of the call's window only.
+    let answer = move |q: axum::extract::Query<std::collections::HashMap<String, String>>| {
+        let (summary, segments) = (summary.clone(), segments.clone());
+        async move {
+            let n = |k: &str| q.get(k).and_then(|v| v.parse::<i64>().ok()).unwrap_or_default();
+            axum::Json(match q.get("action").map(String::as_str) {
+                Some("getsummary") => summary,
+                Some("get") => {
+                    let within: Vec<&Value> = segments
+                        .iter()
+                        .filter(|s| {
+                            s["startdate"].as_i64() < Some(n("enddate"))
+                                && s["enddate"].as_i64() > Some(n("startdate"))
+                        })
+                        .collect();
+                    ok(json!({"series": within}))
+                }
+                _ => ok(json!({})),
+            })
+        }
+    };
+    let api = axum::Router::new().fallback(answer);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let base = format!("http://{}", listener.local_addr().expect("addr"));
+    tokio::spawn(async move { axum::serve(listener, api).await });
     // One call of stage segments (at most 24 hours each).
     let window = "summary_start_time=2020-07-08T20:00:00Z&summary_end_time=2020-07-09T16:00:00Z";
     let (app, key, user) = pulled("withings", base, "363", window).await;
@@ -670,4 +690,14 @@ async fn withings_documented_night_and_segments() {
     // Duration 90.625; efficiency (90.6 − 60)/35 = 87.4; restoration 100: 92.17 → 92.
     let score = sleep_score(&app, &key, &user, "start_date=2020-07-09&end_date=2020-07-09").await;
     assert_eq!(score, Some(92.0));
+
+    // A weigh-in's notification pulls two hours: the night's summary comes again, its segments
+    // do not; the stored timeline stays.
+    let narrow = "summary_start_time=2020-07-09T07:00:00Z&summary_end_time=2020-07-09T09:00:00Z";
+    let r = app
+        .post(&format!("/api/v1/providers/withings/users/{user}/sync?{narrow}"), &key, json!({}))
+        .await;
+    assert_eq!(pull_done(&app, &r.str("task_id")).await.0, "done");
+    let again = sleep_day(&app, &key, &user, "2020-07-09").await;
+    assert_eq!(again, day, "the night as it was");
 }

@@ -574,7 +574,7 @@ async fn a_rate_limited_pull_resumes_when_the_vendor_said() {
     assert_eq!(times.len(), 2, "asked again once");
     let waited = times[1] - times[0];
     assert!(
-        waited >= Duration::from_secs(3) && waited < Duration::from_millis(4500),
+        waited >= Duration::from_secs(3) && waited < Duration::from_secs(5),
         "resumed {waited:?} after a 429 that asked for 3 s"
     );
 }

@@ -409,8 +409,9 @@ fn sleep(row: &Value, out: &mut Normalised) -> Option<()> {
         if to <= from {
             continue;
         }
-        // Its own id: the night's would have the nap replace it.
-        let id = summary_id.as_ref().map(|s| format!("{s}:nap:{}", from.timestamp()));
+        // Its own id, of its start: the night's would have the nap replace it, and a nap listed
+        // again under another summary is the same nap.
+        let id = Some(format!("garmin-nap:{}", from.timestamp()));
         let nap_night = VendorNight {
             totals: StageTotals { asleep: Some(seconds as i64), ..StageTotals::default() },
             is_nap: Some(true),
@@ -541,19 +542,19 @@ fn skin(row: &Value, out: &mut Normalised) -> Option<()> {
 }
 
 /// A night's HRV: its 5-minute values where Garmin gives them (they lie in the night), else
-/// the night's average (`lastNightAvg`) inside the night of its `calendarDate`.
+/// the night's average (`lastNightAvg`) inside the window it was measured over (the summary's
+/// own start and duration: Garmin pushes it apart from the night's sleep summary).
 fn hrv(row: &Value, out: &mut Normalised) -> Option<()> {
     let values = row.get("hrvValues").and_then(Value::as_object).is_some_and(|m| !m.is_empty());
     if values {
         return series(row, out, "hrvValues", HRV_RMSSD);
     }
     let Some(avg) = f(row, "lastNightAvg") else { return Some(()) };
-    let day = NaiveDate::parse_from_str(row.get("calendarDate")?.as_str()?, "%Y-%m-%d").ok()?;
-    let (at, zone) = match crate::normal::in_night_of(out, day) {
-        Some(found) => found,
-        None => self::day(row)?,
-    };
-    WATCH.push(out, HRV_RMSSD, (at, zone), avg, false);
+    let start = instant(row, "startTimeInSeconds")?;
+    let end =
+        start.checked_add_signed(Duration::try_seconds(f(row, "durationInSeconds")? as i64)?)?;
+    let zone = offset(row, "startTimeOffsetInSeconds");
+    WATCH.push(out, HRV_RMSSD, (crate::normal::night_instant(start, end, zone), zone), avg, false);
     Some(())
 }
 

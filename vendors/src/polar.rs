@@ -259,6 +259,20 @@ struct Night {
     total_interruption_duration: Option<f64>,
 }
 
+/// A sample keyed to the minute, moved into its night only when it falls less than a minute
+/// outside it (its key cut the seconds off); one further out is left where it is.
+fn clamp_minute(at: DateTime<Utc>, (start, end): (DateTime<Utc>, DateTime<Utc>)) -> DateTime<Utc> {
+    let last = end - Duration::seconds(1);
+    let minute = Duration::seconds(60);
+    if at < start && start - at < minute {
+        start
+    } else if at > last && at - last < minute {
+        last
+    } else {
+        at
+    }
+}
+
 /// A night's id among its sessions (one night a date).
 fn night_id(date: &str) -> String {
     format!("sleep-{date}")
@@ -326,8 +340,8 @@ fn sleep(row: &Value, out: &mut Normalised) -> Option<()> {
         external_id: Some(night_id(&n.date)),
         vendor: Some(night),
     });
-    // Keys are minutes: the first may fall before the second the night began.
-    let within = |at: DateTime<Utc>| at.max(start).min(end - Duration::seconds(1));
+    // Keys are minutes: one may fall within a minute before the second the night began.
+    let within = |at: DateTime<Utc>| clamp_minute(at, (start, end));
     for (at, bpm) in
         n.heart_rate_samples.as_ref().map(|m| clock_series(m, ends, offset)).unwrap_or_default()
     {
@@ -467,7 +481,7 @@ fn recharge(row: &Value, out: &mut Normalised) -> Option<()> {
         None => ((r.date, NaiveTime::from_hms_opt(12, 0, 0)?), guessed_offset(out), None),
     };
     let within = |at: DateTime<Utc>| match bounds {
-        Some((start, end)) => at.max(start).min(end - Duration::seconds(1)),
+        Some(night) => clamp_minute(at, night),
         None => at,
     };
     for (series, map) in [(HRV_RMSSD, &r.hrv_samples), (BREATHING, &r.breathing_samples)] {

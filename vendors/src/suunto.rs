@@ -350,28 +350,12 @@ fn activity(row: &Value, out: &mut Normalised) -> Option<()> {
 }
 
 /// Recovery: `Balance`, the resources left, 0–1, as a 0–100 score.
-/// `Balance` (0–1) is a level Suunto samples through the day, not a nightly score: the first
-/// reading within twelve hours after a night this pull read ends stands for that morning's
-/// recovery (0–100); the others are left out rather than averaged into the day's score.
+/// `Balance` (0–1, as 0–100). Suunto samples it through the day (its recovery pushes come
+/// alone, without the night), so every reading is kept; that it is a level rather than one
+/// morning's score is the audit's S6, left until it has a series of its own.
 fn recovery(row: &Value, out: &mut Normalised) -> Option<()> {
     let (when, offset) = instant(row.get("timestamp")?.as_str()?)?;
-    let Some(b) = entry(row, "Balance").and_then(number) else { return Some(()) };
-    let after = |end: DateTime<Utc>| end <= when && when < end + Duration::hours(12);
-    let Some(woke) = out
-        .sleep
-        .iter()
-        .filter_map(|s| s.vendor)
-        .filter(|n| n.is_nap != Some(true) && after(n.end))
-        .map(|n| n.end)
-        .max()
-    else {
-        return Some(());
-    };
-    let taken = out
-        .samples
-        .iter()
-        .any(|s| s.series_type_id == RECOVERY_SCORE && woke <= s.ts && s.ts <= when);
-    if !taken {
+    if let Some(b) = entry(row, "Balance").and_then(number) {
         WATCH.push(out, RECOVERY_SCORE, (when, offset), b * 100.0, false);
     }
     Some(())

@@ -289,7 +289,11 @@ fn sleep(object: &Value, out: &mut Normalised) -> Option<()> {
         source,
         intervals,
         zone_offset: Some(offset),
-        external_id: Some(format!("sleep-{}", start.timestamp())),
+        // One night a wake-up day: a revised bedtime is the same night.
+        external_id: Some(format!(
+            "sleep-{}",
+            (end - Duration::seconds(1) + Duration::minutes(i64::from(offset))).date_naive()
+        )),
         vendor: Some(night),
     });
     let at = crate::normal::night_instant(start, end, Some(offset));

@@ -509,6 +509,8 @@ fn night(row: &Value, _: Option<&str>, out: &mut Normalised) -> Option<()> {
             asleep: secs("total_sleep_time").or_else(|| secs("asleepduration")),
         },
         in_bed: secs("total_timeinbed"),
+        // Its segments come a day a call, over the pull's window, not the night's.
+        partial_timeline: true,
         ..VendorNight::new(start, end)
     };
     let source = DEVICE.source(out);

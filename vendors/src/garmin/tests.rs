@@ -183,11 +183,10 @@ fn pushes_are_data_per_user_pings_are_pulls_and_deregistrations_end_connections(
 #[test]
 fn a_nights_average_hrv_goes_inside_the_night() {
     let mut out = normalised();
-    let sleeps = json!([{"userId": "u1", "summaryId": "s", "calendarDate": "2024-01-15",
-        "startTimeInSeconds": 1705269600, "startTimeOffsetInSeconds": 3600, "durationInSeconds": 28800}]);
-    Garmin.map_page(SLEEPS, &sleeps, &mut out);
+    // Pushed alone, without the night's sleep summary: its own window says where.
     let hrv = json!([{"userId": "u1", "summaryId": "h", "calendarDate": "2024-01-15",
-        "startTimeInSeconds": 1705269600, "startTimeOffsetInSeconds": 3600, "lastNightAvg": 44}]);
+        "startTimeInSeconds": 1705269600, "startTimeOffsetInSeconds": 3600, "durationInSeconds": 28800,
+        "lastNightAvg": 44}]);
     Garmin.map_page(HRV, &hrv, &mut out);
     // The night 22:00Z-06:00Z: its middle.
     assert_eq!(values(&out, HRV_RMSSD), [(at("2024-01-15T02:00:00Z"), 44.0, Some(60))]);

@@ -100,15 +100,7 @@ fn samples_of_the_day_and_the_night_in_their_units() {
     assert_eq!(values(&out, HRV_RMSSD).len(), 1, "an HRV of 0 is none");
     let recovery = json!({"samples": [{"timestamp": "2026-09-26T00:00:00.000+02:00", "entryData": {"Balance": 0.5, "StressState": 1}}]});
     Suunto.map_page(RECOVERY, &recovery, &mut out);
-    // A reading with no night before it in the pull is no recovery score.
-    assert_eq!(values(&out, RECOVERY_SCORE), []);
-    // After the night (it ended 07:19 UTC on 2026-05-17): the first reading stands for the
-    // morning's recovery; the day's later readings are no recovery score.
-    let recovery = json!({"samples": [
-        {"timestamp": "2026-05-17T09:30:00.000+02:00", "entryData": {"Balance": 0.82}},
-        {"timestamp": "2026-05-17T12:00:00.000+02:00", "entryData": {"Balance": 0.6}}]});
-    Suunto.map_page(RECOVERY, &recovery, &mut out);
-    assert_eq!(values(&out, RECOVERY_SCORE), [(at("2026-05-17T07:30:00Z"), 82.0, Some(120))]);
+    assert_eq!(values(&out, RECOVERY_SCORE), [(at("2026-09-25T22:00:00Z"), 50.0, Some(120))]);
 
     let daily = json!([{"Name": "energyconsumption", "Aggregation": "sum",
         "Sources": [{"Name": "suunto-247-3e0f", "Samples": [{"TimeISO8601": "2019-02-11T02:00:00.000", "Value": null},

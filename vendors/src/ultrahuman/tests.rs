@@ -67,7 +67,7 @@ fn a_night_from_its_hypnogram_or_its_stage_totals() {
             (Stage::Deep, at("2024-01-15T09:15:00Z"), at("2024-01-15T16:00:00Z")),
         ]
     );
-    assert_eq!(s.external_id.as_deref(), Some("sleep-1705309200"));
+    assert_eq!(s.external_id.as_deref(), Some("sleep-2024-01-15"));
     // Inside the night, on the day one wakes up: its middle.
     assert_eq!(values(&out, SKIN_DEVIATION), [(at("2024-01-15T12:30:00Z"), -0.2, Some(0))]);
     // The night's documented bounds and stage totals (seconds), beside the hypnogram.
