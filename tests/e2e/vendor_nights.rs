@@ -410,6 +410,26 @@ async fn suuntos_documented_nights() {
         (json!(426), json!(98.9))
     );
     assert_eq!(day["avg_hrv_rmssd_ms"], 41.0, "{day}");
+    let window_t = "start_time=2026-05-13T00:00:00Z&end_time=2026-05-18T00:00:00Z";
+    assert_eq!(
+        series(&app, &key, &user, "heart_rate_variability_rmssd", window_t).await,
+        [("2026-05-17T05:46:00+02:00".to_string(), 41.0)]
+    );
+    assert_eq!(
+        nights(&app, &key, &user, "start_date=2026-05-13&end_date=2026-05-18").await,
+        [
+            (
+                "2026-05-13T23:40:00+02:00".to_string(),
+                "2026-05-14T06:12:00+02:00".to_string(),
+                false
+            ),
+            (
+                "2026-05-17T02:13:00+02:00".to_string(),
+                "2026-05-17T09:19:00+02:00".to_string(),
+                false
+            ),
+        ]
+    );
     // Duration 421/480 = 87.7; efficiency (98.9 − 60)/35 → 100; restoration (93 + 28)/421 =
     // 28.7 % → 71.9: 43.85 + 25 + 17.96 = 86.8 → 87.
     let score = sleep_score(&app, &key, &user, "start_date=2026-05-17&end_date=2026-05-17").await;
@@ -485,6 +505,20 @@ async fn polars_documented_night_and_recharge() {
     assert_eq!(day["avg_heart_rate_bpm"], 60.0, "{day}");
     assert_eq!(day["avg_hrv_rmssd_ms"], 34.0, "{day}");
     assert_eq!(day["avg_respiratory_rate"], 13.8, "{day}");
+    let window_t = "start_time=2020-01-01T00:00:00Z&end_time=2020-01-03T00:00:00Z";
+    let breathing: Vec<String> = series(&app, &key, &user, "respiratory_rate", window_t)
+        .await
+        .into_iter()
+        .map(|(t, _)| t)
+        .collect();
+    assert_eq!(
+        breathing,
+        ["2020-01-01T23:40:00+02:00", "2020-01-01T23:45:00+02:00", "2020-01-01T23:50:00+02:00"]
+    );
+    assert_eq!(
+        nights(&app, &key, &user, "start_date=2020-01-01&end_date=2020-01-03").await,
+        [("2020-01-01T23:40:00+02:00".to_string(), "2020-01-02T07:10:00+02:00".to_string(), false)]
+    );
     // Duration 435/480 = 90.6; efficiency and restoration 100: 45.3 + 25 + 25 = 95.3 → 95.
     let score = sleep_score(&app, &key, &user, "start_date=2020-01-02&end_date=2020-01-02").await;
     assert_eq!(score, Some(95.0));
@@ -565,6 +599,21 @@ async fn garmins_documented_night_nap_and_hrv_pushed() {
     assert_eq!(day["avg_spo2_percent"], 96.0, "{day}");
     assert_eq!(day["avg_respiratory_rate"], 14.0, "{day}");
     assert_eq!(day["avg_hrv_rmssd_ms"], 44.7, "{day}");
+    assert_eq!(
+        nights(&app, &key, &user, "start_date=2024-01-14&end_date=2024-01-16").await,
+        [
+            (
+                "2024-01-14T23:00:00+01:00".to_string(),
+                "2024-01-15T07:00:00+01:00".to_string(),
+                false
+            ),
+            (
+                "2024-01-15T16:00:00+01:00".to_string(),
+                "2024-01-15T16:30:00+01:00".to_string(),
+                true
+            ),
+        ]
+    );
     // Duration 93.75; efficiency (93.8 − 60)/35 = 96.6; restoration 100: 96.0 → 96.
     let score = sleep_score(&app, &key, &user, "start_date=2024-01-15&end_date=2024-01-15").await;
     assert_eq!(score, Some(96.0));
@@ -598,6 +647,11 @@ async fn ultrahumans_documented_night() {
         (json!(420), json!(92.9))
     );
     assert_eq!(day["interruptions_count"], Value::Null, "no hypnogram");
+    assert_eq!(
+        nights(&app, &key, &user, "start_date=2024-01-14&end_date=2024-01-16").await,
+        [("2024-01-15T01:00:00-08:00".to_string(), "2024-01-15T08:00:00-08:00".to_string(), false)],
+        "pulled a day a call, the night once"
+    );
     // Duration 81.25; efficiency (92.9 − 60)/35 = 94.0; restoration 120/390 over 40 % = 76.9:
     // 40.63 + 23.5 + 19.23 = 83.4 → 83.
     let score = sleep_score(&app, &key, &user, "start_date=2024-01-15&end_date=2024-01-15").await;
@@ -687,6 +741,21 @@ async fn withings_documented_night_and_segments() {
         (json!(1), json!(40))
     );
     assert_eq!(day["total_duration_minutes"], 475);
+    assert_eq!(
+        nights(&app, &key, &user, "start_date=2020-07-08&end_date=2020-07-10").await,
+        [
+            (
+                "2020-07-08T23:00:00+02:00".to_string(),
+                "2020-07-09T07:00:00+02:00".to_string(),
+                false
+            ),
+            (
+                "2020-07-09T14:30:00+02:00".to_string(),
+                "2020-07-09T15:10:00+02:00".to_string(),
+                true
+            ),
+        ]
+    );
     // Duration 90.625; efficiency (90.6 − 60)/35 = 87.4; restoration 100: 92.17 → 92.
     let score = sleep_score(&app, &key, &user, "start_date=2020-07-09&end_date=2020-07-09").await;
     assert_eq!(score, Some(92.0));
