@@ -5,6 +5,7 @@
 //! that user's id, so callers cannot forget the scope.
 
 pub mod api_keys;
+pub mod blocks;
 pub mod catalogue;
 pub mod connections;
 pub mod data_sources;

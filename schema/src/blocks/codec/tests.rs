@@ -1,0 +1,101 @@
+use proptest::prelude::*;
+
+use super::*;
+
+fn sample(
+    ts_micros: i64,
+    value: f64,
+    offset: Option<i16>,
+    flag: Option<bool>,
+    batch: u8,
+) -> BlockSample {
+    BlockSample {
+        ts: DateTime::from_timestamp_micros(ts_micros).unwrap_or_default(),
+        value,
+        zone_offset: offset,
+        is_daily_total: flag,
+        batch_id: Uuid::from_bytes([batch; 16]),
+    }
+}
+
+/// Bit-exact equality (`-0.0` is not `0.0` here).
+fn same(a: &[BlockSample], b: &[BlockSample]) -> bool {
+    a.len() == b.len()
+        && a.iter().zip(b).all(|(x, y)| {
+            x.ts == y.ts
+                && x.value.to_bits() == y.value.to_bits()
+                && x.zone_offset == y.zone_offset
+                && x.is_daily_total == y.is_daily_total
+                && x.batch_id == y.batch_id
+        })
+}
+
+#[test]
+fn empty_and_single_blocks_round_trip() {
+    for samples in [vec![], vec![sample(1_773_100_000_000_000, 61.0, Some(60), None, 1)]] {
+        let bytes = encode(&samples).unwrap_or_default();
+        assert!(same(&decode(&bytes).unwrap_or_default(), &samples));
+    }
+}
+
+/// A day of a watch's heart rate every 5 s (whole bpm, one offset, one batch): what a sealed
+/// block costs a sample.
+#[test]
+fn a_day_of_heart_rate_costs_a_byte_or_two_a_sample() {
+    let start = 1_773_100_800_000_000_i64;
+    let samples: Vec<BlockSample> = (0..17_280_i64)
+        .map(|i| {
+            let bpm = 60.0 + ((i * 7919) % 41) as f64 + if i % 1000 < 60 { 40.0 } else { 0.0 };
+            sample(start + i * 5_000_000, bpm, Some(60), None, 3)
+        })
+        .collect();
+    let bytes = encode(&samples).unwrap_or_default();
+    let per_sample = bytes.len() as f64 / samples.len() as f64;
+    assert!(per_sample < 2.0, "{per_sample:.2} bytes a sample ({} bytes)", bytes.len());
+    assert!(same(&decode(&bytes).unwrap_or_default(), &samples));
+}
+
+#[test]
+fn corrupt_and_truncated_blocks_are_errors() {
+    let samples: Vec<BlockSample> = (0..100)
+        .map(|i| {
+            let ts = 1_773_100_800_000_000 + i * 1_000_000;
+            sample(ts, i as f64, None, Some(true), (i % 3) as u8)
+        })
+        .collect();
+    let bytes = encode(&samples).unwrap_or_default();
+    for cut in 0..bytes.len() {
+        assert!(decode(&bytes[..cut]).is_err(), "cut at {cut}");
+    }
+    assert_eq!(decode(&[2]), Err(CodecError::Version(2)));
+    // A count no block has: refused before anything is allocated for it.
+    let mut huge = vec![1];
+    put_varint(&mut huge, u64::MAX);
+    assert!(decode(&huge).is_err());
+}
+
+fn any_sample() -> impl Strategy<Value = BlockSample> {
+    (
+        // Any instant a sample may carry (1900 to 2199), to the microsecond.
+        -2_208_988_800_000_000_i64..7_258_118_400_000_000_i64,
+        any::<f64>().prop_filter("finite", |v| v.is_finite()),
+        proptest::option::of(-840_i16..=840),
+        proptest::option::of(any::<bool>()),
+        0_u8..4,
+    )
+        .prop_map(|(ts, value, offset, flag, batch)| sample(ts, value, offset, flag, batch))
+}
+
+proptest! {
+    #[test]
+    fn any_samples_in_any_order_round_trip(samples in proptest::collection::vec(any_sample(), 0..300)) {
+        let bytes = encode(&samples).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let back = decode(&bytes).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        prop_assert!(same(&back, &samples));
+    }
+
+    #[test]
+    fn any_bytes_decode_to_an_error_or_samples_never_a_panic(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
+        let _ = decode(&bytes);
+    }
+}
