@@ -332,16 +332,13 @@ pub(crate) fn to_json(intervals: &[Interval]) -> Value {
     )
 }
 
-/// A session as received, kept for later merges and to tell a repeat from a change: its
-/// intervals, and with a vendor's night `{intervals, vendor}`.
-pub(crate) fn to_raw_json(intervals: &[Interval], vendor: Option<&VendorNight>) -> Value {
-    match vendor {
-        None => to_json(intervals),
-        Some(v) => json!({"intervals": to_json(intervals), "vendor": v}),
-    }
+/// A vendor's night as received, kept to tell a repeat from a change (and, for a partial
+/// timeline, to join the parts that come later): `{intervals, vendor}`.
+pub(crate) fn night_json(intervals: &[Interval], vendor: &VendorNight) -> Value {
+    json!({"intervals": to_json(intervals), "vendor": vendor})
 }
 
-/// Reads what `to_json` (or `to_raw_json`) wrote; entries it cannot read are skipped.
+/// Reads what `to_json` (or `night_json`) wrote; entries it cannot read are skipped.
 pub(crate) fn from_json(v: &Value) -> Vec<Interval> {
     let v = v.get("intervals").unwrap_or(v);
     let Some(items) = v.as_array() else {

@@ -177,89 +177,12 @@ async fn save_sleep(
     s: &SleepSession,
     source_id: Uuid,
 ) -> Result<bool, schema::Error> {
-    let (raw, near, replaced, zone_offset) = match &s.vendor {
-        Some(night) => {
-            let stored = match &s.external_id {
-                Some(ext) => sleep_sessions::by_external_id(tx, t.user_id, source_id, ext).await?,
-                None => None,
-            };
-            let mut intervals = s.intervals.clone();
-            if night.partial_timeline
-                && let Some((_, kept)) = &stored
-            {
-                intervals.extend(sleep::from_json(kept));
-                intervals.sort();
-                intervals.dedup();
-            }
-            let raw = sleep::to_raw_json(&intervals, Some(night));
-            if stored.as_ref().is_some_and(|(_, kept)| *kept == raw) {
-                return Ok(false);
-            }
-            let mut replaced: Vec<Uuid> = stored.map(|(id, _)| id).into_iter().collect();
-            let overlapping =
-                sleep_sessions::near(tx, t.user_id, source_id, night.start, night.end).await?;
-            if s.external_id.is_none() {
-                // No id to know it by: the stored nights of its source it overlaps are its
-                // earlier copies.
-                if let [only] = overlapping.as_slice()
-                    && only.raw_stages == raw
-                {
-                    return Ok(false);
-                }
-                replaced.extend(overlapping.iter().map(|n| n.id));
-            } else {
-                // Its source's sessions it overlaps that have no id are earlier copies of it
-                // (stored before the vendor's nights had ids, or its stages before it came).
-                let copies = overlapping.iter().filter(|n| n.external_id.is_none());
-                replaced.extend(
-                    copies.map(|n| n.id).filter(|id| !replaced.contains(id)).collect::<Vec<_>>(),
-                );
-            }
-            (intervals, Vec::new(), replaced, s.zone_offset.or(t.default_offset))
-        }
-        None => {
-            let (Some(first), Some(last)) = (
-                s.intervals.iter().map(|i| i.start).min(),
-                s.intervals.iter().map(|i| i.end).max(),
-            ) else {
-                return Ok(false);
-            };
-            let mut near =
-                sleep_sessions::near(tx, t.user_id, source_id, first - GAP, last + GAP).await?;
-            // A vendor's night is its own record: stages never merge into it.
-            near.retain(|n| n.raw_stages.get("vendor").is_none());
-            let mut raw: Vec<Interval> = s.intervals.clone();
-            for stored in &near {
-                raw.extend(sleep::from_json(&stored.raw_stages));
-            }
-            raw.sort();
-            raw.dedup();
-            if let [only] = near.as_slice() {
-                let mut stored = sleep::from_json(&only.raw_stages);
-                stored.sort();
-                stored.dedup();
-                if stored == raw {
-                    return Ok(false);
-                }
-            }
-            let zone_offset = s
-                .zone_offset
-                .or_else(|| near.iter().find_map(|n| n.zone_offset))
-                .or(t.default_offset);
-            // The client's id names one session: a stored session with it that is not near (an
-            // edited or moved night) is replaced, not merged.
-            let external_id =
-                near.iter().find_map(|n| n.external_id.clone()).or_else(|| s.external_id.clone());
-            let mut replaced: Vec<Uuid> = near.iter().map(|n| n.id).collect();
-            if let Some(ext) = &external_id
-                && let Some((id, _)) =
-                    sleep_sessions::by_external_id(tx, t.user_id, source_id, ext).await?
-                && !replaced.contains(&id)
-            {
-                replaced.push(id);
-            }
-            (raw, near, replaced, zone_offset)
-        }
+    let plan = match &s.vendor {
+        Some(night) => vendor_night(tx, t, s, night, source_id).await?,
+        None => client_stages(tx, t, s, source_id).await?,
+    };
+    let Some(Plan { raw, raw_stages, external_id, zone_offset, replaced }) = plan else {
+        return Ok(false);
     };
     let Some(sum) = sleep::summarize(&raw, zone_offset, s.vendor.as_ref()) else {
         return Ok(false);
@@ -267,10 +190,7 @@ async fn save_sleep(
     let clamp = |v: i64| i32::try_from(v).unwrap_or(i32::MAX);
     let row = SleepRow {
         data_source_id: source_id,
-        external_id: near
-            .iter()
-            .find_map(|n| n.external_id.clone())
-            .or_else(|| s.external_id.clone()),
+        external_id,
         start_time: sum.start,
         end_time: sum.end,
         zone_offset,
@@ -284,7 +204,7 @@ async fn save_sleep(
         efficiency_percent: sum.efficiency_percent,
         is_nap: sum.is_nap,
         stages: sleep::to_json(&sum.cleaned),
-        raw_stages: sleep::to_raw_json(&raw, s.vendor.as_ref()),
+        raw_stages,
     };
     let replace = replaced.first().copied();
     sleep_sessions::delete(tx, replaced.get(1..).unwrap_or_default()).await?;
@@ -294,4 +214,114 @@ async fn save_sleep(
         schema::outbox::insert_session(tx, SessionEvent::SleepCreated, t.user_id, data).await?;
     }
     Ok(true)
+}
+
+/// How a session is stored: the intervals it is made of and what is kept of it as received,
+/// the id and offset it goes by, and the stored sessions it replaces (the first is updated).
+struct Plan {
+    raw: Vec<Interval>,
+    raw_stages: serde_json::Value,
+    external_id: Option<String>,
+    zone_offset: Option<i16>,
+    replaced: Vec<Uuid>,
+}
+
+/// A vendor's night: replaces the stored one of its id and its id-less copies. `None` when the
+/// stored night is exactly this.
+async fn vendor_night(
+    tx: &Transaction<'_>,
+    t: Target,
+    s: &SleepSession,
+    night: &sleep::VendorNight,
+    source_id: Uuid,
+) -> Result<Option<Plan>, schema::Error> {
+    let stored = match &s.external_id {
+        Some(ext) => sleep_sessions::by_external_id(tx, t.user_id, source_id, ext).await?,
+        None => None,
+    };
+    let mut intervals = s.intervals.clone();
+    if night.partial_timeline
+        && let Some((_, kept)) = &stored
+    {
+        intervals.extend(sleep::from_json(kept));
+        intervals.sort();
+        intervals.dedup();
+    }
+    let raw_stages = sleep::night_json(&intervals, night);
+    if stored.as_ref().is_some_and(|(_, kept)| *kept == raw_stages) {
+        return Ok(None);
+    }
+    let mut replaced: Vec<Uuid> = stored.map(|(id, _)| id).into_iter().collect();
+    let overlapping =
+        sleep_sessions::near(tx, t.user_id, source_id, night.start, night.end).await?;
+    if s.external_id.is_none() {
+        // No id to know it by: the stored nights of its source it overlaps are its earlier
+        // copies.
+        if let [only] = overlapping.as_slice()
+            && only.raw_stages == raw_stages
+        {
+            return Ok(None);
+        }
+        replaced.extend(overlapping.iter().map(|n| n.id));
+    } else {
+        // Its source's sessions it overlaps that have no id are earlier copies of it (stored
+        // before the vendor's nights had ids, or its stages before it came).
+        let copies = overlapping.iter().filter(|n| n.external_id.is_none());
+        replaced
+            .extend(copies.map(|n| n.id).filter(|id| !replaced.contains(id)).collect::<Vec<_>>());
+    }
+    Ok(Some(Plan {
+        raw: intervals,
+        raw_stages,
+        external_id: s.external_id.clone(),
+        zone_offset: s.zone_offset.or(t.default_offset),
+        replaced,
+    }))
+}
+
+/// A client's stages, merged with the stored sessions of the same source within the gap of
+/// them (a vendor's night aside). `None` when there are none, or the one stored session
+/// already held exactly these.
+async fn client_stages(
+    tx: &Transaction<'_>,
+    t: Target,
+    s: &SleepSession,
+    source_id: Uuid,
+) -> Result<Option<Plan>, schema::Error> {
+    let (Some(first), Some(last)) =
+        (s.intervals.iter().map(|i| i.start).min(), s.intervals.iter().map(|i| i.end).max())
+    else {
+        return Ok(None);
+    };
+    let mut near = sleep_sessions::near(tx, t.user_id, source_id, first - GAP, last + GAP).await?;
+    // A vendor's night is its own record: stages never merge into it.
+    near.retain(|n| n.raw_stages.get("vendor").is_none());
+    let mut raw: Vec<Interval> = s.intervals.clone();
+    for stored in &near {
+        raw.extend(sleep::from_json(&stored.raw_stages));
+    }
+    raw.sort();
+    raw.dedup();
+    if let [only] = near.as_slice() {
+        let mut stored = sleep::from_json(&only.raw_stages);
+        stored.sort();
+        stored.dedup();
+        if stored == raw {
+            return Ok(None);
+        }
+    }
+    let zone_offset =
+        s.zone_offset.or_else(|| near.iter().find_map(|n| n.zone_offset)).or(t.default_offset);
+    // The client's id names one session: a stored session with it that is not near (an edited
+    // or moved night) is replaced, not merged.
+    let external_id =
+        near.iter().find_map(|n| n.external_id.clone()).or_else(|| s.external_id.clone());
+    let mut replaced: Vec<Uuid> = near.iter().map(|n| n.id).collect();
+    if let Some(ext) = &external_id
+        && let Some((id, _)) = sleep_sessions::by_external_id(tx, t.user_id, source_id, ext).await?
+        && !replaced.contains(&id)
+    {
+        replaced.push(id);
+    }
+    Ok(Some(Plan { raw_stages: sleep::to_json(&raw), raw, external_id, zone_offset, replaced }))
 }
