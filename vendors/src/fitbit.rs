@@ -457,10 +457,7 @@ fn night_level(row: &Value, out: &mut Normalised, series: i16, value: Option<f64
     let day =
         NaiveDate::parse_from_str(row.get("dateTime")?.as_str()?.get(..10)?, "%Y-%m-%d").ok()?;
     let Some(v) = value else { return Some(()) };
-    let (at, offset) = match crate::normal::in_night_of(out, day) {
-        Some(found) => found,
-        None => local_noon(out, day).map(|(at, offset)| (at, Some(offset)))?,
-    };
+    let (at, offset) = crate::normal::in_night_or_noon(out, day)?;
     TRACKER.push(out, series, (at, offset), v, false);
     Some(())
 }

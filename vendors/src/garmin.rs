@@ -367,7 +367,7 @@ fn sleep(row: &Value, out: &mut Normalised) -> Option<()> {
         }
     }
     intervals.sort();
-    let secs = |k: &str| f(row, k).filter(|v| *v >= 0.0).map(|v| v as i64);
+    let secs = |k: &str| crate::normal::seconds(f(row, k));
     let totals = StageTotals {
         light: secs("lightSleepDurationInSeconds"),
         deep: secs("deepSleepDurationInSeconds"),

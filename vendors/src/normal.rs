@@ -2,7 +2,7 @@
 //! source, and samples pushed with their offset noted.
 
 use chrono::{DateTime, Duration, NaiveDate, NaiveDateTime, NaiveTime, Utc};
-use ingest::{Interval, Normalised, Sample, Workout};
+use ingest::{Interval, Normalised, Sample, VendorNight, Workout};
 use schema::catalogue::series_types::by_id;
 use schema::data_sources::NewDataSource;
 use schema::workouts::WorkoutRow;
@@ -126,10 +126,16 @@ pub(crate) fn night_instant(
     if last <= start {
         return start;
     }
-    let offset = Duration::minutes(i64::from(offset.unwrap_or(0)));
-    let wake_day = (last + offset).date_naive();
-    let day_starts = wake_day.and_time(NaiveTime::MIN).and_utc() - offset;
+    let offset_minutes = Duration::minutes(i64::from(offset.unwrap_or(0)));
+    let day_starts = wake_day(end, offset).and_time(NaiveTime::MIN).and_utc() - offset_minutes;
     (start + (end - start) / 2).max(day_starts).min(last)
+}
+
+/// The local day one wakes up from a sleep that ends at `end` (its last second's day, so a
+/// night that ends at midnight belongs to the day before), at `offset` (none: UTC).
+pub(crate) fn wake_day(end: DateTime<Utc>, offset: Option<i16>) -> NaiveDate {
+    let offset = Duration::minutes(i64::from(offset.unwrap_or(0)));
+    (end - Duration::seconds(1) + offset).date_naive()
 }
 
 /// Where a figure a vendor gives for a day, meaning that day's night (Oura's SpO2, Fitbit's
@@ -142,13 +148,24 @@ pub(crate) fn in_night_of(
     out.sleep
         .iter()
         .filter_map(|s| Some((s.vendor?, s.zone_offset)))
-        .filter(|(n, zone)| {
-            let wake =
-                n.end - Duration::seconds(1) + Duration::minutes(i64::from(zone.unwrap_or(0)));
-            n.is_nap != Some(true) && wake.date_naive() == day
-        })
+        .filter(|(n, zone)| n.is_nap != Some(true) && wake_day(n.end, *zone) == day)
         .max_by_key(|(n, _)| n.end - n.start)
         .map(|(n, zone)| (night_instant(n.start, n.end, zone), zone))
+}
+
+/// [`in_night_of`], else the local noon of `day`: where a figure of a day's night goes when the
+/// batch may not hold the night.
+pub(crate) fn in_night_or_noon(
+    out: &Normalised,
+    day: NaiveDate,
+) -> Option<(DateTime<Utc>, Option<i16>)> {
+    in_night_of(out, day).or_else(|| local_noon(out, day).map(|(at, offset)| (at, Some(offset))))
+}
+
+/// The vendor's night of this batch stored under `id`, with its offset.
+pub(crate) fn night_by_id(out: &Normalised, id: &str) -> Option<(VendorNight, Option<i16>)> {
+    let session = out.sleep.iter().find(|s| s.external_id.as_deref() == Some(id))?;
+    Some((session.vendor?, session.zone_offset))
 }
 
 /// The offset to read wall-clock times of a vendor that gives none with: the latest one the
@@ -282,6 +299,11 @@ pub(crate) fn overlay(base: Vec<Interval>, over: &[Interval]) -> Vec<Interval> {
     out.extend_from_slice(over);
     out.sort();
     out
+}
+
+/// A duration a vendor gives in seconds, as whole seconds; a negative one is not one.
+pub(crate) fn seconds(v: Option<f64>) -> Option<i64> {
+    v.filter(|s| *s >= 0.0).map(|s| s as i64)
 }
 
 /// A number the vendor may send as a JSON number or a string (Fitbit's `"1234"`).

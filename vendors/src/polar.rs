@@ -316,7 +316,7 @@ fn sleep(row: &Value, out: &mut Normalised) -> Option<()> {
             }
         }
     }
-    let secs = |v: Option<f64>| v.filter(|s| *s >= 0.0).map(|s| s as i64);
+    let secs = crate::normal::seconds;
     let stages = [n.light_sleep, n.deep_sleep, n.rem_sleep, n.unrecognized_sleep_stage];
     let night = VendorNight {
         totals: StageTotals {
@@ -468,11 +468,7 @@ struct Recharge {
 fn recharge(row: &Value, out: &mut Normalised) -> Option<()> {
     let r = Recharge::deserialize(row).ok()?;
     let id = night_id(&r.date.to_string());
-    let night = out
-        .sleep
-        .iter()
-        .find(|s| s.external_id.as_deref() == Some(id.as_str()))
-        .and_then(|s| Some((s.vendor?, s.zone_offset?)));
+    let night = crate::normal::night_by_id(out, &id).and_then(|(n, offset)| Some((n, offset?)));
     let (ends, offset, bounds) = match night {
         Some((n, offset)) => {
             let local_end = (n.end + Duration::minutes(i64::from(offset))).naive_utc();

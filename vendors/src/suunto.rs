@@ -298,7 +298,7 @@ fn sleep(row: &Value, out: &mut Normalised) -> Option<()> {
         return None;
     }
     let offset = end_offset.or(offset);
-    let seconds = |k: &str| entry(row, k).and_then(number).filter(|v| *v >= 0.0).map(|v| v as i64);
+    let seconds = |k: &str| crate::normal::seconds(entry(row, k).and_then(number));
     let (deep, light, rem) =
         (seconds("DeepSleepDuration"), seconds("LightSleepDuration"), seconds("REMSleepDuration"));
     let asleep = [deep, light, rem].iter().flatten().sum::<i64>();

@@ -290,10 +290,7 @@ fn sleep(object: &Value, out: &mut Normalised) -> Option<()> {
         intervals,
         zone_offset: Some(offset),
         // One night a wake-up day: a revised bedtime is the same night.
-        external_id: Some(format!(
-            "sleep-{}",
-            (end - Duration::seconds(1) + Duration::minutes(i64::from(offset))).date_naive()
-        )),
+        external_id: Some(format!("sleep-{}", crate::normal::wake_day(end, Some(offset)))),
         vendor: Some(night),
     });
     let at = crate::normal::night_instant(start, end, Some(offset));

@@ -346,11 +346,7 @@ fn recovery(row: &Value, out: &mut Normalised) -> Option<()> {
         return Some(());
     }
     let sleep_id = r.sleep_id.as_ref().map(crate::normal::id_text);
-    let night = out
-        .sleep
-        .iter()
-        .find(|s| s.external_id.is_some() && s.external_id == sleep_id)
-        .and_then(|s| Some((s.vendor?, s.zone_offset)));
+    let night = sleep_id.and_then(|id| crate::normal::night_by_id(out, &id));
     let (at, zone) = match night {
         Some((n, zone)) => (crate::normal::night_instant(n.start, n.end, zone), zone),
         None => {

@@ -499,7 +499,7 @@ fn night(row: &Value, _: Option<&str>, out: &mut Normalised) -> Option<()> {
     }
     let offset = zone.and_then(|z| zone_offset(z, end));
     let data = row.get("data").unwrap_or(&Value::Null);
-    let secs = |k: &str| data.get(k).and_then(number).filter(|v| *v >= 0.0).map(|v| v as i64);
+    let secs = |k: &str| crate::normal::seconds(data.get(k).and_then(number));
     let night = VendorNight {
         totals: StageTotals {
             light: secs("lightsleepduration"),

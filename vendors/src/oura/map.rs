@@ -195,7 +195,7 @@ fn sleep(row: &Value, out: &mut Normalised) -> Option<()> {
         (_, Some(coarse)) => hypnogram(coarse, EPOCH, start, end),
         _ => Vec::new(),
     };
-    let secs = |v: Option<f64>| v.filter(|s| *s >= 0.0).map(|s| s as i64);
+    let secs = crate::normal::seconds;
     let night = VendorNight {
         totals: StageTotals {
             light: secs(p.light_sleep_duration),
@@ -366,13 +366,7 @@ struct Spo2Value {
 fn spo2(row: &Value, out: &mut Normalised) -> Option<()> {
     let s = Spo2::deserialize(row).ok()?;
     let Some(v) = s.spo2_percentage.and_then(|p| p.average) else { return Some(()) };
-    let (at, offset) = match crate::normal::in_night_of(out, s.day) {
-        Some(found) => found,
-        None => {
-            let (at, offset) = crate::normal::local_noon(out, s.day)?;
-            (at, Some(offset))
-        }
-    };
+    let (at, offset) = crate::normal::in_night_or_noon(out, s.day)?;
     push(out, SPO2, (at, offset), v, false);
     Some(())
 }
