@@ -145,6 +145,15 @@ pub struct Settings {
     #[arg(long, env = "BATCH_RETENTION_DAYS", global = true, default_value_t = 30)]
     pub batch_retention_days: i32,
 
+    /// A UTC day of samples is sealed into a compressed block once it ended this many hours
+    /// ago and no sample came to it for SEAL_QUIET_MINUTES; 0: samples are never sealed.
+    #[arg(long, env = "SEAL_AFTER_HOURS", global = true, default_value_t = 48)]
+    pub seal_after_hours: u64,
+
+    /// See SEAL_AFTER_HOURS.
+    #[arg(long, env = "SEAL_QUIET_MINUTES", global = true, default_value_t = 60)]
+    pub seal_quiet_minutes: u64,
+
     /// Write webhook events (the outbox) for every ingested batch.
     #[arg(long, env = "OUTGOING_WEBHOOKS_ENABLED", global = true, default_value_t = false, action = clap::ArgAction::Set)]
     pub outgoing_webhooks_enabled: bool,
@@ -356,6 +365,11 @@ impl Settings {
             storage: self.s3.storage(),
             pulls,
             pull_concurrency: 2,
+            seal: (self.seal_after_hours > 0).then(|| ingest::sealer::SealConfig {
+                after: Duration::from_secs(self.seal_after_hours * 3600),
+                quiet: Duration::from_secs(self.seal_quiet_minutes * 60),
+                ..Default::default()
+            }),
         }
     }
 }

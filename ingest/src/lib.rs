@@ -23,6 +23,7 @@ pub mod process;
 pub mod report;
 pub mod reprocess;
 pub mod sdk;
+pub mod sealer;
 mod sleep;
 mod store;
 mod time;

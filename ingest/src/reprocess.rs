@@ -28,6 +28,9 @@ pub async fn reprocess_user(
     {
         let mut client = db.client().await?;
         let tx = client.transaction().await.map_err(schema::Error::from)?;
+        // Batches are deleted from rows: sealed days are moved back into rows first.
+        schema::users::lock_for_writing(&tx, user_id, schema::users::WriterLock::Exclusive).await?;
+        schema::blocks::unseal_user(&tx, user_id).await?;
         out.samples_deleted = tx
             .execute(
                 "delete from samples where user_id = $1 and batch_id = any($2)",

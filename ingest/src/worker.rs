@@ -55,6 +55,8 @@ pub struct WorkerConfig {
     pub pulls: Option<std::sync::Arc<dyn PullHandler>>,
     /// Pulls run at once by this process.
     pub pull_concurrency: usize,
+    /// Seals past, quiet days of samples into blocks; `None`: this worker seals none.
+    pub seal: Option<crate::sealer::SealConfig>,
 }
 
 impl Default for WorkerConfig {
@@ -71,6 +73,7 @@ impl Default for WorkerConfig {
             storage: None,
             pulls: None,
             pull_concurrency: 2,
+            seal: Some(crate::sealer::SealConfig::default()),
         }
     }
 }
@@ -102,6 +105,9 @@ pub async fn run(db: Db, queue: JobQueue, config: WorkerConfig, shutdown: Cancel
     }
     if let Some(pulls) = config.pulls.clone() {
         tasks.spawn(wake(pulls, queue.clone(), shutdown.clone()));
+    }
+    if let Some(seal) = config.seal {
+        tasks.spawn(crate::sealer::run(db.clone(), seal, shutdown.clone()));
     }
     tasks.spawn(sweep(db, queue, config, shutdown));
     while tasks.join_next().await.is_some() {}

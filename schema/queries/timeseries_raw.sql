@@ -8,7 +8,7 @@ with {series}
 select p.*
 from types cross join lateral (
     select s.ts, s.series_type_id, s.data_source_id, s.value, s.zone_offset, s.is_daily_total
-    from samples s
+    from {samples} s
     where s.user_id = $1 and s.series_type_id = types.id
       and s.ts >= $4 and s.ts < $5 and s.ts {cmp}= $6
       and (s.ts, s.series_type_id, s.data_source_id) {cmp} ($6, $7, $8)

@@ -51,7 +51,7 @@ from types cross join ranked cross join lateral (
                        (count(*) filter (where s.is_daily_total))::integer,
                        coalesce(sum(s.value) filter (where s.is_daily_total), 0),
                        max(s.value), min(s.zone_offset)
-                from samples s
+                from {samples} s
                 where s.user_id = $1 and s.series_type_id = types.id
                   and s.data_source_id = ranked.id
                   and ((s.ts >= $4 and s.ts < $13) or (s.ts >= $16 and s.ts < $5))

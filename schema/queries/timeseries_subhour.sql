@@ -22,7 +22,7 @@ from types cross join ranked cross join lateral (
                min(s.zone_offset) as zone_offset,
                case when types.agg = 'sum' then bool_and(coalesce(s.is_daily_total, false)) end
                    as is_daily_total
-        from samples s
+        from {samples} s
         where s.user_id = $1 and s.series_type_id = types.id and s.data_source_id = ranked.id
           and s.ts >= $4 and s.ts < $5 and s.ts >= {from} and s.ts < {to}
         group by 1

@@ -20,4 +20,6 @@ on conflict (user_id, series_type_id, data_source_id, day) do update
         total_count = r.total_count + excluded.total_count,
         total_sum = r.total_sum + excluded.total_sum,
         value_max = greatest(r.value_max, excluded.value_max),
-        zone_offset = least(r.zone_offset, excluded.zone_offset)
+        zone_offset = least(r.zone_offset, excluded.zone_offset),
+        sealed = false,
+        changed_at = now()

@@ -23,4 +23,6 @@ on conflict (user_id, series_type_id, data_source_id, day) do update
         total_count = excluded.total_count,
         total_sum = excluded.total_sum,
         value_max = excluded.value_max,
-        zone_offset = excluded.zone_offset
+        zone_offset = excluded.zone_offset,
+        sealed = false,
+        changed_at = now()

@@ -35,6 +35,9 @@ pub enum Error {
     /// A stored secret that does not open under the master keys.
     #[error("stored secret {what}: {source}")]
     Sealed { what: String, source: crate::sealed::OpenError },
+    /// A sealed sample block that does not decode.
+    #[error("a sealed sample block: {0}")]
+    Block(#[from] crate::blocks::CodecError),
     /// A stored payload that does not read as its type.
     #[error("unreadable {what}: {source}")]
     Payload { what: &'static str, source: serde_json::Error },

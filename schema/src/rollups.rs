@@ -201,6 +201,9 @@ pub(crate) async fn recount_touched(tx: &Transaction<'_>, user_id: Uuid) -> Resu
 pub async fn rebuild_user(db: &Db, user_id: Uuid) -> Result<()> {
     let mut client = db.client().await?;
     let tx = client.transaction().await?;
+    // Rebuilt from rows: sealed days are moved back first (the sealer seals them again).
+    crate::users::lock_for_writing(&tx, user_id, crate::users::WriterLock::Exclusive).await?;
+    crate::blocks::unseal_user(&tx, user_id).await?;
     for table in ["daily_rollups", "hourly_rollups", "utc_day_rollups"] {
         tx.execute(&format!("delete from {table} where user_id = $1"), &[&user_id]).await?;
     }

@@ -197,10 +197,17 @@ pub async fn store(
         return Ok(Stored::default());
     }
     let rows = dedup(rows);
-    if insert_new(tx, user_id, batch_id, &rows).await? {
-        return stored_new(tx, user_id, batch_id, provider, &rows, events).await;
-    }
     let distinct = rows.len() as i64;
+    // Sealed days first: what a block holds already is dropped, days that change are unsealed.
+    let absorbed = crate::blocks::store::absorb(tx, user_id, rows).await?;
+    let rows = absorbed.rows;
+    if rows.is_empty() {
+        return Ok(Stored { distinct, unchanged: distinct, ..Stored::default() });
+    }
+    if insert_new(tx, user_id, batch_id, &rows).await? {
+        let stored = stored_new(tx, user_id, batch_id, provider, &rows, events).await?;
+        return Ok(Stored { distinct, unchanged: absorbed.unchanged, ..stored });
+    }
     let (mut additions, mut spans) = (Additions::default(), Spans::default());
     let (mut inserted, mut updated) = (0, 0);
     for (r, new) in upsert(tx, user_id, batch_id, &rows).await? {
@@ -239,7 +246,12 @@ pub async fn store_new(
         return Ok(Some(Stored::default()));
     }
     let rows = dedup(rows);
-    if !insert_new(tx, user_id, batch_id, &rows).await? {
+    // A sealed day is unsealed under the exclusive lock only.
+    if !crate::blocks::store::sealed_among(tx, user_id, &crate::blocks::store::day_keys(&rows))
+        .await?
+        .is_empty()
+        || !insert_new(tx, user_id, batch_id, &rows).await?
+    {
         return Ok(None);
     }
     stored_new(tx, user_id, batch_id, provider, &rows, events).await.map(Some)

@@ -14,6 +14,8 @@ use crate::{Db, Result};
 
 const LIST: &str = include_str!("../queries/events_list.sql");
 const DEDUP: &str = include_str!("../queries/events_dedup.sql");
+/// The heart rate series' id (`series_type_id = 1` in `columns`).
+const HEART_RATE: i16 = 1;
 
 /// Which session table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,8 +39,9 @@ impl Kind {
             Kind::Workout => {
                 "e.id, e.data_source_id, e.type, e.start_time, e.end_time, e.zone_offset,
                  e.duration_seconds, e.calories_kcal, e.distance_meters, e.steps,
+                 e.avg_heart_rate_bpm is null as hr_from_samples,
                  coalesce(e.avg_heart_rate_bpm, (
-                     select avg(s.value) from samples s
+                     select avg(s.value) from {samples} s
                      where s.user_id = e.user_id and s.series_type_id = 1
                        and s.data_source_id = e.data_source_id
                        and s.ts >= e.start_time and s.ts < e.end_time)) as avg_heart_rate_bpm,
@@ -238,7 +241,8 @@ impl Event for Cycle {
 /// One page of sessions.
 pub async fn page<T: Event>(db: &Db, q: &EventQuery) -> Result<Vec<T>> {
     let kind = T::KIND;
-    let client = db.client().await?;
+    let mut client = db.client().await?;
+    let client = crate::blocks::snapshot(&mut client).await?;
     let (cmp, dir) = if q.backward { (">", "asc") } else { ("<", "desc") };
     let sql = LIST
         .replace("{dedup}", &dedup(kind, "$7", "$8", "$9"))
@@ -257,8 +261,32 @@ pub async fn page<T: Event>(db: &Db, q: &EventQuery) -> Result<Vec<T>> {
     if kind.resolves() {
         params.extend([&q.resolve as &(dyn ToSql + Sync), ids, ranks]);
     }
+    let sql = sql.replace("{samples}", &crate::blocks::samples_sql(params.len() + 1));
     let statement = client.prepare_cached(&sql).await?;
-    client.query(&statement, &params).await?.iter().map(T::from_row).collect()
+    let none = crate::blocks::SealedRows::default();
+    // Only the workouts' columns read samples.
+    let sealed_params = if kind == Kind::Workout { &none.params()[..] } else { &[] };
+    let mut rows = client.query(&statement, &[&params[..], sealed_params].concat()).await?;
+    // A workout without its own mean heart rate takes the mean of its source's samples over it;
+    // where those are sealed, the page is read again with them.
+    if kind == Kind::Workout {
+        let mut windows = Vec::new();
+        for r in &rows {
+            if r.try_get("hr_from_samples")? {
+                let (start, end): (DateTime<Utc>, DateTime<Utc>) =
+                    (r.try_get("start_time")?, r.try_get("end_time")?);
+                windows.push((r.try_get::<_, Uuid>("data_source_id")?, start, end));
+            }
+        }
+        let sealed =
+            crate::blocks::read::fetch_windows(&client, q.user_id, HEART_RATE, &windows).await?;
+        if !sealed.is_empty() {
+            rows = client.query(&statement, &[&params[..], &sealed.params()[..]].concat()).await?;
+        }
+    }
+    let page = rows.iter().map(T::from_row).collect::<Result<Vec<T>>>()?;
+    client.commit().await?;
+    Ok(page)
 }
 
 /// How many sessions the window holds (after duplicates are resolved, when asked).

@@ -5,6 +5,9 @@
 use chrono::{DateTime, NaiveDate, Utc};
 use uuid::Uuid;
 
+use postgres_types::ToSql;
+
+use crate::blocks;
 use crate::sessions::{Event, Sleep};
 use crate::{Db, Result};
 
@@ -277,20 +280,45 @@ pub async fn means_over(
     let (Some(first), Some(last)) = (starts.iter().min(), ends.iter().max()) else {
         return Ok(Vec::new());
     };
-    let client = db.client().await?;
+    let mut client = db.client().await?;
+    let tx = blocks::snapshot(&mut client).await?;
     // One scan of the span, joined to the intervals: a scan per interval and series costs ten
-    // times more on a hypertable (each one starts on every chunk).
-    let statement = client
+    // times more on a hypertable (each one starts on every chunk). Sums and counts, so sealed
+    // samples add to them: a mean is its sum over its count, as `avg` has it.
+    let statement = tx
         .prepare_cached(
-            "select (n.i - 1)::int, s.series_type_id, avg(s.value)
+            "select (n.i - 1)::int, s.series_type_id, sum(s.value), count(*)
              from unnest($3::timestamptz[], $4::timestamptz[]) with ordinality as n(a, b, i)
              join samples s on s.ts >= n.a and s.ts < n.b
              where s.user_id = $1 and s.series_type_id = any($2) and s.ts >= $5 and s.ts < $6
              group by 1, 2",
         )
         .await?;
-    let rows = client.query(&statement, &[&user_id, &series, &starts, &ends, first, last]).await?;
-    rows.iter().map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?))).collect()
+    let rows = tx.query(&statement, &[&user_id, &series, &starts, &ends, first, last]).await?;
+    let sealed = blocks::fetch(
+        &tx,
+        blocks::Scope { user_id, series: Some(series), sources: None, from: *first, to: *last },
+    )
+    .await?;
+    tx.commit().await?;
+    // Sealed samples first: they are the older ones where a night spans both.
+    let mut sums: std::collections::BTreeMap<(i32, i16), (f64, i64)> = Default::default();
+    let mut by_time: Vec<usize> = (0..sealed.len()).collect();
+    by_time.sort_by_key(|i| sealed.ts[*i]);
+    for (k, (a, b)) in intervals.iter().enumerate() {
+        let from = by_time.partition_point(|i| sealed.ts[*i] < *a);
+        for i in by_time[from..].iter().take_while(|i| sealed.ts[**i] < *b) {
+            let e = sums.entry((k as i32, sealed.series[*i])).or_insert((0.0, 0));
+            e.0 += sealed.values[*i];
+            e.1 += 1;
+        }
+    }
+    for r in &rows {
+        let e = sums.entry((r.try_get(0)?, r.try_get(1)?)).or_insert((0.0, 0));
+        let (sum, n): (f64, i64) = (r.try_get(2)?, r.try_get(3)?);
+        *e = if e.1 == 0 { (sum, n) } else { (e.0 + sum, e.1 + n) };
+    }
+    Ok(sums.into_iter().map(|((i, series), (sum, n))| (i, series, sum / n as f64)).collect())
 }
 
 /// A sample as it was recorded.
@@ -323,16 +351,29 @@ pub async fn latest(
     source: Option<Uuid>,
     since: DateTime<Utc>,
 ) -> Result<Option<Reading>> {
-    let client = db.client().await?;
-    let statement = client
-        .prepare_cached(
-            "select ts, value, zone_offset, data_source_id from samples
+    let mut client = db.client().await?;
+    let tx = blocks::snapshot(&mut client).await?;
+    let sources = source.map(|s| [s]);
+    let scope = blocks::Scope {
+        user_id,
+        series: Some(&[series]),
+        sources: sources.as_ref().map(|s| &s[..]),
+        from: since,
+        to: DateTime::<Utc>::MAX_UTC,
+    };
+    let sealed = blocks::fetch(&tx, scope).await?;
+    let statement = tx
+        .prepare_cached(&format!(
+            "select ts, value, zone_offset, data_source_id from {} s
              where user_id = $1 and series_type_id = $2 and ts >= $3
                and ($4::uuid is null or data_source_id = $4)
              order by ts desc limit 1",
-        )
+            blocks::samples_sql(5)
+        ))
         .await?;
-    let row = client.query_opt(&statement, &[&user_id, &series, &since, &source]).await?;
+    let params: [&(dyn ToSql + Sync); 4] = [&user_id, &series, &since, &source];
+    let row = tx.query_opt(&statement, &[&params[..], &sealed.params()[..]].concat()).await?;
+    tx.commit().await?;
     row.map(|r| {
         Ok(Reading {
             ts: r.try_get(0)?,
@@ -363,32 +404,40 @@ pub async fn counts(
     user_id: Uuid,
     window: Option<(DateTime<Utc>, DateTime<Utc>)>,
 ) -> Result<Counts> {
-    let client = db.client().await?;
+    let mut client = db.client().await?;
+    let tx = blocks::snapshot(&mut client).await?;
     let (from, to) = window.unzip();
     let samples = match window {
         None => {
-            client
-                .query(
-                    "select series_type_id, data_source_id,
+            tx.query(
+                "select series_type_id, data_source_id,
                             sum(sample_count + total_count)::bigint
                      from daily_rollups where user_id = $1 group by 1, 2",
-                    &[&user_id],
-                )
-                .await?
+                &[&user_id],
+            )
+            .await?
         }
         Some((a, b)) => {
-            client
-                .query(
-                    "select series_type_id, data_source_id, count(*) from samples
-                     where user_id = $1 and ts >= $2 and ts < $3 group by 1, 2",
-                    &[&user_id, &a, &b],
-                )
-                .await?
+            // Sealed days wholly inside the window count by their blocks' counts; the days at
+            // its edges are decoded.
+            let edges = blocks::read::fetch_edges(&tx, user_id, a, b).await?;
+            let sql = format!(
+                "select series_type_id, data_source_id, sum(n)::bigint from (
+                     select series_type_id, data_source_id, count(*) as n from {} s
+                     where user_id = $1 and ts >= $2 and ts < $3 group by 1, 2
+                     union all
+                     select series_type_id, data_source_id, sum(sample_count) from sample_blocks
+                     where user_id = $1 and first_ts >= $2 and last_ts < $3 group by 1, 2
+                 ) c group by 1, 2",
+                blocks::samples_sql(4)
+            );
+            let params: [&(dyn ToSql + Sync); 3] = [&user_id, &a, &b];
+            tx.query(&sql, &[&params[..], &edges.params()[..]].concat()).await?
         }
     };
     let in_window = "user_id = $1 and ($2::timestamptz is null or start_time >= $2)
                      and ($3::timestamptz is null or start_time < $3)";
-    let workouts = client
+    let workouts = tx
         .query(
             &format!(
                 "select type, data_source_id, count(*) from workouts where {in_window} group by 1, 2"
@@ -396,7 +445,7 @@ pub async fn counts(
             &[&user_id, &from, &to],
         )
         .await?;
-    let sleep = client
+    let sleep = tx
         .query(
             &format!(
                 "select data_source_id, count(*) from sleep_sessions where {in_window} group by 1"
@@ -404,12 +453,13 @@ pub async fn counts(
             &[&user_id, &from, &to],
         )
         .await?;
-    let cycles = client
+    let cycles = tx
         .query_one(
             &format!("select count(*) from menstrual_cycles where {in_window}"),
             &[&user_id, &from, &to],
         )
         .await?;
+    tx.commit().await?;
     Ok(Counts {
         samples: samples
             .iter()
@@ -443,23 +493,40 @@ pub async fn newest_readings(
     to: Option<DateTime<Utc>>,
     limit: i64,
 ) -> Result<(Vec<SeriesReading>, i64)> {
-    let client = db.client().await?;
+    let mut client = db.client().await?;
+    let tx = blocks::snapshot(&mut client).await?;
+    // Day-level series (vendors' scores): a block holds a day's one or few samples.
+    let scope = blocks::Scope {
+        user_id,
+        series: Some(series),
+        sources,
+        from: from.unwrap_or(DateTime::<Utc>::MIN_UTC),
+        to: to.unwrap_or(DateTime::<Utc>::MAX_UTC),
+    };
+    let sealed = blocks::fetch(&tx, scope).await?;
     let filter = "user_id = $1 and series_type_id = any($2)
                   and ($3::uuid[] is null or data_source_id = any($3))
                   and ($4::timestamptz is null or ts >= $4)
                   and ($5::timestamptz is null or ts < $5)";
-    let list = client
+    let list = tx
         .prepare_cached(&format!(
-            "select ts, value, zone_offset, data_source_id, series_type_id from samples
-             where {filter} order by ts desc, series_type_id, data_source_id limit $6"
+            "select ts, value, zone_offset, data_source_id, series_type_id from {} s
+             where {filter} order by ts desc, series_type_id, data_source_id limit $6",
+            blocks::samples_sql(7)
         ))
         .await?;
-    let count =
-        client.prepare_cached(&format!("select count(*) from samples where {filter}")).await?;
+    let count = tx
+        .prepare_cached(&format!(
+            "select count(*) from {} s where {filter}",
+            blocks::samples_sql(6)
+        ))
+        .await?;
     let sources = sources.map(<[Uuid]>::to_vec);
-    let rows = client.query(&list, &[&user_id, &series, &sources, &from, &to, &limit]).await?;
+    let params: [&(dyn ToSql + Sync); 6] = [&user_id, &series, &sources, &from, &to, &limit];
+    let rows = tx.query(&list, &[&params[..], &sealed.params()[..]].concat()).await?;
     let total: i64 =
-        client.query_one(&count, &[&user_id, &series, &sources, &from, &to]).await?.try_get(0)?;
+        tx.query_one(&count, &[&params[..5], &sealed.params()[..]].concat()).await?.try_get(0)?;
+    tx.commit().await?;
     let readings = rows
         .iter()
         .map(|r| {

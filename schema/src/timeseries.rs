@@ -22,6 +22,7 @@ use deadpool_postgres::GenericClient;
 use postgres_types::ToSql;
 use uuid::Uuid;
 
+use crate::blocks::{self, Scope, SealedRows};
 use crate::catalogue::series_types::{self, Aggregation};
 use crate::rollups::hour_of;
 use crate::{Db, Result};
@@ -148,7 +149,36 @@ impl Reading {
                     .replace("{width}", &interval)
             }
         };
-        sql.replace("{series}", SERIES).replace("{cmp}", cmp).replace("{dir}", dir)
+        // The sealed samples' arrays follow the statement's own parameters.
+        let first = match self {
+            Reading::Raw | Reading::SubHour { .. } => 13,
+            Reading::Rollups { .. } => 17,
+        };
+        sql.replace("{series}", SERIES)
+            .replace("{cmp}", cmp)
+            .replace("{dir}", dir)
+            .replace("{samples}", &blocks::samples_sql(first))
+    }
+
+    /// The sealed samples the statement reads for a window `[start, end)`: the whole stretch
+    /// for raw and sub-hour pages, the partial hours at its edges for rollup pages.
+    async fn sealed(
+        self,
+        client: &impl GenericClient,
+        user_id: Uuid,
+        types: &[i16],
+        (start, end): (DateTime<Utc>, DateTime<Utc>),
+        cuts: Option<&[DateTime<Utc>; 4]>,
+    ) -> Result<SealedRows> {
+        let scope = |from, to| Scope { user_id, series: Some(types), sources: None, from, to };
+        match cuts {
+            None => blocks::fetch(client, scope(start, end)).await,
+            Some(cuts) => {
+                let mut rows = blocks::fetch(client, scope(start, cuts[0])).await?;
+                rows.extend(blocks::fetch(client, scope(cuts[3], end)).await?);
+                Ok(rows)
+            }
+        }
     }
 }
 
@@ -184,8 +214,11 @@ fn ceil_to(ts: DateTime<Utc>, width: i64) -> DateTime<Utc> {
 
 /// One page of samples (see `SeriesQuery`).
 pub async fn page(db: &Db, q: &SeriesQuery) -> Result<Vec<SeriesPoint>> {
-    let client = db.client().await?;
-    read(&client, q).await
+    let mut client = db.client().await?;
+    let tx = blocks::snapshot(&mut client).await?;
+    let page = read(&tx, q).await?;
+    tx.commit().await?;
+    Ok(page)
 }
 
 pub async fn read(client: &impl GenericClient, q: &SeriesQuery) -> Result<Vec<SeriesPoint>> {
@@ -224,15 +257,20 @@ pub async fn read(client: &impl GenericClient, q: &SeriesQuery) -> Result<Vec<Se
     if let Some(cuts) = &cuts {
         params.extend(cuts.iter().map(|c| c as &(dyn ToSql + Sync)));
     }
+    let sealed = reading.sealed(client, q.user_id, &types, (start, end), cuts.as_ref()).await?;
     let statement = client.prepare_cached(&reading.render(q.backward)).await?;
-    let mut rows = client.query(&statement, &params).await?;
+    let rows = client.query(&statement, &[&params[..], &sealed.params()[..]].concat()).await?;
     // A stretch is counted to hold the page, but with duplicates resolved some of its samples
     // drop out: a page that comes back short reads the whole window instead.
-    if (start, end) != (q.start, q.end) && (rows.len() as i64) < q.fetch {
+    let rows = if (start, end) != (q.start, q.end) && (rows.len() as i64) < q.fetch {
+        let whole = (q.start, q.end);
+        let sealed = reading.sealed(client, q.user_id, &types, whole, cuts.as_ref()).await?;
         params[3] = &q.start;
         params[4] = &q.end;
-        rows = client.query(&statement, &params).await?;
-    }
+        client.query(&statement, &[&params[..], &sealed.params()[..]].concat()).await?
+    } else {
+        rows
+    };
     rows.iter()
         .map(|r| {
             Ok(SeriesPoint {

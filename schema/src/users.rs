@@ -276,6 +276,7 @@ pub async fn delete(db: &Db, id: Uuid) -> Result<Option<User>> {
         "hourly_rollups",
         "utc_day_rollups",
         "samples",
+        "sample_blocks",
     ] {
         tx.execute(&format!("delete from {table} where user_id = $1"), &[&id]).await?;
     }

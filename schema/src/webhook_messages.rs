@@ -63,17 +63,29 @@ pub async fn event_samples(
     from: DateTime<Utc>,
     to: DateTime<Utc>,
 ) -> Result<Vec<EventSample>> {
+    // A day sealed before the event went out: its block keeps each sample's batch.
+    let scope = crate::blocks::Scope {
+        user_id,
+        series: Some(&[series]),
+        sources: None,
+        from,
+        to: to + chrono::Duration::microseconds(1),
+    };
+    let sealed = crate::blocks::fetch(client, scope).await?;
     let statement = client
-        .prepare_cached(
+        .prepare_cached(&format!(
             "select s.ts, s.zone_offset, s.value, s.is_daily_total, d.provider,
                     coalesce(d.device_model, d.source)
-             from samples s join data_sources d on d.id = s.data_source_id
+             from {} s join data_sources d on d.id = s.data_source_id
              where s.user_id = $1 and s.series_type_id = $2 and s.ts >= $4 and s.ts <= $5
                and s.batch_id = $3
              order by s.ts, s.data_source_id",
-        )
+            crate::blocks::samples_sql(6)
+        ))
         .await?;
-    let rows = client.query(&statement, &[&user_id, &series, &batch_id, &from, &to]).await?;
+    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 5] =
+        [&user_id, &series, &batch_id, &from, &to];
+    let rows = client.query(&statement, &[&params[..], &sealed.params()[..]].concat()).await?;
     rows.iter()
         .map(|r| {
             Ok(EventSample {

@@ -21,6 +21,7 @@ mod oauth;
 mod portal;
 mod sdk_sync;
 mod sdk_tokens;
+mod sealing;
 mod secrets;
 mod summaries;
 mod timeseries;

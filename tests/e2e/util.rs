@@ -217,6 +217,8 @@ pub fn settings(database: &str) -> Settings {
         worker_claim_idle_seconds: 2,
         worker_sweep_interval_seconds: 1,
         batch_retention_days: 30,
+        seal_after_hours: 48,
+        seal_quiet_minutes: 60,
         outgoing_webhooks_enabled: true,
         // Tests deliver to receivers on this machine.
         // Retries in a fraction of a second.

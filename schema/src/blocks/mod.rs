@@ -1,9 +1,13 @@
-//! Sealed sample blocks (issue 31): once a (user, series, source, UTC day) is complete, its
-//! samples move out of the row-wise `samples` hypertable into one row whose columns are encoded
-//! ([`codec`]): times and values by `pco`, zone offsets, daily-total flags and batch lineage as
-//! runs. Fresh data stays row-wise. This module holds the encoding; sealing, reads and the
-//! lifecycle build on it.
+//! Sealed sample blocks (issue 31): once a (user, series, source, UTC day) is past and quiet,
+//! its samples move out of the row-wise `samples` hypertable into one row whose columns are
+//! encoded ([`codec`]): times and values by `pco`, zone offsets, daily-total flags and batch
+//! lineage as runs. Fresh data stays row-wise. A day lives in rows or in its block, never both
+//! ([`store`]); reads decode the blocks their window touches beside the rows ([`read`]).
 
 pub mod codec;
+pub mod read;
+pub mod store;
 
 pub use codec::{BlockSample, CodecError, decode, encode};
+pub use read::{Scope, SealedRows, fetch, samples_sql, snapshot};
+pub use store::{DayKey, Sealing, due, seal, unseal, unseal_user};

@@ -1,0 +1,91 @@
+//! The sealer: seals past, quiet days of samples into blocks (`schema::blocks`), oldest first,
+//! one user's days a transaction. PostgreSQL holds its worklist (the UTC day rollups not sealed),
+//! so it is durable and resumable as it stands: a worker that stops loses nothing, a day sealed
+//! twice is sealed as it was, and several workers share the list (each user's days are sealed
+//! under the user's writer lock).
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use chrono::Utc;
+use schema::Db;
+use schema::blocks::{DayKey, Sealing};
+use tokio_util::sync::CancellationToken;
+use uuid::Uuid;
+
+/// When a day is sealed.
+#[derive(Debug, Clone, Copy)]
+pub struct SealConfig {
+    /// A day is sealed once it ended at least this long ago...
+    pub after: Duration,
+    /// ...and no sample came to it for this long.
+    pub quiet: Duration,
+    /// How long the sealer rests when nothing is due.
+    pub idle: Duration,
+    /// Days taken from the worklist a round.
+    pub round: i64,
+}
+
+impl Default for SealConfig {
+    fn default() -> Self {
+        SealConfig {
+            after: Duration::from_secs(48 * 3600),
+            quiet: Duration::from_secs(3600),
+            idle: Duration::from_secs(60),
+            round: 512,
+        }
+    }
+}
+
+/// Days of one user sealed in one transaction, at most.
+const DAYS_A_TRANSACTION: usize = 64;
+
+/// Seals one round of due days; what it sealed (nothing: none were due).
+pub async fn seal_due(db: &Db, config: &SealConfig) -> schema::Result<Sealing> {
+    let now = Utc::now();
+    let after = chrono::Duration::from_std(config.after).unwrap_or(chrono::Duration::MAX);
+    let quiet = chrono::Duration::from_std(config.quiet).unwrap_or(chrono::Duration::MAX);
+    let day_before = schema::blocks::store::utc_day(now - after);
+    let due = schema::blocks::due(db, day_before, now - quiet, config.round).await?;
+    let mut by_user: BTreeMap<Uuid, Vec<DayKey>> = BTreeMap::new();
+    for (user, key) in due {
+        by_user.entry(user).or_default().push(key);
+    }
+    let mut total = Sealing::default();
+    for (user, keys) in by_user {
+        for chunk in keys.chunks(DAYS_A_TRANSACTION) {
+            let done = schema::blocks::seal(db, user, chunk).await?;
+            total.days += done.days;
+            total.samples += done.samples;
+            total.bytes += done.bytes;
+        }
+    }
+    Ok(total)
+}
+
+/// Seals due days until `shutdown`, resting when none are due.
+pub async fn run(db: Db, config: SealConfig, shutdown: CancellationToken) {
+    tracing::info!(after = ?config.after, quiet = ?config.quiet, "sealer started");
+    loop {
+        let rest = match seal_due(&db, &config).await {
+            Ok(done) if done.days > 0 => {
+                tracing::info!(
+                    days = done.days,
+                    samples = done.samples,
+                    bytes = done.bytes,
+                    "sealed sample days"
+                );
+                Duration::ZERO
+            }
+            Ok(_) => config.idle,
+            Err(e) => {
+                tracing::warn!(error = %e, "sealing failed; the next round retries");
+                config.idle
+            }
+        };
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            _ = tokio::time::sleep(rest) => {}
+        }
+    }
+}

@@ -1,0 +1,467 @@
+//! Moving a day's samples between rows and its block: sealing a quiet day into one block row,
+//! and moving a block back into rows before a writer brings the day something new.
+//!
+//! The rule every reader and writer relies on: a (user, series, source, UTC day) holds its
+//! samples in rows or in its block, never both. Both directions run under the user's exclusive
+//! writer lock (`users::lock_for_writing`), which every writer of samples holds.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use chrono::{DateTime, Duration, Utc};
+use deadpool_postgres::{GenericClient, Transaction};
+use futures::pin_mut;
+use tokio_postgres::binary_copy::BinaryCopyInWriter;
+use tokio_postgres::types::{ToSql, Type};
+use uuid::Uuid;
+
+use super::codec::{self, BlockSample};
+use crate::samples::SampleRow;
+use crate::users::{WriterLock, lock_for_writing};
+use crate::{Db, Result};
+
+const DAY: i64 = 86_400;
+/// How far from a changed sample's UTC day the rollups' recount reads samples: the local days
+/// around the sample's (`rollups_recount.sql` rebuilds its local day and both neighbours, each
+/// from the samples of the UTC days around it). A changed sample unseals these days first.
+const RECOUNT_REACH_DAYS: i64 = 3;
+
+/// One sealable unit of one user's samples: a series of a source on a UTC day.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct DayKey {
+    pub series_type_id: i16,
+    pub data_source_id: Uuid,
+    /// The UTC midnight the day starts at.
+    pub day: DateTime<Utc>,
+}
+
+impl DayKey {
+    /// The day a sample of this series and source at `ts` is stored in.
+    pub fn of(series_type_id: i16, data_source_id: Uuid, ts: DateTime<Utc>) -> DayKey {
+        DayKey { series_type_id, data_source_id, day: utc_day(ts) }
+    }
+
+    fn shifted(self, days: i64) -> DayKey {
+        DayKey { day: self.day + Duration::days(days), ..self }
+    }
+}
+
+/// The UTC midnight `ts` falls after.
+pub fn utc_day(ts: DateTime<Utc>) -> DateTime<Utc> {
+    DateTime::from_timestamp(ts.timestamp().div_euclid(DAY) * DAY, 0).unwrap_or(ts)
+}
+
+/// The parallel arrays `unnest` reads a list of keys from.
+fn columns(keys: &[DayKey]) -> (Vec<i16>, Vec<Uuid>, Vec<DateTime<Utc>>) {
+    let series = keys.iter().map(|k| k.series_type_id).collect();
+    let sources = keys.iter().map(|k| k.data_source_id).collect();
+    let days = keys.iter().map(|k| k.day).collect();
+    (series, sources, days)
+}
+
+/// Days due for sealing, oldest first: not sealed, started before `day_before` and unchanged
+/// since `unchanged_since`, at most `limit`, with their user.
+pub async fn due(
+    db: &Db,
+    day_before: DateTime<Utc>,
+    unchanged_since: DateTime<Utc>,
+    limit: i64,
+) -> Result<Vec<(Uuid, DayKey)>> {
+    let client = db.client().await?;
+    let statement = client
+        .prepare_cached(
+            "select user_id, series_type_id, data_source_id, day from utc_day_rollups
+             where not sealed and day < $1 and changed_at <= $2
+             order by day limit $3",
+        )
+        .await?;
+    let rows = client.query(&statement, &[&day_before, &unchanged_since, &limit]).await?;
+    rows.iter()
+        .map(|r| {
+            let key = DayKey {
+                series_type_id: r.try_get(1)?,
+                data_source_id: r.try_get(2)?,
+                day: r.try_get(3)?,
+            };
+            Ok((r.try_get(0)?, key))
+        })
+        .collect()
+}
+
+/// What one call to [`seal`] did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Sealing {
+    pub days: u64,
+    pub samples: u64,
+    /// Bytes of the blocks written.
+    pub bytes: u64,
+}
+
+/// Seals `days` of one user in one transaction: each day's rows (and its block, should it have
+/// one) become one block and the rows are deleted. Idempotent: a sealed day is sealed again as
+/// it is. Nothing when the user is gone.
+pub async fn seal(db: &Db, user_id: Uuid, days: &[DayKey]) -> Result<Sealing> {
+    let mut client = db.client().await?;
+    let tx = client.transaction().await?;
+    if lock_for_writing(&tx, user_id, WriterLock::Exclusive).await?.is_none() {
+        return Ok(Sealing::default());
+    }
+    let select = tx
+        .prepare_cached(
+            "select ts, value, zone_offset, is_daily_total, batch_id from samples
+             where user_id = $1 and series_type_id = $2 and data_source_id = $3
+               and ts >= $4 and ts < $5
+             order by ts",
+        )
+        .await?;
+    let delete = tx
+        .prepare_cached(
+            "delete from samples
+             where user_id = $1 and series_type_id = $2 and data_source_id = $3
+               and ts >= $4 and ts < $5",
+        )
+        .await?;
+    let upsert = tx
+        .prepare_cached(
+            "insert into sample_blocks as b
+                 (user_id, series_type_id, data_source_id, day, sample_count, first_ts, last_ts,
+                  data)
+             values ($1, $2, $3, $4, $5, $6, $7, $8)
+             on conflict (user_id, series_type_id, data_source_id, day) do update
+                 set sample_count = excluded.sample_count, first_ts = excluded.first_ts,
+                     last_ts = excluded.last_ts, data = excluded.data",
+        )
+        .await?;
+    let mark = tx
+        .prepare_cached(
+            "update utc_day_rollups set sealed = true
+             where user_id = $1 and series_type_id = $2 and data_source_id = $3 and day = $4",
+        )
+        .await?;
+    let mut out = Sealing::default();
+    for key in days {
+        let end = key.day + Duration::days(1);
+        let params: [&(dyn ToSql + Sync); 5] =
+            [&user_id, &key.series_type_id, &key.data_source_id, &key.day, &end];
+        let rows = tx.query(&select, &params).await?;
+        let mut samples = rows
+            .iter()
+            .map(|r| {
+                Ok(BlockSample {
+                    ts: r.try_get(0)?,
+                    value: r.try_get(1)?,
+                    zone_offset: r.try_get(2)?,
+                    is_daily_total: r.try_get(3)?,
+                    batch_id: r.try_get::<_, Option<Uuid>>(4)?.unwrap_or_else(Uuid::nil),
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        if !samples.is_empty() {
+            // Should the day have a block too (it never does: writers unseal first), its
+            // samples are kept where the rows do not replace them.
+            if let Some(old) = block(&tx, user_id, key).await? {
+                samples = merge(old, samples);
+            }
+            let (Some(first), Some(last)) = (samples.first(), samples.last()) else { continue };
+            let data = codec::encode(&samples)?;
+            let count = i32::try_from(samples.len()).unwrap_or(i32::MAX);
+            tx.execute(
+                &upsert,
+                &[
+                    &user_id,
+                    &key.series_type_id,
+                    &key.data_source_id,
+                    &key.day,
+                    &count,
+                    &first.ts,
+                    &last.ts,
+                    &data,
+                ],
+            )
+            .await?;
+            tx.execute(&delete, &params).await?;
+            out.samples += rows.len() as u64;
+            out.bytes += data.len() as u64;
+        }
+        tx.execute(&mark, &params[..4]).await?;
+        out.days += 1;
+    }
+    tx.commit().await?;
+    Ok(out)
+}
+
+/// The samples of a day's block, if it has one.
+async fn block(
+    client: &impl GenericClient,
+    user_id: Uuid,
+    key: &DayKey,
+) -> Result<Option<Vec<BlockSample>>> {
+    let statement = client
+        .prepare_cached(
+            "select data from sample_blocks
+             where user_id = $1 and series_type_id = $2 and data_source_id = $3 and day = $4",
+        )
+        .await?;
+    let row = client
+        .query_opt(&statement, &[&user_id, &key.series_type_id, &key.data_source_id, &key.day])
+        .await?;
+    match row {
+        Some(r) => Ok(Some(codec::decode(r.try_get(0)?)?)),
+        None => Ok(None),
+    }
+}
+
+/// A block's samples and a day's rows, in time order, a row replacing a block sample at the
+/// same instant.
+fn merge(block: Vec<BlockSample>, rows: Vec<BlockSample>) -> Vec<BlockSample> {
+    let mut by_ts: BTreeMap<DateTime<Utc>, BlockSample> =
+        block.into_iter().map(|s| (s.ts, s)).collect();
+    by_ts.extend(rows.into_iter().map(|s| (s.ts, s)));
+    by_ts.into_values().collect()
+}
+
+/// Which of `keys` are sealed (have a block).
+pub async fn sealed_among(
+    client: &impl GenericClient,
+    user_id: Uuid,
+    keys: &[DayKey],
+) -> Result<Vec<DayKey>> {
+    if keys.is_empty() {
+        return Ok(Vec::new());
+    }
+    let (series, sources, days) = columns(keys);
+    let statement = client
+        .prepare_cached(
+            "select b.series_type_id, b.data_source_id, b.day
+             from unnest($2::smallint[], $3::uuid[], $4::timestamptz[]) as k(s, d, day)
+             join sample_blocks b
+               on b.user_id = $1 and b.series_type_id = k.s and b.data_source_id = k.d
+              and b.day = k.day",
+        )
+        .await?;
+    let rows = client.query(&statement, &[&user_id, &series, &sources, &days]).await?;
+    rows.iter()
+        .map(|r| {
+            Ok(DayKey {
+                series_type_id: r.try_get(0)?,
+                data_source_id: r.try_get(1)?,
+                day: r.try_get(2)?,
+            })
+        })
+        .collect()
+}
+
+/// Moves the blocks of `keys` (those that have one) back into rows, and marks their days
+/// changed so the sealer seals them again once quiet. Returns the samples moved. The caller
+/// holds the user's exclusive writer lock.
+pub async fn unseal(tx: &Transaction<'_>, user_id: Uuid, keys: &[DayKey]) -> Result<u64> {
+    if keys.is_empty() {
+        return Ok(0);
+    }
+    let (series, sources, days) = columns(keys);
+    let taken = tx
+        .query(
+            "delete from sample_blocks b
+             using unnest($2::smallint[], $3::uuid[], $4::timestamptz[]) as k(s, d, day)
+             where b.user_id = $1 and b.series_type_id = k.s and b.data_source_id = k.d
+               and b.day = k.day
+             returning b.series_type_id, b.data_source_id, b.day, b.data",
+            &[&user_id, &series, &sources, &days],
+        )
+        .await?;
+    if taken.is_empty() {
+        return Ok(0);
+    }
+    let mut moved = 0;
+    let sink = tx
+        .copy_in(
+            "copy samples (user_id, series_type_id, data_source_id, ts, value, zone_offset,
+                           is_daily_total, batch_id) from stdin binary",
+        )
+        .await?;
+    let types = [
+        Type::UUID,
+        Type::INT2,
+        Type::UUID,
+        Type::TIMESTAMPTZ,
+        Type::FLOAT8,
+        Type::INT2,
+        Type::BOOL,
+        Type::UUID,
+    ];
+    let writer = BinaryCopyInWriter::new(sink, &types);
+    pin_mut!(writer);
+    let mut unsealed = Vec::with_capacity(taken.len());
+    for r in &taken {
+        let series: i16 = r.try_get(0)?;
+        let source: Uuid = r.try_get(1)?;
+        unsealed.push(DayKey {
+            series_type_id: series,
+            data_source_id: source,
+            day: r.try_get(2)?,
+        });
+        for s in codec::decode(r.try_get(3)?)? {
+            let batch = (!s.batch_id.is_nil()).then_some(s.batch_id);
+            writer
+                .as_mut()
+                .write(&[
+                    &user_id,
+                    &series,
+                    &source,
+                    &s.ts,
+                    &s.value,
+                    &s.zone_offset,
+                    &s.is_daily_total,
+                    &batch,
+                ])
+                .await?;
+            moved += 1;
+        }
+    }
+    writer.finish().await?;
+    let (series, sources, days) = columns(&unsealed);
+    tx.execute(
+        "update utc_day_rollups r set sealed = false, changed_at = now()
+         from unnest($2::smallint[], $3::uuid[], $4::timestamptz[]) as k(s, d, day)
+         where r.user_id = $1 and r.series_type_id = k.s and r.data_source_id = k.d
+           and r.day = k.day",
+        &[&user_id, &series, &sources, &days],
+    )
+    .await?;
+    Ok(moved)
+}
+
+/// Moves all of a user's blocks back into rows (before a reprocess deletes and rebuilds by
+/// batch). The caller holds the user's exclusive writer lock.
+pub async fn unseal_user(tx: &Transaction<'_>, user_id: Uuid) -> Result<u64> {
+    let rows = tx
+        .query(
+            "select series_type_id, data_source_id, day from sample_blocks where user_id = $1",
+            &[&user_id],
+        )
+        .await?;
+    let keys = rows
+        .iter()
+        .map(|r| {
+            Ok(DayKey {
+                series_type_id: r.try_get(0)?,
+                data_source_id: r.try_get(1)?,
+                day: r.try_get(2)?,
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    unseal(tx, user_id, &keys).await
+}
+
+/// The days `rows` fall on, each once.
+pub(crate) fn day_keys(rows: &[&SampleRow]) -> Vec<DayKey> {
+    let keys: BTreeSet<DayKey> =
+        rows.iter().map(|r| DayKey::of(r.series_type_id, r.data_source_id, r.ts)).collect();
+    keys.into_iter().collect()
+}
+
+/// A writer's rows once sealed days have had their say: the rows to store as before, and how
+/// many were dropped as stored already exactly so in a block.
+pub(crate) struct Absorbed<'a> {
+    pub rows: Vec<&'a SampleRow>,
+    pub unchanged: i64,
+}
+
+/// Whether a stored sample is `r` exactly, as the upsert compares them (SQL equality: NaN equals
+/// NaN, -0 equals 0).
+fn same(s: &BlockSample, r: &SampleRow) -> bool {
+    let value = s.value == r.value || (s.value.is_nan() && r.value.is_nan());
+    value && s.zone_offset == r.zone_offset && s.is_daily_total == r.is_daily_total
+}
+
+/// Readies sealed days for a writer holding the user's exclusive lock: rows a block holds
+/// exactly so are dropped (a re-sent sample is stored once, and a re-sent day stays sealed);
+/// days that get a new or changed sample are unsealed, and around a changed one the days the
+/// rollups' recount reads too.
+pub(crate) async fn absorb<'a>(
+    tx: &Transaction<'_>,
+    user_id: Uuid,
+    rows: Vec<&'a SampleRow>,
+) -> Result<Absorbed<'a>> {
+    let sealed = sealed_among(tx, user_id, &day_keys(&rows)).await?;
+    if sealed.is_empty() {
+        return Ok(Absorbed { rows, unchanged: 0 });
+    }
+    let mut blocks: BTreeMap<DayKey, BTreeMap<DateTime<Utc>, BlockSample>> = BTreeMap::new();
+    for key in &sealed {
+        let samples = block(tx, user_id, key).await?.unwrap_or_default();
+        blocks.insert(*key, samples.into_iter().map(|s| (s.ts, s)).collect());
+    }
+    let (mut kept, mut unchanged) = (Vec::with_capacity(rows.len()), 0);
+    let mut unseal_keys: BTreeSet<DayKey> = BTreeSet::new();
+    for r in rows {
+        let key = DayKey::of(r.series_type_id, r.data_source_id, r.ts);
+        match blocks.get(&key).map(|b| b.get(&r.ts)) {
+            Some(Some(s)) if same(s, r) => unchanged += 1,
+            Some(Some(_)) => {
+                unseal_keys
+                    .extend((-RECOUNT_REACH_DAYS..=RECOUNT_REACH_DAYS).map(|d| key.shifted(d)));
+                kept.push(r);
+            }
+            Some(None) => {
+                unseal_keys.insert(key);
+                kept.push(r);
+            }
+            None => kept.push(r),
+        }
+    }
+    let unseal_keys: Vec<DayKey> = unseal_keys.into_iter().collect();
+    unseal(tx, user_id, &unseal_keys).await?;
+    Ok(Absorbed { rows: kept, unchanged })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(secs: i64) -> DateTime<Utc> {
+        DateTime::from_timestamp(secs, 0).unwrap_or_default()
+    }
+
+    fn sample(secs: i64, value: f64) -> BlockSample {
+        BlockSample {
+            ts: at(secs),
+            value,
+            zone_offset: None,
+            is_daily_total: None,
+            batch_id: Uuid::nil(),
+        }
+    }
+
+    #[test]
+    fn a_row_replaces_the_block_sample_at_its_instant() {
+        let merged =
+            merge(vec![sample(10, 1.0), sample(20, 2.0)], vec![sample(20, 5.0), sample(5, 3.0)]);
+        let got: Vec<(i64, f64)> = merged.iter().map(|s| (s.ts.timestamp(), s.value)).collect();
+        assert_eq!(got, vec![(5, 3.0), (10, 1.0), (20, 5.0)]);
+    }
+
+    #[test]
+    fn days_are_utc_midnights() {
+        assert_eq!(utc_day(at(DAY * 3 + 5)), at(DAY * 3));
+        assert_eq!(utc_day(at(-5)), at(-DAY));
+        assert_eq!(utc_day(at(DAY * 3)), at(DAY * 3));
+    }
+
+    #[test]
+    fn sameness_is_sql_equality() {
+        let row = SampleRow {
+            series_type_id: 1,
+            data_source_id: Uuid::nil(),
+            ts: at(0),
+            value: 0.0,
+            zone_offset: None,
+            is_daily_total: None,
+        };
+        assert!(same(&sample(0, -0.0), &row));
+        assert!(!same(&sample(0, 1.0), &row));
+        let nan = SampleRow { value: f64::NAN, ..row.clone() };
+        assert!(same(&sample(0, f64::NAN), &nan));
+        let zoned = SampleRow { zone_offset: Some(60), ..row };
+        assert!(!same(&sample(0, 0.0), &zoned));
+    }
+}

@@ -1,0 +1,254 @@
+//! Sealed sample blocks change no answer: every read route and parameter answers the same JSON
+//! before and after a user's days are sealed, cursors walk on across a sealing, and writes into
+//! sealed days (a re-send, a changed value, a new sample, a reprocess, a deletion) leave the same
+//! answers as the same writes on rows.
+
+use chrono::{DateTime, Duration, Utc};
+use serde_json::Value;
+
+use crate::fixtures::{at, body, phone, rec, sleep, watch, workout};
+use crate::util::{Auth, TestApp};
+
+fn t(s: &str) -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339(s).map(|d| d.with_timezone(&Utc)).expect("time")
+}
+
+fn iso(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+/// Five days (2026-03-08..12) in +02:00: heart rate every 2 minutes 20:00–04:00 UTC (across UTC
+/// midnight, so local days and nights span two stored days) with fractional values, steps from
+/// the phone and the watch every 10 minutes in the daytime (duplicates across sources), a daily
+/// total, a weight a morning, HRV a night; a workout without its own mean heart rate; a night's
+/// sleep stages.
+fn dataset() -> String {
+    let zone = Some("+02:00");
+    let mut records = Vec::new();
+    for day in 8..13 {
+        let evening = t(&format!("2026-03-{day:02}T20:00:00Z"));
+        for i in 0..240 {
+            let ts = iso(evening + Duration::minutes(2 * i));
+            let v = 50.0 + (i % 37) as f64 * 0.7 + f64::from(day) / 3.0;
+            records.push(at("HeartRate", &ts, v, "count/min", zone, &watch()));
+        }
+        let morning = t(&format!("2026-03-{day:02}T07:00:00Z"));
+        for i in 0..30 {
+            let a = morning + Duration::minutes(10 * i);
+            let b = a + Duration::minutes(1);
+            let (a, b) = (iso(a), iso(b));
+            records.push(rec("StepCount", &a, &b, 100.0 + i as f64, "count", zone, &phone()));
+            records.push(rec("StepCount", &a, &b, 90.0 + i as f64, "count", zone, &watch()));
+        }
+        let weigh = format!("2026-03-{day:02}T06:00:00Z");
+        records.push(at("BodyMass", &weigh, 70.0 + f64::from(day) * 0.1, "kg", zone, &phone()));
+        let hrv = format!("2026-03-{day:02}T02:00:00Z");
+        records.push(at(
+            "HeartRateVariabilitySDNN",
+            &hrv,
+            40.5 + f64::from(day),
+            "ms",
+            zone,
+            &watch(),
+        ));
+    }
+    let mut run = workout(
+        "W-1",
+        "running",
+        "2026-03-10T21:00:00Z",
+        "2026-03-10T23:30:00Z",
+        500.0,
+        9000.0,
+        "+02:00",
+        &watch(),
+    );
+    // No mean heart rate of its own: it is the mean of the watch's samples over the run.
+    if let Some(values) = run["values"].as_array_mut() {
+        values.retain(|v| v["type"] != "averageHeartRate");
+    }
+    let night = sleep(
+        &[
+            ("asleepCore", "2026-03-10T22:00:00Z", "2026-03-11T01:00:00Z"),
+            ("asleepDeep", "2026-03-11T01:00:00Z", "2026-03-11T02:30:00Z"),
+            ("asleepREM", "2026-03-11T02:30:00Z", "2026-03-11T04:00:00Z"),
+        ],
+        "+02:00",
+        &watch(),
+    );
+    body(records, vec![run], night)
+}
+
+/// Every read this test compares, by name.
+fn reads(user: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let ts = format!("/api/v1/users/{user}/timeseries?limit=100");
+    let windows = [
+        "start_time=2026-03-07T00:00:00Z&end_time=2026-03-14T00:00:00Z",
+        "start_time=2026-03-09T21:17:00Z&end_time=2026-03-11T03:43:00Z",
+    ];
+    for w in windows {
+        for res in ["raw", "1min", "5min", "15min", "1hour", "1day"] {
+            for prio in ["false", "true"] {
+                out.push(format!("{ts}&{w}&resolution={res}&filter_by_priority={prio}"));
+                out.push(format!(
+                    "{ts}&{w}&resolution={res}&filter_by_priority={prio}&types=heart_rate&types=steps"
+                ));
+            }
+        }
+    }
+    let days = "start_date=2026-03-07&end_date=2026-03-13";
+    for s in ["activity", "sleep", "body", "recovery", "data"] {
+        out.push(format!("/api/v1/users/{user}/summaries/{s}?{days}"));
+    }
+    out.push(format!("/api/v1/users/{user}/summaries/data"));
+    out.push(format!("/api/v1/users/{user}/summaries/data?start_date=2026-03-09T21:30:00Z"));
+    for e in ["workouts", "sleep"] {
+        out.push(format!("/api/v1/users/{user}/events/{e}?{days}"));
+    }
+    out.push(format!("/api/v1/users/{user}/health-scores?{days}"));
+    out
+}
+
+async fn answers(app: &TestApp, key: &Auth, user: &str) -> Vec<(String, Value)> {
+    let mut out = Vec::new();
+    for path in reads(user) {
+        let r = app.get(&path, key).await;
+        assert_eq!(r.status, 200, "{path}: {}", r.body);
+        out.push((path, r.body));
+    }
+    // Raw pages walked by cursor, 7 rows a page, forward.
+    let mut path = format!(
+        "/api/v1/users/{user}/timeseries?start_time=2026-03-08T00:00:00Z\
+         &end_time=2026-03-13T00:00:00Z&limit=97&types=heart_rate"
+    );
+    for n in 0..20 {
+        let r = app.get(&path, key).await;
+        assert_eq!(r.status, 200, "{path}: {}", r.body);
+        let next = r.body["pagination"]["next_cursor"].as_str().map(str::to_string);
+        out.push((format!("walk {n}"), r.body));
+        let Some(cursor) = next else { break };
+        path = format!(
+            "/api/v1/users/{user}/timeseries?start_time=2026-03-08T00:00:00Z\
+             &end_time=2026-03-13T00:00:00Z&limit=97&types=heart_rate&cursor={cursor}"
+        );
+    }
+    out
+}
+
+fn assert_same(before: &[(String, Value)], after: &[(String, Value)], when: &str) {
+    assert_eq!(before.len(), after.len(), "{when}: as many answers");
+    for ((path, a), (_, b)) in before.iter().zip(after) {
+        assert_eq!(a, b, "{when}: {path}");
+    }
+}
+
+async fn seal_all(app: &TestApp) -> schema::blocks::Sealing {
+    let db = schema::Db::connect(&app.settings.database_url, 2).await.expect("db");
+    let now = ingest::sealer::SealConfig {
+        after: std::time::Duration::ZERO,
+        quiet: std::time::Duration::ZERO,
+        ..Default::default()
+    };
+    let mut total = schema::blocks::Sealing::default();
+    loop {
+        let done = ingest::sealer::seal_due(&db, &now).await.expect("seal");
+        if done.days == 0 {
+            return total;
+        }
+        total.days += done.days;
+        total.samples += done.samples;
+    }
+}
+
+async fn unseal_all(app: &TestApp, user: &str) {
+    let db = schema::Db::connect(&app.settings.database_url, 2).await.expect("db");
+    let user: uuid::Uuid = user.parse().expect("user id");
+    let mut client = db.client().await.expect("client");
+    let tx = client.transaction().await.expect("tx");
+    schema::blocks::unseal_user(&tx, user).await.expect("unseal");
+    tx.commit().await.expect("commit");
+}
+
+#[tokio::test]
+async fn sealing_changes_no_answer_and_writes_into_sealed_days_land_as_on_rows() {
+    let app = TestApp::spawn().await;
+    let key = app.api_key().await;
+    let user = app.user(&key, serde_json::json!({})).await;
+    app.sync_and_wait(&user, &key, &dataset()).await;
+    let stored = app.count("select count(*) from samples").await;
+    assert!(stored > 1200, "{stored}");
+    let rows = answers(&app, &key, &user).await;
+
+    // Half a walk, then everything sealed, then the rest of the walk.
+    let first = format!(
+        "/api/v1/users/{user}/timeseries?start_time=2026-03-08T00:00:00Z\
+         &end_time=2026-03-13T00:00:00Z&limit=97&types=heart_rate"
+    );
+    let page1 = app.get(&first, &key).await.body;
+    let cursor = page1["pagination"]["next_cursor"].as_str().expect("a next cursor").to_string();
+
+    let sealed = seal_all(&app).await;
+    assert_eq!(sealed.samples as i64, stored, "every sample sealed");
+    assert_eq!(app.count("select count(*) from samples").await, 0);
+    let blocks = app.count("select count(*) from sample_blocks").await;
+    assert!(blocks >= 15, "{blocks} blocks");
+    assert_same(&rows, &answers(&app, &key, &user).await, "sealed");
+    let page2 = app.get(&format!("{first}&cursor={cursor}"), &key).await.body;
+    let walked = rows.iter().find(|(p, _)| p == "walk 1").map(|(_, v)| v.clone());
+    assert_eq!(Some(page2), walked, "the walk goes on across the sealing");
+
+    // The same batch again: stored once, nothing unsealed.
+    app.sync_and_wait(&user, &key, &dataset()).await;
+    assert_eq!(app.count("select count(*) from samples").await, 0, "a re-send stays sealed");
+    assert_same(&rows, &answers(&app, &key, &user).await, "re-sent");
+
+    // A changed value, a new sample and a moved zone in sealed days...
+    let zone = Some("+02:00");
+    let changes = vec![
+        at("HeartRate", "2026-03-09T23:00:00Z", 99.25, "count/min", zone, &watch()),
+        at("HeartRate", "2026-03-11T00:01:00Z", 77.5, "count/min", zone, &watch()),
+        at("HeartRate", "2026-03-12T01:00:00Z", 61.0, "count/min", Some("-05:00"), &watch()),
+    ];
+    app.sync_and_wait(&user, &key, &body(changes, vec![], vec![])).await;
+    assert!(app.count("select count(*) from samples").await > 0, "the changed days are rows");
+    let changed = answers(&app, &key, &user).await;
+    assert_ne!(changed, rows, "the change shows");
+    // ...answer as the same data wholly in rows does, and as it does sealed again.
+    unseal_all(&app, &user).await;
+    assert_eq!(app.count("select count(*) from sample_blocks").await, 0);
+    assert_eq!(app.count("select count(*) from samples").await, stored + 1);
+    assert_same(&changed, &answers(&app, &key, &user).await, "changed, all rows");
+    seal_all(&app).await;
+    assert_same(&changed, &answers(&app, &key, &user).await, "changed, sealed again");
+
+    // Deleting the user deletes the blocks.
+    let admin = app.admin().await;
+    let r = app.call(reqwest::Method::DELETE, &format!("/api/v1/users/{user}"), &admin, None).await;
+    assert!(r.status < 300, "{}", r.body);
+    assert_eq!(app.count("select count(*) from sample_blocks").await, 0);
+}
+
+#[tokio::test]
+async fn reprocess_reaches_sealed_days() {
+    let app = TestApp::spawn().await;
+    let key = app.api_key().await;
+    let user = app.user(&key, serde_json::json!({})).await;
+    app.sync_and_wait(&user, &key, &dataset()).await;
+    let rows = answers(&app, &key, &user).await;
+    let stored = app.count("select count(*) from samples").await;
+    seal_all(&app).await;
+    let db = schema::Db::connect(&app.settings.database_url, 2).await.expect("db");
+    let id: uuid::Uuid = user.parse().expect("user id");
+    let done =
+        ingest::reprocess::reprocess_user(&db, id, None, |_, _| {}).await.expect("reprocess");
+    assert_eq!(done.samples_deleted as i64, stored, "{done:?}");
+    assert_eq!(app.count("select count(*) from samples").await, stored);
+    // Rollups are rebuilt from the samples (their sums in another order than ingest added
+    // them), so the raw pages are compared: every sample back, once.
+    let raw = |a: Vec<(String, Value)>| -> Vec<(String, Value)> {
+        a.into_iter()
+            .filter(|(p, _)| p.contains("resolution=raw") || p.starts_with("walk"))
+            .collect()
+    };
+    assert_same(&raw(rows), &raw(answers(&app, &key, &user).await), "reprocessed");
+}
