@@ -6,3 +6,4 @@ pub mod config;
 pub mod import;
 pub mod reprocess;
 pub mod resubscribe;
+pub mod seal;

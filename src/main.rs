@@ -45,6 +45,12 @@ enum Command {
         #[arg(long, value_parser = parse_since)]
         since: Option<chrono::DateTime<chrono::Utc>>,
     },
+    /// Seal the days of samples that are due into compressed blocks, until none is left.
+    Seal {
+        /// Every day before today, however recent or busy.
+        #[arg(long)]
+        now: bool,
+    },
     /// Make every active connection's notification subscriptions at a vendor again, with the
     /// notification URL of now (after setting or changing `<VENDOR>_WEBHOOK_TOKEN`).
     Resubscribe {
@@ -73,6 +79,7 @@ async fn main() -> anyhow::Result<()> {
         Some(Command::Reprocess { user, since }) => {
             wearhouse::reprocess::run(&settings, user, since).await
         }
+        Some(Command::Seal { now }) => wearhouse::seal::run(&settings, now).await,
         Some(Command::Resubscribe { provider }) => {
             wearhouse::resubscribe::run(&settings, &provider).await
         }

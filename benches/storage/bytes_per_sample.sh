@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Bytes a stored sample costs (issue 31): generates a watch-like Apple Health export of DAYS days
-# (≈ 0.6 MB a day), imports it with `wearhouse import` into a fresh database, VACUUMs, and
-# reports every table's size (heap, indexes and TOAST; a hypertable's over its chunks), the
-# samples stored, and bytes per sample for the durable data (samples, their indexes, every
+# (≈ 0.6 MB a day), imports it with `wearhouse import` into a fresh database, seals every past
+# day (`wearhouse seal --now`), VACUUMs, and reports every table's size (heap, indexes and
+# TOAST; a hypertable's over its chunks), the samples stored (rows and sealed), and bytes per sample for the durable data (samples, their indexes, every
 # rollup, sessions) apart from the tables that expire (outbox, webhooks, sync runs, raw
 # batches, vendor pages, imports).
 #
 #   benches/storage/bytes_per_sample.sh                  # 800 days ≈ 470 MB, ≈ 1 M samples
 #   DAYS=80 benches/storage/bytes_per_sample.sh          # a quick look
+#   ROWS_ONLY=1 benches/storage/bytes_per_sample.sh      # without sealing (the row-wise figure)
 #   DATABASE=wearhouse_read_bench REPORT_ONLY=1 benches/storage/bytes_per_sample.sh
 #                                                        # an existing database, as it is
 set -euo pipefail
@@ -29,6 +30,10 @@ if [ -z "${REPORT_ONLY:-}" ]; then
   user=$(psql -qAt "$PG/$DB" -c "insert into users (id) values (gen_random_uuid()) returning id" | head -n1)
   echo "export: $((DAYS)) days, $(( $(stat -c %s "$work/export.xml") / 1000000 )) MB"
   DATABASE_URL="$PG/$DB" RUST_LOG=warn "$bin" import --user "$user" "$work/export.xml" | tail -n 1
+  if [ -z "${ROWS_ONLY:-}" ]; then
+    # Every past day sealed into blocks, as the worker's sealer does once days are quiet.
+    DATABASE_URL="$PG/$DB" RUST_LOG=warn "$bin" seal --now 2>/dev/null
+  fi
 fi
 psql -q "$PG/$DB" -c "vacuum (analyze)" 2>/dev/null
 psql -qAt -F $'\t' "$PG/$DB" <<'SQL' | column -t -s $'\t'
@@ -44,7 +49,8 @@ with sizes as (
 expiring(name) as (values ('outbox'), ('webhook_messages'), ('webhook_deliveries'),
   ('webhook_attempts'), ('sync_runs'), ('sdk_batches'), ('vendor_pages'), ('vendor_pulls'),
   ('imports'), ('uploads'), ('export_routes'), ('object_deletions'), ('refinery_schema_history')),
-n as (select count(*)::numeric as samples from samples)
+n as (select (select count(*) from samples)
+              + (select coalesce(sum(sample_count), 0) from sample_blocks)::numeric as samples)
 select 'table', 'bytes', 'bytes/sample', 'kind'
 union all
 select s.name, s.bytes::text, round(s.bytes / nullif(n.samples, 0), 1)::text,

@@ -28,16 +28,7 @@ pub async fn reprocess_user(
     {
         let mut client = db.client().await?;
         let tx = client.transaction().await.map_err(schema::Error::from)?;
-        // Batches are deleted from rows: sealed days are moved back into rows first.
-        schema::users::lock_for_writing(&tx, user_id, schema::users::WriterLock::Exclusive).await?;
-        schema::blocks::unseal_user(&tx, user_id).await?;
-        out.samples_deleted = tx
-            .execute(
-                "delete from samples where user_id = $1 and batch_id = any($2)",
-                &[&user_id, &ids],
-            )
-            .await
-            .map_err(schema::Error::from)?;
+        out.samples_deleted = schema::samples::delete_batches(&tx, user_id, &ids).await?;
         out.workouts_deleted = tx
             .execute(
                 "delete from workouts where user_id = $1 and batch_id = any($2)",

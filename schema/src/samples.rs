@@ -228,6 +228,23 @@ pub async fn store(
     Ok(Stored { distinct, inserted, updated, unchanged: distinct - inserted - updated, events })
 }
 
+/// Deletes the samples `batches` stored for a user (before a reprocess writes them again),
+/// sealed days included: under the user's exclusive writer lock, the user's blocks are moved
+/// back into rows first (the sealer seals them again once quiet).
+pub async fn delete_batches(tx: &Transaction<'_>, user_id: Uuid, batches: &[Uuid]) -> Result<u64> {
+    if batches.is_empty() {
+        return Ok(0);
+    }
+    crate::users::lock_for_writing(tx, user_id, crate::users::WriterLock::Exclusive).await?;
+    crate::blocks::unseal_user(tx, user_id).await?;
+    Ok(tx
+        .execute(
+            "delete from samples where user_id = $1 and batch_id = any($2)",
+            &[&user_id, &batches],
+        )
+        .await?)
+}
+
 /// Like [`store`], for a writer that holds the user's row only in share mode, beside other such
 /// writers (an import's chunks, written in parallel): stores the rows only if none of their keys
 /// is stored yet. `None` when the COPY met a stored key: the caller rolls back and writes them

@@ -359,7 +359,7 @@ pub async fn latest(
         series: Some(&[series]),
         sources: sources.as_ref().map(|s| &s[..]),
         from: since,
-        to: DateTime::<Utc>::MAX_UTC,
+        to: blocks::read::latest(),
     };
     let sealed = blocks::fetch(&tx, scope).await?;
     let statement = tx
@@ -500,8 +500,8 @@ pub async fn newest_readings(
         user_id,
         series: Some(series),
         sources,
-        from: from.unwrap_or(DateTime::<Utc>::MIN_UTC),
-        to: to.unwrap_or(DateTime::<Utc>::MAX_UTC),
+        from: from.unwrap_or_else(blocks::read::earliest),
+        to: to.unwrap_or_else(blocks::read::latest),
     };
     let sealed = blocks::fetch(&tx, scope).await?;
     let filter = "user_id = $1 and series_type_id = any($2)

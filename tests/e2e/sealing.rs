@@ -106,6 +106,7 @@ fn reads(user: &str) -> Vec<String> {
         out.push(format!("/api/v1/users/{user}/events/{e}?{days}"));
     }
     out.push(format!("/api/v1/users/{user}/health-scores?{days}"));
+    out.push(format!("/api/v1/users/{user}/health-scores"));
     out
 }
 

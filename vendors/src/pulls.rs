@@ -771,16 +771,13 @@ pub async fn reprocess_user(
     {
         let mut client = db.client().await?;
         let tx = client.transaction().await?;
-        for (table, count) in
-            [("samples", &mut out.samples_deleted), ("workouts", &mut out.workouts_deleted)]
-        {
-            *count = tx
-                .execute(
-                    &format!("delete from {table} where user_id = $1 and batch_id = any($2)"),
-                    &[&user_id, &ids],
-                )
-                .await?;
-        }
+        out.samples_deleted = schema::samples::delete_batches(&tx, user_id, &ids).await?;
+        out.workouts_deleted = tx
+            .execute(
+                "delete from workouts where user_id = $1 and batch_id = any($2)",
+                &[&user_id, &ids],
+            )
+            .await?;
         tx.commit().await?;
     }
     for (id, provider) in pulls {

@@ -14,6 +14,17 @@ use uuid::Uuid;
 use super::codec;
 use crate::Result;
 
+/// The earliest and latest instants a scope means (years 1 and 9999): an open window's bounds,
+/// well inside what PostgreSQL and chrono both hold.
+pub fn earliest() -> DateTime<Utc> {
+    DateTime::from_timestamp(-62_135_596_800, 0).unwrap_or(DateTime::<Utc>::MIN_UTC)
+}
+
+/// See [`earliest`].
+pub fn latest() -> DateTime<Utc> {
+    DateTime::from_timestamp(253_402_300_799, 0).unwrap_or(DateTime::<Utc>::MAX_UTC)
+}
+
 /// Which sealed samples a read needs.
 #[derive(Debug, Clone, Copy)]
 pub struct Scope<'a> {
@@ -101,6 +112,7 @@ pub fn samples_sql(first: usize) -> String {
 /// The sealed samples in `scope`, by series, source and time.
 pub async fn fetch(client: &impl GenericClient, scope: Scope<'_>) -> Result<SealedRows> {
     let mut out = SealedRows::default();
+    let scope = Scope { from: scope.from.max(earliest()), to: scope.to.min(latest()), ..scope };
     if scope.from >= scope.to {
         return Ok(out);
     }
@@ -137,6 +149,7 @@ pub async fn fetch_edges(
     to: DateTime<Utc>,
 ) -> Result<SealedRows> {
     let mut out = SealedRows::default();
+    let (from, to) = (from.max(earliest()), to.min(latest()));
     if from >= to {
         return Ok(out);
     }
@@ -182,7 +195,7 @@ pub async fn fetch_windows(
         .await?;
     let rows = client.query(&statement, &[&user_id, &series, &sources, &starts, &ends]).await?;
     let mut all = SealedRows::default();
-    decode_into(&mut all, &rows, DateTime::<Utc>::MIN_UTC, DateTime::<Utc>::MAX_UTC)?;
+    decode_into(&mut all, &rows, earliest(), latest())?;
     for i in 0..all.len() {
         let inside = windows
             .iter()

@@ -1,0 +1,49 @@
+//! `wearhouse seal [--now]`: seals the days of samples that are due (past SEAL_AFTER_HOURS and
+//! quiet for SEAL_QUIET_MINUTES; with `--now`, every day before today) into blocks until none
+//! is left, with progress. The worker does the same in the background; this is for a deployment
+//! that wants its existing samples sealed at once (after upgrading) or a benchmark.
+
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use ingest::sealer::SealConfig;
+
+use crate::app;
+use crate::config::Settings;
+
+pub async fn run(settings: &Settings, now: bool) -> anyhow::Result<()> {
+    app::migrate(settings).await?;
+    let db = app::connect_db(settings).await?;
+    let config = if now {
+        SealConfig { after: Duration::ZERO, quiet: Duration::ZERO, ..SealConfig::default() }
+    } else {
+        SealConfig {
+            after: Duration::from_secs(settings.seal_after_hours * 3600),
+            quiet: Duration::from_secs(settings.seal_quiet_minutes * 60),
+            ..SealConfig::default()
+        }
+    };
+    let started = Instant::now();
+    let (mut days, mut samples, mut bytes) = (0u64, 0u64, 0u64);
+    loop {
+        let done = ingest::sealer::seal_due(&db, &config).await.context("sealing")?;
+        if done.days == 0 {
+            break;
+        }
+        days += done.days;
+        samples += done.samples;
+        bytes += done.bytes;
+        let secs = started.elapsed().as_secs_f64().max(1e-3);
+        eprintln!(
+            "sealed {days} day(s), {samples} sample(s) into {bytes} bytes ({:.0} samples/s)",
+            samples as f64 / secs
+        );
+    }
+    let secs = started.elapsed().as_secs_f64();
+    println!(
+        "sealed {days} day(s): {samples} sample(s) into {bytes} bytes of blocks ({:.2} bytes a sample) in {secs:.1} s ({:.0} samples/s)",
+        bytes as f64 / (samples.max(1)) as f64,
+        samples as f64 / secs.max(1e-3)
+    );
+    Ok(())
+}
