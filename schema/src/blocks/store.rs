@@ -97,96 +97,143 @@ pub struct Sealing {
 }
 
 /// Seals `days` of one user in one transaction: each day's rows (and its block, should it have
-/// one) become one block and the rows are deleted. Idempotent: a sealed day is sealed again as
-/// it is. Nothing when the user is gone.
+/// one) become one block and the rows are deleted, a statement for all the days at each step.
+/// Idempotent: a sealed day is sealed again as it is. Nothing when the user is gone.
 pub async fn seal(db: &Db, user_id: Uuid, days: &[DayKey]) -> Result<Sealing> {
+    let (Some(first_day), Some(last_day)) =
+        (days.iter().map(|k| k.day).min(), days.iter().map(|k| k.day).max())
+    else {
+        return Ok(Sealing::default());
+    };
+    // The span the days cover: constant bounds, so only its chunks are read.
+    let (from, to) = (first_day, last_day + Duration::days(1));
     let mut client = db.client().await?;
     let tx = client.transaction().await?;
     if lock_for_writing(&tx, user_id, WriterLock::Exclusive).await?.is_none() {
         return Ok(Sealing::default());
     }
+    let (series, sources, starts) = columns(days);
+    let keyed = "unnest($2::smallint[], $3::uuid[], $4::timestamptz[]) as k(s, d, day)";
+    let on_day = "s.user_id = $1 and s.series_type_id = k.s and s.data_source_id = k.d
+                  and s.ts >= k.day and s.ts < k.day + interval '1 day'
+                  and s.ts >= $5 and s.ts < $6";
     let select = tx
-        .prepare_cached(
-            "select ts, value, zone_offset, is_daily_total, batch_id from samples
-             where user_id = $1 and series_type_id = $2 and data_source_id = $3
-               and ts >= $4 and ts < $5
-             order by ts",
-        )
+        .prepare_cached(&format!(
+            "select s.series_type_id, s.data_source_id, s.ts, s.value, s.zone_offset,
+                    s.is_daily_total, s.batch_id
+             from {keyed} join samples s on {on_day}
+             order by 1, 2, 3"
+        ))
         .await?;
-    let delete = tx
-        .prepare_cached(
-            "delete from samples
-             where user_id = $1 and series_type_id = $2 and data_source_id = $3
-               and ts >= $4 and ts < $5",
-        )
-        .await?;
-    let upsert = tx
-        .prepare_cached(
-            "insert into sample_blocks as b
-                 (user_id, series_type_id, data_source_id, day, sample_count, first_ts, last_ts,
-                  data)
-             values ($1, $2, $3, $4, $5, $6, $7, $8)
-             on conflict (user_id, series_type_id, data_source_id, day) do update
-                 set sample_count = excluded.sample_count, first_ts = excluded.first_ts,
-                     last_ts = excluded.last_ts, data = excluded.data",
-        )
-        .await?;
-    let mark = tx
-        .prepare_cached(
-            "update utc_day_rollups set sealed = true
-             where user_id = $1 and series_type_id = $2 and data_source_id = $3 and day = $4",
-        )
-        .await?;
-    let mut out = Sealing::default();
-    for key in days {
-        let end = key.day + Duration::days(1);
-        let params: [&(dyn ToSql + Sync); 5] =
-            [&user_id, &key.series_type_id, &key.data_source_id, &key.day, &end];
-        let rows = tx.query(&select, &params).await?;
-        let mut samples = rows
-            .iter()
-            .map(|r| {
-                Ok(BlockSample {
-                    ts: r.try_get(0)?,
-                    value: r.try_get(1)?,
-                    zone_offset: r.try_get(2)?,
-                    is_daily_total: r.try_get(3)?,
-                    batch_id: r.try_get::<_, Option<Uuid>>(4)?.unwrap_or_else(Uuid::nil),
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
-        if !samples.is_empty() {
-            // Should the day have a block too (it never does: writers unseal first), its
-            // samples are kept where the rows do not replace them.
-            if let Some(old) = block(&tx, user_id, key).await? {
-                samples = merge(old, samples);
-            }
-            let (Some(first), Some(last)) = (samples.first(), samples.last()) else { continue };
-            let data = codec::encode(&samples)?;
-            let count = i32::try_from(samples.len()).unwrap_or(i32::MAX);
-            tx.execute(
-                &upsert,
-                &[
-                    &user_id,
-                    &key.series_type_id,
-                    &key.data_source_id,
-                    &key.day,
-                    &count,
-                    &first.ts,
-                    &last.ts,
-                    &data,
-                ],
-            )
-            .await?;
-            tx.execute(&delete, &params).await?;
-            out.samples += rows.len() as u64;
-            out.bytes += data.len() as u64;
-        }
-        tx.execute(&mark, &params[..4]).await?;
-        out.days += 1;
+    let params: [&(dyn ToSql + Sync); 6] = [&user_id, &series, &sources, &starts, &from, &to];
+    let rows = tx.query(&select, &params).await?;
+    let mut by_day: BTreeMap<DayKey, Vec<BlockSample>> = BTreeMap::new();
+    for r in &rows {
+        let ts: DateTime<Utc> = r.try_get(2)?;
+        let key = DayKey::of(r.try_get(0)?, r.try_get(1)?, ts);
+        by_day.entry(key).or_default().push(BlockSample {
+            ts,
+            value: r.try_get(3)?,
+            zone_offset: r.try_get(4)?,
+            is_daily_total: r.try_get(5)?,
+            batch_id: r.try_get::<_, Option<Uuid>>(6)?.unwrap_or_else(Uuid::nil),
+        });
     }
+    // Should a day have a block too (it never does: writers unseal first), its samples are
+    // kept where the rows do not replace them.
+    let with_rows: Vec<DayKey> = by_day.keys().copied().collect();
+    for key in sealed_among(&tx, user_id, &with_rows).await? {
+        if let (Some(old), Some(rows)) = (block(&tx, user_id, &key).await?, by_day.remove(&key)) {
+            by_day.insert(key, merge(old, rows));
+        }
+    }
+    let mut out = Sealing { days: days.len() as u64, samples: rows.len() as u64, bytes: 0 };
+    let n = by_day.len();
+    let (mut b_series, mut b_sources, mut b_days) =
+        (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+    let (mut counts, mut firsts, mut lasts, mut data) = (
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+    );
+    for (key, samples) in &by_day {
+        let (Some(first), Some(last)) = (samples.first(), samples.last()) else { continue };
+        let bytes = codec::encode(samples)?;
+        out.bytes += bytes.len() as u64;
+        b_series.push(key.series_type_id);
+        b_sources.push(key.data_source_id);
+        b_days.push(key.day);
+        counts.push(i32::try_from(samples.len()).unwrap_or(i32::MAX));
+        firsts.push(first.ts);
+        lasts.push(last.ts);
+        data.push(bytes);
+    }
+    tx.execute(
+        "insert into sample_blocks as b
+             (user_id, series_type_id, data_source_id, day, sample_count, first_ts, last_ts, data)
+         select $1, * from unnest($2::smallint[], $3::uuid[], $4::timestamptz[], $5::integer[],
+                                  $6::timestamptz[], $7::timestamptz[], $8::bytea[])
+         on conflict (user_id, series_type_id, data_source_id, day) do update
+             set sample_count = excluded.sample_count, first_ts = excluded.first_ts,
+                 last_ts = excluded.last_ts, data = excluded.data",
+        &[&user_id, &b_series, &b_sources, &b_days, &counts, &firsts, &lasts, &data],
+    )
+    .await?;
+    let delete =
+        tx.prepare_cached(&format!("delete from samples s using {keyed} where {on_day}")).await?;
+    tx.execute(&delete, &params).await?;
+    tx.execute(
+        &format!(
+            "update utc_day_rollups r set sealed = true from {keyed}
+             where r.user_id = $1 and r.series_type_id = k.s and r.data_source_id = k.d
+               and r.day = k.day"
+        ),
+        &params[..4],
+    )
+    .await?;
     tx.commit().await?;
     Ok(out)
+}
+
+/// Gives back the disk of the `samples` chunks that sealing emptied: a chunk whose time range
+/// ended before `before` (every day in it past the sealing age), with no row left and more than
+/// a few pages on disk, is rewritten empty (`VACUUM FULL`, which keeps what any open snapshot may
+/// still read; plain VACUUM never shrinks an index). Returns the bytes given back.
+pub async fn compact_sealed_chunks(db: &Db, before: DateTime<Utc>) -> Result<u64> {
+    let client = db.client().await?;
+    let chunks = client
+        .query(
+            "select format('%I.%I', c.chunk_schema, c.chunk_name),
+                    pg_total_relation_size(format('%I.%I', c.chunk_schema, c.chunk_name)::regclass)
+             from timescaledb_information.chunks c
+             where c.hypertable_name = 'samples' and c.range_end <= $1",
+            &[&before],
+        )
+        .await?;
+    let mut freed = 0;
+    for chunk in &chunks {
+        let (name, size): (String, i64) = (chunk.try_get(0)?, chunk.try_get(1)?);
+        // An emptied chunk keeps its index pages; a compact one is a page or two.
+        if size < 256 * 1024 {
+            continue;
+        }
+        // `name` comes from the catalogue, quoted by format('%I').
+        let empty: bool = client
+            .query_one(&format!("select not exists (select 1 from {name})"), &[])
+            .await?
+            .try_get(0)?;
+        if !empty {
+            continue;
+        }
+        client.batch_execute(&format!("vacuum full {name}")).await?;
+        let after: i64 = client
+            .query_one("select pg_total_relation_size($1::text::regclass)", &[&name])
+            .await?
+            .try_get(0)?;
+        freed += (size - after).max(0) as u64;
+    }
+    Ok(freed)
 }
 
 /// The samples of a day's block, if it has one.
