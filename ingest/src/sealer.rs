@@ -76,6 +76,8 @@ pub async fn run(db: Db, config: SealConfig, shutdown: CancellationToken) {
     loop {
         let rest = match seal_due(&db, &config).await {
             Ok(done) if done.days > 0 => {
+                metrics::counter!("wearhouse_days_sealed_total").increment(done.days);
+                metrics::counter!("wearhouse_samples_sealed_total").increment(done.samples);
                 tracing::info!(
                     days = done.days,
                     samples = done.samples,

@@ -188,8 +188,12 @@ async fn sealing_changes_no_answer_and_writes_into_sealed_days_land_as_on_rows()
     let page1 = app.get(&first, &key).await.body;
     let cursor = page1["pagination"]["next_cursor"].as_str().expect("a next cursor").to_string();
 
+    let db = schema::Db::connect(&app.settings.database_url, 2).await.expect("db");
+    let backlog = schema::blocks::store::oldest_unsealed(&db).await.expect("backlog");
+    assert_eq!(backlog, Some(t("2026-03-08T00:00:00Z")), "the oldest day waits");
     let sealed = seal_all(&app).await;
     assert_eq!(sealed.samples as i64, stored, "every sample sealed");
+    assert_eq!(schema::blocks::store::oldest_unsealed(&db).await.expect("backlog"), None);
     assert_eq!(app.count("select count(*) from samples").await, 0);
     let blocks = app.count("select count(*) from sample_blocks").await;
     assert!(blocks >= 15, "{blocks} blocks");

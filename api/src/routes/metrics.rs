@@ -84,6 +84,13 @@ fn describe() {
         "wearhouse_queue_oldest_age_seconds",
         "Age of the oldest unprocessed batch"
     );
+    metrics::describe_gauge!(
+        "wearhouse_seal_oldest_unsealed_day_age_seconds",
+        "Age of the start of the oldest UTC day of samples still stored as rows (the sealer's \
+         backlog: it stays near SEAL_AFTER_HOURS plus a day when the sealer keeps up)"
+    );
+    metrics::describe_counter!("wearhouse_days_sealed_total", "Days of samples sealed into blocks");
+    metrics::describe_counter!("wearhouse_samples_sealed_total", "Samples sealed into blocks");
 }
 
 /// Middleware: the server-side duration of every routed request, by method and route pattern
@@ -124,6 +131,11 @@ pub async fn render(db: &schema::Db) -> String {
             let age =
                 oldest.map(|t| (Utc::now() - t).num_milliseconds() as f64 / 1000.0).unwrap_or(0.0);
             metrics::gauge!("wearhouse_queue_oldest_age_seconds").set(age.max(0.0));
+        }
+        if let Ok(oldest) = schema::blocks::store::oldest_unsealed(db).await {
+            let age =
+                oldest.map(|t| (Utc::now() - t).num_milliseconds() as f64 / 1000.0).unwrap_or(0.0);
+            metrics::gauge!("wearhouse_seal_oldest_unsealed_day_age_seconds").set(age.max(0.0));
         }
     }
     recorder()

@@ -87,6 +87,15 @@ pub async fn due(
         .collect()
 }
 
+/// The start of the oldest day not sealed (its samples are rows), if any: how far the sealer is
+/// behind, beside `SEAL_AFTER_HOURS`. The first entry of the sealer's worklist index.
+pub async fn oldest_unsealed(db: &Db) -> Result<Option<DateTime<Utc>>> {
+    let client = db.client().await?;
+    let statement =
+        client.prepare_cached("select min(day) from utc_day_rollups where not sealed").await?;
+    Ok(client.query_one(&statement, &[]).await?.try_get(0)?)
+}
+
 /// What one call to [`seal`] did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Sealing {
