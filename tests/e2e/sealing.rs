@@ -257,3 +257,59 @@ async fn reprocess_reaches_sealed_days() {
     };
     assert_same(&raw(rows), &raw(answers(&app, &key, &user).await), "reprocessed");
 }
+
+/// Samples stored, in rows and in blocks.
+async fn stored_samples(app: &TestApp) -> i64 {
+    app.count(
+        "select (select count(*) from samples)
+              + (select coalesce(sum(sample_count), 0) from sample_blocks)::bigint",
+    )
+    .await
+}
+
+#[tokio::test]
+async fn sealing_beside_ingest_of_the_same_days_loses_and_doubles_nothing() {
+    let app = TestApp::spawn().await;
+    let key = app.api_key().await;
+    let user = app.user(&key, serde_json::json!({})).await;
+    app.sync_and_wait(&user, &key, &dataset()).await;
+    let stored = stored_samples(&app).await;
+    // Batches of new samples (odd minutes) and changed ones (even minutes) into every day,
+    // sent while the days are sealed over and over.
+    let writer = async {
+        for round in 0..4i64 {
+            let mut records = Vec::new();
+            for day in 8..13 {
+                let evening = t(&format!("2026-03-{day:02}T20:00:00Z"));
+                for i in 0..10 {
+                    let new = iso(evening + Duration::minutes(2 * i + 1 + 40 * round));
+                    records.push(at(
+                        "HeartRate",
+                        &new,
+                        70.0,
+                        "count/min",
+                        Some("+02:00"),
+                        &watch(),
+                    ));
+                    let old = iso(evening + Duration::minutes(2 * i + 40 * round));
+                    let v = 80.0 + round as f64;
+                    records.push(at("HeartRate", &old, v, "count/min", Some("+02:00"), &watch()));
+                }
+            }
+            app.sync_and_wait(&user, &key, &body(records, vec![], vec![])).await;
+        }
+    };
+    let sealer = async {
+        for _ in 0..8 {
+            seal_all(&app).await;
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    };
+    tokio::join!(writer, sealer);
+    assert_eq!(stored_samples(&app).await, stored + 4 * 5 * 10, "each new sample once");
+    seal_all(&app).await;
+    let sealed = answers(&app, &key, &user).await;
+    unseal_all(&app, &user).await;
+    assert_eq!(stored_samples(&app).await, stored + 200);
+    assert_same(&sealed, &answers(&app, &key, &user).await, "sealed beside ingest, then rows");
+}
