@@ -54,8 +54,9 @@ pub(crate) const STAGING: &str = "
 
 /// The columns a batch's rows are copied in; straight into the hypertable, the user and batch
 /// follow.
-const COLUMNS: &str = "series_type_id, data_source_id, ts, value, zone_offset, is_daily_total";
-const TYPES: [Type; 8] = [
+pub(crate) const COLUMNS: &str =
+    "series_type_id, data_source_id, ts, value, zone_offset, is_daily_total";
+pub(crate) const TYPES: [Type; 8] = [
     Type::INT2,
     Type::UUID,
     Type::TIMESTAMPTZ,

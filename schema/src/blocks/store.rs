@@ -11,7 +11,7 @@ use chrono::{DateTime, Duration, Utc};
 use deadpool_postgres::{GenericClient, Transaction};
 use futures::pin_mut;
 use tokio_postgres::binary_copy::BinaryCopyInWriter;
-use tokio_postgres::types::{ToSql, Type};
+use tokio_postgres::types::ToSql;
 use uuid::Uuid;
 
 use super::codec::{self, BlockSample};
@@ -38,6 +38,15 @@ impl DayKey {
     /// The day a sample of this series and source at `ts` is stored in.
     pub fn of(series_type_id: i16, data_source_id: Uuid, ts: DateTime<Utc>) -> DayKey {
         DayKey { series_type_id, data_source_id, day: utc_day(ts) }
+    }
+
+    /// A key from a row's `series_type_id, data_source_id, day`, from column `at` on.
+    fn from_row(r: &tokio_postgres::Row, at: usize) -> Result<DayKey> {
+        Ok(DayKey {
+            series_type_id: r.try_get(at)?,
+            data_source_id: r.try_get(at + 1)?,
+            day: r.try_get(at + 2)?,
+        })
     }
 
     fn shifted(self, days: i64) -> DayKey {
@@ -75,16 +84,7 @@ pub async fn due(
         )
         .await?;
     let rows = client.query(&statement, &[&day_before, &unchanged_since, &limit]).await?;
-    rows.iter()
-        .map(|r| {
-            let key = DayKey {
-                series_type_id: r.try_get(1)?,
-                data_source_id: r.try_get(2)?,
-                day: r.try_get(3)?,
-            };
-            Ok((r.try_get(0)?, key))
-        })
-        .collect()
+    rows.iter().map(|r| Ok((r.try_get(0)?, DayKey::from_row(r, 1)?))).collect()
 }
 
 /// The start of the oldest day not sealed (its samples are rows), if any: how far the sealer is
@@ -295,15 +295,7 @@ pub async fn sealed_among(
         )
         .await?;
     let rows = client.query(&statement, &[&user_id, &series, &sources, &days]).await?;
-    rows.iter()
-        .map(|r| {
-            Ok(DayKey {
-                series_type_id: r.try_get(0)?,
-                data_source_id: r.try_get(1)?,
-                day: r.try_get(2)?,
-            })
-        })
-        .collect()
+    rows.iter().map(|r| DayKey::from_row(r, 0)).collect()
 }
 
 /// Moves the blocks of `keys` (those that have one) back into rows, and marks their days
@@ -328,45 +320,32 @@ pub async fn unseal(tx: &Transaction<'_>, user_id: Uuid, keys: &[DayKey]) -> Res
         return Ok(0);
     }
     let mut moved = 0;
+    // The columns and order samples::store copies rows in.
     let sink = tx
-        .copy_in(
-            "copy samples (user_id, series_type_id, data_source_id, ts, value, zone_offset,
-                           is_daily_total, batch_id) from stdin binary",
-        )
+        .copy_in(&format!(
+            "copy samples ({}, user_id, batch_id) from stdin binary",
+            crate::samples::COLUMNS
+        ))
         .await?;
-    let types = [
-        Type::UUID,
-        Type::INT2,
-        Type::UUID,
-        Type::TIMESTAMPTZ,
-        Type::FLOAT8,
-        Type::INT2,
-        Type::BOOL,
-        Type::UUID,
-    ];
-    let writer = BinaryCopyInWriter::new(sink, &types);
+    let writer = BinaryCopyInWriter::new(sink, &crate::samples::TYPES);
     pin_mut!(writer);
     let mut unsealed = Vec::with_capacity(taken.len());
     for r in &taken {
-        let series: i16 = r.try_get(0)?;
-        let source: Uuid = r.try_get(1)?;
-        unsealed.push(DayKey {
-            series_type_id: series,
-            data_source_id: source,
-            day: r.try_get(2)?,
-        });
+        let key = DayKey::from_row(r, 0)?;
+        let (series, source) = (key.series_type_id, key.data_source_id);
+        unsealed.push(key);
         for s in codec::decode(r.try_get(3)?)? {
             let batch = (!s.batch_id.is_nil()).then_some(s.batch_id);
             writer
                 .as_mut()
                 .write(&[
-                    &user_id,
                     &series,
                     &source,
                     &s.ts,
                     &s.value,
                     &s.zone_offset,
                     &s.is_daily_total,
+                    &user_id,
                     &batch,
                 ])
                 .await?;
@@ -395,16 +374,7 @@ pub async fn unseal_user(tx: &Transaction<'_>, user_id: Uuid) -> Result<u64> {
             &[&user_id],
         )
         .await?;
-    let keys = rows
-        .iter()
-        .map(|r| {
-            Ok(DayKey {
-                series_type_id: r.try_get(0)?,
-                data_source_id: r.try_get(1)?,
-                day: r.try_get(2)?,
-            })
-        })
-        .collect::<Result<Vec<_>>>()?;
+    let keys = rows.iter().map(|r| DayKey::from_row(r, 0)).collect::<Result<Vec<_>>>()?;
     unseal(tx, user_id, &keys).await
 }
 
