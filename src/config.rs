@@ -365,11 +365,16 @@ impl Settings {
             storage: self.s3.storage(),
             pulls,
             pull_concurrency: 2,
-            seal: (self.seal_after_hours > 0).then(|| ingest::sealer::SealConfig {
-                after: Duration::from_secs(self.seal_after_hours * 3600),
-                quiet: Duration::from_secs(self.seal_quiet_minutes * 60),
-                ..Default::default()
-            }),
+            seal: self.seal(),
         }
+    }
+
+    /// When days of samples are sealed; `None`: never (`SEAL_AFTER_HOURS=0`).
+    pub fn seal(&self) -> Option<ingest::sealer::SealConfig> {
+        (self.seal_after_hours > 0).then(|| ingest::sealer::SealConfig {
+            after: Duration::from_secs(self.seal_after_hours * 3600),
+            quiet: Duration::from_secs(self.seal_quiet_minutes * 60),
+            ..Default::default()
+        })
     }
 }

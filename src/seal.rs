@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use ingest::sealer::SealConfig;
+use schema::blocks::Sealing;
 
 use crate::app;
 use crate::config::Settings;
@@ -17,28 +18,28 @@ pub async fn run(settings: &Settings, now: bool) -> anyhow::Result<()> {
     let config = if now {
         SealConfig { after: Duration::ZERO, quiet: Duration::ZERO, ..SealConfig::default() }
     } else {
-        SealConfig {
-            after: Duration::from_secs(settings.seal_after_hours * 3600),
-            quiet: Duration::from_secs(settings.seal_quiet_minutes * 60),
-            ..SealConfig::default()
-        }
+        let Some(config) = settings.seal() else {
+            println!("sealing is off (SEAL_AFTER_HOURS=0): nothing sealed; --now seals anyway");
+            return Ok(());
+        };
+        config
     };
     let started = Instant::now();
-    let (mut days, mut samples, mut bytes) = (0u64, 0u64, 0u64);
+    let mut total = Sealing::default();
     loop {
         let done = ingest::sealer::seal_due(&db, &config).await.context("sealing")?;
         if done.days == 0 {
             break;
         }
-        days += done.days;
-        samples += done.samples;
-        bytes += done.bytes;
+        total += done;
+        let Sealing { days, samples, bytes } = total;
         let secs = started.elapsed().as_secs_f64().max(1e-3);
         eprintln!(
             "sealed {days} day(s), {samples} sample(s) into {bytes} bytes ({:.0} samples/s)",
             samples as f64 / secs
         );
     }
+    let Sealing { days, samples, bytes } = total;
     let secs = started.elapsed().as_secs_f64();
     println!(
         "sealed {days} day(s): {samples} sample(s) into {bytes} bytes of blocks ({:.2} bytes a sample) in {secs:.1} s ({:.0} samples/s)",

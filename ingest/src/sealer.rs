@@ -54,10 +54,7 @@ pub async fn seal_due(db: &Db, config: &SealConfig) -> schema::Result<Sealing> {
     let mut total = Sealing::default();
     for (user, keys) in by_user {
         for chunk in keys.chunks(DAYS_A_TRANSACTION) {
-            let done = schema::blocks::seal(db, user, chunk).await?;
-            total.days += done.days;
-            total.samples += done.samples;
-            total.bytes += done.bytes;
+            total += schema::blocks::seal(db, user, chunk).await?;
         }
     }
     if total.days == 0 {

@@ -188,7 +188,7 @@ fn aggregation(id: i16) -> &'static str {
 
 /// The start of the UTC bucket of `width` seconds that holds `ts` (as `time_bucket` has it, for
 /// widths that divide a day).
-fn floor_to(ts: DateTime<Utc>, width: i64) -> DateTime<Utc> {
+pub(crate) fn floor_to(ts: DateTime<Utc>, width: i64) -> DateTime<Utc> {
     DateTime::from_timestamp(ts.timestamp().div_euclid(width) * width, 0).unwrap_or(ts)
 }
 

@@ -117,23 +117,39 @@ async fn answers(app: &TestApp, key: &Auth, user: &str) -> Vec<(String, Value)> 
         assert_eq!(r.status, 200, "{path}: {}", r.body);
         out.push((path, r.body));
     }
-    // Raw pages walked by cursor, 7 rows a page, forward.
-    let mut path = format!(
-        "/api/v1/users/{user}/timeseries?start_time=2026-03-08T00:00:00Z\
-         &end_time=2026-03-13T00:00:00Z&limit=97&types=heart_rate"
-    );
+    // Raw pages walked by cursor, 97 rows a page, forward.
+    let mut path = walk(user, None);
     for n in 0..20 {
         let r = app.get(&path, key).await;
         assert_eq!(r.status, 200, "{path}: {}", r.body);
         let next = r.body["pagination"]["next_cursor"].as_str().map(str::to_string);
         out.push((format!("walk {n}"), r.body));
         let Some(cursor) = next else { break };
-        path = format!(
-            "/api/v1/users/{user}/timeseries?start_time=2026-03-08T00:00:00Z\
-             &end_time=2026-03-13T00:00:00Z&limit=97&types=heart_rate&cursor={cursor}"
-        );
+        path = walk(user, Some(&cursor));
     }
     out
+}
+
+/// A page of the heart rate walk `answers` takes, from `cursor` on.
+fn walk(user: &str, cursor: Option<&str>) -> String {
+    let from = cursor.map(|c| format!("&cursor={c}")).unwrap_or_default();
+    format!(
+        "/api/v1/users/{user}/timeseries?start_time=2026-03-08T00:00:00Z\
+         &end_time=2026-03-13T00:00:00Z&limit=97&types=heart_rate{from}"
+    )
+}
+
+/// An app with a user holding [`dataset`], as rows.
+async fn seeded() -> (TestApp, Auth, String) {
+    let app = TestApp::spawn().await;
+    let key = app.api_key().await;
+    let user = app.user(&key, serde_json::json!({})).await;
+    app.sync_and_wait(&user, &key, &dataset()).await;
+    (app, key, user)
+}
+
+async fn db(app: &TestApp) -> schema::Db {
+    schema::Db::connect(&app.settings.database_url, 2).await.expect("db")
 }
 
 fn assert_same(before: &[(String, Value)], after: &[(String, Value)], when: &str) {
@@ -144,7 +160,7 @@ fn assert_same(before: &[(String, Value)], after: &[(String, Value)], when: &str
 }
 
 async fn seal_all(app: &TestApp) -> schema::blocks::Sealing {
-    let db = schema::Db::connect(&app.settings.database_url, 2).await.expect("db");
+    let db = db(app).await;
     let now = ingest::sealer::SealConfig {
         after: std::time::Duration::ZERO,
         quiet: std::time::Duration::ZERO,
@@ -156,13 +172,12 @@ async fn seal_all(app: &TestApp) -> schema::blocks::Sealing {
         if done.days == 0 {
             return total;
         }
-        total.days += done.days;
-        total.samples += done.samples;
+        total += done;
     }
 }
 
 async fn unseal_all(app: &TestApp, user: &str) {
-    let db = schema::Db::connect(&app.settings.database_url, 2).await.expect("db");
+    let db = db(app).await;
     let user: uuid::Uuid = user.parse().expect("user id");
     let mut client = db.client().await.expect("client");
     let tx = client.transaction().await.expect("tx");
@@ -172,23 +187,16 @@ async fn unseal_all(app: &TestApp, user: &str) {
 
 #[tokio::test]
 async fn sealing_changes_no_answer_and_writes_into_sealed_days_land_as_on_rows() {
-    let app = TestApp::spawn().await;
-    let key = app.api_key().await;
-    let user = app.user(&key, serde_json::json!({})).await;
-    app.sync_and_wait(&user, &key, &dataset()).await;
+    let (app, key, user) = seeded().await;
     let stored = app.count("select count(*) from samples").await;
     assert!(stored > 1200, "{stored}");
     let rows = answers(&app, &key, &user).await;
 
     // Half a walk, then everything sealed, then the rest of the walk.
-    let first = format!(
-        "/api/v1/users/{user}/timeseries?start_time=2026-03-08T00:00:00Z\
-         &end_time=2026-03-13T00:00:00Z&limit=97&types=heart_rate"
-    );
-    let page1 = app.get(&first, &key).await.body;
+    let page1 = app.get(&walk(&user, None), &key).await.body;
     let cursor = page1["pagination"]["next_cursor"].as_str().expect("a next cursor").to_string();
 
-    let db = schema::Db::connect(&app.settings.database_url, 2).await.expect("db");
+    let db = db(&app).await;
     let backlog = schema::blocks::store::oldest_unsealed(&db).await.expect("backlog");
     assert_eq!(backlog, Some(t("2026-03-08T00:00:00Z")), "the oldest day waits");
     let sealed = seal_all(&app).await;
@@ -198,7 +206,7 @@ async fn sealing_changes_no_answer_and_writes_into_sealed_days_land_as_on_rows()
     let blocks = app.count("select count(*) from sample_blocks").await;
     assert!(blocks >= 15, "{blocks} blocks");
     assert_same(&rows, &answers(&app, &key, &user).await, "sealed");
-    let page2 = app.get(&format!("{first}&cursor={cursor}"), &key).await.body;
+    let page2 = app.get(&walk(&user, Some(&cursor)), &key).await.body;
     let walked = rows.iter().find(|(p, _)| p == "walk 1").map(|(_, v)| v.clone());
     assert_eq!(Some(page2), walked, "the walk goes on across the sealing");
 
@@ -235,14 +243,11 @@ async fn sealing_changes_no_answer_and_writes_into_sealed_days_land_as_on_rows()
 
 #[tokio::test]
 async fn reprocess_reaches_sealed_days() {
-    let app = TestApp::spawn().await;
-    let key = app.api_key().await;
-    let user = app.user(&key, serde_json::json!({})).await;
-    app.sync_and_wait(&user, &key, &dataset()).await;
+    let (app, key, user) = seeded().await;
     let rows = answers(&app, &key, &user).await;
     let stored = app.count("select count(*) from samples").await;
     seal_all(&app).await;
-    let db = schema::Db::connect(&app.settings.database_url, 2).await.expect("db");
+    let db = db(&app).await;
     let id: uuid::Uuid = user.parse().expect("user id");
     let done =
         ingest::reprocess::reprocess_user(&db, id, None, |_, _| {}).await.expect("reprocess");
@@ -269,10 +274,7 @@ async fn stored_samples(app: &TestApp) -> i64 {
 
 #[tokio::test]
 async fn sealing_beside_ingest_of_the_same_days_loses_and_doubles_nothing() {
-    let app = TestApp::spawn().await;
-    let key = app.api_key().await;
-    let user = app.user(&key, serde_json::json!({})).await;
-    app.sync_and_wait(&user, &key, &dataset()).await;
+    let (app, key, user) = seeded().await;
     let stored = stored_samples(&app).await;
     // Batches of new samples (odd minutes) and changed ones (even minutes) into every day,
     // sent while the days are sealed over and over.

@@ -122,20 +122,22 @@ fn gauges_due() -> bool {
     true
 }
 
+/// Seconds since `t` (none, or a time ahead: 0).
+fn age_seconds(t: Option<chrono::DateTime<Utc>>) -> f64 {
+    t.map(|t| (Utc::now() - t).num_milliseconds() as f64 / 1000.0).unwrap_or(0.0).max(0.0)
+}
+
 /// Renders every metric, after refreshing the queue gauges when they are due.
 pub async fn render(db: &schema::Db) -> String {
     if gauges_due() {
         metrics::counter!("wearhouse_metrics_gauge_refreshes_total").increment(1);
         if let Ok((depth, oldest)) = schema::sdk_batches::backlog(db).await {
             metrics::gauge!("wearhouse_queue_depth").set(depth as f64);
-            let age =
-                oldest.map(|t| (Utc::now() - t).num_milliseconds() as f64 / 1000.0).unwrap_or(0.0);
-            metrics::gauge!("wearhouse_queue_oldest_age_seconds").set(age.max(0.0));
+            metrics::gauge!("wearhouse_queue_oldest_age_seconds").set(age_seconds(oldest));
         }
         if let Ok(oldest) = schema::blocks::store::oldest_unsealed(db).await {
-            let age =
-                oldest.map(|t| (Utc::now() - t).num_milliseconds() as f64 / 1000.0).unwrap_or(0.0);
-            metrics::gauge!("wearhouse_seal_oldest_unsealed_day_age_seconds").set(age.max(0.0));
+            metrics::gauge!("wearhouse_seal_oldest_unsealed_day_age_seconds")
+                .set(age_seconds(oldest));
         }
     }
     recorder()

@@ -22,8 +22,9 @@ pub struct BlockSample {
     pub value: f64,
     pub zone_offset: Option<i16>,
     pub is_daily_total: Option<bool>,
-    /// The batch (SDK batch, import or pull) that stored it.
-    pub batch_id: Uuid,
+    /// The batch (SDK batch, import or pull) that stored it; none for rows stored without one
+    /// (kept in the block as the nil id, which no batch has).
+    pub batch_id: Option<Uuid>,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -63,11 +64,14 @@ pub fn encode(samples: &[BlockSample]) -> Result<Vec<u8>, CodecError> {
     let mut batches: Vec<Uuid> = Vec::new();
     let index: Vec<u64> = samples
         .iter()
-        .map(|s| match batches.iter().position(|b| *b == s.batch_id) {
-            Some(i) => i as u64,
-            None => {
-                batches.push(s.batch_id);
-                (batches.len() - 1) as u64
+        .map(|s| {
+            let batch = s.batch_id.unwrap_or_else(Uuid::nil);
+            match batches.iter().position(|b| *b == batch) {
+                Some(i) => i as u64,
+                None => {
+                    batches.push(batch);
+                    (batches.len() - 1) as u64
+                }
             }
         })
         .collect();
@@ -117,7 +121,8 @@ pub fn decode(bytes: &[u8]) -> Result<Vec<BlockSample>, CodecError> {
             value: values[i],
             zone_offset: (offset != NO_OFFSET).then_some(offset),
             is_daily_total: flag(flags[i]).ok_or(CodecError::Corrupt("flags"))?,
-            batch_id: *batch.ok_or(CodecError::Corrupt("batch runs"))?,
+            batch_id: Some(*batch.ok_or(CodecError::Corrupt("batch runs"))?)
+                .filter(|b| !b.is_nil()),
         });
     }
     Ok(out)

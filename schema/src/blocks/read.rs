@@ -135,7 +135,7 @@ pub async fn fetch(client: &impl GenericClient, scope: Scope<'_>) -> Result<Seal
             &[&scope.user_id, &series, &sources, &day_before, &scope.to, &scope.from],
         )
         .await?;
-    decode_into(&mut out, &rows, scope.from, scope.to)?;
+    decode_into(&mut out, &rows, |_, ts| ts >= scope.from && ts < scope.to)?;
     Ok(out)
 }
 
@@ -163,7 +163,7 @@ pub async fn fetch_edges(
         .await?;
     let day_before = from - Duration::days(1);
     let rows = client.query(&statement, &[&user_id, &from, &to, &day_before]).await?;
-    decode_into(&mut out, &rows, from, to)?;
+    decode_into(&mut out, &rows, |_, ts| ts >= from && ts < to)?;
     Ok(out)
 }
 
@@ -194,36 +194,23 @@ pub async fn fetch_windows(
         )
         .await?;
     let rows = client.query(&statement, &[&user_id, &series, &sources, &starts, &ends]).await?;
-    let mut all = SealedRows::default();
-    decode_into(&mut all, &rows, earliest(), latest())?;
-    for i in 0..all.len() {
-        let inside = windows
-            .iter()
-            .any(|(src, a, z)| *src == all.sources[i] && all.ts[i] >= *a && all.ts[i] < *z);
-        if inside {
-            out.series.push(all.series[i]);
-            out.sources.push(all.sources[i]);
-            out.ts.push(all.ts[i]);
-            out.values.push(all.values[i]);
-            out.offsets.push(all.offsets[i]);
-            out.flags.push(all.flags[i]);
-            out.batches.push(all.batches[i]);
-        }
-    }
+    decode_into(&mut out, &rows, |source, ts| {
+        windows.iter().any(|(src, a, z)| *src == source && ts >= *a && ts < *z)
+    })?;
     Ok(out)
 }
 
-/// Decodes blocks (`series_type_id, data_source_id, data`) into `out`, keeping `[from, to)`.
+/// Decodes blocks (`series_type_id, data_source_id, data`) into `out`, keeping the samples
+/// `keep(source, time)` wants.
 fn decode_into(
     out: &mut SealedRows,
     rows: &[tokio_postgres::Row],
-    from: DateTime<Utc>,
-    to: DateTime<Utc>,
+    keep: impl Fn(Uuid, DateTime<Utc>) -> bool,
 ) -> Result<()> {
     for r in rows {
         let (series, source): (i16, Uuid) = (r.try_get(0)?, r.try_get(1)?);
         for s in codec::decode(r.try_get(2)?)? {
-            if s.ts < from || s.ts >= to {
+            if !keep(source, s.ts) {
                 continue;
             }
             out.series.push(series);
@@ -232,7 +219,7 @@ fn decode_into(
             out.values.push(s.value);
             out.offsets.push(s.zone_offset);
             out.flags.push(s.is_daily_total);
-            out.batches.push((!s.batch_id.is_nil()).then_some(s.batch_id));
+            out.batches.push(s.batch_id);
         }
     }
     Ok(())

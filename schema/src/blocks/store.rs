@@ -56,7 +56,19 @@ impl DayKey {
 
 /// The UTC midnight `ts` falls after.
 pub fn utc_day(ts: DateTime<Utc>) -> DateTime<Utc> {
-    DateTime::from_timestamp(ts.timestamp().div_euclid(DAY) * DAY, 0).unwrap_or(ts)
+    crate::timeseries::floor_to(ts, DAY)
+}
+
+/// A list of keys as a table `k(s, d, day)`, from the parallel arrays `$2`–`$4` ([`columns`]).
+const KEYS: &str = "unnest($2::smallint[], $3::uuid[], $4::timestamptz[]) as k(s, d, day)";
+
+/// Matches the rows of a table keyed by user and day (`sample_blocks`, `utc_day_rollups`),
+/// aliased `t`, to the keys of [`KEYS`] of user `$1`.
+fn on_key(t: &str) -> String {
+    format!(
+        "{t}.user_id = $1 and {t}.series_type_id = k.s and {t}.data_source_id = k.d \
+         and {t}.day = k.day"
+    )
 }
 
 /// The parallel arrays `unnest` reads a list of keys from.
@@ -105,6 +117,14 @@ pub struct Sealing {
     pub bytes: u64,
 }
 
+impl std::ops::AddAssign for Sealing {
+    fn add_assign(&mut self, done: Sealing) {
+        self.days += done.days;
+        self.samples += done.samples;
+        self.bytes += done.bytes;
+    }
+}
+
 /// Seals `days` of one user in one transaction: each day's rows (and its block, should it have
 /// one) become one block and the rows are deleted, a statement for all the days at each step.
 /// Idempotent: a sealed day is sealed again as it is. Nothing when the user is gone.
@@ -122,7 +142,6 @@ pub async fn seal(db: &Db, user_id: Uuid, days: &[DayKey]) -> Result<Sealing> {
         return Ok(Sealing::default());
     }
     let (series, sources, starts) = columns(days);
-    let keyed = "unnest($2::smallint[], $3::uuid[], $4::timestamptz[]) as k(s, d, day)";
     let on_day = "s.user_id = $1 and s.series_type_id = k.s and s.data_source_id = k.d
                   and s.ts >= k.day and s.ts < k.day + interval '1 day'
                   and s.ts >= $5 and s.ts < $6";
@@ -130,7 +149,7 @@ pub async fn seal(db: &Db, user_id: Uuid, days: &[DayKey]) -> Result<Sealing> {
         .prepare_cached(&format!(
             "select s.series_type_id, s.data_source_id, s.ts, s.value, s.zone_offset,
                     s.is_daily_total, s.batch_id
-             from {keyed} join samples s on {on_day}
+             from {KEYS} join samples s on {on_day}
              order by 1, 2, 3"
         ))
         .await?;
@@ -145,14 +164,14 @@ pub async fn seal(db: &Db, user_id: Uuid, days: &[DayKey]) -> Result<Sealing> {
             value: r.try_get(3)?,
             zone_offset: r.try_get(4)?,
             is_daily_total: r.try_get(5)?,
-            batch_id: r.try_get::<_, Option<Uuid>>(6)?.unwrap_or_else(Uuid::nil),
+            batch_id: r.try_get(6)?,
         });
     }
     // Should a day have a block too (it never does: writers unseal first), its samples are
     // kept where the rows do not replace them.
     let with_rows: Vec<DayKey> = by_day.keys().copied().collect();
-    for key in sealed_among(&tx, user_id, &with_rows).await? {
-        if let (Some(old), Some(rows)) = (block(&tx, user_id, &key).await?, by_day.remove(&key)) {
+    for (key, old) in blocks_among(&tx, user_id, &with_rows).await? {
+        if let Some(rows) = by_day.remove(&key) {
             by_day.insert(key, merge(old, rows));
         }
     }
@@ -190,14 +209,10 @@ pub async fn seal(db: &Db, user_id: Uuid, days: &[DayKey]) -> Result<Sealing> {
     )
     .await?;
     let delete =
-        tx.prepare_cached(&format!("delete from samples s using {keyed} where {on_day}")).await?;
+        tx.prepare_cached(&format!("delete from samples s using {KEYS} where {on_day}")).await?;
     tx.execute(&delete, &params).await?;
     tx.execute(
-        &format!(
-            "update utc_day_rollups r set sealed = true from {keyed}
-             where r.user_id = $1 and r.series_type_id = k.s and r.data_source_id = k.d
-               and r.day = k.day"
-        ),
+        &format!("update utc_day_rollups r set sealed = true from {KEYS} where {}", on_key("r")),
         &params[..4],
     )
     .await?;
@@ -245,25 +260,25 @@ pub async fn compact_sealed_chunks(db: &Db, before: DateTime<Utc>) -> Result<u64
     Ok(freed)
 }
 
-/// The samples of a day's block, if it has one.
-async fn block(
+/// The decoded blocks of those of `keys` that have one.
+async fn blocks_among(
     client: &impl GenericClient,
     user_id: Uuid,
-    key: &DayKey,
-) -> Result<Option<Vec<BlockSample>>> {
-    let statement = client
-        .prepare_cached(
-            "select data from sample_blocks
-             where user_id = $1 and series_type_id = $2 and data_source_id = $3 and day = $4",
-        )
-        .await?;
-    let row = client
-        .query_opt(&statement, &[&user_id, &key.series_type_id, &key.data_source_id, &key.day])
-        .await?;
-    match row {
-        Some(r) => Ok(Some(codec::decode(r.try_get(0)?)?)),
-        None => Ok(None),
+    keys: &[DayKey],
+) -> Result<Vec<(DayKey, Vec<BlockSample>)>> {
+    if keys.is_empty() {
+        return Ok(Vec::new());
     }
+    let (series, sources, days) = columns(keys);
+    let statement = client
+        .prepare_cached(&format!(
+            "select b.series_type_id, b.data_source_id, b.day, b.data
+             from {KEYS} join sample_blocks b on {}",
+            on_key("b")
+        ))
+        .await?;
+    let rows = client.query(&statement, &[&user_id, &series, &sources, &days]).await?;
+    rows.iter().map(|r| Ok((DayKey::from_row(r, 0)?, codec::decode(r.try_get(3)?)?))).collect()
 }
 
 /// A block's samples and a day's rows, in time order, a row replacing a block sample at the
@@ -286,13 +301,11 @@ pub async fn sealed_among(
     }
     let (series, sources, days) = columns(keys);
     let statement = client
-        .prepare_cached(
+        .prepare_cached(&format!(
             "select b.series_type_id, b.data_source_id, b.day
-             from unnest($2::smallint[], $3::uuid[], $4::timestamptz[]) as k(s, d, day)
-             join sample_blocks b
-               on b.user_id = $1 and b.series_type_id = k.s and b.data_source_id = k.d
-              and b.day = k.day",
-        )
+             from {KEYS} join sample_blocks b on {}",
+            on_key("b")
+        ))
         .await?;
     let rows = client.query(&statement, &[&user_id, &series, &sources, &days]).await?;
     rows.iter().map(|r| DayKey::from_row(r, 0)).collect()
@@ -308,11 +321,11 @@ pub async fn unseal(tx: &Transaction<'_>, user_id: Uuid, keys: &[DayKey]) -> Res
     let (series, sources, days) = columns(keys);
     let taken = tx
         .query(
-            "delete from sample_blocks b
-             using unnest($2::smallint[], $3::uuid[], $4::timestamptz[]) as k(s, d, day)
-             where b.user_id = $1 and b.series_type_id = k.s and b.data_source_id = k.d
-               and b.day = k.day
-             returning b.series_type_id, b.data_source_id, b.day, b.data",
+            &format!(
+                "delete from sample_blocks b using {KEYS} where {}
+                 returning b.series_type_id, b.data_source_id, b.day, b.data",
+                on_key("b")
+            ),
             &[&user_id, &series, &sources, &days],
         )
         .await?;
@@ -335,7 +348,6 @@ pub async fn unseal(tx: &Transaction<'_>, user_id: Uuid, keys: &[DayKey]) -> Res
         let (series, source) = (key.series_type_id, key.data_source_id);
         unsealed.push(key);
         for s in codec::decode(r.try_get(3)?)? {
-            let batch = (!s.batch_id.is_nil()).then_some(s.batch_id);
             writer
                 .as_mut()
                 .write(&[
@@ -346,7 +358,7 @@ pub async fn unseal(tx: &Transaction<'_>, user_id: Uuid, keys: &[DayKey]) -> Res
                     &s.zone_offset,
                     &s.is_daily_total,
                     &user_id,
-                    &batch,
+                    &s.batch_id,
                 ])
                 .await?;
             moved += 1;
@@ -355,10 +367,10 @@ pub async fn unseal(tx: &Transaction<'_>, user_id: Uuid, keys: &[DayKey]) -> Res
     writer.finish().await?;
     let (series, sources, days) = columns(&unsealed);
     tx.execute(
-        "update utc_day_rollups r set sealed = false, changed_at = now()
-         from unnest($2::smallint[], $3::uuid[], $4::timestamptz[]) as k(s, d, day)
-         where r.user_id = $1 and r.series_type_id = k.s and r.data_source_id = k.d
-           and r.day = k.day",
+        &format!(
+            "update utc_day_rollups r set sealed = false, changed_at = now() from {KEYS} where {}",
+            on_key("r")
+        ),
         &[&user_id, &series, &sources, &days],
     )
     .await?;
@@ -408,15 +420,14 @@ pub(crate) async fn absorb<'a>(
     user_id: Uuid,
     rows: Vec<&'a SampleRow>,
 ) -> Result<Absorbed<'a>> {
-    let sealed = sealed_among(tx, user_id, &day_keys(&rows)).await?;
+    let sealed = blocks_among(tx, user_id, &day_keys(&rows)).await?;
     if sealed.is_empty() {
         return Ok(Absorbed { rows, unchanged: 0 });
     }
-    let mut blocks: BTreeMap<DayKey, BTreeMap<DateTime<Utc>, BlockSample>> = BTreeMap::new();
-    for key in &sealed {
-        let samples = block(tx, user_id, key).await?.unwrap_or_default();
-        blocks.insert(*key, samples.into_iter().map(|s| (s.ts, s)).collect());
-    }
+    let blocks: BTreeMap<DayKey, BTreeMap<DateTime<Utc>, BlockSample>> = sealed
+        .into_iter()
+        .map(|(key, samples)| (key, samples.into_iter().map(|s| (s.ts, s)).collect()))
+        .collect();
     let (mut kept, mut unchanged) = (Vec::with_capacity(rows.len()), 0);
     let mut unseal_keys: BTreeSet<DayKey> = BTreeSet::new();
     for r in rows {
@@ -449,13 +460,7 @@ mod tests {
     }
 
     fn sample(secs: i64, value: f64) -> BlockSample {
-        BlockSample {
-            ts: at(secs),
-            value,
-            zone_offset: None,
-            is_daily_total: None,
-            batch_id: Uuid::nil(),
-        }
+        BlockSample { ts: at(secs), value, zone_offset: None, is_daily_total: None, batch_id: None }
     }
 
     #[test]

@@ -14,7 +14,8 @@ fn sample(
         value,
         zone_offset: offset,
         is_daily_total: flag,
-        batch_id: Uuid::from_bytes([batch; 16]),
+        // Batch 0: a row stored without one.
+        batch_id: (batch != 0).then(|| Uuid::from_bytes([batch; 16])),
     }
 }
 
