@@ -1,4 +1,5 @@
--- Where a sub-hour page can stop reading: per series and source, the hourly rollups name the
+-- Where a sub-hour page can stop reading: per series and source, the hourly rollups (rows, and
+-- the bits of sealed days' blocks) name the
 -- hours that hold samples, each giving the page at least one bucket, so the hour by which $6
 -- such hours lie past the cursor is known without touching the hypertable; the page needs
 -- nothing past the nearest such hour (its first $6 buckets are among them, whatever the other
@@ -16,11 +17,28 @@ cross join lateral (
     from (
         select r.hour, count(*) over (order by r.hour {dir}) as n
         from (
-            select r.hour
-            from hourly_rollups r
-            where r.user_id = $1 and r.series_type_id = t.id and r.data_source_id = src.id
-              and r.hour >= $4 and r.hour < $5
-            order by r.hour {dir}
+            (select r.hour
+             from hourly_rollups r
+             where r.user_id = $1 and r.series_type_id = t.id and r.data_source_id = src.id
+               and r.hour >= $4 and r.hour < $5
+             order by r.hour {dir}
+             limit $6)
+            union all
+            -- The sealed days' hours, from their blocks' bits: every block holds an hour, but
+            -- the two at the edges may hold none inside [$4, $5).
+            (select k.day + h.i * interval '1 hour'
+             from (
+                 select b.day, b.hour_mask
+                 from sample_blocks b
+                 where b.user_id = $1 and b.series_type_id = t.id and b.data_source_id = src.id
+                   and b.day > $4 - interval '1 day' and b.day < $5
+                 order by b.day {dir}
+                 limit $6 + 2
+             ) k
+             cross join generate_series(0, 23) as h(i)
+             where k.hour_mask & (1 << h.i) <> 0
+               and k.day + h.i * interval '1 hour' >= $4 and k.day + h.i * interval '1 hour' < $5)
+            order by 1 {dir}
             limit $6
         ) r
     ) c

@@ -3,7 +3,7 @@
 -- the hypertable's chunks outside it are not planned or read.
 -- $1 user, $2 series type ids, $3 their aggregations, $4 start, $5 end (exclusive),
 -- $6/$7/$8 the cursor (ts, series type, source), $9 rows, $10 resolve duplicates by priority
--- (per series and UTC hour, from the hourly rollups), $11/$12 source ids and ranks.
+-- (per series and UTC hour, from the hourly rollups: HELD is hours_held.sql), $11/$12 source ids and ranks.
 with {series}
 select p.*
 from types cross join lateral (
@@ -12,13 +12,7 @@ from types cross join lateral (
     where s.user_id = $1 and s.series_type_id = types.id
       and s.ts >= $4 and s.ts < $5 and s.ts {cmp}= $6
       and (s.ts, s.series_type_id, s.data_source_id) {cmp} ($6, $7, $8)
-      and (not $10 or not exists (
-          select 1 from hourly_rollups b
-          where b.user_id = $1 and b.series_type_id = s.series_type_id
-            and b.hour = time_bucket(interval '1 hour', s.ts)
-            and b.data_source_id in (
-                select better.id from ranked better
-                where better.rank < (select own.rank from ranked own where own.id = s.data_source_id))))
+      and (not $10 or not {held})
     order by s.ts {dir}, s.data_source_id {dir}
     limit $9
 ) p

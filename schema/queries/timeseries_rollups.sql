@@ -9,10 +9,11 @@
 -- $9 buckets read are whole and a page costs the same whatever the window.
 -- Rendered per direction and width: CMP is > or <, DIR asc or desc, WIDTH an interval literal,
 -- HOURS:FROM:TO is timeseries_rollups_hours.sql over [FROM, TO), BOUND:COLUMN keeps the rows
--- from the cursor's bucket on, BETTER and UNIT the rollups (and their time column) that say a
--- better source has samples in a bucket. Parameters as in timeseries_raw.sql, and
+-- from the cursor's bucket on, HELD whether a better source has samples in a bucket (the UTC
+-- day rollups for days, hours_held.sql for hours). Parameters as in timeseries_raw.sql, and
 -- $13 <= $14 <= $15 <= $16 cut the window [$4, $5) into pieces: raw [$4, $13), hours
--- [$13, $14), days [$14, $15), hours [$15, $16), raw [$16, $5).
+-- [$13, $14), days [$14, $15), hours [$15, $16), raw [$16, $5); $17 to $25 the sealed days'
+-- hours (SEALED_HOURS, schema::blocks::hours_sql), then the sealed samples.
 with {series}
 select p.*
 from types cross join ranked cross join lateral (
@@ -64,11 +65,7 @@ from types cross join ranked cross join lateral (
         group by 1
     ) g
     where (g.ts, g.series_type_id, g.data_source_id) {cmp} ($6, $7, $8)
-      and (not $10 or not exists (
-          select 1 from {better} b
-          where b.user_id = $1 and b.series_type_id = types.id
-            and b.{unit} >= g.ts and b.{unit} < g.ts + {width}
-            and b.data_source_id in (select better.id from ranked better where better.rank < ranked.rank)))
+      and (not $10 or not {held})
     order by g.ts {dir}
     limit $9
 ) p

@@ -28,11 +28,7 @@ from types cross join ranked cross join lateral (
         group by 1
     ) b
     where (b.ts, b.series_type_id, b.data_source_id) {cmp} ($6, $7, $8)
-      and (not $10 or not exists (
-          select 1 from hourly_rollups x
-          where x.user_id = $1 and x.series_type_id = types.id
-            and x.hour = time_bucket(interval '1 hour', b.ts)
-            and x.data_source_id in (select better.id from ranked better where better.rank < ranked.rank)))
+      and (not $10 or not {held})
     order by b.ts {dir}
     limit $9
 ) p

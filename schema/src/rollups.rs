@@ -4,6 +4,7 @@
 //! exact recounts of the days and hours whose samples changed, and full rebuilds.
 
 use std::collections::BTreeMap;
+use std::collections::btree_map::Entry;
 
 use chrono::{DateTime, NaiveDate, Utc};
 use deadpool_postgres::Transaction;
@@ -35,15 +36,59 @@ struct Figures {
 }
 
 /// One UTC hour's figures: sums of intraday samples and of daily totals apart; the maximum and
-/// the least zone offset over every sample.
+/// the least zone offset over every sample. What `hourly_rollups` holds, and a sealed day's
+/// block for its hours (`blocks::hours`).
 #[derive(Debug, Clone, Copy, PartialEq)]
-struct HourFigures {
-    sample_count: i32,
-    value_sum: f64,
-    total_count: i32,
-    total_sum: f64,
-    value_max: f64,
-    zone_offset: Option<i16>,
+pub struct HourFigures {
+    pub sample_count: i32,
+    pub value_sum: f64,
+    pub total_count: i32,
+    pub total_sum: f64,
+    pub value_max: f64,
+    pub zone_offset: Option<i16>,
+}
+
+impl HourFigures {
+    /// The figures of an hour whose first sample (in the order they are counted) is this one.
+    pub fn of(value: f64, is_daily_total: Option<bool>, zone_offset: Option<i16>) -> HourFigures {
+        let mut f = HourFigures {
+            sample_count: 0,
+            value_sum: 0.0,
+            total_count: 0,
+            total_sum: 0.0,
+            value_max: value,
+            zone_offset,
+        };
+        f.add(value, is_daily_total, zone_offset);
+        f
+    }
+
+    /// Counts one more sample of the hour in.
+    pub fn add(&mut self, value: f64, is_daily_total: Option<bool>, zone_offset: Option<i16>) {
+        if is_daily_total == Some(true) {
+            self.total_count += 1;
+            self.total_sum += value;
+        } else {
+            self.sample_count += 1;
+            self.value_sum += value;
+        }
+        self.value_max = self.value_max.max(value);
+        // SQL's least(): an unknown offset counts for nothing.
+        self.zone_offset = match (self.zone_offset, zone_offset) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+    }
+
+    /// The same figures to the bit (`-0.0` is not `0.0` here).
+    pub fn same(&self, other: &HourFigures) -> bool {
+        self.sample_count == other.sample_count
+            && self.value_sum.to_bits() == other.value_sum.to_bits()
+            && self.total_count == other.total_count
+            && self.total_sum.to_bits() == other.total_sum.to_bits()
+            && self.value_max.to_bits() == other.value_max.to_bits()
+            && self.zone_offset == other.zone_offset
+    }
 }
 
 /// The UTC hour a sample belongs to.
@@ -75,29 +120,13 @@ impl Additions {
             f.value_min = Some(f.value_min.map_or(r.value, |m| m.min(r.value)));
             f.value_max = Some(f.value_max.map_or(r.value, |m| m.max(r.value)));
         }
-        let h = self.hours.entry((r.series_type_id, r.data_source_id, hour_of(r.ts))).or_insert(
-            HourFigures {
-                sample_count: 0,
-                value_sum: 0.0,
-                total_count: 0,
-                total_sum: 0.0,
-                value_max: r.value,
-                zone_offset: r.zone_offset,
-            },
-        );
-        if total {
-            h.total_count += 1;
-            h.total_sum += r.value;
-        } else {
-            h.sample_count += 1;
-            h.value_sum += r.value;
+        let hour = (r.series_type_id, r.data_source_id, hour_of(r.ts));
+        match self.hours.entry(hour) {
+            Entry::Vacant(v) => {
+                v.insert(HourFigures::of(r.value, r.is_daily_total, r.zone_offset));
+            }
+            Entry::Occupied(mut o) => o.get_mut().add(r.value, r.is_daily_total, r.zone_offset),
         }
-        h.value_max = h.value_max.max(r.value);
-        // SQL's least(): an unknown offset counts for nothing.
-        h.zone_offset = match (h.zone_offset, r.zone_offset) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
     }
 
     /// Adds the gathered figures to the stored rollups; returns the rows written.

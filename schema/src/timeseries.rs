@@ -22,7 +22,7 @@ use deadpool_postgres::GenericClient;
 use postgres_types::ToSql;
 use uuid::Uuid;
 
-use crate::blocks::{self, Scope, SealedRows};
+use crate::blocks::{self, HourScope, Scope, SealedHours, SealedRows};
 use crate::catalogue::series_types::{self, Aggregation};
 use crate::rollups::hour_of;
 use crate::{Db, Result};
@@ -34,6 +34,7 @@ const ROLLUPS: &str = include_str!("../queries/timeseries_rollups.sql");
 const ROLLUP_HOURS: &str = include_str!("../queries/timeseries_rollups_hours.sql");
 const SUBHOUR: &str = include_str!("../queries/timeseries_subhour.sql");
 const SERIES: &str = include_str!("../queries/timeseries_series.sql");
+const HOURS_HELD: &str = include_str!("../queries/hours_held.sql");
 
 const HOUR: i64 = 3600;
 const DAY: i64 = 86_400;
@@ -106,7 +107,19 @@ impl Reading {
     fn render(self, backward: bool) -> String {
         let (cmp, dir) = if backward { ("<", "desc") } else { (">", "asc") };
         let sql = match self {
-            Reading::Raw => RAW.to_string(),
+            Reading::Raw => {
+                let own = "select own.rank from ranked own where own.id = s.data_source_id";
+                let hour = "time_bucket(interval '1 hour', s.ts)";
+                RAW.replace(
+                    "{held}",
+                    &hours_held(
+                        "s.series_type_id",
+                        hour,
+                        &format!("{hour} + interval '1 hour'"),
+                        &format!("select better.id from ranked better where better.rank < ({own})"),
+                    ),
+                )
+            }
             Reading::SubHour { width } => {
                 let interval = format!("interval '{width} seconds'");
                 // The samples of the cursor's bucket and past it.
@@ -115,7 +128,14 @@ impl Reading {
                 } else {
                     ("$6".to_string(), "$5".to_string())
                 };
-                SUBHOUR.replace("{from}", &from).replace("{to}", &to).replace("{width}", &interval)
+                let hour = "time_bucket(interval '1 hour', b.ts)";
+                let held =
+                    hours_held("types.id", hour, &format!("{hour} + interval '1 hour'"), BETTER);
+                SUBHOUR
+                    .replace("{held}", &held)
+                    .replace("{from}", &from)
+                    .replace("{to}", &to)
+                    .replace("{width}", &interval)
             }
             Reading::Rollups { width } => {
                 let interval = format!("interval '{width} seconds'");
@@ -128,36 +148,57 @@ impl Reading {
                         format!("{column} >= {bucket}")
                     }
                 };
-                // Rows a piece may give the first (rows + 1) buckets: one a day (or hour) of
-                // the width, and with days, up to 24 more in each of the window's edge days.
-                let (better, unit, limit) = if width >= DAY {
-                    ("utc_day_rollups", "day", format!("($9::bigint + 1) * {} + 48", width / DAY))
+                let end = format!("g.ts + {interval}");
+                // The UTC day rollups are kept for sealed days too.
+                let held = if width >= DAY {
+                    format!(
+                        "exists (select 1 from utc_day_rollups x
+                                 where x.user_id = $1 and x.series_type_id = types.id
+                                   and x.day >= g.ts and x.day < {end}
+                                   and x.data_source_id in ({BETTER}))"
+                    )
                 } else {
-                    ("hourly_rollups", "hour", format!("($9::bigint + 1) * {}", width / HOUR))
+                    hours_held("types.id", "g.ts", &end, BETTER)
                 };
                 let mut sql = ROLLUPS.to_string();
                 for (from, to) in [("$13", "$14"), ("$15", "$16")] {
                     let piece = ROLLUP_HOURS.replace("{from}", from).replace("{to}", to);
                     sql = sql.replace(&format!("{{hours:{from}:{to}}}"), &piece);
                 }
-                for column in ["r.day", "r.hour", "e.hour"] {
+                for column in ["r.day", "r.hour", "u.hour", "e.hour"] {
                     sql = sql.replace(&format!("{{bound:{column}}}"), &bound(column));
                 }
-                sql.replace("{better}", better)
-                    .replace("{unit}", unit)
-                    .replace("{limit}", &limit)
+                sql.replace("{held}", &held)
+                    .replace("{sealed_hours}", &blocks::hours_sql(17, "u"))
+                    .replace("{limit}", &Self::piece_rows_sql(width))
                     .replace("{width}", &interval)
             }
         };
         // The sealed samples' arrays follow the statement's own parameters.
         let first = match self {
             Reading::Raw | Reading::SubHour { .. } => 13,
-            Reading::Rollups { .. } => 17,
+            Reading::Rollups { .. } => 26,
         };
         sql.replace("{series}", SERIES)
             .replace("{cmp}", cmp)
             .replace("{dir}", dir)
             .replace("{samples}", &blocks::samples_sql(first))
+    }
+
+    /// Rows a piece of a rollups page may give the first (rows + 1) buckets, `$9` rows: one a
+    /// day (or hour) of the width, and with days, up to 24 more in each of the window's edge
+    /// days.
+    fn piece_rows_sql(width: i64) -> String {
+        if width >= DAY {
+            format!("($9::bigint + 1) * {} + 48", width / DAY)
+        } else {
+            format!("($9::bigint + 1) * {}", width / HOUR)
+        }
+    }
+
+    /// [`Self::piece_rows_sql`] for `rows`.
+    fn piece_rows(width: i64, rows: i64) -> i64 {
+        if width >= DAY { (rows + 1) * (width / DAY) + 48 } else { (rows + 1) * (width / HOUR) }
     }
 
     /// The sealed samples the statement reads for a window `[start, end)`: the whole stretch
@@ -180,6 +221,19 @@ impl Reading {
             }
         }
     }
+}
+
+/// The sources ranked better than the lateral join's `ranked` one.
+const BETTER: &str = "select better.id from ranked better where better.rank < ranked.rank";
+
+/// `hours_held.sql` for a series, an hour span and a subquery of sources.
+fn hours_held(series: &str, from: &str, to: &str, sources: &str) -> String {
+    let body: String =
+        HOURS_HELD.lines().filter(|l| !l.starts_with("--")).collect::<Vec<_>>().join("\n");
+    body.replace("{series}", series)
+        .replace("{from}", from)
+        .replace("{to}", to)
+        .replace("{sources}", sources)
 }
 
 fn aggregation(id: i16) -> &'static str {
@@ -257,6 +311,15 @@ pub async fn read(client: &impl GenericClient, q: &SeriesQuery) -> Result<Vec<Se
     if let Some(cuts) = &cuts {
         params.extend(cuts.iter().map(|c| c as &(dyn ToSql + Sync)));
     }
+    let hours = match (reading, &cuts) {
+        (Reading::Rollups { width }, Some(cuts)) => {
+            sealed_hours(client, q, (&types, ids), c_ts, width, cuts).await?
+        }
+        _ => SealedHours::default(),
+    };
+    if let Reading::Rollups { .. } = reading {
+        params.extend(hours.params());
+    }
     let sealed = reading.sealed(client, q.user_id, &types, (start, end), cuts.as_ref()).await?;
     let statement = client.prepare_cached(&reading.render(q.backward)).await?;
     let rows = client.query(&statement, &[&params[..], &sealed.params()[..]].concat()).await?;
@@ -283,6 +346,34 @@ pub async fn read(client: &impl GenericClient, q: &SeriesQuery) -> Result<Vec<Se
             })
         })
         .collect()
+}
+
+/// The sealed days' hourly rollups a rollups page reads: those of its two pieces of whole
+/// hours, `[c0, c1)` and `[c2, c3)`, as many as the statement reads of each.
+async fn sealed_hours(
+    client: &impl GenericClient,
+    q: &SeriesQuery,
+    (series, sources): (&[i16], &[Uuid]),
+    cursor: DateTime<Utc>,
+    width: i64,
+    cuts: &[DateTime<Utc>; 4],
+) -> Result<SealedHours> {
+    let mut out = SealedHours::default();
+    for (from, to) in [(cuts[0], cuts[1]), (cuts[2], cuts[3])] {
+        let scope = HourScope {
+            user_id: q.user_id,
+            series,
+            sources,
+            from,
+            to,
+            cursor,
+            width,
+            backward: q.backward,
+            rows: Reading::piece_rows(width, q.fetch),
+        };
+        out.extend(blocks::fetch_hours(client, scope).await?);
+    }
+    Ok(out)
 }
 
 /// The stretch of the window a sub-hour page reads: up to (or, backward, from) the hour by

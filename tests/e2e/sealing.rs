@@ -117,25 +117,48 @@ async fn answers(app: &TestApp, key: &Auth, user: &str) -> Vec<(String, Value)> 
         assert_eq!(r.status, 200, "{path}: {}", r.body);
         out.push((path, r.body));
     }
-    // Raw pages walked by cursor, 97 rows a page, forward.
-    let mut path = walk(user, None);
-    for n in 0..20 {
-        let r = app.get(&path, key).await;
-        assert_eq!(r.status, 200, "{path}: {}", r.body);
-        let next = r.body["pagination"]["next_cursor"].as_str().map(str::to_string);
-        out.push((format!("walk {n}"), r.body));
-        let Some(cursor) = next else { break };
-        path = walk(user, Some(&cursor));
+    // Pages walked by cursor: forward to the end, then back from the last page's previous
+    // cursor; short pages, so each reads a bounded stretch of rows and blocks.
+    let walks = [
+        ("heart", "limit=97&types=heart_rate"),
+        ("hours", "limit=7&resolution=1hour&filter_by_priority=true"),
+        (
+            "quarters",
+            "limit=9&resolution=15min&filter_by_priority=true&types=steps&types=heart_rate",
+        ),
+        ("days", "limit=2&resolution=1day&filter_by_priority=true"),
+    ];
+    for (name, query) in walks {
+        let mut path = walk(user, query, None);
+        let mut last = None;
+        for n in 0..80 {
+            let r = app.get(&path, key).await;
+            assert_eq!(r.status, 200, "{path}: {}", r.body);
+            let next = r.body["pagination"]["next_cursor"].as_str().map(str::to_string);
+            last = r.body["pagination"]["previous_cursor"].as_str().map(str::to_string);
+            out.push((format!("walk {name} {n}"), r.body));
+            let Some(cursor) = next else { break };
+            path = walk(user, query, Some(&cursor));
+        }
+        for n in 0..80 {
+            let Some(cursor) = last.take() else { break };
+            let r = app.get(&walk(user, query, Some(&cursor)), key).await;
+            assert_eq!(r.status, 200, "{}", r.body);
+            last = r.body["pagination"]["previous_cursor"].as_str().map(str::to_string);
+            out.push((format!("walk back {name} {n}"), r.body));
+        }
+        let pages = out.iter().filter(|(p, _)| p.contains(&format!(" {name} "))).count();
+        assert!(pages > 6, "{name}: {pages} pages there and back");
     }
     out
 }
 
-/// A page of the heart rate walk `answers` takes, from `cursor` on.
-fn walk(user: &str, cursor: Option<&str>) -> String {
+/// A page of a walk `answers` takes over the five days, from `cursor` on.
+fn walk(user: &str, query: &str, cursor: Option<&str>) -> String {
     let from = cursor.map(|c| format!("&cursor={c}")).unwrap_or_default();
     format!(
         "/api/v1/users/{user}/timeseries?start_time=2026-03-08T00:00:00Z\
-         &end_time=2026-03-13T00:00:00Z&limit=97&types=heart_rate{from}"
+         &end_time=2026-03-13T00:00:00Z&{query}{from}"
     )
 }
 
@@ -185,15 +208,49 @@ async fn unseal_all(app: &TestApp, user: &str) {
     tx.commit().await.expect("commit");
 }
 
+/// Heart rate at odd minutes of two evenings, sent after [`dataset`]: their hours' sums were
+/// added batch by batch, so they differ in the last bits from the samples summed in time order
+/// (the hours a block must keep as they are).
+fn later_beats() -> String {
+    let mut records = Vec::new();
+    for day in [9, 10] {
+        let evening = t(&format!("2026-03-{day:02}T21:00:00Z"));
+        for i in 0..60 {
+            let ts = iso(evening + Duration::minutes(2 * i + 1));
+            let v = 61.3 + (i % 11) as f64 * 0.37;
+            records.push(at("HeartRate", &ts, v, "count/min", Some("+02:00"), &watch()));
+        }
+    }
+    body(records, vec![], vec![])
+}
+
+/// The hourly rollup rows, in key order, as text.
+async fn hour_rows(app: &TestApp) -> Vec<String> {
+    let db = db(app).await;
+    let client = db.client().await.expect("client");
+    let rows = client
+        .query(
+            "select h::text from hourly_rollups h
+             order by user_id, series_type_id, data_source_id, hour",
+            &[],
+        )
+        .await
+        .expect("hours");
+    rows.iter().map(|r| r.get(0)).collect()
+}
+
 #[tokio::test]
 async fn sealing_changes_no_answer_and_writes_into_sealed_days_land_as_on_rows() {
     let (app, key, user) = seeded().await;
+    app.sync_and_wait(&user, &key, &later_beats()).await;
     let stored = app.count("select count(*) from samples").await;
-    assert!(stored > 1200, "{stored}");
+    assert!(stored > 1300, "{stored}");
     let rows = answers(&app, &key, &user).await;
+    let hours = hour_rows(&app).await;
 
     // Half a walk, then everything sealed, then the rest of the walk.
-    let page1 = app.get(&walk(&user, None), &key).await.body;
+    let heart = "limit=97&types=heart_rate";
+    let page1 = app.get(&walk(&user, heart, None), &key).await.body;
     let cursor = page1["pagination"]["next_cursor"].as_str().expect("a next cursor").to_string();
 
     let db = db(&app).await;
@@ -205,10 +262,19 @@ async fn sealing_changes_no_answer_and_writes_into_sealed_days_land_as_on_rows()
     assert_eq!(app.count("select count(*) from samples").await, 0);
     let blocks = app.count("select count(*) from sample_blocks").await;
     assert!(blocks >= 15, "{blocks} blocks");
+    // The hourly rollups moved into the blocks, a few hours as they were summed.
+    assert_eq!(app.count("select count(*) from hourly_rollups").await, 0);
+    let kept = app.count("select count(*) from sample_blocks where hour_exceptions is not null");
+    assert!(kept.await > 0, "some hours kept as stored");
     assert_same(&rows, &answers(&app, &key, &user).await, "sealed");
-    let page2 = app.get(&walk(&user, Some(&cursor)), &key).await.body;
-    let walked = rows.iter().find(|(p, _)| p == "walk 1").map(|(_, v)| v.clone());
+    let page2 = app.get(&walk(&user, heart, Some(&cursor)), &key).await.body;
+    let walked = rows.iter().find(|(p, _)| p == "walk heart 1").map(|(_, v)| v.clone());
     assert_eq!(Some(page2), walked, "the walk goes on across the sealing");
+
+    // Unsealed, the hours come back to the bit.
+    unseal_all(&app, &user).await;
+    assert_eq!(hour_rows(&app).await, hours, "the hourly rollups as they were");
+    seal_all(&app).await;
 
     // The same batch again: stored once, nothing unsealed.
     app.sync_and_wait(&user, &key, &dataset()).await;
@@ -230,6 +296,7 @@ async fn sealing_changes_no_answer_and_writes_into_sealed_days_land_as_on_rows()
     unseal_all(&app, &user).await;
     assert_eq!(app.count("select count(*) from sample_blocks").await, 0);
     assert_eq!(app.count("select count(*) from samples").await, stored + 1);
+    assert!(app.count("select count(*) from hourly_rollups").await > 0);
     assert_same(&changed, &answers(&app, &key, &user).await, "changed, all rows");
     seal_all(&app).await;
     assert_same(&changed, &answers(&app, &key, &user).await, "changed, sealed again");
@@ -257,7 +324,7 @@ async fn reprocess_reaches_sealed_days() {
     // them), so the raw pages are compared: every sample back, once.
     let raw = |a: Vec<(String, Value)>| -> Vec<(String, Value)> {
         a.into_iter()
-            .filter(|(p, _)| p.contains("resolution=raw") || p.starts_with("walk"))
+            .filter(|(p, _)| p.contains("resolution=raw") || p.starts_with("walk heart"))
             .collect()
     };
     assert_same(&raw(rows), &raw(answers(&app, &key, &user).await), "reprocessed");

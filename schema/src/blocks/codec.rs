@@ -85,7 +85,7 @@ pub fn encode(samples: &[BlockSample]) -> Result<Vec<u8>, CodecError> {
 
 /// The samples of a block's bytes.
 pub fn decode(bytes: &[u8]) -> Result<Vec<BlockSample>, CodecError> {
-    let mut r = Reader { bytes, at: 0 };
+    let mut r = Reader::new(bytes);
     let version = r.byte()?;
     if version != VERSION {
         return Err(CodecError::Version(version));
@@ -163,7 +163,7 @@ fn decompress<T: pco::data_types::Number>(
     Ok(column)
 }
 
-fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+pub(super) fn put_varint(out: &mut Vec<u8>, mut v: u64) {
     loop {
         let byte = (v & 0x7f) as u8;
         v >>= 7;
@@ -196,19 +196,32 @@ fn put_runs(out: &mut Vec<u8>, values: impl Iterator<Item = u64>) {
     }
 }
 
-struct Reader<'a> {
+pub(super) struct Reader<'a> {
     bytes: &'a [u8],
     at: usize,
 }
 
 impl<'a> Reader<'a> {
-    fn byte(&mut self) -> Result<u8, CodecError> {
+    pub(super) fn new(bytes: &'a [u8]) -> Reader<'a> {
+        Reader { bytes, at: 0 }
+    }
+
+    pub(super) fn is_done(&self) -> bool {
+        self.at >= self.bytes.len()
+    }
+
+    pub(super) fn f64(&mut self) -> Result<f64, CodecError> {
+        let raw: [u8; 8] = self.take(8)?.try_into().map_err(|_| CodecError::Truncated)?;
+        Ok(f64::from_le_bytes(raw))
+    }
+
+    pub(super) fn byte(&mut self) -> Result<u8, CodecError> {
         let b = *self.bytes.get(self.at).ok_or(CodecError::Truncated)?;
         self.at += 1;
         Ok(b)
     }
 
-    fn varint(&mut self) -> Result<u64, CodecError> {
+    pub(super) fn varint(&mut self) -> Result<u64, CodecError> {
         let mut v: u64 = 0;
         for shift in (0..64).step_by(7) {
             let b = self.byte()?;
@@ -220,7 +233,7 @@ impl<'a> Reader<'a> {
         Err(CodecError::Corrupt("varint"))
     }
 
-    fn take(&mut self, n: usize) -> Result<&'a [u8], CodecError> {
+    pub(super) fn take(&mut self, n: usize) -> Result<&'a [u8], CodecError> {
         let end = self.at.checked_add(n).ok_or(CodecError::Truncated)?;
         let slice = self.bytes.get(self.at..end).ok_or(CodecError::Truncated)?;
         self.at = end;

@@ -5,9 +5,12 @@
 //! ([`store`]); reads decode the blocks their window touches beside the rows ([`read`]).
 
 pub mod codec;
+pub mod hours;
 pub mod read;
 pub mod store;
 
 pub use codec::{BlockSample, CodecError, decode, encode};
-pub use read::{Scope, SealedRows, fetch, samples_sql, snapshot};
+pub use read::{
+    HourScope, Scope, SealedHours, SealedRows, fetch, fetch_hours, hours_sql, samples_sql, snapshot,
+};
 pub use store::{DayKey, Sealing, due, seal, unseal, unseal_user};

@@ -11,7 +11,7 @@ use tokio_postgres::IsolationLevel;
 use tokio_postgres::types::ToSql;
 use uuid::Uuid;
 
-use super::codec;
+use super::{codec, hours};
 use crate::Result;
 
 /// The earliest and latest instants a scope means (years 1 and 9999): an open window's bounds,
@@ -233,4 +233,160 @@ pub async fn snapshot(client: &mut Object) -> Result<Transaction<'_>> {
         .read_only(true)
         .start()
         .await?)
+}
+
+/// Sealed days' hourly rollups, as the parallel arrays [`hours_sql`] reads.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct SealedHours {
+    pub series: Vec<i16>,
+    pub sources: Vec<Uuid>,
+    pub hours: Vec<DateTime<Utc>>,
+    pub counts: Vec<i32>,
+    pub sums: Vec<f64>,
+    pub total_counts: Vec<i32>,
+    pub total_sums: Vec<f64>,
+    pub maxes: Vec<f64>,
+    pub offsets: Vec<Option<i16>>,
+}
+
+impl SealedHours {
+    /// Adds another read's hours.
+    pub fn extend(&mut self, other: SealedHours) {
+        self.series.extend(other.series);
+        self.sources.extend(other.sources);
+        self.hours.extend(other.hours);
+        self.counts.extend(other.counts);
+        self.sums.extend(other.sums);
+        self.total_counts.extend(other.total_counts);
+        self.total_sums.extend(other.total_sums);
+        self.maxes.extend(other.maxes);
+        self.offsets.extend(other.offsets);
+    }
+
+    /// The statement's parameters, in [`hours_sql`]'s order.
+    pub fn params(&self) -> [&(dyn ToSql + Sync); 9] {
+        [
+            &self.series,
+            &self.sources,
+            &self.hours,
+            &self.counts,
+            &self.sums,
+            &self.total_counts,
+            &self.total_sums,
+            &self.maxes,
+            &self.offsets,
+        ]
+    }
+}
+
+/// SQL standing for the sealed hourly rollups of parameters `$first` to `$first + 8`
+/// ([`SealedHours::params`]), with `hourly_rollups`' columns but the user's, as `alias`.
+pub fn hours_sql(first: usize, alias: &str) -> String {
+    let p: Vec<String> = (0..9).map(|i| format!("${}", first + i)).collect();
+    format!(
+        "unnest({}::smallint[], {}::uuid[], {}::timestamptz[], {}::integer[], {}::float8[],
+                {}::integer[], {}::float8[], {}::float8[], {}::smallint[])
+             as {alias}(series_type_id, data_source_id, hour, sample_count, value_sum,
+                 total_count, total_sum, value_max, zone_offset)",
+        p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8]
+    )
+}
+
+/// Which sealed hours a page of buckets of an hour or more reads: per series and source, the
+/// hours with figures in `[from, to)` from the cursor's bucket on, at most `rows` of them.
+#[derive(Debug, Clone, Copy)]
+pub struct HourScope<'a> {
+    pub user_id: Uuid,
+    pub series: &'a [i16],
+    pub sources: &'a [Uuid],
+    pub from: DateTime<Utc>,
+    /// Exclusive.
+    pub to: DateTime<Utc>,
+    /// The cursor's time and the bucket width (seconds): hours from its bucket on (before its
+    /// bucket's end, backward), as the page's statement bounds them.
+    pub cursor: DateTime<Utc>,
+    pub width: i64,
+    pub backward: bool,
+    pub rows: i64,
+}
+
+/// The sealed hours of `scope`. Only the blocks that hold them are read and decoded: per series
+/// and source, blocks in the scope's direction until they hold `rows` hours in it.
+pub async fn fetch_hours(client: &impl GenericClient, scope: HourScope<'_>) -> Result<SealedHours> {
+    let mut out = SealedHours::default();
+    if scope.from >= scope.to || scope.series.is_empty() || scope.sources.is_empty() {
+        return Ok(out);
+    }
+    // The page's bound on hours from the cursor's bucket on, as the statement has it.
+    let bucket = "time_bucket($7::bigint * interval '1 second', $6::timestamptz)";
+    let (dir, span) = if scope.backward {
+        (
+            "desc",
+            format!(
+                "$4::timestamptz as lo, least($5::timestamptz, {bucket} + $7::bigint * interval '1 second') as hi"
+            ),
+        )
+    } else {
+        ("asc", format!("greatest($4::timestamptz, {bucket}) as lo, $5::timestamptz as hi"))
+    };
+    let statement = client
+        .prepare_cached(&format!(
+            "select b.series_type_id, b.data_source_id, b.day, b.data, b.hour_mask,
+                    b.hour_exceptions
+             from unnest($2::smallint[]) as t(id)
+             cross join unnest($3::uuid[]) as src(id)
+             cross join (select {span}) as w
+             cross join lateral (
+                 select c.*
+                 from (
+                     select b.*, sum(b.n) over (order by b.day {dir}) as upto
+                     from (
+                         select b.*,
+                                bit_count((b.hour_mask & hour_bits(b.day, w.lo, w.hi))::bit(24)) as n
+                         from sample_blocks b
+                         where b.user_id = $1 and b.series_type_id = t.id
+                           and b.data_source_id = src.id and b.hour_mask <> 0
+                           and b.day > w.lo - interval '1 day' and b.day < w.hi
+                         order by b.day {dir}
+                         limit $8::bigint + 2
+                     ) b
+                 ) c
+                 where c.n > 0 and c.upto - c.n < $8::bigint
+             ) b"
+        ))
+        .await?;
+    let series = scope.series.to_vec();
+    let sources = scope.sources.to_vec();
+    let rows = client
+        .query(
+            &statement,
+            &[
+                &scope.user_id,
+                &series,
+                &sources,
+                &scope.from,
+                &scope.to,
+                &scope.cursor,
+                &scope.width,
+                &scope.rows,
+            ],
+        )
+        .await?;
+    for r in &rows {
+        let (series, source, day): (i16, Uuid, DateTime<Utc>) =
+            (r.try_get(0)?, r.try_get(1)?, r.try_get(2)?);
+        let samples = codec::decode(r.try_get(3)?)?;
+        for (h, f) in hours::load(day, &samples, r.try_get(4)?, r.try_get(5)?)? {
+            out.series.push(series);
+            out.sources.push(source);
+            out.hours.push(hours::start(day, h));
+            out.counts.push(f.sample_count);
+            out.sums.push(f.value_sum);
+            out.total_counts.push(f.total_count);
+            out.total_sums.push(f.total_sum);
+            out.maxes.push(f.value_max);
+            out.offsets.push(f.zone_offset);
+        }
+    }
+    Ok(out)
 }

@@ -15,6 +15,8 @@ use tokio_postgres::types::ToSql;
 use uuid::Uuid;
 
 use super::codec::{self, BlockSample};
+use super::hours::{self, DayHours};
+use crate::rollups::HourFigures;
 use crate::samples::SampleRow;
 use crate::users::{WriterLock, lock_for_writing};
 use crate::{Db, Result};
@@ -69,6 +71,49 @@ fn on_key(t: &str) -> String {
         "{t}.user_id = $1 and {t}.series_type_id = k.s and {t}.data_source_id = k.d \
          and {t}.day = k.day"
     )
+}
+
+/// Matches the `hourly_rollups` rows (aliased `t`) of the days of [`KEYS`] of user `$1`, inside
+/// the span `[$5, $6)` (constant bounds, so the planner reads a range of the index).
+fn on_hours(t: &str) -> String {
+    format!(
+        "{t}.user_id = $1 and {t}.series_type_id = k.s and {t}.data_source_id = k.d \
+         and {t}.hour >= k.day and {t}.hour < k.day + interval '1 day' \
+         and {t}.hour >= $5 and {t}.hour < $6"
+    )
+}
+
+/// The hourly rollup rows of `days`, whose span is `[from, to)`.
+async fn hour_rows(
+    client: &impl GenericClient,
+    user_id: Uuid,
+    days: &[DayKey],
+    (from, to): (DateTime<Utc>, DateTime<Utc>),
+) -> Result<Vec<(DayKey, DateTime<Utc>, HourFigures)>> {
+    let (series, sources, starts) = columns(days);
+    let statement = client
+        .prepare_cached(&format!(
+            "select k.s, k.d, k.day, r.hour, r.sample_count, r.value_sum, r.total_count,
+                    r.total_sum, r.value_max, r.zone_offset
+             from {KEYS} join hourly_rollups r on {}",
+            on_hours("r")
+        ))
+        .await?;
+    let rows =
+        client.query(&statement, &[&user_id, &series, &sources, &starts, &from, &to]).await?;
+    rows.iter()
+        .map(|r| {
+            let figures = HourFigures {
+                sample_count: r.try_get(4)?,
+                value_sum: r.try_get(5)?,
+                total_count: r.try_get(6)?,
+                total_sum: r.try_get(7)?,
+                value_max: r.try_get(8)?,
+                zone_offset: r.try_get(9)?,
+            };
+            Ok((DayKey::from_row(r, 0)?, r.try_get(3)?, figures))
+        })
+        .collect()
 }
 
 /// The parallel arrays `unnest` reads a list of keys from.
@@ -167,12 +212,20 @@ pub async fn seal(db: &Db, user_id: Uuid, days: &[DayKey]) -> Result<Sealing> {
             batch_id: r.try_get(6)?,
         });
     }
-    // Should a day have a block too (it never does: writers unseal first), its samples are
-    // kept where the rows do not replace them.
-    let with_rows: Vec<DayKey> = by_day.keys().copied().collect();
-    for (key, old) in blocks_among(&tx, user_id, &with_rows).await? {
-        if let Some(rows) = by_day.remove(&key) {
-            by_day.insert(key, merge(old, rows));
+    // The days' hourly rollups move into their blocks: those a block holds already, and the
+    // rows. Should a day have rows and a block (it never does: writers unseal first), the
+    // block's samples are kept where the rows do not replace them.
+    let mut hours_by_day: BTreeMap<DayKey, DayHours> = BTreeMap::new();
+    for block in blocks_among(&tx, user_id, days).await? {
+        let rows = by_day.remove(&block.key).unwrap_or_default();
+        by_day.insert(block.key, merge(block.samples, rows));
+        if let Some(hours) = block.hours {
+            hours_by_day.insert(block.key, hours);
+        }
+    }
+    for (key, hour, figures) in hour_rows(&tx, user_id, days, (from, to)).await? {
+        if let Some(h) = hours::index(key.day, hour) {
+            hours_by_day.entry(key).or_default().insert(h, figures);
         }
     }
     let mut out = Sealing { days: days.len() as u64, samples: rows.len() as u64, bytes: 0 };
@@ -185,10 +238,13 @@ pub async fn seal(db: &Db, user_id: Uuid, days: &[DayKey]) -> Result<Sealing> {
         Vec::with_capacity(n),
         Vec::with_capacity(n),
     );
+    let (mut masks, mut exceptions) = (Vec::with_capacity(n), Vec::with_capacity(n));
     for (key, samples) in &by_day {
         let (Some(first), Some(last)) = (samples.first(), samples.last()) else { continue };
         let bytes = codec::encode(samples)?;
-        out.bytes += bytes.len() as u64;
+        let kept =
+            hours::store(key.day, samples, hours_by_day.get(key).unwrap_or(&DayHours::new()));
+        out.bytes += (bytes.len() + kept.exceptions.as_ref().map_or(0, Vec::len)) as u64;
         b_series.push(key.series_type_id);
         b_sources.push(key.data_source_id);
         b_days.push(key.day);
@@ -196,18 +252,43 @@ pub async fn seal(db: &Db, user_id: Uuid, days: &[DayKey]) -> Result<Sealing> {
         firsts.push(first.ts);
         lasts.push(last.ts);
         data.push(bytes);
+        masks.push(kept.mask);
+        exceptions.push(kept.exceptions);
     }
     tx.execute(
         "insert into sample_blocks as b
-             (user_id, series_type_id, data_source_id, day, sample_count, first_ts, last_ts, data)
+             (user_id, series_type_id, data_source_id, day, sample_count, first_ts, last_ts, data,
+              hour_mask, hour_exceptions)
          select $1, * from unnest($2::smallint[], $3::uuid[], $4::timestamptz[], $5::integer[],
-                                  $6::timestamptz[], $7::timestamptz[], $8::bytea[])
+                                  $6::timestamptz[], $7::timestamptz[], $8::bytea[],
+                                  $9::integer[], $10::bytea[])
          on conflict (user_id, series_type_id, data_source_id, day) do update
              set sample_count = excluded.sample_count, first_ts = excluded.first_ts,
-                 last_ts = excluded.last_ts, data = excluded.data",
-        &[&user_id, &b_series, &b_sources, &b_days, &counts, &firsts, &lasts, &data],
+                 last_ts = excluded.last_ts, data = excluded.data,
+                 hour_mask = excluded.hour_mask, hour_exceptions = excluded.hour_exceptions",
+        &[
+            &user_id,
+            &b_series,
+            &b_sources,
+            &b_days,
+            &counts,
+            &firsts,
+            &lasts,
+            &data,
+            &masks,
+            &exceptions,
+        ],
     )
     .await?;
+    // The hour rows of the days now in blocks (not of a day left without one).
+    let written = [&user_id as &(dyn ToSql + Sync), &b_series, &b_sources, &b_days, &from, &to];
+    let delete_hours = tx
+        .prepare_cached(&format!(
+            "delete from hourly_rollups r using {KEYS} where {}",
+            on_hours("r")
+        ))
+        .await?;
+    tx.execute(&delete_hours, &written).await?;
     let delete =
         tx.prepare_cached(&format!("delete from samples s using {KEYS} where {on_day}")).await?;
     tx.execute(&delete, &params).await?;
@@ -260,25 +341,51 @@ pub async fn compact_sealed_chunks(db: &Db, before: DateTime<Utc>) -> Result<u64
     Ok(freed)
 }
 
+/// A sealed day, decoded.
+struct Block {
+    key: DayKey,
+    samples: Vec<BlockSample>,
+    /// Its hourly rollups; none for a block sealed before they moved in (still rows).
+    hours: Option<DayHours>,
+}
+
+impl Block {
+    /// A block from a row's `series_type_id, data_source_id, day, data, hour_mask,
+    /// hour_exceptions`.
+    fn from_row(r: &tokio_postgres::Row) -> Result<Block> {
+        let key = DayKey::from_row(r, 0)?;
+        let samples = codec::decode(r.try_get(3)?)?;
+        let mask: i32 = r.try_get(4)?;
+        let hours = match mask {
+            0 => None,
+            mask => Some(hours::load(key.day, &samples, mask, r.try_get(5)?)?),
+        };
+        Ok(Block { key, samples, hours })
+    }
+}
+
+/// The columns [`Block::from_row`] reads, of a `sample_blocks` row aliased `b`.
+const BLOCK: &str =
+    "b.series_type_id, b.data_source_id, b.day, b.data, b.hour_mask, b.hour_exceptions";
+
 /// The decoded blocks of those of `keys` that have one.
 async fn blocks_among(
     client: &impl GenericClient,
     user_id: Uuid,
     keys: &[DayKey],
-) -> Result<Vec<(DayKey, Vec<BlockSample>)>> {
+) -> Result<Vec<Block>> {
     if keys.is_empty() {
         return Ok(Vec::new());
     }
     let (series, sources, days) = columns(keys);
     let statement = client
         .prepare_cached(&format!(
-            "select b.series_type_id, b.data_source_id, b.day, b.data
-             from {KEYS} join sample_blocks b on {}",
+            "select {BLOCK} from {KEYS} join sample_blocks b on {}",
             on_key("b")
         ))
         .await?;
     let rows = client.query(&statement, &[&user_id, &series, &sources, &days]).await?;
-    rows.iter().map(|r| Ok((DayKey::from_row(r, 0)?, codec::decode(r.try_get(3)?)?))).collect()
+    rows.iter().map(Block::from_row).collect()
 }
 
 /// A block's samples and a day's rows, in time order, a row replacing a block sample at the
@@ -322,8 +429,7 @@ pub async fn unseal(tx: &Transaction<'_>, user_id: Uuid, keys: &[DayKey]) -> Res
     let taken = tx
         .query(
             &format!(
-                "delete from sample_blocks b using {KEYS} where {}
-                 returning b.series_type_id, b.data_source_id, b.day, b.data",
+                "delete from sample_blocks b using {KEYS} where {} returning {BLOCK}",
                 on_key("b")
             ),
             &[&user_id, &series, &sources, &days],
@@ -343,11 +449,13 @@ pub async fn unseal(tx: &Transaction<'_>, user_id: Uuid, keys: &[DayKey]) -> Res
     let writer = BinaryCopyInWriter::new(sink, &crate::samples::TYPES);
     pin_mut!(writer);
     let mut unsealed = Vec::with_capacity(taken.len());
+    let mut restored = HourRows::default();
     for r in &taken {
-        let key = DayKey::from_row(r, 0)?;
+        let block = Block::from_row(r)?;
+        let key = block.key;
         let (series, source) = (key.series_type_id, key.data_source_id);
         unsealed.push(key);
-        for s in codec::decode(r.try_get(3)?)? {
+        for s in &block.samples {
             writer
                 .as_mut()
                 .write(&[
@@ -363,8 +471,12 @@ pub async fn unseal(tx: &Transaction<'_>, user_id: Uuid, keys: &[DayKey]) -> Res
                 .await?;
             moved += 1;
         }
+        for (h, f) in block.hours.iter().flatten() {
+            restored.push(key, hours::start(key.day, *h), f);
+        }
     }
     writer.finish().await?;
+    restored.insert(tx, user_id).await?;
     let (series, sources, days) = columns(&unsealed);
     tx.execute(
         &format!(
@@ -375,6 +487,62 @@ pub async fn unseal(tx: &Transaction<'_>, user_id: Uuid, keys: &[DayKey]) -> Res
     )
     .await?;
     Ok(moved)
+}
+
+/// Hourly rollup rows to write back, as parallel arrays.
+#[derive(Default)]
+struct HourRows {
+    series: Vec<i16>,
+    sources: Vec<Uuid>,
+    hours: Vec<DateTime<Utc>>,
+    counts: Vec<i32>,
+    sums: Vec<f64>,
+    total_counts: Vec<i32>,
+    total_sums: Vec<f64>,
+    maxes: Vec<f64>,
+    offsets: Vec<Option<i16>>,
+}
+
+impl HourRows {
+    fn push(&mut self, key: DayKey, hour: DateTime<Utc>, f: &HourFigures) {
+        self.series.push(key.series_type_id);
+        self.sources.push(key.data_source_id);
+        self.hours.push(hour);
+        self.counts.push(f.sample_count);
+        self.sums.push(f.value_sum);
+        self.total_counts.push(f.total_count);
+        self.total_sums.push(f.total_sum);
+        self.maxes.push(f.value_max);
+        self.offsets.push(f.zone_offset);
+    }
+
+    async fn insert(&self, tx: &Transaction<'_>, user_id: Uuid) -> Result<()> {
+        if self.hours.is_empty() {
+            return Ok(());
+        }
+        tx.execute(
+            "insert into hourly_rollups
+                 (user_id, series_type_id, data_source_id, hour, sample_count, value_sum,
+                  total_count, total_sum, value_max, zone_offset)
+             select $1, * from unnest($2::smallint[], $3::uuid[], $4::timestamptz[],
+                                      $5::integer[], $6::float8[], $7::integer[], $8::float8[],
+                                      $9::float8[], $10::smallint[])",
+            &[
+                &user_id,
+                &self.series,
+                &self.sources,
+                &self.hours,
+                &self.counts,
+                &self.sums,
+                &self.total_counts,
+                &self.total_sums,
+                &self.maxes,
+                &self.offsets,
+            ],
+        )
+        .await?;
+        Ok(())
+    }
 }
 
 /// Moves all of a user's blocks back into rows (before a reprocess deletes and rebuilds by
@@ -426,7 +594,7 @@ pub(crate) async fn absorb<'a>(
     }
     let blocks: BTreeMap<DayKey, BTreeMap<DateTime<Utc>, BlockSample>> = sealed
         .into_iter()
-        .map(|(key, samples)| (key, samples.into_iter().map(|s| (s.ts, s)).collect()))
+        .map(|b| (b.key, b.samples.into_iter().map(|s| (s.ts, s)).collect()))
         .collect();
     let (mut kept, mut unchanged) = (Vec::with_capacity(rows.len()), 0);
     let mut unseal_keys: BTreeSet<DayKey> = BTreeSet::new();
