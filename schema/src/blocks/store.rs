@@ -341,6 +341,50 @@ pub async fn compact_sealed_chunks(db: &Db, before: DateTime<Utc>) -> Result<u64
     Ok(freed)
 }
 
+/// The index of `hourly_rollups`: rows come and go by the million (a day's hours are written at
+/// ingest and moved into its block when it seals), and a B-tree never shrinks.
+const HOUR_INDEX: &str = "hourly_rollups_pkey";
+/// The index is rebuilt once it is this much larger than its rows need...
+const HOUR_INDEX_SLACK: i64 = 3;
+/// ...and past this size (smaller, it is not worth a rebuild).
+const HOUR_INDEX_FLOOR: i64 = 8 << 20;
+/// About what one row takes in the index: a 42-byte key, its tuple header and line pointer, at
+/// the B-tree's fill factor.
+const HOUR_INDEX_ROW: i64 = 64;
+
+/// Gives back the disk of the hourly rollup rows sealing moved into blocks: when
+/// `hourly_rollups`' index is far larger than its rows (by the planner's count, kept by
+/// autovacuum and ANALYZE) need, it is rebuilt concurrently, without blocking writers. An import
+/// of years of data writes all its hours at once; sealing then empties most of the index.
+/// With `recount`, the rows are counted first (ANALYZE), as they are stale right after sealing.
+/// Returns the bytes given back.
+pub async fn compact_hour_index(db: &Db, recount: bool) -> Result<u64> {
+    let client = db.client().await?;
+    if recount {
+        client.batch_execute("analyze hourly_rollups").await?;
+    }
+    let row = client
+        .query_one(
+            "select pg_relation_size(i.oid), greatest(t.reltuples, 0)::bigint
+             from pg_class i, pg_class t
+             where i.relname = $1 and t.relname = 'hourly_rollups'",
+            &[&HOUR_INDEX],
+        )
+        .await?;
+    let (size, rows): (i64, i64) = (row.try_get(0)?, row.try_get(1)?);
+    if size < HOUR_INDEX_FLOOR || size < HOUR_INDEX_SLACK * rows * HOUR_INDEX_ROW {
+        return Ok(0);
+    }
+    // What a rebuild cut short left behind (REINDEX CONCURRENTLY's name for the new index).
+    client.batch_execute(&format!("drop index concurrently if exists {HOUR_INDEX}_ccnew")).await?;
+    client.batch_execute(&format!("reindex index concurrently {HOUR_INDEX}")).await?;
+    let after: i64 = client
+        .query_one("select pg_relation_size($1::text::regclass)", &[&HOUR_INDEX])
+        .await?
+        .try_get(0)?;
+    Ok((size - after).max(0) as u64)
+}
+
 /// A sealed day, decoded.
 struct Block {
     key: DayKey,
