@@ -131,6 +131,7 @@ wal_compression = lz4
 random_page_cost = 1.1
 effective_io_concurrency = 200
 pg_stat_statements.track = top
+autovacuum = on
 CONF
 )
   local file="$PG_CONF_DIR/conf.d/95-wearhouse.conf"

@@ -4,12 +4,11 @@
 //! twice is sealed as it was, and several workers share the list (each user's days are sealed
 //! under the user's writer lock).
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use chrono::Utc;
 use schema::Db;
-use schema::blocks::{DayKey, Sealing};
+use schema::blocks::Sealing;
 use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 
@@ -47,12 +46,20 @@ pub async fn seal_due(db: &Db, config: &SealConfig) -> schema::Result<Sealing> {
     let quiet = chrono::Duration::from_std(config.quiet).unwrap_or(chrono::Duration::MAX);
     let day_before = schema::blocks::store::utc_day(now - after);
     let due = schema::blocks::due(db, day_before, now - quiet, config.round).await?;
-    let mut by_user: BTreeMap<Uuid, Vec<DayKey>> = BTreeMap::new();
-    for (user, key) in due {
-        by_user.entry(user).or_default().push(key);
+    // The users of the oldest due days, each once, in that order; each has all its due days
+    // sealed (up to a round of them), so a backlog seals a transaction's worth of days at a
+    // time, where the oldest days alone spread over many users, a few days each.
+    let mut users: Vec<Uuid> = Vec::new();
+    for (user, _) in &due {
+        if !users.contains(user) {
+            users.push(*user);
+        }
     }
     let mut total = Sealing::default();
-    for (user, keys) in by_user {
+    for user in users {
+        let keys =
+            schema::blocks::store::due_for_user(db, user, day_before, now - quiet, config.round)
+                .await?;
         for chunk in keys.chunks(DAYS_A_TRANSACTION) {
             total += schema::blocks::seal(db, user, chunk).await?;
         }

@@ -22,3 +22,6 @@ language sql immutable parallel safe
 return ((1::bigint << greatest(0, least(24, ceil(extract(epoch from hi - day) / 3600)::int)))
         - (1::bigint << greatest(0, least(24, ceil(extract(epoch from lo - day) / 3600)::int))))
        ::integer * (hi > lo)::int;
+
+-- A user's days due for sealing (the sealer seals each user's due days together).
+create index utc_day_rollups_unsealed_user on utc_day_rollups (user_id, day) where not sealed;

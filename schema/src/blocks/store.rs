@@ -62,6 +62,9 @@ pub fn utc_day(ts: DateTime<Utc>) -> DateTime<Utc> {
 }
 
 /// A list of keys as a table `k(s, d, day)`, from the parallel arrays `$2`–`$4` ([`columns`]).
+/// Statements that join it to a table are planned at each run, never cached: a plan cached
+/// while the table was small scans it whole for every key list (sealing a fresh deployment's
+/// backlog spent 13 ms a transaction so, until the table was next analyzed).
 const KEYS: &str = "unnest($2::smallint[], $3::uuid[], $4::timestamptz[]) as k(s, d, day)";
 
 /// Matches the rows of a table keyed by user and day (`sample_blocks`, `utc_day_rollups`),
@@ -91,14 +94,12 @@ async fn hour_rows(
     (from, to): (DateTime<Utc>, DateTime<Utc>),
 ) -> Result<Vec<(DayKey, DateTime<Utc>, HourFigures)>> {
     let (series, sources, starts) = columns(days);
-    let statement = client
-        .prepare_cached(&format!(
-            "select k.s, k.d, k.day, r.hour, r.sample_count, r.value_sum, r.total_count,
+    let statement = format!(
+        "select k.s, k.d, k.day, r.hour, r.sample_count, r.value_sum, r.total_count,
                     r.total_sum, r.value_max, r.zone_offset
              from {KEYS} join hourly_rollups r on {}",
-            on_hours("r")
-        ))
-        .await?;
+        on_hours("r")
+    );
     let rows =
         client.query(&statement, &[&user_id, &series, &sources, &starts, &from, &to]).await?;
     rows.iter()
@@ -142,6 +143,26 @@ pub async fn due(
         .await?;
     let rows = client.query(&statement, &[&day_before, &unchanged_since, &limit]).await?;
     rows.iter().map(|r| Ok((r.try_get(0)?, DayKey::from_row(r, 1)?))).collect()
+}
+
+/// One user's days due for sealing (as [`due`] has them), oldest first, at most `limit`.
+pub async fn due_for_user(
+    db: &Db,
+    user_id: Uuid,
+    day_before: DateTime<Utc>,
+    unchanged_since: DateTime<Utc>,
+    limit: i64,
+) -> Result<Vec<DayKey>> {
+    let client = db.client().await?;
+    let statement = client
+        .prepare_cached(
+            "select series_type_id, data_source_id, day from utc_day_rollups
+             where user_id = $1 and not sealed and day < $2 and changed_at <= $3
+             order by day limit $4",
+        )
+        .await?;
+    let rows = client.query(&statement, &[&user_id, &day_before, &unchanged_since, &limit]).await?;
+    rows.iter().map(|r| DayKey::from_row(r, 0)).collect()
 }
 
 /// The start of the oldest day not sealed (its samples are rows), if any: how far the sealer is
@@ -190,14 +211,12 @@ pub async fn seal(db: &Db, user_id: Uuid, days: &[DayKey]) -> Result<Sealing> {
     let on_day = "s.user_id = $1 and s.series_type_id = k.s and s.data_source_id = k.d
                   and s.ts >= k.day and s.ts < k.day + interval '1 day'
                   and s.ts >= $5 and s.ts < $6";
-    let select = tx
-        .prepare_cached(&format!(
-            "select s.series_type_id, s.data_source_id, s.ts, s.value, s.zone_offset,
+    let select = format!(
+        "select s.series_type_id, s.data_source_id, s.ts, s.value, s.zone_offset,
                     s.is_daily_total, s.batch_id
              from {KEYS} join samples s on {on_day}
              order by 1, 2, 3"
-        ))
-        .await?;
+    );
     let params: [&(dyn ToSql + Sync); 6] = [&user_id, &series, &sources, &starts, &from, &to];
     let rows = tx.query(&select, &params).await?;
     let mut by_day: BTreeMap<DayKey, Vec<BlockSample>> = BTreeMap::new();
@@ -282,15 +301,9 @@ pub async fn seal(db: &Db, user_id: Uuid, days: &[DayKey]) -> Result<Sealing> {
     .await?;
     // The hour rows of the days now in blocks (not of a day left without one).
     let written = [&user_id as &(dyn ToSql + Sync), &b_series, &b_sources, &b_days, &from, &to];
-    let delete_hours = tx
-        .prepare_cached(&format!(
-            "delete from hourly_rollups r using {KEYS} where {}",
-            on_hours("r")
-        ))
-        .await?;
+    let delete_hours = format!("delete from hourly_rollups r using {KEYS} where {}", on_hours("r"));
     tx.execute(&delete_hours, &written).await?;
-    let delete =
-        tx.prepare_cached(&format!("delete from samples s using {KEYS} where {on_day}")).await?;
+    let delete = format!("delete from samples s using {KEYS} where {on_day}");
     tx.execute(&delete, &params).await?;
     tx.execute(
         &format!("update utc_day_rollups r set sealed = true from {KEYS} where {}", on_key("r")),
@@ -422,12 +435,7 @@ async fn blocks_among(
         return Ok(Vec::new());
     }
     let (series, sources, days) = columns(keys);
-    let statement = client
-        .prepare_cached(&format!(
-            "select {BLOCK} from {KEYS} join sample_blocks b on {}",
-            on_key("b")
-        ))
-        .await?;
+    let statement = format!("select {BLOCK} from {KEYS} join sample_blocks b on {}", on_key("b"));
     let rows = client.query(&statement, &[&user_id, &series, &sources, &days]).await?;
     rows.iter().map(Block::from_row).collect()
 }
@@ -451,13 +459,11 @@ pub async fn sealed_among(
         return Ok(Vec::new());
     }
     let (series, sources, days) = columns(keys);
-    let statement = client
-        .prepare_cached(&format!(
-            "select b.series_type_id, b.data_source_id, b.day
+    let statement = format!(
+        "select b.series_type_id, b.data_source_id, b.day
              from {KEYS} join sample_blocks b on {}",
-            on_key("b")
-        ))
-        .await?;
+        on_key("b")
+    );
     let rows = client.query(&statement, &[&user_id, &series, &sources, &days]).await?;
     rows.iter().map(|r| DayKey::from_row(r, 0)).collect()
 }
