@@ -57,6 +57,10 @@ pub async fn seal_due(db: &Db, config: &SealConfig) -> schema::Result<Sealing> {
     }
     let mut total = Sealing::default();
     for user in users {
+        // A round seals about a round of days, so a worker stopping waits for little.
+        if total.days >= config.round as u64 {
+            break;
+        }
         let keys =
             schema::blocks::store::due_for_user(db, user, day_before, now - quiet, config.round)
                 .await?;

@@ -1,13 +1,12 @@
 -- Where a sub-hour page can stop reading: per series and source, the hourly rollups (rows, and
--- the bits of sealed days' blocks) name the
--- hours that hold samples, each giving the page at least one bucket, so the hour by which $6
--- such hours lie past the cursor is known without touching the hypertable; the page needs
--- nothing past the nearest such hour (its first $6 buckets are among them, whatever the other
--- series hold). Only hours wholly past the cursor and inside the window are counted, so the
--- bound is never too near; a series with no rollups there gives no bound. Null when no series
--- reaches $6 such hours: the page reads to the window's edge. Rendered per direction: AGG min
--- or max, DIR asc or desc, NEXT `+ interval '1 hour'` forward (the bound is the hour's end) or
--- nothing.
+-- the bits of sealed days' blocks) name the hours that hold samples, each giving the page at
+-- least one bucket, so the hour by which $6 such hours lie past the cursor is known without
+-- touching the hypertable; the page needs nothing past the nearest such hour (its first $6
+-- buckets are among them, whatever the other series hold). Only hours wholly past the cursor
+-- and inside the window are counted, so the bound is never too near; a series with no rollups
+-- there gives no bound. Null when no series reaches $6 such hours: the page reads to the
+-- window's edge. Rendered per direction: AGG min or max, DIR asc or desc, NEXT
+-- `+ interval '1 hour'` forward (the bound is the hour's end) or nothing.
 -- $1 user, $2 series type ids, $3 source ids, $4/$5 the hours counted ([from, to)), $6 rows.
 select {agg}(b.bound)
 from unnest($2::smallint[]) as t(id)
@@ -31,7 +30,7 @@ cross join lateral (
                  select b.day, b.hour_mask
                  from sample_blocks b
                  where b.user_id = $1 and b.series_type_id = t.id and b.data_source_id = src.id
-                   and b.day > $4 - interval '1 day' and b.day < $5
+                   and b.hour_mask <> 0 and b.day > $4 - interval '1 day' and b.day < $5
                  order by b.day {dir}
                  limit $6 + 2
              ) k

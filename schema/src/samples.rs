@@ -210,20 +210,24 @@ pub async fn store(
         return Ok(Stored { distinct, unchanged: absorbed.unchanged, ..stored });
     }
     let (mut additions, mut spans) = (Additions::default(), Spans::default());
-    let (mut inserted, mut updated) = (0, 0);
-    for (r, new) in upsert(tx, user_id, batch_id, &rows).await? {
-        if new {
-            additions.add(&r);
+    let (mut inserted, mut changed) = (0, Vec::new());
+    let upserted = upsert(tx, user_id, batch_id, &rows).await?;
+    for (r, new) in &upserted {
+        if *new {
+            additions.add(r);
             inserted += 1;
         } else {
-            updated += 1;
+            changed.push(r);
         }
         spans.add(r.series_type_id, r.ts);
     }
+    let updated = changed.len() as i64;
     additions.write(tx, user_id).await?;
     let events = if events { spans.write(tx, user_id, batch_id, provider).await? } else { 0 };
-    // After the additions: a recount rebuilds its days (and their neighbours) from the samples.
+    // After the additions: a recount rebuilds its days (and their neighbours) from the samples,
+    // so sealed neighbours are rows again first.
     if updated > 0 {
+        crate::blocks::store::unseal_for_recount(tx, user_id, &changed).await?;
         crate::rollups::recount_touched(tx, user_id).await?;
     }
     Ok(Stored { distinct, inserted, updated, unchanged: distinct - inserted - updated, events })

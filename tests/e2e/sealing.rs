@@ -301,6 +301,17 @@ async fn sealing_changes_no_answer_and_writes_into_sealed_days_land_as_on_rows()
     seal_all(&app).await;
     assert_same(&changed, &answers(&app, &key, &user).await, "changed, sealed again");
 
+    // A new sample unseals its day alone; a changed one in that day, now rows, is recounted with
+    // its local days, which reach into the sealed days beside it.
+    let beat = |ts: &str, v: f64| at("HeartRate", ts, v, "count/min", Some("+02:00"), &watch());
+    let new = vec![beat("2026-03-10T20:01:00Z", 66.0)];
+    app.sync_and_wait(&user, &key, &body(new, vec![], vec![])).await;
+    let changed = vec![beat("2026-03-10T20:02:00Z", 88.5)];
+    app.sync_and_wait(&user, &key, &body(changed, vec![], vec![])).await;
+    let beside = answers(&app, &key, &user).await;
+    unseal_all(&app, &user).await;
+    assert_same(&beside, &answers(&app, &key, &user).await, "changed beside sealed days, rows");
+
     // Deleting the user deletes the blocks.
     let admin = app.admin().await;
     let r = app.call(reqwest::Method::DELETE, &format!("/api/v1/users/{user}"), &admin, None).await;

@@ -236,11 +236,11 @@ pub async fn seal(db: &Db, user_id: Uuid, days: &[DayKey]) -> Result<Sealing> {
     // block's samples are kept where the rows do not replace them.
     let mut hours_by_day: BTreeMap<DayKey, DayHours> = BTreeMap::new();
     for block in blocks_among(&tx, user_id, days).await? {
-        let rows = by_day.remove(&block.key).unwrap_or_default();
-        by_day.insert(block.key, merge(block.samples, rows));
-        if let Some(hours) = block.hours {
+        if let Some(hours) = block.hours()? {
             hours_by_day.insert(block.key, hours);
         }
+        let rows = by_day.remove(&block.key).unwrap_or_default();
+        by_day.insert(block.key, merge(block.samples, rows));
     }
     for (key, hour, figures) in hour_rows(&tx, user_id, days, (from, to)).await? {
         if let Some(h) = hours::index(key.day, hour) {
@@ -378,46 +378,72 @@ pub async fn compact_hour_index(db: &Db, recount: bool) -> Result<u64> {
     }
     let row = client
         .query_one(
-            "select pg_relation_size(i.oid), greatest(t.reltuples, 0)::bigint
-             from pg_class i, pg_class t
-             where i.relname = $1 and t.relname = 'hourly_rollups'",
+            "select pg_relation_size($1::text::regclass),
+                    (select reltuples::bigint from pg_class where oid = 'hourly_rollups'::regclass)",
             &[&HOUR_INDEX],
         )
         .await?;
     let (size, rows): (i64, i64) = (row.try_get(0)?, row.try_get(1)?);
-    if size < HOUR_INDEX_FLOOR || size < HOUR_INDEX_SLACK * rows * HOUR_INDEX_ROW {
+    // Never counted (-1): no telling whether it is bloated.
+    if rows < 0 || size < HOUR_INDEX_FLOOR || size < HOUR_INDEX_SLACK * rows * HOUR_INDEX_ROW {
         return Ok(0);
     }
-    // What a rebuild cut short left behind (REINDEX CONCURRENTLY's name for the new index).
-    client.batch_execute(&format!("drop index concurrently if exists {HOUR_INDEX}_ccnew")).await?;
-    client.batch_execute(&format!("reindex index concurrently {HOUR_INDEX}")).await?;
-    let after: i64 = client
-        .query_one("select pg_relation_size($1::text::regclass)", &[&HOUR_INDEX])
-        .await?
-        .try_get(0)?;
-    Ok((size - after).max(0) as u64)
+    // One rebuild at a time, whatever the workers (and `wearhouse seal`) running.
+    let lock = "hashtext('wearhouse.compact_hour_index')";
+    let locked: bool =
+        client.query_one(&format!("select pg_try_advisory_lock({lock})"), &[]).await?.try_get(0)?;
+    if !locked {
+        return Ok(0);
+    }
+    let rebuilt = async {
+        // What a rebuild cut short left behind (REINDEX CONCURRENTLY's names).
+        for leftover in ["ccnew", "ccold"] {
+            client
+                .batch_execute(&format!(
+                    "drop index concurrently if exists {HOUR_INDEX}_{leftover}"
+                ))
+                .await?;
+        }
+        client.batch_execute(&format!("reindex index concurrently {HOUR_INDEX}")).await?;
+        let after: i64 = client
+            .query_one("select pg_relation_size($1::text::regclass)", &[&HOUR_INDEX])
+            .await?
+            .try_get(0)?;
+        Ok::<_, crate::Error>((size - after).max(0) as u64)
+    }
+    .await;
+    client.batch_execute(&format!("select pg_advisory_unlock({lock})")).await?;
+    rebuilt
 }
 
 /// A sealed day, decoded.
 struct Block {
     key: DayKey,
     samples: Vec<BlockSample>,
-    /// Its hourly rollups; none for a block sealed before they moved in (still rows).
-    hours: Option<DayHours>,
+    /// Its hours with figures; 0 for a block sealed before they moved in (still rows).
+    hour_mask: i32,
+    hour_exceptions: Option<Vec<u8>>,
 }
 
 impl Block {
     /// A block from a row's `series_type_id, data_source_id, day, data, hour_mask,
     /// hour_exceptions`.
     fn from_row(r: &tokio_postgres::Row) -> Result<Block> {
-        let key = DayKey::from_row(r, 0)?;
-        let samples = codec::decode(r.try_get(3)?)?;
-        let mask: i32 = r.try_get(4)?;
-        let hours = match mask {
-            0 => None,
-            mask => Some(hours::load(key.day, &samples, mask, r.try_get(5)?)?),
-        };
-        Ok(Block { key, samples, hours })
+        Ok(Block {
+            key: DayKey::from_row(r, 0)?,
+            samples: codec::decode(r.try_get(3)?)?,
+            hour_mask: r.try_get(4)?,
+            hour_exceptions: r.try_get(5)?,
+        })
+    }
+
+    /// Its hourly rollups; none when they are still rows.
+    fn hours(&self) -> Result<Option<DayHours>> {
+        if self.hour_mask == 0 {
+            return Ok(None);
+        }
+        let exceptions = self.hour_exceptions.as_deref();
+        Ok(Some(hours::load(self.key.day, &self.samples, self.hour_mask, exceptions)?))
     }
 }
 
@@ -521,7 +547,7 @@ pub async fn unseal(tx: &Transaction<'_>, user_id: Uuid, keys: &[DayKey]) -> Res
                 .await?;
             moved += 1;
         }
-        for (h, f) in block.hours.iter().flatten() {
+        for (h, f) in block.hours()?.iter().flatten() {
             restored.push(key, hours::start(key.day, *h), f);
         }
     }
@@ -629,6 +655,23 @@ fn same(s: &BlockSample, r: &SampleRow) -> bool {
     value && s.zone_offset == r.zone_offset && s.is_daily_total == r.is_daily_total
 }
 
+/// The days a recount of a changed sample's day reads samples of (see [`RECOUNT_REACH_DAYS`]).
+fn recount_reach(key: DayKey) -> impl Iterator<Item = DayKey> {
+    (-RECOUNT_REACH_DAYS..=RECOUNT_REACH_DAYS).map(move |d| key.shifted(d))
+}
+
+/// Readies sealed days for the recount of changed samples stored in rows (their own days are
+/// rows, but the days around them, which the recount reads too, may be sealed): moves those
+/// back into rows. The caller holds the user's exclusive writer lock.
+pub(crate) async fn unseal_for_recount(
+    tx: &Transaction<'_>,
+    user_id: Uuid,
+    changed: &[&SampleRow],
+) -> Result<u64> {
+    let keys: BTreeSet<DayKey> = day_keys(changed).into_iter().flat_map(recount_reach).collect();
+    unseal(tx, user_id, &keys.into_iter().collect::<Vec<_>>()).await
+}
+
 /// Readies sealed days for a writer holding the user's exclusive lock: rows a block holds
 /// exactly so are dropped (a re-sent sample is stored once, and a re-sent day stays sealed);
 /// days that get a new or changed sample are unsealed, and around a changed one the days the
@@ -653,8 +696,7 @@ pub(crate) async fn absorb<'a>(
         match blocks.get(&key).map(|b| b.get(&r.ts)) {
             Some(Some(s)) if same(s, r) => unchanged += 1,
             Some(Some(_)) => {
-                unseal_keys
-                    .extend((-RECOUNT_REACH_DAYS..=RECOUNT_REACH_DAYS).map(|d| key.shifted(d)));
+                unseal_keys.extend(recount_reach(key));
                 kept.push(r);
             }
             Some(None) => {
