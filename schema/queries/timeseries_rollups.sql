@@ -12,7 +12,7 @@
 -- from the cursor's bucket on, HELD whether a better source has samples in a bucket (the UTC
 -- day rollups for days, hours_held.sql for hours). Parameters as in timeseries_raw.sql, and
 -- $13 <= $14 <= $15 <= $16 cut the window [$4, $5) into pieces: raw [$4, $13), hours
--- [$13, $14), days [$14, $15), hours [$15, $16), raw [$16, $5); $17 to $25 the sealed days'
+-- [$13, $14), days [$14, $15), hours [$15, $16), raw [$16, $5); $17 to $27 the sealed days'
 -- hours (SEALED_HOURS, schema::blocks::hours_sql), then the sealed samples.
 with {series}
 select p.*

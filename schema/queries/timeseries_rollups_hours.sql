@@ -12,7 +12,6 @@ union all
 (select u.hour, u.sample_count, u.value_sum, u.total_count, u.total_sum, u.value_max,
         u.zone_offset
  from {sealed_hours}
- where u.series_type_id = types.id and u.data_source_id = ranked.id
-   and u.hour >= {from} and u.hour < {to} and {bound:u.hour}
+ where u.hour >= {from} and u.hour < {to} and {bound:u.hour}
  order by u.hour {dir}
  limit {limit})

@@ -169,7 +169,7 @@ impl Reading {
                     sql = sql.replace(&format!("{{bound:{column}}}"), &bound(column));
                 }
                 sql.replace("{held}", &held)
-                    .replace("{sealed_hours}", &blocks::hours_sql(17, "u"))
+                    .replace("{sealed_hours}", &blocks::hours_sql(17, "types.id", "ranked.id", "u"))
                     .replace("{limit}", &Self::piece_rows_sql(width))
                     .replace("{width}", &interval)
             }
@@ -177,7 +177,7 @@ impl Reading {
         // The sealed samples' arrays follow the statement's own parameters.
         let first = match self {
             Reading::Raw | Reading::SubHour { .. } => 13,
-            Reading::Rollups { .. } => 26,
+            Reading::Rollups { .. } => 28,
         };
         sql.replace("{series}", SERIES)
             .replace("{cmp}", cmp)
@@ -373,6 +373,7 @@ async fn sealed_hours(
         };
         out.extend(blocks::fetch_hours(client, scope).await?);
     }
+    out.index();
     Ok(out)
 }
 

@@ -247,6 +247,9 @@ pub struct SealedHours {
     pub total_sums: Vec<f64>,
     pub maxes: Vec<f64>,
     pub offsets: Vec<Option<i16>>,
+    /// Each (series, source) once, with the first and last (1-based) of its hours, once
+    /// [`SealedHours::index`] has sorted them.
+    pairs: (Vec<i16>, Vec<Uuid>, Vec<i32>, Vec<i32>),
 }
 
 impl SealedHours {
@@ -263,11 +266,53 @@ impl SealedHours {
         self.offsets.extend(other.offsets);
     }
 
-    /// The statement's parameters, in [`hours_sql`]'s order.
-    pub fn params(&self) -> [&(dyn ToSql + Sync); 9] {
+    /// Sorts the hours by series, source and time and notes where each pair's lie, so a
+    /// statement takes a pair's hours as a slice instead of filtering them all for each pair.
+    pub fn index(&mut self) {
+        let mut order: Vec<usize> = (0..self.hours.len()).collect();
+        order.sort_by_key(|&i| (self.series[i], self.sources[i], self.hours[i]));
+        fn by<T: Clone>(v: &[T], order: &[usize]) -> Vec<T> {
+            order.iter().map(|&i| v[i].clone()).collect()
+        }
+        *self = SealedHours {
+            series: by(&self.series, &order),
+            sources: by(&self.sources, &order),
+            hours: by(&self.hours, &order),
+            counts: by(&self.counts, &order),
+            sums: by(&self.sums, &order),
+            total_counts: by(&self.total_counts, &order),
+            total_sums: by(&self.total_sums, &order),
+            maxes: by(&self.maxes, &order),
+            offsets: by(&self.offsets, &order),
+            pairs: Default::default(),
+        };
+        for i in 0..self.hours.len() {
+            let at = i32::try_from(i + 1).unwrap_or(i32::MAX);
+            let pair = (self.series[i], self.sources[i]);
+            let (series, sources, _, last) = &mut self.pairs;
+            match (series.last(), sources.last()) {
+                (Some(s), Some(d)) if (*s, *d) == pair => {
+                    if let Some(l) = last.last_mut() {
+                        *l = at;
+                    }
+                }
+                _ => {
+                    self.pairs.0.push(pair.0);
+                    self.pairs.1.push(pair.1);
+                    self.pairs.2.push(at);
+                    self.pairs.3.push(at);
+                }
+            }
+        }
+    }
+
+    /// The statement's parameters, in [`hours_sql`]'s order (after [`SealedHours::index`]).
+    pub fn params(&self) -> [&(dyn ToSql + Sync); 11] {
         [
-            &self.series,
-            &self.sources,
+            &self.pairs.0,
+            &self.pairs.1,
+            &self.pairs.2,
+            &self.pairs.3,
             &self.hours,
             &self.counts,
             &self.sums,
@@ -279,16 +324,26 @@ impl SealedHours {
     }
 }
 
-/// SQL standing for the sealed hourly rollups of parameters `$first` to `$first + 8`
-/// ([`SealedHours::params`]), with `hourly_rollups`' columns but the user's, as `alias`.
-pub fn hours_sql(first: usize, alias: &str) -> String {
-    let p: Vec<String> = (0..9).map(|i| format!("${}", first + i)).collect();
+/// SQL for a `from` clause of the sealed hourly rollups of parameters `$first` to `$first + 10`
+/// ([`SealedHours::params`]) of one series and source (the SQL expressions `series` and
+/// `source`), with `hourly_rollups`' figure columns, as `alias`.
+pub fn hours_sql(first: usize, series: &str, source: &str, alias: &str) -> String {
+    let p: Vec<String> = (0..11).map(|i| format!("${}", first + i)).collect();
+    let types = ["timestamptz", "integer", "float8", "integer", "float8", "float8", "smallint"];
+    let slices: Vec<String> =
+        types.iter().enumerate().map(|(i, t)| format!("({}::{t}[])[k.a:k.b]", p[4 + i])).collect();
     format!(
-        "unnest({}::smallint[], {}::uuid[], {}::timestamptz[], {}::integer[], {}::float8[],
-                {}::integer[], {}::float8[], {}::float8[], {}::smallint[])
-             as {alias}(series_type_id, data_source_id, hour, sample_count, value_sum,
-                 total_count, total_sum, value_max, zone_offset)",
-        p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8]
+        "(select k.a, k.b
+          from unnest({}::smallint[], {}::uuid[], {}::integer[], {}::integer[]) as k(s, d, a, b)
+          where k.s = {series} and k.d = {source}) as k
+         cross join lateral unnest({})
+             as {alias}(hour, sample_count, value_sum, total_count, total_sum, value_max,
+                        zone_offset)",
+        p[0],
+        p[1],
+        p[2],
+        p[3],
+        slices.join(", ")
     )
 }
 
@@ -389,4 +444,30 @@ pub async fn fetch_hours(client: &impl GenericClient, scope: HourScope<'_>) -> R
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn indexed_hours_lie_by_pair_and_time() {
+        let at = |h: i64| DateTime::from_timestamp(h * 3600, 0).unwrap_or_default();
+        let (a, b) = (Uuid::from_u128(1), Uuid::from_u128(2));
+        let mut hours = SealedHours::default();
+        for (series, source, hour) in [(2, a, 5), (1, b, 3), (2, a, 1), (1, b, 2), (1, a, 9)] {
+            hours.series.push(series);
+            hours.sources.push(source);
+            hours.hours.push(at(hour));
+            hours.counts.push(hour as i32);
+            hours.sums.push(0.0);
+            hours.total_counts.push(0);
+            hours.total_sums.push(0.0);
+            hours.maxes.push(0.0);
+            hours.offsets.push(None);
+        }
+        hours.index();
+        assert_eq!(hours.counts, vec![9, 2, 3, 1, 5]);
+        assert_eq!(hours.pairs, (vec![1, 1, 2], vec![a, b, a], vec![1, 2, 4], vec![1, 3, 5]));
+    }
 }
