@@ -91,6 +91,111 @@ impl HourFigures {
     }
 }
 
+/// Hours' figures of one user as the parallel arrays the hourly rollups' statements read
+/// ([`HourRows::params`]: series, source, hour, then the figures in `hourly_rollups`' order).
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct HourRows {
+    pub series: Vec<i16>,
+    pub sources: Vec<Uuid>,
+    pub hours: Vec<DateTime<Utc>>,
+    pub counts: Vec<i32>,
+    pub sums: Vec<f64>,
+    pub total_counts: Vec<i32>,
+    pub total_sums: Vec<f64>,
+    pub maxes: Vec<f64>,
+    pub offsets: Vec<Option<i16>>,
+}
+
+impl HourRows {
+    pub fn push(&mut self, series: i16, source: Uuid, hour: DateTime<Utc>, f: &HourFigures) {
+        self.series.push(series);
+        self.sources.push(source);
+        self.hours.push(hour);
+        self.counts.push(f.sample_count);
+        self.sums.push(f.value_sum);
+        self.total_counts.push(f.total_count);
+        self.total_sums.push(f.total_sum);
+        self.maxes.push(f.value_max);
+        self.offsets.push(f.zone_offset);
+    }
+
+    pub fn len(&self) -> usize {
+        self.hours.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.hours.is_empty()
+    }
+
+    /// Adds other rows.
+    pub fn extend(&mut self, other: HourRows) {
+        self.series.extend(other.series);
+        self.sources.extend(other.sources);
+        self.hours.extend(other.hours);
+        self.counts.extend(other.counts);
+        self.sums.extend(other.sums);
+        self.total_counts.extend(other.total_counts);
+        self.total_sums.extend(other.total_sums);
+        self.maxes.extend(other.maxes);
+        self.offsets.extend(other.offsets);
+    }
+
+    /// Sorts the rows by series, source and hour.
+    pub fn sort(&mut self) {
+        let mut order: Vec<usize> = (0..self.len()).collect();
+        order.sort_by_key(|&i| (self.series[i], self.sources[i], self.hours[i]));
+        fn by<T: Clone>(v: &[T], order: &[usize]) -> Vec<T> {
+            order.iter().map(|&i| v[i].clone()).collect()
+        }
+        *self = HourRows {
+            series: by(&self.series, &order),
+            sources: by(&self.sources, &order),
+            hours: by(&self.hours, &order),
+            counts: by(&self.counts, &order),
+            sums: by(&self.sums, &order),
+            total_counts: by(&self.total_counts, &order),
+            total_sums: by(&self.total_sums, &order),
+            maxes: by(&self.maxes, &order),
+            offsets: by(&self.offsets, &order),
+        };
+    }
+
+    /// The arrays: series, source, hour, intraday count and sum, daily-total count and sum,
+    /// maximum, least zone offset.
+    pub fn params(&self) -> [&(dyn ToSql + Sync); 9] {
+        [
+            &self.series,
+            &self.sources,
+            &self.hours,
+            &self.counts,
+            &self.sums,
+            &self.total_counts,
+            &self.total_sums,
+            &self.maxes,
+            &self.offsets,
+        ]
+    }
+
+    /// Writes the rows as new `hourly_rollups` rows of `user_id` (hours that have none).
+    pub(crate) async fn insert(&self, tx: &Transaction<'_>, user_id: Uuid) -> Result<()> {
+        if self.is_empty() {
+            return Ok(());
+        }
+        let params = [&[&user_id as &(dyn ToSql + Sync)][..], &self.params()[..]].concat();
+        tx.execute(
+            "insert into hourly_rollups
+                 (user_id, series_type_id, data_source_id, hour, sample_count, value_sum,
+                  total_count, total_sum, value_max, zone_offset)
+             select $1, * from unnest($2::smallint[], $3::uuid[], $4::timestamptz[],
+                                      $5::integer[], $6::float8[], $7::integer[], $8::float8[],
+                                      $9::float8[], $10::smallint[])",
+            &params[..],
+        )
+        .await?;
+        Ok(())
+    }
+}
+
 /// The UTC hour a sample belongs to.
 pub fn hour_of(ts: DateTime<Utc>) -> DateTime<Utc> {
     let secs = ts.timestamp().div_euclid(3600) * 3600;
@@ -188,31 +293,16 @@ async fn write_hours(
     if hours.is_empty() {
         return Ok(0);
     }
-    let n = hours.len();
-    let mut keys = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
-    let mut counts = (Vec::with_capacity(n), Vec::with_capacity(n));
-    let mut sums = (Vec::with_capacity(n), Vec::with_capacity(n));
-    let (mut maxes, mut offsets) = (Vec::with_capacity(n), Vec::with_capacity(n));
-    for ((series, source, hour), f) in hours {
-        keys.0.push(series);
-        keys.1.push(source);
-        keys.2.push(hour);
-        counts.0.push(f.sample_count);
-        counts.1.push(f.total_count);
-        sums.0.push(f.value_sum);
-        sums.1.push(f.total_sum);
-        maxes.push(f.value_max);
-        offsets.push(f.zone_offset);
+    let mut rows = HourRows::default();
+    for ((series, source, hour), f) in &hours {
+        rows.push(*series, *source, *hour, f);
     }
-    let params: [&(dyn ToSql + Sync); 10] = [
-        &user_id, &keys.0, &keys.1, &keys.2, &counts.0, &sums.0, &counts.1, &sums.1, &maxes,
-        &offsets,
-    ];
+    let params = [&[&user_id as &(dyn ToSql + Sync)][..], &rows.params()[..]].concat();
     // The hours, then their days from the same figures.
     let mut written = 0;
     for sql in [HOURLY_ADD, UTC_DAY_ADD] {
         let add = tx.prepare_cached(sql).await?;
-        written += tx.execute(&add, &params).await?;
+        written += tx.execute(&add, &params[..]).await?;
     }
     Ok(written)
 }

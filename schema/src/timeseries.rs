@@ -371,7 +371,7 @@ async fn sealed_hours(
             backward: q.backward,
             rows: Reading::piece_rows(width, q.fetch),
         };
-        out.extend(blocks::fetch_hours(client, scope).await?);
+        out.rows.extend(blocks::fetch_hours(client, scope).await?.rows);
     }
     out.index();
     Ok(out)

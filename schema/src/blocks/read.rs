@@ -13,6 +13,7 @@ use uuid::Uuid;
 
 use super::{codec, hours};
 use crate::Result;
+use crate::rollups::HourRows;
 
 /// The earliest and latest instants a scope means (years 1 and 9999): an open window's bounds,
 /// well inside what PostgreSQL and chrono both hold.
@@ -238,89 +239,39 @@ pub async fn snapshot(client: &mut Object) -> Result<Transaction<'_>> {
 /// Sealed days' hourly rollups, as the parallel arrays [`hours_sql`] reads.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct SealedHours {
-    pub series: Vec<i16>,
-    pub sources: Vec<Uuid>,
-    pub hours: Vec<DateTime<Utc>>,
-    pub counts: Vec<i32>,
-    pub sums: Vec<f64>,
-    pub total_counts: Vec<i32>,
-    pub total_sums: Vec<f64>,
-    pub maxes: Vec<f64>,
-    pub offsets: Vec<Option<i16>>,
+    pub rows: HourRows,
     /// Each (series, source) once, with the first and last (1-based) of its hours, once
     /// [`SealedHours::index`] has sorted them.
     pairs: (Vec<i16>, Vec<Uuid>, Vec<i32>, Vec<i32>),
 }
 
 impl SealedHours {
-    /// Adds another read's hours.
-    pub fn extend(&mut self, other: SealedHours) {
-        self.series.extend(other.series);
-        self.sources.extend(other.sources);
-        self.hours.extend(other.hours);
-        self.counts.extend(other.counts);
-        self.sums.extend(other.sums);
-        self.total_counts.extend(other.total_counts);
-        self.total_sums.extend(other.total_sums);
-        self.maxes.extend(other.maxes);
-        self.offsets.extend(other.offsets);
-    }
-
     /// Sorts the hours by series, source and time and notes where each pair's lie, so a
     /// statement takes a pair's hours as a slice instead of filtering them all for each pair.
     pub fn index(&mut self) {
-        let mut order: Vec<usize> = (0..self.hours.len()).collect();
-        order.sort_by_key(|&i| (self.series[i], self.sources[i], self.hours[i]));
-        fn by<T: Clone>(v: &[T], order: &[usize]) -> Vec<T> {
-            order.iter().map(|&i| v[i].clone()).collect()
-        }
-        *self = SealedHours {
-            series: by(&self.series, &order),
-            sources: by(&self.sources, &order),
-            hours: by(&self.hours, &order),
-            counts: by(&self.counts, &order),
-            sums: by(&self.sums, &order),
-            total_counts: by(&self.total_counts, &order),
-            total_sums: by(&self.total_sums, &order),
-            maxes: by(&self.maxes, &order),
-            offsets: by(&self.offsets, &order),
-            pairs: Default::default(),
-        };
-        for i in 0..self.hours.len() {
+        self.rows.sort();
+        self.pairs = Default::default();
+        let (series, sources, first, last) = &mut self.pairs;
+        for (i, pair) in self.rows.series.iter().zip(&self.rows.sources).enumerate() {
             let at = i32::try_from(i + 1).unwrap_or(i32::MAX);
-            let pair = (self.series[i], self.sources[i]);
-            let (series, sources, _, last) = &mut self.pairs;
-            match (series.last(), sources.last()) {
-                (Some(s), Some(d)) if (*s, *d) == pair => {
-                    if let Some(l) = last.last_mut() {
-                        *l = at;
-                    }
-                }
+            match (series.last(), sources.last(), last.last_mut()) {
+                (Some(s), Some(d), Some(l)) if (s, d) == pair => *l = at,
                 _ => {
-                    self.pairs.0.push(pair.0);
-                    self.pairs.1.push(pair.1);
-                    self.pairs.2.push(at);
-                    self.pairs.3.push(at);
+                    series.push(*pair.0);
+                    sources.push(*pair.1);
+                    first.push(at);
+                    last.push(at);
                 }
             }
         }
     }
 
-    /// The statement's parameters, in [`hours_sql`]'s order (after [`SealedHours::index`]).
-    pub fn params(&self) -> [&(dyn ToSql + Sync); 11] {
-        [
-            &self.pairs.0,
-            &self.pairs.1,
-            &self.pairs.2,
-            &self.pairs.3,
-            &self.hours,
-            &self.counts,
-            &self.sums,
-            &self.total_counts,
-            &self.total_sums,
-            &self.maxes,
-            &self.offsets,
-        ]
+    /// The statement's parameters, in [`hours_sql`]'s order (after [`SealedHours::index`]): the
+    /// pairs, then the hours and their figures.
+    pub fn params(&self) -> Vec<&(dyn ToSql + Sync)> {
+        let pairs: [&(dyn ToSql + Sync); 4] =
+            [&self.pairs.0, &self.pairs.1, &self.pairs.2, &self.pairs.3];
+        pairs.into_iter().chain(self.rows.params().into_iter().skip(2)).collect()
     }
 }
 
@@ -432,15 +383,7 @@ pub async fn fetch_hours(client: &impl GenericClient, scope: HourScope<'_>) -> R
             (r.try_get(0)?, r.try_get(1)?, r.try_get(2)?);
         let samples = codec::decode(r.try_get(3)?)?;
         for (h, f) in hours::load(day, &samples, r.try_get(4)?, r.try_get(5)?)? {
-            out.series.push(series);
-            out.sources.push(source);
-            out.hours.push(hours::start(day, h));
-            out.counts.push(f.sample_count);
-            out.sums.push(f.value_sum);
-            out.total_counts.push(f.total_count);
-            out.total_sums.push(f.total_sum);
-            out.maxes.push(f.value_max);
-            out.offsets.push(f.zone_offset);
+            out.rows.push(series, source, hours::start(day, h), &f);
         }
     }
     Ok(out)
@@ -449,6 +392,7 @@ pub async fn fetch_hours(client: &impl GenericClient, scope: HourScope<'_>) -> R
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rollups::HourFigures;
 
     #[test]
     fn indexed_hours_lie_by_pair_and_time() {
@@ -456,18 +400,16 @@ mod tests {
         let (a, b) = (Uuid::from_u128(1), Uuid::from_u128(2));
         let mut hours = SealedHours::default();
         for (series, source, hour) in [(2, a, 5), (1, b, 3), (2, a, 1), (1, b, 2), (1, a, 9)] {
-            hours.series.push(series);
-            hours.sources.push(source);
-            hours.hours.push(at(hour));
-            hours.counts.push(hour as i32);
-            hours.sums.push(0.0);
-            hours.total_counts.push(0);
-            hours.total_sums.push(0.0);
-            hours.maxes.push(0.0);
-            hours.offsets.push(None);
+            let f = HourFigures::of(0.0, None, None);
+            hours.rows.push(
+                series,
+                source,
+                at(hour),
+                &HourFigures { sample_count: hour as i32, ..f },
+            );
         }
         hours.index();
-        assert_eq!(hours.counts, vec![9, 2, 3, 1, 5]);
+        assert_eq!(hours.rows.counts, vec![9, 2, 3, 1, 5]);
         assert_eq!(hours.pairs, (vec![1, 1, 2], vec![a, b, a], vec![1, 2, 4], vec![1, 3, 5]));
     }
 }

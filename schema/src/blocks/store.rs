@@ -16,7 +16,7 @@ use uuid::Uuid;
 
 use super::codec::{self, BlockSample};
 use super::hours::{self, DayHours};
-use crate::rollups::HourFigures;
+use crate::rollups::{HourFigures, HourRows};
 use crate::samples::SampleRow;
 use crate::users::{WriterLock, lock_for_writing};
 use crate::{Db, Result};
@@ -548,7 +548,7 @@ pub async fn unseal(tx: &Transaction<'_>, user_id: Uuid, keys: &[DayKey]) -> Res
             moved += 1;
         }
         for (h, f) in block.hours()?.iter().flatten() {
-            restored.push(key, hours::start(key.day, *h), f);
+            restored.push(series, source, hours::start(key.day, *h), f);
         }
     }
     writer.finish().await?;
@@ -563,62 +563,6 @@ pub async fn unseal(tx: &Transaction<'_>, user_id: Uuid, keys: &[DayKey]) -> Res
     )
     .await?;
     Ok(moved)
-}
-
-/// Hourly rollup rows to write back, as parallel arrays.
-#[derive(Default)]
-struct HourRows {
-    series: Vec<i16>,
-    sources: Vec<Uuid>,
-    hours: Vec<DateTime<Utc>>,
-    counts: Vec<i32>,
-    sums: Vec<f64>,
-    total_counts: Vec<i32>,
-    total_sums: Vec<f64>,
-    maxes: Vec<f64>,
-    offsets: Vec<Option<i16>>,
-}
-
-impl HourRows {
-    fn push(&mut self, key: DayKey, hour: DateTime<Utc>, f: &HourFigures) {
-        self.series.push(key.series_type_id);
-        self.sources.push(key.data_source_id);
-        self.hours.push(hour);
-        self.counts.push(f.sample_count);
-        self.sums.push(f.value_sum);
-        self.total_counts.push(f.total_count);
-        self.total_sums.push(f.total_sum);
-        self.maxes.push(f.value_max);
-        self.offsets.push(f.zone_offset);
-    }
-
-    async fn insert(&self, tx: &Transaction<'_>, user_id: Uuid) -> Result<()> {
-        if self.hours.is_empty() {
-            return Ok(());
-        }
-        tx.execute(
-            "insert into hourly_rollups
-                 (user_id, series_type_id, data_source_id, hour, sample_count, value_sum,
-                  total_count, total_sum, value_max, zone_offset)
-             select $1, * from unnest($2::smallint[], $3::uuid[], $4::timestamptz[],
-                                      $5::integer[], $6::float8[], $7::integer[], $8::float8[],
-                                      $9::float8[], $10::smallint[])",
-            &[
-                &user_id,
-                &self.series,
-                &self.sources,
-                &self.hours,
-                &self.counts,
-                &self.sums,
-                &self.total_counts,
-                &self.total_sums,
-                &self.maxes,
-                &self.offsets,
-            ],
-        )
-        .await?;
-        Ok(())
-    }
 }
 
 /// Moves all of a user's blocks back into rows (before a reprocess deletes and rebuilds by
