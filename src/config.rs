@@ -154,6 +154,12 @@ pub struct Settings {
     #[arg(long, env = "SEAL_QUIET_MINUTES", global = true, default_value_t = 60)]
     pub seal_quiet_minutes: u64,
 
+    /// Health data (samples, rollups, sessions) whose time lies wholly before the UTC midnight
+    /// this many days ago is deleted, whole blocks and chunks at a time, by a pass an hour;
+    /// 0 (the default): kept for ever.
+    #[arg(long, env = "DELETE_AFTER_DAYS", global = true, default_value_t = 0)]
+    pub delete_after_days: u32,
+
     /// Write webhook events (the outbox) for every ingested batch.
     #[arg(long, env = "OUTGOING_WEBHOOKS_ENABLED", global = true, default_value_t = false, action = clap::ArgAction::Set)]
     pub outgoing_webhooks_enabled: bool,
@@ -366,6 +372,10 @@ impl Settings {
             pulls,
             pull_concurrency: 2,
             seal: self.seal(),
+            lifecycle: (self.delete_after_days > 0).then(|| ingest::lifecycle::LifecycleConfig {
+                days: self.delete_after_days,
+                every: Duration::from_secs(3600),
+            }),
         }
     }
 

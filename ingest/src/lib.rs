@@ -15,6 +15,7 @@ mod fuzz;
 pub mod import;
 pub mod import_job;
 pub mod jobs;
+pub mod lifecycle;
 pub mod object_store;
 /// Test and benchmark payload generators: not part of the service.
 #[cfg(any(test, feature = "testsuite"))]

@@ -67,6 +67,10 @@ pub async fn seal_due(db: &Db, config: &SealConfig) -> schema::Result<Sealing> {
         for chunk in keys.chunks(DAYS_A_TRANSACTION) {
             total += schema::blocks::seal(db, user, chunk).await?;
         }
+        if !keys.is_empty() {
+            // Sealing is where a user's bytes change most: the overview's figures follow.
+            schema::storage::measure_user(db, user).await?;
+        }
     }
     if total.days == 0 {
         // Caught up: the chunks sealing emptied give their disk back.

@@ -57,6 +57,8 @@ pub struct WorkerConfig {
     pub pull_concurrency: usize,
     /// Seals past, quiet days of samples into blocks; `None`: this worker seals none.
     pub seal: Option<crate::sealer::SealConfig>,
+    /// Deletes health data past `DELETE_AFTER_DAYS`; `None`: kept for ever.
+    pub lifecycle: Option<crate::lifecycle::LifecycleConfig>,
 }
 
 impl Default for WorkerConfig {
@@ -74,6 +76,7 @@ impl Default for WorkerConfig {
             pulls: None,
             pull_concurrency: 2,
             seal: Some(crate::sealer::SealConfig::default()),
+            lifecycle: None,
         }
     }
 }
@@ -108,6 +111,9 @@ pub async fn run(db: Db, queue: JobQueue, config: WorkerConfig, shutdown: Cancel
     }
     if let Some(seal) = config.seal {
         tasks.spawn(crate::sealer::run(db.clone(), seal, shutdown.clone()));
+    }
+    if let Some(lifecycle) = config.lifecycle {
+        tasks.spawn(crate::lifecycle::run(db.clone(), lifecycle, shutdown.clone()));
     }
     tasks.spawn(sweep(db, queue, config, shutdown));
     while tasks.join_next().await.is_some() {}
@@ -247,6 +253,28 @@ async fn sweep(db: Db, queue: JobQueue, config: WorkerConfig, shutdown: Cancella
             tracing::warn!(error = %e, "emptying deleted users' objects failed");
         }
         expire(&db, config.retention_days).await;
+        measure_stale(&db).await;
+    }
+}
+
+/// Measures the storage of the users whose figures are missing or a day old
+/// (`schema::storage`), `MEASURED_A_SWEEP` a sweep: a fleet's figures stay a day fresh at most
+/// (the sealer measures the users whose days it seals as it goes).
+async fn measure_stale(db: &Db) {
+    const MEASURED_A_SWEEP: i64 = 32;
+    let users =
+        match schema::storage::stale_users(db, chrono::Duration::days(1), MEASURED_A_SWEEP).await {
+            Ok(users) => users,
+            Err(e) => {
+                tracing::warn!(error = %e, "finding users to measure failed");
+                return;
+            }
+        };
+    for user in users {
+        if let Err(e) = schema::storage::measure_user(db, user).await {
+            tracing::warn!(error = %e, %user, "measuring a user's storage failed");
+            return;
+        }
     }
 }
 

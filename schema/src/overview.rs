@@ -1,5 +1,6 @@
 //! What the deployment is doing, at a glance (the portal's overview): work waiting, what was
-//! stored in the last hour, webhook deliveries that failed, and the latest sync runs.
+//! stored in the last hour, webhook deliveries that failed, the latest sync runs, and what the
+//! stored data costs on disk.
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -7,7 +8,7 @@ use uuid::Uuid;
 
 use crate::{Db, Result};
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Overview {
     /// SDK batches accepted and not yet processed.
     pub batches_queued: i64,
@@ -24,6 +25,8 @@ pub struct Overview {
     /// Runs that ended in the last hour.
     pub runs_last_hour: i64,
     pub recent_runs: Vec<RecentRun>,
+    /// What the stored data costs, per table and for the largest users.
+    pub storage: crate::storage::Storage,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -38,8 +41,8 @@ pub struct RecentRun {
     pub updated_at: DateTime<Utc>,
 }
 
-/// The overview, with the `recent` latest runs of any user.
-pub async fn overview(db: &Db, recent: i64) -> Result<Overview> {
+/// The overview, with the `recent` latest runs of any user and the `largest` users by storage.
+pub async fn overview(db: &Db, recent: i64, largest: i64) -> Result<Overview> {
     let client = db.client().await?;
     let row = client
         .query_one(
@@ -86,5 +89,6 @@ pub async fn overview(db: &Db, recent: i64) -> Result<Overview> {
         samples_last_hour: row.try_get(5)?,
         runs_last_hour: row.try_get(6)?,
         recent_runs,
+        storage: crate::storage::storage(db, largest).await?,
     })
 }

@@ -17,6 +17,7 @@ mod guide;
 mod health_scores;
 mod import;
 mod jobs;
+mod lifecycle;
 mod oauth;
 mod portal;
 mod sdk_sync;

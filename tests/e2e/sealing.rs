@@ -9,11 +9,11 @@ use serde_json::Value;
 use crate::fixtures::{at, body, phone, rec, sleep, watch, workout};
 use crate::util::{Auth, TestApp};
 
-fn t(s: &str) -> DateTime<Utc> {
+pub(crate) fn t(s: &str) -> DateTime<Utc> {
     DateTime::parse_from_rfc3339(s).map(|d| d.with_timezone(&Utc)).expect("time")
 }
 
-fn iso(t: DateTime<Utc>) -> String {
+pub(crate) fn iso(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 
@@ -22,7 +22,7 @@ fn iso(t: DateTime<Utc>) -> String {
 /// the phone and the watch every 10 minutes in the daytime (duplicates across sources), a daily
 /// total, a weight a morning, HRV a night; a workout without its own mean heart rate; a night's
 /// sleep stages.
-fn dataset() -> String {
+pub(crate) fn dataset() -> String {
     let zone = Some("+02:00");
     let mut records = Vec::new();
     for day in 8..13 {
@@ -163,7 +163,7 @@ fn walk(user: &str, query: &str, cursor: Option<&str>) -> String {
 }
 
 /// An app with a user holding [`dataset`], as rows.
-async fn seeded() -> (TestApp, Auth, String) {
+pub(crate) async fn seeded() -> (TestApp, Auth, String) {
     let app = TestApp::spawn().await;
     let key = app.api_key().await;
     let user = app.user(&key, serde_json::json!({})).await;
@@ -171,7 +171,7 @@ async fn seeded() -> (TestApp, Auth, String) {
     (app, key, user)
 }
 
-async fn db(app: &TestApp) -> schema::Db {
+pub(crate) async fn db(app: &TestApp) -> schema::Db {
     schema::Db::connect(&app.settings.database_url, 2).await.expect("db")
 }
 
@@ -182,7 +182,7 @@ fn assert_same(before: &[(String, Value)], after: &[(String, Value)], when: &str
     }
 }
 
-async fn seal_all(app: &TestApp) -> schema::blocks::Sealing {
+pub(crate) async fn seal_all(app: &TestApp) -> schema::blocks::Sealing {
     let db = db(app).await;
     let now = ingest::sealer::SealConfig {
         after: std::time::Duration::ZERO,

@@ -219,6 +219,7 @@ pub fn settings(database: &str) -> Settings {
         batch_retention_days: 30,
         seal_after_hours: 48,
         seal_quiet_minutes: 60,
+        delete_after_days: 0,
         outgoing_webhooks_enabled: true,
         // Tests deliver to receivers on this machine.
         // Retries in a fraction of a second.

@@ -16,9 +16,13 @@ pub fn router() -> OpenApiRouter<AppState> {
 
 /// The latest runs shown.
 const RECENT_RUNS: i64 = 20;
+/// The users with the most bytes stored shown.
+const LARGEST_USERS: i64 = 20;
 
 /// Work waiting (SDK batches, imports, vendor pulls, webhook deliveries), what runs stored in
-/// the last hour, delivery attempts that failed in the last 24 hours, and the latest runs.
+/// the last hour, delivery attempts that failed in the last 24 hours, the latest runs, and
+/// storage: each table's bytes and bytes a sample, and the users with the most bytes (each
+/// user's figures measured at most a day ago).
 #[utoipa::path(get, path = "/developer/overview", tag = "developer",
     responses((status = 200, body = Object, description = "The overview"),
               (status = 401, body = ErrorBody)),
@@ -27,5 +31,5 @@ async fn overview(
     _dev: DeveloperAuth,
     State(state): State<AppState>,
 ) -> ApiResult<Json<schema::overview::Overview>> {
-    Ok(Json(schema::overview::overview(&state.db, RECENT_RUNS).await?))
+    Ok(Json(schema::overview::overview(&state.db, RECENT_RUNS, LARGEST_USERS).await?))
 }

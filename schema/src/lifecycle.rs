@@ -1,0 +1,120 @@
+//! The deployment's lifecycle setting (`DELETE_AFTER_DAYS`): health data whose time lies wholly
+//! before a cutoff is deleted, whole blocks and whole chunks where it can be. Lossless until
+//! then: nothing is aggregated away first, as the open system does. Everything the data made
+//! goes with it (rollups, hours, sessions), so every read agrees with every other.
+
+use chrono::{DateTime, Duration, NaiveDate, Utc};
+use uuid::Uuid;
+
+use crate::users::{WriterLock, lock_for_writing};
+use crate::{Db, Result};
+
+/// The first moment kept: the UTC midnight `days` days before `now`'s day. Blocks and UTC day
+/// rollups are whole days, so a cutoff at a midnight drops whole ones.
+pub fn cutoff(now: DateTime<Utc>, days: u32) -> DateTime<Utc> {
+    crate::blocks::store::utc_day(now) - Duration::days(i64::from(days))
+}
+
+/// The last local day wholly before `cutoff`, in any zone: a local day ends at most 12 hours
+/// after its UTC namesake does (zones run from -12:00 to +14:00), so a local day two days
+/// before the cutoff's date has ended by the cutoff.
+fn last_local_day_before(cutoff: DateTime<Utc>) -> NaiveDate {
+    cutoff.date_naive() - Duration::days(2)
+}
+
+/// What dates a row of a table of health data.
+#[derive(Debug, Clone, Copy)]
+enum Before {
+    /// A condition on `$2`, the cutoff.
+    Time(&'static str),
+    /// A condition on `$2`, the last local day wholly before the cutoff.
+    LocalDay(&'static str),
+}
+
+/// Each table of health data and what says a row lies wholly before the cutoff. Each leads
+/// with the user, as its index does.
+const AGED: [(&str, Before); 9] = [
+    ("sample_blocks", Before::Time("day < $2")),
+    ("samples", Before::Time("ts < $2")),
+    ("hourly_rollups", Before::Time("hour < $2")),
+    ("utc_day_rollups", Before::Time("day < $2")),
+    ("daily_rollups", Before::LocalDay("local_date <= $2")),
+    ("workouts", Before::Time("start_time < $2 and end_time <= $2")),
+    ("sleep_sessions", Before::Time("start_time < $2 and end_time <= $2")),
+    ("activity_sessions", Before::Time("start_time < $2 and end_time <= $2")),
+    ("menstrual_cycles", Before::Time("start_time < $2 and coalesce(end_time, start_time) <= $2")),
+];
+
+/// Deletes one user's data before `cutoff`, in one transaction under the user's writer lock
+/// (sealing and recounts see all of it gone or none). Returns the rows deleted.
+pub async fn delete_before(db: &Db, user_id: Uuid, cutoff: DateTime<Utc>) -> Result<u64> {
+    let last_local = last_local_day_before(cutoff);
+    let mut client = db.client().await?;
+    let tx = client.transaction().await?;
+    if lock_for_writing(&tx, user_id, WriterLock::Exclusive).await?.is_none() {
+        return Ok(0);
+    }
+    let mut rows = 0;
+    for (table, before) in AGED {
+        rows += match before {
+            Before::Time(cond) => {
+                let sql = format!("delete from {table} where user_id = $1 and {cond}");
+                tx.execute(&sql, &[&user_id, &cutoff]).await?
+            }
+            Before::LocalDay(cond) => {
+                let sql = format!("delete from {table} where user_id = $1 and {cond}");
+                tx.execute(&sql, &[&user_id, &last_local]).await?
+            }
+        };
+    }
+    tx.commit().await?;
+    Ok(rows)
+}
+
+/// Drops the `samples` chunks that end by `cutoff` whole (no row-by-row delete, no dead rows
+/// left to vacuum). Returns how many.
+pub async fn drop_chunks(db: &Db, cutoff: DateTime<Utc>) -> Result<u64> {
+    let client = db.client().await?;
+    let rows = client
+        .query("select drop_chunks('samples', older_than => $1::timestamptz)", &[&cutoff])
+        .await?;
+    Ok(rows.len() as u64)
+}
+
+/// A page of users by id, after `after`: what a pass over every user walks.
+pub async fn users_after(db: &Db, after: Option<Uuid>, limit: i64) -> Result<Vec<Uuid>> {
+    let client = db.client().await?;
+    let rows = client
+        .query(
+            "select id from users where $1::uuid is null or id > $1 order by id limit $2",
+            &[&after, &limit],
+        )
+        .await?;
+    rows.iter().map(|r| r.try_get(0).map_err(Into::into)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn it_reaches_every_table_of_health_data() {
+        let aged: Vec<&str> = AGED.iter().map(|(t, _)| *t).collect();
+        let health: Vec<&str> = crate::storage::HEALTH.iter().map(|(t, _)| *t).collect();
+        assert_eq!(aged, health);
+    }
+
+    #[test]
+    fn the_cutoff_is_a_midnight_and_local_days_before_it_have_ended_everywhere() {
+        let now = DateTime::parse_from_rfc3339("2026-11-26T20:52:00Z").expect("time").to_utc();
+        let cut = cutoff(now, 30);
+        assert_eq!(cut.to_rfc3339(), "2026-10-27T00:00:00+00:00");
+        let last = last_local_day_before(cut);
+        // The local day ends at its midnight in the zone furthest west (-12:00).
+        let end = last.succ_opt().and_then(|d| d.and_hms_opt(12, 0, 0)).expect("a day").and_utc();
+        assert!(end <= cut, "{last} ends at {end}, after {cut}");
+        // The next local day has not ended there.
+        let next_end = end + Duration::days(1);
+        assert!(next_end > cut);
+    }
+}
