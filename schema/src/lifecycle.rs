@@ -99,8 +99,10 @@ mod tests {
 
     #[test]
     fn it_reaches_every_table_of_health_data() {
-        let aged: Vec<&str> = AGED.iter().map(|(t, _)| *t).collect();
-        let health: Vec<&str> = crate::storage::HEALTH.iter().map(|(t, _)| *t).collect();
+        let mut aged: Vec<&str> = AGED.iter().map(|(t, _)| *t).collect();
+        let mut health: Vec<&str> = crate::storage::HEALTH.iter().map(|(t, _)| *t).collect();
+        aged.sort_unstable();
+        health.sort_unstable();
         assert_eq!(aged, health);
     }
 
