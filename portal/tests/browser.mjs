@@ -47,6 +47,10 @@ try {
   await page.getByRole("button", { name: "Log in" }).click();
   await page.getByRole("heading", { name: "Overview" }).waitFor();
   await page.getByText("samples stored in the last hour").waitFor();
+  // What the stored data costs, per table and for the largest users.
+  await page.getByRole("heading", { name: "Storage" }).waitFor();
+  await page.getByText("bytes a sample (durable data)").waitFor();
+  await page.getByRole("columnheader", { name: "Bytes a sample" }).first().waitFor();
   await shot("overview");
 
   step("create an API key: shown once");

@@ -9,6 +9,49 @@ function Figure({ label, value, hint }) {
     ${hint && html`<span class="hint">${hint}</span>`}</div>`;
 }
 
+/** Bytes as people read them: 1.2 GB. */
+function size(n) {
+  const units = ["B", "kB", "MB", "GB", "TB"];
+  let i = 0;
+  while (n >= 1000 && i < units.length - 1) {
+    n /= 1000;
+    i += 1;
+  }
+  return `${i === 0 ? n : n.toFixed(1)} ${units[i]}`;
+}
+
+const perSample = (b) => (b == null ? "—" : b.toLocaleString());
+
+/** What the stored data costs: the durable data's bytes a sample, each table, the largest users. */
+function Storage({ s }) {
+  return html`<h2>Storage</h2>
+    <div class="figures">
+      <${Figure} label="bytes a sample (durable data)" value=${perSample(s.durable_bytes_per_sample)}
+        hint=${`${size(s.durable_bytes)} durable, ${size(s.database_bytes)} in all`} />
+      <${Figure} label="samples stored" value=${s.samples.toLocaleString()}
+        hint=${`as last measured for ${s.users_measured} users`} />
+    </div>
+    <div class="scroll"><table>
+      <thead><tr><th scope="col">Table</th><th scope="col">Kind</th><th scope="col">Size</th>
+        <th scope="col">Bytes a sample</th></tr></thead>
+      <tbody>${s.tables.map(
+        (t) => html`<tr><td>${t.table}</td><td>${t.kind}</td><td>${size(t.bytes)}</td>
+          <td>${perSample(t.bytes_per_sample)}</td></tr>`,
+      )}</tbody></table></div>
+    <h3>Largest users</h3>
+    ${s.largest_users.length === 0
+      ? html`<p>No user measured yet.</p>`
+      : html`<div class="scroll"><table>
+          <thead><tr><th scope="col">User</th><th scope="col">Samples</th><th scope="col">Size</th>
+            <th scope="col">Bytes a sample</th><th scope="col">Measured</th></tr></thead>
+          <tbody>${s.largest_users.map(
+            (u) => html`<tr>
+              <td><a href=${`#/users/${u.user_id}`}>${u.user_id.slice(0, 8)}</a></td>
+              <td>${u.samples.toLocaleString()}</td><td>${size(u.bytes)}</td>
+              <td>${perSample(u.bytes_per_sample)}</td><td>${when(u.measured_at)}</td></tr>`,
+          )}</tbody></table></div>`}`;
+}
+
 export function Overview() {
   const [o, error, reload] = useLoad(() => api("/developer/overview"), []);
   // Figures of a running service: read again every 10 s.
@@ -40,6 +83,7 @@ export function Overview() {
                 <td><a href=${`#/users/${r.user_id}`}>${r.user_id.slice(0, 8)}</a></td>
                 <td>${r.provider}</td><td>${r.source}</td><td><${Status} value=${r.status} /></td>
                 <td>${r.error || r.message || ""}</td></tr>`,
-            )}</tbody></table></div>`}`}
+            )}</tbody></table></div>`}
+      <${Storage} s=${o.storage} />`}
   </section>`;
 }
