@@ -6,9 +6,9 @@ insert into hourly_rollups
      total_sum, value_max, zone_offset)
 select $1, k.series_type_id, k.data_source_id, k.hour,
        count(*) filter (where not coalesce(s.is_daily_total, false)),
-       coalesce(sum(s.value) filter (where not coalesce(s.is_daily_total, false)), 0),
+       coalesce(sum(s.value order by s.ts) filter (where not coalesce(s.is_daily_total, false)), 0),
        count(*) filter (where s.is_daily_total),
-       coalesce(sum(s.value) filter (where s.is_daily_total), 0),
+       coalesce(sum(s.value order by s.ts) filter (where s.is_daily_total), 0),
        max(s.value), min(s.zone_offset)
 from keys k
 join samples s

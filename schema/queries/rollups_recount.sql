@@ -12,11 +12,11 @@ insert into daily_rollups
      sample_count, value_sum, value_min, value_max, total_count, total_sum)
 select $1, s.series_type_id, s.data_source_id, k.local_date,
        count(*) filter (where not coalesce(s.is_daily_total, false)),
-       coalesce(sum(s.value) filter (where not coalesce(s.is_daily_total, false)), 0),
+       coalesce(sum(s.value order by s.ts) filter (where not coalesce(s.is_daily_total, false)), 0),
        min(s.value) filter (where not coalesce(s.is_daily_total, false)),
        max(s.value) filter (where not coalesce(s.is_daily_total, false)),
        count(*) filter (where s.is_daily_total),
-       coalesce(sum(s.value) filter (where s.is_daily_total), 0)
+       coalesce(sum(s.value order by s.ts) filter (where s.is_daily_total), 0)
 from keys k
 join samples s
   on s.user_id = $1 and s.series_type_id = k.series_type_id

@@ -2,8 +2,9 @@
 -- source, from the rollups: additive series sum their intraday samples (their daily totals
 -- where a bucket has no intraday sample), levels average, best efforts take the maximum, as
 -- timeseries_subhour.sql does from raw samples. The window is read in pieces, each from the
--- coarsest rows that tile it: whole UTC days from utc_day_rollups (day widths only), whole
--- hours from hourly_rollups, the partial hours at its edges from the raw samples. Each series
+-- coarsest rows that tile it: whole UTC days from utc_day_rollups and the sealed blocks' day
+-- figures (day widths only), whole hours from hourly_rollups and the sealed blocks' hours, the
+-- partial hours at its edges from the raw samples. Each series
 -- and source reads at most LIMIT rows of each piece (enough for ($9 + 1) buckets: a bucket
 -- holds one row a day or an hour of its width, and an edge day up to 24 more), so its first
 -- $9 buckets read are whole and a page costs the same whatever the window.
@@ -33,13 +34,25 @@ from types cross join ranked cross join lateral (
         from (
             select e.*
             from (
-                (select r.day as hour, r.sample_count, r.value_sum, r.total_count,
-                        r.total_sum, r.value_max, r.zone_offset
-                 from utc_day_rollups r
-                 where r.user_id = $1 and r.series_type_id = types.id
-                   and r.data_source_id = ranked.id and r.day >= $14 and r.day < $15
-                   and {bound:r.day}
-                 order by r.day {dir}
+(select d.*
+                 from ((select r.day as hour, r.sample_count, r.value_sum, r.total_count,
+                               r.total_sum, r.value_max, r.zone_offset
+                        from utc_day_rollups r
+                        where r.user_id = $1 and r.series_type_id = types.id
+                          and r.data_source_id = ranked.id and r.day >= $14 and r.day < $15
+                          and {bound:r.day}
+                        order by r.day {dir}
+                        limit {limit})
+                       union all
+                       (select b.day, b.day_sample_count, b.day_value_sum, b.day_total_count,
+                               b.day_total_sum, b.day_value_max, b.day_zone_offset
+                        from sample_blocks b
+                        where b.user_id = $1 and b.series_type_id = types.id
+                          and b.data_source_id = ranked.id and b.day >= $14 and b.day < $15
+                          and {bound:b.day} and b.day_sample_count is not null
+                        order by b.day {dir}
+                        limit {limit})) d
+                 order by d.hour {dir}
                  limit {limit})
                 union all
                 {hours:$13:$14}
@@ -48,9 +61,9 @@ from types cross join ranked cross join lateral (
                 union all
                 select time_bucket(interval '1 hour', s.ts),
                        (count(*) filter (where not coalesce(s.is_daily_total, false)))::integer,
-                       coalesce(sum(s.value) filter (where not coalesce(s.is_daily_total, false)), 0),
+                       coalesce(sum(s.value order by s.ts) filter (where not coalesce(s.is_daily_total, false)), 0),
                        (count(*) filter (where s.is_daily_total))::integer,
-                       coalesce(sum(s.value) filter (where s.is_daily_total), 0),
+                       coalesce(sum(s.value order by s.ts) filter (where s.is_daily_total), 0),
                        max(s.value), min(s.zone_offset)
                 from {samples} s
                 where s.user_id = $1 and s.series_type_id = types.id

@@ -5,7 +5,8 @@
 -- hypertable's chunks outside the stretch are not planned or read. Rendered per direction and
 -- width: CMP is > or <, DIR asc or desc, WIDTH an interval literal, FROM the cursor's lower
 -- bound on sample times (`$6` forward, `$4` backward) and TO its upper one (`$5` forward,
--- `$6 + WIDTH` backward). Parameters as in timeseries_raw.sql.
+-- `$6 + WIDTH` backward). Parameters as in timeseries_raw.sql. Values are summed in time order,
+-- so an answer never depends on the plan or on which samples are rows and which sealed.
 with {series}
 select p.ts, p.series_type_id, p.data_source_id, p.value, p.zone_offset, p.is_daily_total
 from types cross join ranked cross join lateral (
@@ -14,10 +15,10 @@ from types cross join ranked cross join lateral (
         select time_bucket({width}, s.ts) as ts, types.id as series_type_id,
                ranked.id as data_source_id,
                case types.agg
-                   when 'sum' then coalesce(sum(s.value) filter (where not coalesce(s.is_daily_total, false)),
-                                            sum(s.value))
+                   when 'sum' then coalesce(sum(s.value order by s.ts) filter (where not coalesce(s.is_daily_total, false)),
+                                            sum(s.value order by s.ts))
                    when 'max' then max(s.value)
-                   else avg(s.value)
+                   else avg(s.value order by s.ts)
                end as value,
                min(s.zone_offset) as zone_offset,
                case when types.agg = 'sum' then bool_and(coalesce(s.is_daily_total, false)) end

@@ -176,24 +176,41 @@ impl HourRows {
         ]
     }
 
-    /// Writes the rows as new `hourly_rollups` rows of `user_id` (hours that have none).
-    pub(crate) async fn insert(&self, tx: &Transaction<'_>, user_id: Uuid) -> Result<()> {
+    /// Writes the rows as new rows of `user_id` of the rollups of `span` (spans that have
+    /// none), marked changed now.
+    pub(crate) async fn insert(
+        &self,
+        tx: &Transaction<'_>,
+        user_id: Uuid,
+        span: Span,
+    ) -> Result<()> {
         if self.is_empty() {
             return Ok(());
         }
+        let (table, column) = match span {
+            Span::Hour => ("hourly_rollups", "hour"),
+            Span::UtcDay => ("utc_day_rollups", "day"),
+        };
         let params = [&[&user_id as &(dyn ToSql + Sync)][..], &self.params()[..]].concat();
-        tx.execute(
-            "insert into hourly_rollups
-                 (user_id, series_type_id, data_source_id, hour, sample_count, value_sum,
+        let sql = format!(
+            "insert into {table}
+                 (user_id, series_type_id, data_source_id, {column}, sample_count, value_sum,
                   total_count, total_sum, value_max, zone_offset)
              select $1, * from unnest($2::smallint[], $3::uuid[], $4::timestamptz[],
                                       $5::integer[], $6::float8[], $7::integer[], $8::float8[],
-                                      $9::float8[], $10::smallint[])",
-            &params[..],
-        )
-        .await?;
+                                      $9::float8[], $10::smallint[])"
+        );
+        tx.execute(&sql, &params[..]).await?;
         Ok(())
     }
+}
+
+/// The span a row of [`HourRows`] stands for: an hour (`hourly_rollups`) or a UTC day
+/// (`utc_day_rollups`, whose columns are the same).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Span {
+    Hour,
+    UtcDay,
 }
 
 /// The UTC hour a sample belongs to.

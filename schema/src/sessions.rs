@@ -41,7 +41,7 @@ impl Kind {
                  e.duration_seconds, e.calories_kcal, e.distance_meters, e.steps,
                  e.avg_heart_rate_bpm is null as hr_from_samples,
                  coalesce(e.avg_heart_rate_bpm, (
-                     select avg(s.value) from {samples} s
+                     select avg(s.value order by s.ts) from {samples} s
                      where s.user_id = e.user_id and s.series_type_id = 1
                        and s.data_source_id = e.data_source_id
                        and s.ts >= e.start_time and s.ts < e.end_time)) as avg_heart_rate_bpm,

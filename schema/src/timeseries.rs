@@ -149,13 +149,17 @@ impl Reading {
                     }
                 };
                 let end = format!("g.ts + {interval}");
-                // The UTC day rollups are kept for sealed days too.
+                // A day has samples when it has a UTC day rollup or a block.
                 let held = if width >= DAY {
                     format!(
-                        "exists (select 1 from utc_day_rollups x
-                                 where x.user_id = $1 and x.series_type_id = types.id
-                                   and x.day >= g.ts and x.day < {end}
-                                   and x.data_source_id in ({BETTER}))"
+                        "(exists (select 1 from utc_day_rollups x
+                                  where x.user_id = $1 and x.series_type_id = types.id
+                                    and x.day >= g.ts and x.day < {end}
+                                    and x.data_source_id in ({BETTER}))
+                          or exists (select 1 from sample_blocks x
+                                     where x.user_id = $1 and x.series_type_id = types.id
+                                       and x.day >= g.ts and x.day < {end}
+                                       and x.data_source_id in ({BETTER})))"
                     )
                 } else {
                     hours_held("types.id", "g.ts", &end, BETTER)
@@ -165,7 +169,7 @@ impl Reading {
                     let piece = ROLLUP_HOURS.replace("{from}", from).replace("{to}", to);
                     sql = sql.replace(&format!("{{hours:{from}:{to}}}"), &piece);
                 }
-                for column in ["r.day", "r.hour", "u.hour", "e.hour"] {
+                for column in ["r.day", "b.day", "r.hour", "u.hour", "e.hour"] {
                     sql = sql.replace(&format!("{{bound:{column}}}"), &bound(column));
                 }
                 sql.replace("{held}", &held)

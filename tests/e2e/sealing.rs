@@ -224,19 +224,30 @@ fn later_beats() -> String {
     body(records, vec![], vec![])
 }
 
-/// The hourly rollup rows, in key order, as text.
-async fn hour_rows(app: &TestApp) -> Vec<String> {
+/// The rows of a rollup table keyed by `span` (`hour`, `day`), in key order, as text.
+async fn rollup_rows(app: &TestApp, table: &str, span: &str) -> Vec<String> {
     let db = db(app).await;
     let client = db.client().await.expect("client");
     let rows = client
         .query(
-            "select h::text from hourly_rollups h
-             order by user_id, series_type_id, data_source_id, hour",
+            &format!(
+                "select (user_id, series_type_id, data_source_id, {span}, sample_count, value_sum,
+                         total_count, total_sum, value_max, zone_offset)::text
+                 from {table} order by user_id, series_type_id, data_source_id, {span}"
+            ),
             &[],
         )
         .await
-        .expect("hours");
+        .expect("rollups");
     rows.iter().map(|r| r.get(0)).collect()
+}
+
+/// The hourly and UTC day rollup rows.
+async fn hour_and_day_rows(app: &TestApp) -> (Vec<String>, Vec<String>) {
+    (
+        rollup_rows(app, "hourly_rollups", "hour").await,
+        rollup_rows(app, "utc_day_rollups", "day").await,
+    )
 }
 
 #[tokio::test]
@@ -246,7 +257,7 @@ async fn sealing_changes_no_answer_and_writes_into_sealed_days_land_as_on_rows()
     let stored = app.count("select count(*) from samples").await;
     assert!(stored > 1300, "{stored}");
     let rows = answers(&app, &key, &user).await;
-    let hours = hour_rows(&app).await;
+    let hours = hour_and_day_rows(&app).await;
 
     // Half a walk, then everything sealed, then the rest of the walk.
     let heart = "limit=97&types=heart_rate";
@@ -262,8 +273,11 @@ async fn sealing_changes_no_answer_and_writes_into_sealed_days_land_as_on_rows()
     assert_eq!(app.count("select count(*) from samples").await, 0);
     let blocks = app.count("select count(*) from sample_blocks").await;
     assert!(blocks >= 15, "{blocks} blocks");
-    // The hourly rollups moved into the blocks, a few hours as they were summed.
+    // The hourly and UTC day rollups moved into the blocks, a few hours as they were summed.
     assert_eq!(app.count("select count(*) from hourly_rollups").await, 0);
+    assert_eq!(app.count("select count(*) from utc_day_rollups").await, 0);
+    let with_day = "select count(*) from sample_blocks where day_sample_count is not null";
+    assert_eq!(app.count(with_day).await, blocks, "every block holds its day's rollup");
     let kept = app.count("select count(*) from sample_blocks where hour_exceptions is not null");
     assert!(kept.await > 0, "some hours kept as stored");
     assert_same(&rows, &answers(&app, &key, &user).await, "sealed");
@@ -271,9 +285,9 @@ async fn sealing_changes_no_answer_and_writes_into_sealed_days_land_as_on_rows()
     let walked = rows.iter().find(|(p, _)| p == "walk heart 1").map(|(_, v)| v.clone());
     assert_eq!(Some(page2), walked, "the walk goes on across the sealing");
 
-    // Unsealed, the hours come back to the bit.
+    // Unsealed, the hours and days come back to the bit.
     unseal_all(&app, &user).await;
-    assert_eq!(hour_rows(&app).await, hours, "the hourly rollups as they were");
+    assert_eq!(hour_and_day_rows(&app).await, hours, "the hourly and UTC day rollups as they were");
     seal_all(&app).await;
 
     // The same batch again: stored once, nothing unsealed.

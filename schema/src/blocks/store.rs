@@ -16,7 +16,7 @@ use uuid::Uuid;
 
 use super::codec::{self, BlockSample};
 use super::hours::{self, DayHours};
-use crate::rollups::{HourFigures, HourRows};
+use crate::rollups::{HourFigures, HourRows, Span};
 use crate::samples::SampleRow;
 use crate::users::{WriterLock, lock_for_writing};
 use crate::{Db, Result};
@@ -115,6 +115,59 @@ async fn hour_rows(
             Ok((DayKey::from_row(r, 0)?, r.try_get(3)?, figures))
         })
         .collect()
+}
+
+/// The UTC day rollups of those of `days` that have one, by day.
+async fn day_rows(
+    client: &impl GenericClient,
+    user_id: Uuid,
+    days: &[DayKey],
+) -> Result<BTreeMap<DayKey, HourFigures>> {
+    let (series, sources, starts) = columns(days);
+    let statement = format!(
+        "select r.series_type_id, r.data_source_id, r.day, r.sample_count, r.value_sum,
+                    r.total_count, r.total_sum, r.value_max, r.zone_offset
+             from {KEYS} join utc_day_rollups r on {}",
+        on_key("r")
+    );
+    let rows = client.query(&statement, &[&user_id, &series, &sources, &starts]).await?;
+    rows.iter().map(|r| Ok((DayKey::from_row(r, 0)?, figures_at(r, 3)?))).collect()
+}
+
+/// Figures from a row's `sample_count, value_sum, total_count, total_sum, value_max,
+/// zone_offset`, from column `at` on.
+fn figures_at(r: &tokio_postgres::Row, at: usize) -> Result<HourFigures> {
+    Ok(HourFigures {
+        sample_count: r.try_get(at)?,
+        value_sum: r.try_get(at + 1)?,
+        total_count: r.try_get(at + 2)?,
+        total_sum: r.try_get(at + 3)?,
+        value_max: r.try_get(at + 4)?,
+        zone_offset: r.try_get(at + 5)?,
+    })
+}
+
+/// A block row's day figures as the parallel arrays of `sample_blocks`' `day_*` columns, null
+/// where a day has no rollup.
+#[derive(Debug, Default)]
+struct DayColumns {
+    counts: Vec<Option<i32>>,
+    sums: Vec<Option<f64>>,
+    total_counts: Vec<Option<i32>>,
+    total_sums: Vec<Option<f64>>,
+    maxes: Vec<Option<f64>>,
+    offsets: Vec<Option<i16>>,
+}
+
+impl DayColumns {
+    fn push(&mut self, f: Option<&HourFigures>) {
+        self.counts.push(f.map(|f| f.sample_count));
+        self.sums.push(f.map(|f| f.value_sum));
+        self.total_counts.push(f.map(|f| f.total_count));
+        self.total_sums.push(f.map(|f| f.total_sum));
+        self.maxes.push(f.map(|f| f.value_max));
+        self.offsets.push(f.and_then(|f| f.zone_offset));
+    }
 }
 
 /// The parallel arrays `unnest` reads a list of keys from.
@@ -235,9 +288,13 @@ pub async fn seal(db: &Db, user_id: Uuid, days: &[DayKey]) -> Result<Sealing> {
     // rows. Should a day have rows and a block (it never does: writers unseal first), the
     // block's samples are kept where the rows do not replace them.
     let mut hours_by_day: BTreeMap<DayKey, DayHours> = BTreeMap::new();
+    let mut block_days: BTreeMap<DayKey, HourFigures> = BTreeMap::new();
     for block in blocks_among(&tx, user_id, days).await? {
         if let Some(hours) = block.hours()? {
             hours_by_day.insert(block.key, hours);
+        }
+        if let Some(figures) = block.day {
+            block_days.insert(block.key, figures);
         }
         let rows = by_day.remove(&block.key).unwrap_or_default();
         by_day.insert(block.key, merge(block.samples, rows));
@@ -247,6 +304,8 @@ pub async fn seal(db: &Db, user_id: Uuid, days: &[DayKey]) -> Result<Sealing> {
             hours_by_day.entry(key).or_default().insert(h, figures);
         }
     }
+    // The days' UTC day rollups move into their blocks as stored.
+    let day_figures = day_rows(&tx, user_id, days).await?;
     let mut out = Sealing { days: days.len() as u64, samples: rows.len() as u64, bytes: 0 };
     let n = by_day.len();
     let (mut b_series, mut b_sources, mut b_days) =
@@ -258,6 +317,7 @@ pub async fn seal(db: &Db, user_id: Uuid, days: &[DayKey]) -> Result<Sealing> {
         Vec::with_capacity(n),
     );
     let (mut masks, mut exceptions) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    let mut day = DayColumns::default();
     for (key, samples) in &by_day {
         let (Some(first), Some(last)) = (samples.first(), samples.last()) else { continue };
         let bytes = codec::encode(samples)?;
@@ -273,18 +333,28 @@ pub async fn seal(db: &Db, user_id: Uuid, days: &[DayKey]) -> Result<Sealing> {
         data.push(bytes);
         masks.push(kept.mask);
         exceptions.push(kept.exceptions);
+        // A block sealed before day rollups moved in keeps its figures where they are.
+        day.push(day_figures.get(key).or(block_days.get(key)));
     }
     tx.execute(
         "insert into sample_blocks as b
              (user_id, series_type_id, data_source_id, day, sample_count, first_ts, last_ts, data,
-              hour_mask, hour_exceptions)
+              hour_mask, hour_exceptions, day_sample_count, day_value_sum, day_total_count,
+              day_total_sum, day_value_max, day_zone_offset)
          select $1, * from unnest($2::smallint[], $3::uuid[], $4::timestamptz[], $5::integer[],
                                   $6::timestamptz[], $7::timestamptz[], $8::bytea[],
-                                  $9::integer[], $10::bytea[])
+                                  $9::integer[], $10::bytea[], $11::integer[], $12::float8[],
+                                  $13::integer[], $14::float8[], $15::float8[], $16::smallint[])
          on conflict (user_id, series_type_id, data_source_id, day) do update
              set sample_count = excluded.sample_count, first_ts = excluded.first_ts,
                  last_ts = excluded.last_ts, data = excluded.data,
-                 hour_mask = excluded.hour_mask, hour_exceptions = excluded.hour_exceptions",
+                 hour_mask = excluded.hour_mask, hour_exceptions = excluded.hour_exceptions,
+                 day_sample_count = excluded.day_sample_count,
+                 day_value_sum = excluded.day_value_sum,
+                 day_total_count = excluded.day_total_count,
+                 day_total_sum = excluded.day_total_sum,
+                 day_value_max = excluded.day_value_max,
+                 day_zone_offset = excluded.day_zone_offset",
         &[
             &user_id,
             &b_series,
@@ -296,6 +366,12 @@ pub async fn seal(db: &Db, user_id: Uuid, days: &[DayKey]) -> Result<Sealing> {
             &data,
             &masks,
             &exceptions,
+            &day.counts,
+            &day.sums,
+            &day.total_counts,
+            &day.total_sums,
+            &day.maxes,
+            &day.offsets,
         ],
     )
     .await?;
@@ -305,6 +381,10 @@ pub async fn seal(db: &Db, user_id: Uuid, days: &[DayKey]) -> Result<Sealing> {
     tx.execute(&delete_hours, &written).await?;
     let delete = format!("delete from samples s using {KEYS} where {on_day}");
     tx.execute(&delete, &params).await?;
+    // The day rollups now in blocks go; a day left without a block (no sample) is marked
+    // sealed, off the worklist.
+    let delete_days = format!("delete from utc_day_rollups r using {KEYS} where {}", on_key("r"));
+    tx.execute(&delete_days, &written[..4]).await?;
     tx.execute(
         &format!("update utc_day_rollups r set sealed = true from {KEYS} where {}", on_key("r")),
         &params[..4],
@@ -423,17 +503,20 @@ struct Block {
     /// Its hours with figures; 0 for a block sealed before they moved in (still rows).
     hour_mask: i32,
     hour_exceptions: Option<Vec<u8>>,
+    /// Its UTC day rollup; `None` for a block sealed before it moved in (still a row).
+    day: Option<HourFigures>,
 }
 
 impl Block {
-    /// A block from a row's `series_type_id, data_source_id, day, data, hour_mask,
-    /// hour_exceptions`.
+    /// A block from a row's [`BLOCK`] columns.
     fn from_row(r: &tokio_postgres::Row) -> Result<Block> {
+        let day_count: Option<i32> = r.try_get(6)?;
         Ok(Block {
             key: DayKey::from_row(r, 0)?,
             samples: codec::decode(r.try_get(3)?)?,
             hour_mask: r.try_get(4)?,
             hour_exceptions: r.try_get(5)?,
+            day: day_count.map(|_| figures_at(r, 6)).transpose()?,
         })
     }
 
@@ -448,8 +531,9 @@ impl Block {
 }
 
 /// The columns [`Block::from_row`] reads, of a `sample_blocks` row aliased `b`.
-const BLOCK: &str =
-    "b.series_type_id, b.data_source_id, b.day, b.data, b.hour_mask, b.hour_exceptions";
+const BLOCK: &str = "b.series_type_id, b.data_source_id, b.day, b.data, b.hour_mask,
+    b.hour_exceptions, b.day_sample_count, b.day_value_sum, b.day_total_count, b.day_total_sum,
+    b.day_value_max, b.day_zone_offset";
 
 /// The decoded blocks of those of `keys` that have one.
 async fn blocks_among(
@@ -525,7 +609,7 @@ pub async fn unseal(tx: &Transaction<'_>, user_id: Uuid, keys: &[DayKey]) -> Res
     let writer = BinaryCopyInWriter::new(sink, &crate::samples::TYPES);
     pin_mut!(writer);
     let mut unsealed = Vec::with_capacity(taken.len());
-    let mut restored = HourRows::default();
+    let (mut restored, mut restored_days) = (HourRows::default(), HourRows::default());
     for r in &taken {
         let block = Block::from_row(r)?;
         let key = block.key;
@@ -550,9 +634,13 @@ pub async fn unseal(tx: &Transaction<'_>, user_id: Uuid, keys: &[DayKey]) -> Res
         for (h, f) in block.hours()?.iter().flatten() {
             restored.push(series, source, hours::start(key.day, *h), f);
         }
+        if let Some(f) = &block.day {
+            restored_days.push(series, source, key.day, f);
+        }
     }
     writer.finish().await?;
-    restored.insert(tx, user_id).await?;
+    restored.insert(tx, user_id, Span::Hour).await?;
+    restored_days.insert(tx, user_id, Span::UtcDay).await?;
     let (series, sources, days) = columns(&unsealed);
     tx.execute(
         &format!(
