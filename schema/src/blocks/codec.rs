@@ -1,16 +1,21 @@
 //! One block's samples as bytes, losslessly: every field of every sample comes back as it went
 //! in, in the same order.
 //!
-//! Layout (version 1), after a version byte and the sample count (LEB128):
-//! - times, microseconds since the epoch, compressed by `pco` (its delta encoding makes a
-//!   steady cadence cost next to nothing);
-//! - values, `f64`, compressed by `pco` (bit-exact: `-0.0`, subnormals and any finite value);
+//! Layout (version 2), after a version byte and the sample count (LEB128):
+//! - times, microseconds since the epoch, and values, `f64`: each column as the smallest of
+//!   ([`Column`]) `pco` (its delta encoding makes a steady cadence cost next to nothing; a few
+//!   dozen bytes of header), or plain: times as varint deltas in the coarsest unit that divides
+//!   them all, whole values as varint deltas, other values as their 8 bytes. A sparse series'
+//!   day of a handful of samples costs a few bytes a sample plain, where pco's headers alone
+//!   cost tens. Bit-exact: `-0.0`, subnormals and any finite value;
 //! - zone offsets as runs of (minutes or none, length);
 //! - daily-total flags as runs of (none, false or true, length);
-//! - batch lineage: the distinct batch ids, then runs of (index, length).
+//! - batch lineage: the distinct batch ids, then runs of (index, length); no ids (and no runs)
+//!   when no sample has a batch.
 //!
-//! Each compressed column is length-prefixed. A corrupt or truncated block is an error, never a
-//! panic or an allocation its header alone asks for.
+//! Version 1 (still read) had both columns in `pco`, without a tag. Each column is
+//! length-prefixed. A corrupt or truncated block is an error, never a panic or an allocation
+//! its header alone asks for.
 
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
@@ -41,7 +46,9 @@ pub enum CodecError {
     Time,
 }
 
-const VERSION: u8 = 1;
+const VERSION: u8 = 2;
+/// Blocks whose columns are both `pco`, untagged.
+const VERSION_PCO: u8 = 1;
 /// The most samples a block holds (a day of samples every 100 ms is 864,000): a header asking
 /// for more is corrupt.
 pub const MAX_SAMPLES: usize = 4_000_000;
@@ -50,15 +57,25 @@ const NO_OFFSET: i16 = i16::MIN;
 
 /// The block's bytes.
 pub fn encode(samples: &[BlockSample]) -> Result<Vec<u8>, CodecError> {
-    let mut out = vec![VERSION];
+    encode_as(samples, VERSION)
+}
+
+/// The block's bytes in `version`'s layout.
+fn encode_as(samples: &[BlockSample], version: u8) -> Result<Vec<u8>, CodecError> {
+    let mut out = vec![version];
     put_varint(&mut out, samples.len() as u64);
     if samples.is_empty() {
         return Ok(out);
     }
     let times: Vec<i64> = samples.iter().map(|s| s.ts.timestamp_micros()).collect();
     let values: Vec<f64> = samples.iter().map(|s| s.value).collect();
-    put_column(&mut out, &compress(&times)?);
-    put_column(&mut out, &compress(&values)?);
+    if version == VERSION_PCO {
+        put_column(&mut out, &compress(&times)?);
+        put_column(&mut out, &compress(&values)?);
+    } else {
+        Column::smallest_times(&times)?.put(&mut out);
+        Column::smallest_values(&values)?.put(&mut out);
+    }
     put_runs(&mut out, samples.iter().map(|s| s.zone_offset.unwrap_or(NO_OFFSET) as u16 as u64));
     put_runs(&mut out, samples.iter().map(|s| flag_code(s.is_daily_total)));
     let mut batches: Vec<Uuid> = Vec::new();
@@ -75,6 +92,11 @@ pub fn encode(samples: &[BlockSample]) -> Result<Vec<u8>, CodecError> {
             }
         })
         .collect();
+    if version != VERSION_PCO && batches == [Uuid::nil()] {
+        // No sample has a batch: no lineage at all.
+        put_varint(&mut out, 0);
+        return Ok(out);
+    }
     put_varint(&mut out, batches.len() as u64);
     for b in &batches {
         out.extend_from_slice(b.as_bytes());
@@ -87,7 +109,7 @@ pub fn encode(samples: &[BlockSample]) -> Result<Vec<u8>, CodecError> {
 pub fn decode(bytes: &[u8]) -> Result<Vec<BlockSample>, CodecError> {
     let mut r = Reader::new(bytes);
     let version = r.byte()?;
-    if version != VERSION {
+    if version != VERSION && version != VERSION_PCO {
         return Err(CodecError::Version(version));
     }
     let n = usize::try_from(r.varint()?).map_err(|_| CodecError::Corrupt("count"))?;
@@ -97,20 +119,32 @@ pub fn decode(bytes: &[u8]) -> Result<Vec<BlockSample>, CodecError> {
     if n == 0 {
         return Ok(Vec::new());
     }
-    let times: Vec<i64> = decompress(r.column()?, n, "times")?;
-    let values: Vec<f64> = decompress(r.column()?, n, "values")?;
+    let (times, values): (Vec<i64>, Vec<f64>) = if version == VERSION_PCO {
+        (decompress(r.column()?, n, "times")?, decompress(r.column()?, n, "values")?)
+    } else {
+        (Column::times(&mut r, n)?, Column::values(&mut r, n)?)
+    };
     let offsets = r.runs(n, "offsets")?;
     let flags = r.runs(n, "flags")?;
     let k = usize::try_from(r.varint()?).map_err(|_| CodecError::Corrupt("batches"))?;
-    if k == 0 || k > n {
+    if k > n || (k == 0 && version == VERSION_PCO) {
         return Err(CodecError::Corrupt("batches"));
     }
-    let mut batches = Vec::with_capacity(k);
+    let mut batches = Vec::with_capacity(k.max(1));
     for _ in 0..k {
         let raw: [u8; 16] = r.take(16)?.try_into().map_err(|_| CodecError::Truncated)?;
         batches.push(Uuid::from_bytes(raw));
     }
-    let index = r.runs(n, "batch runs")?;
+    let index = if k == 0 {
+        // No lineage: every sample without a batch.
+        batches.push(Uuid::nil());
+        vec![0; n]
+    } else {
+        r.runs(n, "batch runs")?
+    };
+    if !r.is_done() {
+        return Err(CodecError::Corrupt("length"));
+    }
     let mut out = Vec::with_capacity(n);
     for i in 0..n {
         let ts = DateTime::from_timestamp_micros(times[i]).ok_or(CodecError::Time)?;
@@ -142,6 +176,115 @@ fn flag(code: u64) -> Option<Option<bool>> {
         1 => Some(Some(false)),
         2 => Some(Some(true)),
         _ => None,
+    }
+}
+
+/// How a column of times or values is stored: a tag byte, then its bytes (length-prefixed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tag {
+    /// `pco`.
+    Pco = 0,
+    /// Times: the unit (its place in [`TIME_UNITS`], a byte), then the first time and each difference
+    /// from the one before, in units, zigzag varints (any order: differences may be negative).
+    TimeDeltas = 1,
+    /// Whole values within ±2^53 (none `-0.0`): the first and each difference, zigzag varints.
+    WholeDeltas = 2,
+    /// Values as their 8 bytes, little-endian.
+    Raw = 3,
+}
+
+/// A column's tag and bytes.
+struct Column {
+    tag: Tag,
+    bytes: Vec<u8>,
+}
+
+/// Units times are tried in, coarsest first: a second, a millisecond, a microsecond.
+const TIME_UNITS: [i64; 3] = [1_000_000, 1_000, 1];
+/// Whole values up to this magnitude are exact as `i64` and their differences fit.
+const WHOLE_LIMIT: f64 = 9_007_199_254_740_992.0;
+
+impl Column {
+    fn put(&self, out: &mut Vec<u8>) {
+        out.push(self.tag as u8);
+        put_column(out, &self.bytes);
+    }
+
+    /// The smaller of `pco` and `plain`.
+    fn smaller(pco: Vec<u8>, plain: Column) -> Column {
+        if plain.bytes.len() < pco.len() { plain } else { Column { tag: Tag::Pco, bytes: pco } }
+    }
+
+    fn smallest_times(times: &[i64]) -> Result<Column, CodecError> {
+        let index = TIME_UNITS.iter().position(|u| times.iter().all(|t| t % u == 0)).unwrap_or(2);
+        let unit = TIME_UNITS[index.min(TIME_UNITS.len() - 1)];
+        let mut bytes = vec![index as u8];
+        put_deltas(&mut bytes, times.iter().map(|t| t / unit));
+        Ok(Column::smaller(compress(times)?, Column { tag: Tag::TimeDeltas, bytes }))
+    }
+
+    fn smallest_values(values: &[f64]) -> Result<Column, CodecError> {
+        let whole = |v: &f64| {
+            v.fract() == 0.0 && v.abs() <= WHOLE_LIMIT && !(*v == 0.0 && v.is_sign_negative())
+        };
+        let plain = if values.iter().all(whole) {
+            let mut bytes = Vec::new();
+            put_deltas(&mut bytes, values.iter().map(|v| *v as i64));
+            Column { tag: Tag::WholeDeltas, bytes }
+        } else {
+            Column { tag: Tag::Raw, bytes: values.iter().flat_map(|v| v.to_le_bytes()).collect() }
+        };
+        Ok(Column::smaller(compress(values)?, plain))
+    }
+
+    fn times(r: &mut Reader<'_>, n: usize) -> Result<Vec<i64>, CodecError> {
+        let tag = r.byte()?;
+        let bytes = r.column()?;
+        if tag == Tag::Pco as u8 {
+            return decompress(bytes, n, "times");
+        }
+        if tag != Tag::TimeDeltas as u8 {
+            return Err(CodecError::Corrupt("times"));
+        }
+        let mut column = Reader::new(bytes);
+        let unit =
+            *TIME_UNITS.get(usize::from(column.byte()?)).ok_or(CodecError::Corrupt("times"))?;
+        let out = column
+            .deltas(n, "times")?
+            .into_iter()
+            .map(|u| u.checked_mul(unit).ok_or(CodecError::Corrupt("times")))
+            .collect::<Result<Vec<_>, _>>()?;
+        column.done("times")?;
+        Ok(out)
+    }
+
+    fn values(r: &mut Reader<'_>, n: usize) -> Result<Vec<f64>, CodecError> {
+        let tag = r.byte()?;
+        let bytes = r.column()?;
+        if tag == Tag::Pco as u8 {
+            return decompress(bytes, n, "values");
+        }
+        let mut column = Reader::new(bytes);
+        let out = if tag == Tag::WholeDeltas as u8 {
+            column.deltas(n, "values")?.into_iter().map(|v| v as f64).collect()
+        } else if tag == Tag::Raw as u8 {
+            (0..n).map(|_| column.f64()).collect::<Result<Vec<_>, _>>()?
+        } else {
+            return Err(CodecError::Corrupt("values"));
+        };
+        column.done("values")?;
+        Ok(out)
+    }
+}
+
+/// Zigzag varints of the first value and each difference from the one before (wrapping, so
+/// any `i64`s round-trip).
+fn put_deltas(out: &mut Vec<u8>, values: impl Iterator<Item = i64>) {
+    let mut last = 0_i64;
+    for v in values {
+        let d = v.wrapping_sub(last);
+        put_varint(out, ((d << 1) ^ (d >> 63)) as u64);
+        last = v;
     }
 }
 
@@ -238,6 +381,24 @@ impl<'a> Reader<'a> {
         let slice = self.bytes.get(self.at..end).ok_or(CodecError::Truncated)?;
         self.at = end;
         Ok(slice)
+    }
+
+    /// `n` values [`put_deltas`] wrote.
+    fn deltas(&mut self, n: usize, what: &'static str) -> Result<Vec<i64>, CodecError> {
+        let mut out = Vec::with_capacity(n.min(self.bytes.len()));
+        let mut last = 0_i64;
+        for _ in 0..n {
+            let z = self.varint().map_err(|_| CodecError::Corrupt(what))?;
+            let d = ((z >> 1) as i64) ^ -((z & 1) as i64);
+            last = last.wrapping_add(d);
+            out.push(last);
+        }
+        Ok(out)
+    }
+
+    /// An error unless every byte was read.
+    fn done(&self, what: &'static str) -> Result<(), CodecError> {
+        if self.is_done() { Ok(()) } else { Err(CodecError::Corrupt(what)) }
     }
 
     fn column(&mut self) -> Result<&'a [u8], CodecError> {
