@@ -40,9 +40,10 @@ pub async fn run(settings: &Settings, now: bool) -> anyhow::Result<()> {
         );
     }
     // Caught up: the disk sealing emptied is given back now, not once autovacuum has counted.
-    let freed = schema::blocks::store::compact_hour_index(&db, true).await.context("compacting")?;
+    let freed =
+        schema::blocks::store::compact_emptied_indexes(&db, true).await.context("compacting")?;
     if freed > 0 {
-        eprintln!("rebuilt the hourly rollups' index: {freed} bytes given back");
+        eprintln!("rebuilt the rollups' indexes sealing emptied: {freed} bytes given back");
     }
     let Sealing { days, samples, bytes } = total;
     let secs = started.elapsed().as_secs_f64();

@@ -78,9 +78,9 @@ pub async fn seal_due(db: &Db, config: &SealConfig) -> schema::Result<Sealing> {
         if freed > 0 {
             tracing::info!(bytes = freed, "compacted sample chunks emptied by sealing");
         }
-        let freed = schema::blocks::store::compact_hour_index(db, false).await?;
+        let freed = schema::blocks::store::compact_emptied_indexes(db, false).await?;
         if freed > 0 {
-            tracing::info!(bytes = freed, "rebuilt the hourly rollups' index sealing emptied");
+            tracing::info!(bytes = freed, "rebuilt the rollups' indexes sealing emptied");
         }
     }
     Ok(total)

@@ -434,38 +434,50 @@ pub async fn compact_sealed_chunks(db: &Db, before: DateTime<Utc>) -> Result<u64
     Ok(freed)
 }
 
-/// The index of `hourly_rollups`: rows come and go by the million (a day's hours are written at
-/// ingest and moved into its block when it seals), and a B-tree never shrinks.
-const HOUR_INDEX: &str = "hourly_rollups_pkey";
-/// The index is rebuilt once it is this much larger than its rows need...
-const HOUR_INDEX_SLACK: i64 = 3;
+/// The indexes whose rows come and go by the million (a day's hours and day rollup are written
+/// at ingest and moved into its block when it seals), with their tables: a B-tree never
+/// shrinks.
+const EMPTIED_INDEXES: [(&str, &str); 4] = [
+    ("hourly_rollups_pkey", "hourly_rollups"),
+    ("utc_day_rollups_pkey", "utc_day_rollups"),
+    ("utc_day_rollups_unsealed", "utc_day_rollups"),
+    ("utc_day_rollups_unsealed_user", "utc_day_rollups"),
+];
+/// An index is rebuilt once it is this much larger than its table's rows need...
+const INDEX_SLACK: i64 = 3;
 /// ...and past this size (smaller, it is not worth a rebuild).
-const HOUR_INDEX_FLOOR: i64 = 8 << 20;
-/// About what one row takes in the index: a 42-byte key, its tuple header and line pointer, at
-/// the B-tree's fill factor.
-const HOUR_INDEX_ROW: i64 = 64;
+const INDEX_FLOOR: i64 = 8 << 20;
+/// About what one row takes in such an index: a 42-byte key, its tuple header and line pointer,
+/// at the B-tree's fill factor.
+const INDEX_ROW: i64 = 64;
 
-/// Gives back the disk of the hourly rollup rows sealing moved into blocks: when
-/// `hourly_rollups`' index is far larger than its rows (by the planner's count, kept by
+/// Gives back the disk of the rollup rows sealing moved into blocks: when one of
+/// [`EMPTIED_INDEXES`] is far larger than its table's rows (by the planner's count, kept by
 /// autovacuum and ANALYZE) need, it is rebuilt concurrently, without blocking writers. An import
-/// of years of data writes all its hours at once; sealing then empties most of the index.
+/// of years of data writes all its hours and days at once; sealing then empties most of them.
 /// With `recount`, the rows are counted first (ANALYZE), as they are stale right after sealing.
 /// Returns the bytes given back.
-pub async fn compact_hour_index(db: &Db, recount: bool) -> Result<u64> {
+pub async fn compact_emptied_indexes(db: &Db, recount: bool) -> Result<u64> {
     let client = db.client().await?;
     if recount {
-        client.batch_execute("analyze hourly_rollups").await?;
+        client.batch_execute("analyze hourly_rollups, utc_day_rollups").await?;
     }
-    let row = client
-        .query_one(
-            "select pg_relation_size($1::text::regclass),
-                    (select reltuples::bigint from pg_class where oid = 'hourly_rollups'::regclass)",
-            &[&HOUR_INDEX],
-        )
-        .await?;
-    let (size, rows): (i64, i64) = (row.try_get(0)?, row.try_get(1)?);
-    // Never counted (-1): no telling whether it is bloated.
-    if rows < 0 || size < HOUR_INDEX_FLOOR || size < HOUR_INDEX_SLACK * rows * HOUR_INDEX_ROW {
+    let mut bloated = Vec::new();
+    for (index, table) in EMPTIED_INDEXES {
+        let row = client
+            .query_one(
+                "select pg_relation_size($1::text::regclass),
+                        (select reltuples::bigint from pg_class where oid = $2::text::regclass)",
+                &[&index, &table],
+            )
+            .await?;
+        let (size, rows): (i64, i64) = (row.try_get(0)?, row.try_get(1)?);
+        // Never counted (-1): no telling whether it is bloated.
+        if rows >= 0 && size >= INDEX_FLOOR && size >= INDEX_SLACK * rows * INDEX_ROW {
+            bloated.push((index, size));
+        }
+    }
+    if bloated.is_empty() {
         return Ok(0);
     }
     // One rebuild at a time, whatever the workers (and `wearhouse seal`) running.
@@ -476,20 +488,22 @@ pub async fn compact_hour_index(db: &Db, recount: bool) -> Result<u64> {
         return Ok(0);
     }
     let rebuilt = async {
-        // What a rebuild cut short left behind (REINDEX CONCURRENTLY's names).
-        for leftover in ["ccnew", "ccold"] {
-            client
-                .batch_execute(&format!(
-                    "drop index concurrently if exists {HOUR_INDEX}_{leftover}"
-                ))
-                .await?;
+        let mut freed = 0;
+        for (index, size) in bloated {
+            // What a rebuild cut short left behind (REINDEX CONCURRENTLY's names).
+            for leftover in ["ccnew", "ccold"] {
+                client
+                    .batch_execute(&format!("drop index concurrently if exists {index}_{leftover}"))
+                    .await?;
+            }
+            client.batch_execute(&format!("reindex index concurrently {index}")).await?;
+            let after: i64 = client
+                .query_one("select pg_relation_size($1::text::regclass)", &[&index])
+                .await?
+                .try_get(0)?;
+            freed += (size - after).max(0) as u64;
         }
-        client.batch_execute(&format!("reindex index concurrently {HOUR_INDEX}")).await?;
-        let after: i64 = client
-            .query_one("select pg_relation_size($1::text::regclass)", &[&HOUR_INDEX])
-            .await?
-            .try_get(0)?;
-        Ok::<_, crate::Error>((size - after).max(0) as u64)
+        Ok::<_, crate::Error>(freed)
     }
     .await;
     client.batch_execute(&format!("select pg_advisory_unlock({lock})")).await?;
