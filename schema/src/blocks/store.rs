@@ -446,7 +446,7 @@ const EMPTIED_INDEXES: [(&str, &str); 4] = [
 /// An index is rebuilt once it is this much larger than its table's rows need...
 const INDEX_SLACK: i64 = 3;
 /// ...and past this size (smaller, it is not worth a rebuild).
-const INDEX_FLOOR: i64 = 8 << 20;
+const INDEX_FLOOR: i64 = 1 << 20;
 /// About what one row takes in such an index: a 42-byte key, its tuple header and line pointer,
 /// at the B-tree's fill factor.
 const INDEX_ROW: i64 = 64;
