@@ -22,7 +22,7 @@ use deadpool_postgres::GenericClient;
 use postgres_types::ToSql;
 use uuid::Uuid;
 
-use crate::blocks::{self, HourScope, Scope, SealedHours, SealedRows};
+use crate::blocks::{self, HourScope, PageLimit, Scope, SealedHours, SealedRows};
 use crate::catalogue::series_types::{self, Aggregation};
 use crate::rollups::hour_of;
 use crate::{Db, Result};
@@ -206,7 +206,8 @@ impl Reading {
     }
 
     /// The sealed samples the statement reads for a window `[start, end)`: the whole stretch
-    /// for raw and sub-hour pages, the partial hours at its edges for rollup pages.
+    /// for raw and sub-hour pages (a `page`'s worth of each series and source, given one), the
+    /// partial hours at its edges for rollup pages.
     async fn sealed(
         self,
         client: &impl GenericClient,
@@ -214,10 +215,17 @@ impl Reading {
         types: &[i16],
         (start, end): (DateTime<Utc>, DateTime<Utc>),
         cuts: Option<&[DateTime<Utc>; 4]>,
+        page: Option<PageLimit>,
     ) -> Result<SealedRows> {
         let scope = |from, to| Scope { user_id, series: Some(types), sources: None, from, to };
         match cuts {
-            None => blocks::fetch(client, scope(start, end)).await,
+            None => {
+                let mut rows = blocks::fetch(client, scope(start, end)).await?;
+                if let Some(page) = page {
+                    rows.keep_page(page);
+                }
+                Ok(rows)
+            }
             Some(cuts) => {
                 let mut rows = blocks::fetch(client, scope(start, cuts[0])).await?;
                 rows.extend(blocks::fetch(client, scope(cuts[3], end)).await?);
@@ -324,14 +332,25 @@ pub async fn read(client: &impl GenericClient, q: &SeriesQuery) -> Result<Vec<Se
     if let Reading::Rollups { .. } = reading {
         params.extend(hours.params());
     }
-    let sealed = reading.sealed(client, q.user_id, &types, (start, end), cuts.as_ref()).await?;
+    // Raw and sub-hour pages take a page's worth of each series and source's sealed samples.
+    let page = match (reading, q.resolve) {
+        (Reading::Raw | Reading::SubHour { .. }, false) => Some(PageLimit {
+            cursor: (c_ts, c_series, c_source),
+            backward: q.backward,
+            rows: usize::try_from(q.fetch).unwrap_or(usize::MAX),
+            width: q.bucket_seconds,
+        }),
+        _ => None,
+    };
+    let sealed =
+        reading.sealed(client, q.user_id, &types, (start, end), cuts.as_ref(), page).await?;
     let statement = client.prepare_cached(&reading.render(q.backward)).await?;
     let rows = client.query(&statement, &[&params[..], &sealed.params()[..]].concat()).await?;
     // A stretch is counted to hold the page, but with duplicates resolved some of its samples
     // drop out: a page that comes back short reads the whole window instead.
     let rows = if (start, end) != (q.start, q.end) && (rows.len() as i64) < q.fetch {
         let whole = (q.start, q.end);
-        let sealed = reading.sealed(client, q.user_id, &types, whole, cuts.as_ref()).await?;
+        let sealed = reading.sealed(client, q.user_id, &types, whole, cuts.as_ref(), page).await?;
         params[3] = &q.start;
         params[4] = &q.end;
         client.query(&statement, &[&params[..], &sealed.params()[..]].concat()).await?

@@ -127,6 +127,8 @@ async fn answers(app: &TestApp, key: &Auth, user: &str) -> Vec<(String, Value)> 
             "limit=9&resolution=15min&filter_by_priority=true&types=steps&types=heart_rate",
         ),
         ("days", "limit=2&resolution=1day&filter_by_priority=true"),
+        // Without priority a sub-hour page takes a page's worth of sealed samples per source.
+        ("minutes", "limit=11&resolution=5min&types=heart_rate&types=steps"),
     ];
     for (name, query) in walks {
         let mut path = walk(user, query, None);

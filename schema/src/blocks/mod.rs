@@ -11,6 +11,7 @@ pub mod store;
 
 pub use codec::{BlockSample, CodecError, decode, encode};
 pub use read::{
-    HourScope, Scope, SealedHours, SealedRows, fetch, fetch_hours, hours_sql, samples_sql, snapshot,
+    HourScope, PageLimit, Scope, SealedHours, SealedRows, fetch, fetch_hours, hours_sql,
+    samples_sql, snapshot,
 };
 pub use store::{DayKey, Sealing, due, seal, unseal, unseal_user};

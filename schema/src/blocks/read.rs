@@ -5,6 +5,8 @@
 //! The blocks and the rows must be read in one snapshot ([`snapshot`]): a day sealed between
 //! the two reads would otherwise be missed (or, unsealed, counted twice).
 
+use std::collections::BTreeMap;
+
 use chrono::{DateTime, Duration, Utc};
 use deadpool_postgres::{GenericClient, Object, Transaction};
 use tokio_postgres::IsolationLevel;
@@ -39,6 +41,18 @@ pub struct Scope<'a> {
     pub to: DateTime<Utc>,
 }
 
+/// A raw or sub-hour page, as [`SealedRows::keep_page`] trims for it.
+#[derive(Debug, Clone, Copy)]
+pub struct PageLimit {
+    /// The cursor: (bucket or time, series, source), the page's rows lie past it.
+    pub cursor: (DateTime<Utc>, i16, Uuid),
+    pub backward: bool,
+    /// Rows the page fetches.
+    pub rows: usize,
+    /// Bucket width in seconds; `None`: raw samples.
+    pub width: Option<i64>,
+}
+
 /// Sealed samples, decoded, as the parallel arrays [`samples_sql`] reads.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct SealedRows {
@@ -71,6 +85,54 @@ impl SealedRows {
             &self.flags,
             &self.batches,
         ]
+    }
+
+    /// Keeps only what a raw or sub-hour page's statement can take of these samples: per series
+    /// and source, those of its first `page.rows` buckets (a raw sample's bucket is its time)
+    /// past the cursor. The statement takes at most that many rows of any one series and
+    /// source, so a page that decodes days of a dense series hands it a page's worth, not the
+    /// days. Not for pages resolving duplicates by priority: there a sample held by a better
+    /// source drops out, and the next may be needed.
+    pub fn keep_page(&mut self, page: PageLimit) {
+        let bucket =
+            |ts: DateTime<Utc>| page.width.map_or(ts, |w| crate::timeseries::floor_to(ts, w));
+        let mut groups: BTreeMap<(i16, Uuid), Vec<usize>> = BTreeMap::new();
+        for i in 0..self.len() {
+            let key = (bucket(self.ts[i]), self.series[i], self.sources[i]);
+            let past = if page.backward { key < page.cursor } else { key > page.cursor };
+            if past {
+                groups.entry((self.series[i], self.sources[i])).or_default().push(i);
+            }
+        }
+        let mut keep = vec![false; self.len()];
+        for indexes in groups.values() {
+            let mut buckets: Vec<DateTime<Utc>> =
+                indexes.iter().map(|&i| bucket(self.ts[i])).collect();
+            buckets.sort_unstable();
+            buckets.dedup();
+            let chosen = if page.backward {
+                &buckets[buckets.len().saturating_sub(page.rows)..]
+            } else {
+                &buckets[..page.rows.min(buckets.len())]
+            };
+            let (Some(lo), Some(hi)) = (chosen.first(), chosen.last()) else { continue };
+            for &i in indexes {
+                let b = bucket(self.ts[i]);
+                keep[i] = b >= *lo && b <= *hi;
+            }
+        }
+        fn kept<T: Clone>(v: &[T], keep: &[bool]) -> Vec<T> {
+            v.iter().zip(keep).filter(|(_, k)| **k).map(|(x, _)| x.clone()).collect()
+        }
+        *self = SealedRows {
+            series: kept(&self.series, &keep),
+            sources: kept(&self.sources, &keep),
+            ts: kept(&self.ts, &keep),
+            values: kept(&self.values, &keep),
+            offsets: kept(&self.offsets, &keep),
+            flags: kept(&self.flags, &keep),
+            batches: kept(&self.batches, &keep),
+        };
     }
 
     /// Adds another read's samples.
