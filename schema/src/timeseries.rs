@@ -342,14 +342,25 @@ pub async fn read(client: &impl GenericClient, q: &SeriesQuery) -> Result<Vec<Se
         }),
         _ => None,
     };
-    let sealed =
-        reading.sealed(client, q.user_id, &types, (start, end), cuts.as_ref(), page).await?;
+    // Samples before the cursor (after it, backward) are never read: their blocks are not
+    // decoded, however deep into the window the walk is.
+    let past_cursor = |(from, to): (DateTime<Utc>, DateTime<Utc>)| match reading {
+        Reading::Rollups { .. } => (from, to),
+        Reading::Raw | Reading::SubHour { .. } if q.backward => {
+            let reach = Duration::seconds(q.bucket_seconds.unwrap_or(0));
+            (from, to.min(c_ts + reach.max(Duration::microseconds(1))))
+        }
+        Reading::Raw | Reading::SubHour { .. } => (from.max(c_ts), to),
+    };
+    let sealed = reading
+        .sealed(client, q.user_id, &types, past_cursor((start, end)), cuts.as_ref(), page)
+        .await?;
     let statement = client.prepare_cached(&reading.render(q.backward)).await?;
     let rows = client.query(&statement, &[&params[..], &sealed.params()[..]].concat()).await?;
     // A stretch is counted to hold the page, but with duplicates resolved some of its samples
     // drop out: a page that comes back short reads the whole window instead.
     let rows = if (start, end) != (q.start, q.end) && (rows.len() as i64) < q.fetch {
-        let whole = (q.start, q.end);
+        let whole = past_cursor((q.start, q.end));
         let sealed = reading.sealed(client, q.user_id, &types, whole, cuts.as_ref(), page).await?;
         params[3] = &q.start;
         params[4] = &q.end;
