@@ -30,8 +30,23 @@ pub struct Deleted {
 }
 
 /// One pass over every user, deleting what lies before `cutoff`; `shutdown` ends it between
-/// users.
+/// users. One worker runs a pass at a time (an advisory lock; another finds it taken and
+/// returns nothing). A user whose delete fails is logged and passed over: the next pass retries.
 pub async fn pass(
+    db: &Db,
+    cutoff: DateTime<Utc>,
+    shutdown: &CancellationToken,
+) -> schema::Result<Deleted> {
+    let Some(lock) = schema::lifecycle::lock_pass(db).await? else {
+        return Ok(Deleted::default());
+    };
+    let out = users_pass(db, cutoff, shutdown).await;
+    schema::lifecycle::unlock_pass(lock).await;
+    out
+}
+
+/// [`pass`] under its lock.
+async fn users_pass(
     db: &Db,
     cutoff: DateTime<Utc>,
     shutdown: &CancellationToken,
@@ -46,12 +61,20 @@ pub async fn pass(
             if shutdown.is_cancelled() {
                 return Ok(out);
             }
-            let rows = schema::lifecycle::delete_before(db, user, cutoff).await?;
+            let rows = match schema::lifecycle::delete_before(db, user, cutoff).await {
+                Ok(rows) => rows,
+                Err(e) => {
+                    tracing::warn!(error = %e, %user, "deleting a user's data past DELETE_AFTER_DAYS failed; the next pass retries");
+                    continue;
+                }
+            };
             if rows > 0 {
                 out.rows += rows;
                 out.users += 1;
                 // The user's figures in the overview follow at once.
-                schema::storage::measure_user(db, user).await?;
+                if let Err(e) = schema::storage::measure_user(db, user).await {
+                    tracing::warn!(error = %e, %user, "measuring a user's storage failed");
+                }
             }
         }
         after = Some(last);

@@ -69,7 +69,9 @@ pub async fn seal_due(db: &Db, config: &SealConfig) -> schema::Result<Sealing> {
         }
         if !keys.is_empty() {
             // Sealing is where a user's bytes change most: the overview's figures follow.
-            schema::storage::measure_user(db, user).await?;
+            if let Err(e) = schema::storage::measure_user(db, user).await {
+                tracing::warn!(error = %e, %user, "measuring a user's storage failed");
+            }
         }
     }
     if total.days == 0 {

@@ -1,7 +1,10 @@
 //! The deployment's lifecycle setting (`DELETE_AFTER_DAYS`): health data whose time lies wholly
 //! before a cutoff is deleted, whole blocks and whole chunks where it can be. Lossless until
 //! then: nothing is aggregated away first, as the open system does. Everything the data made
-//! goes with it (rollups, hours, sessions), so every read agrees with every other.
+//! goes with it (rollups, hours, sessions), so reads agree with each other, but for the two
+//! local days the cutoff cuts through in some zone: their summaries keep the figures they had
+//! (counting samples already deleted) until a recount of a neighbouring day rebuilds them;
+//! recounting them at every pass would unseal two days of every user a day.
 
 use chrono::{DateTime, Duration, NaiveDate, Utc};
 use uuid::Uuid;
@@ -79,6 +82,27 @@ pub async fn drop_chunks(db: &Db, cutoff: DateTime<Utc>) -> Result<u64> {
         .query("select drop_chunks('samples', older_than => $1::timestamptz)", &[&cutoff])
         .await?;
     Ok(rows.len() as u64)
+}
+
+/// The lifecycle pass's advisory lock: one pass at a time, whatever the workers running.
+const PASS_LOCK: &str = "hashtext('wearhouse.lifecycle')";
+
+/// Takes the pass's lock on a connection of its own, kept until [`unlock_pass`]; `None` when
+/// another pass holds it.
+pub async fn lock_pass(db: &Db) -> Result<Option<deadpool_postgres::Object>> {
+    let client = db.client().await?;
+    let sql = format!("select pg_try_advisory_lock({PASS_LOCK})");
+    let locked: bool = client.query_one(&sql, &[]).await?.try_get(0)?;
+    Ok(locked.then_some(client))
+}
+
+/// Releases the pass's lock; should that fail, the connection is closed (which releases it)
+/// rather than pooled with the lock held.
+pub async fn unlock_pass(client: deadpool_postgres::Object) {
+    let sql = format!("select pg_advisory_unlock({PASS_LOCK})");
+    if client.batch_execute(&sql).await.is_err() {
+        drop(deadpool_postgres::Object::take(client));
+    }
 }
 
 /// A page of users by id, after `after`: what a pass over every user walks.

@@ -174,14 +174,36 @@ pub async fn storage(db: &Db, largest: i64) -> Result<Storage> {
 /// row, by the planner's count). Nothing when the user is gone.
 pub async fn measure_user(db: &Db, user_id: Uuid) -> Result<Option<UserStorage>> {
     let client = db.client().await?;
+    // A row's bytes as stored: its header and line pointer, and each column's stored size (a
+    // value kept out of line is sized from its pointer, never fetched: `pg_column_size` of the
+    // whole row would fetch and detoast every block's bytes).
+    let tables: Vec<&str> = HEALTH.iter().map(|(table, _)| *table).collect();
+    let columns: std::collections::HashMap<String, String> = client
+        .query(
+            "select c.relname::text,
+                    string_agg(format('coalesce(pg_column_size(x.%I), 0)', a.attname), ' + '
+                               order by a.attnum)
+             from pg_class c
+             join pg_namespace ns on ns.oid = c.relnamespace and ns.nspname = 'public'
+             join pg_attribute a on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped
+             where c.relname = any($1)
+             group by 1",
+            &[&tables],
+        )
+        .await?
+        .iter()
+        .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
+        .collect::<Result<_>>()?;
     let per_table: Vec<String> = HEALTH
         .iter()
-        .map(|(table, samples)| {
-            format!(
+        .filter_map(|(table, samples)| {
+            // The names come from the catalogue, quoted by format('%I').
+            let size = columns.get(*table)?;
+            Some(format!(
                 "select '{table}'::text as t, count(*) as n,
-                        coalesce(sum(pg_column_size(x.*)), 0)::int8 as b, {samples}::int8 as s
+                        coalesce(sum(28 + {size}), 0)::int8 as b, {samples}::int8 as s
                  from {table} x where x.user_id = $1"
-            )
+            ))
         })
         .collect();
     let sql = format!(

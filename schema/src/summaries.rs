@@ -287,7 +287,7 @@ pub async fn means_over(
     // samples add to them: a mean is its sum over its count, as `avg` has it.
     let statement = tx
         .prepare_cached(
-            "select (n.i - 1)::int, s.series_type_id, sum(s.value order by s.ts), count(*)
+            "select (n.i - 1)::int, s.series_type_id, sum(s.value order by s.ts, s.data_source_id), count(*)
              from unnest($3::timestamptz[], $4::timestamptz[]) with ordinality as n(a, b, i)
              join samples s on s.ts >= n.a and s.ts < n.b
              where s.user_id = $1 and s.series_type_id = any($2) and s.ts >= $5 and s.ts < $6
