@@ -1,10 +1,8 @@
 //! The deployment's lifecycle setting (`DELETE_AFTER_DAYS`): health data whose time lies wholly
 //! before a cutoff is deleted, whole blocks and whole chunks where it can be. Lossless until
 //! then: nothing is aggregated away first, as the open system does. Everything the data made
-//! goes with it (rollups, hours, sessions), so reads agree with each other, but for the two
-//! local days the cutoff cuts through in some zone: their summaries keep the figures they had
-//! (counting samples already deleted) until a recount of a neighbouring day rebuilds them;
-//! recounting them at every pass would unseal two days of every user a day.
+//! goes with it (rollups, hours, sessions), so every read agrees with every other: the two
+//! local days the cutoff cuts through (in some zone) are recounted from what is left.
 
 use chrono::{DateTime, Duration, NaiveDate, Utc};
 use uuid::Uuid;
@@ -57,7 +55,7 @@ pub async fn delete_before(db: &Db, user_id: Uuid, cutoff: DateTime<Utc>) -> Res
     if lock_for_writing(&tx, user_id, WriterLock::Exclusive).await?.is_none() {
         return Ok(0);
     }
-    let mut rows = 0;
+    let mut rows: u64 = 0;
     for (table, before) in AGED {
         rows += match before {
             Before::Time(cond) => {
@@ -70,8 +68,45 @@ pub async fn delete_before(db: &Db, user_id: Uuid, cutoff: DateTime<Utc>) -> Res
             }
         };
     }
+    if rows > 0 {
+        recount_cut_days(&tx, user_id, cutoff).await?;
+    }
     tx.commit().await?;
     Ok(rows)
+}
+
+/// Recounts the local days the cutoff cuts through, the day before its date and its date
+/// (their samples before the cutoff are gone), from the samples left: the UTC days their
+/// recount reads (the cutoff's and the next) are moved back into rows first, to be sealed again
+/// once quiet. Runs once a cutoff moves (a pass that deletes nothing recounts nothing).
+async fn recount_cut_days(
+    tx: &deadpool_postgres::Transaction<'_>,
+    user_id: Uuid,
+    cutoff: DateTime<Utc>,
+) -> Result<()> {
+    let day_before = cutoff.date_naive() - Duration::days(1);
+    let touched = tx
+        .query(
+            "insert into samples_touched (series_type_id, data_source_id, local_date, hour)
+             select distinct series_type_id, data_source_id, $2::date, null::timestamptz
+             from daily_rollups
+             where user_id = $1 and local_date between $2 and $2 + 1
+             returning series_type_id, data_source_id",
+            &[&user_id, &day_before],
+        )
+        .await?;
+    if touched.is_empty() {
+        return Ok(());
+    }
+    let mut keys = Vec::with_capacity(touched.len() * 2);
+    for r in &touched {
+        let (series_type_id, data_source_id): (i16, Uuid) = (r.try_get(0)?, r.try_get(1)?);
+        for day in [cutoff, cutoff + Duration::days(1)] {
+            keys.push(crate::blocks::DayKey { series_type_id, data_source_id, day });
+        }
+    }
+    crate::blocks::unseal(tx, user_id, &keys).await?;
+    crate::rollups::recount_local_days(tx, user_id).await
 }
 
 /// Drops the `samples` chunks that end by `cutoff` whole (no row-by-row delete, no dead rows

@@ -333,6 +333,15 @@ pub(crate) async fn recount_touched(tx: &Transaction<'_>, user_id: Uuid) -> Resu
     Ok(())
 }
 
+/// Recounts, from the raw samples, the local day rollups of the days listed in the session's
+/// `samples_touched` and their neighbours (not their hours or UTC days).
+pub(crate) async fn recount_local_days(tx: &Transaction<'_>, user_id: Uuid) -> Result<()> {
+    for statement in [CLEAR, RECOUNT] {
+        tx.execute(statement, &[&user_id]).await?;
+    }
+    Ok(())
+}
+
 /// Rebuilds all of a user's rollups from their samples (after a reprocess).
 pub async fn rebuild_user(db: &Db, user_id: Uuid) -> Result<()> {
     let mut client = db.client().await?;

@@ -6,7 +6,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::fixtures::{at, body, sleep, watch};
-use crate::sealing::{db, seal_all, seeded, t};
+use crate::sealing::{db, seal_all, seeded, t, unseal_all};
 use crate::util::{Auth, TestApp};
 
 /// Reads wholly after the cutoff (2026-03-11): they answer the same before and after it.
@@ -105,12 +105,11 @@ async fn data_before_the_cutoff_goes_whole_and_the_rest_answers_as_before() {
     ] {
         assert_eq!(count_before(&app, table, column, cut).await, 0, "{table} before the cutoff");
     }
-    // The local days that ended before the cutoff in every zone go; the 10th, which ends
-    // after it in the zones west of UTC, stays.
-    assert_eq!(count_before(&app, "daily_rollups", "local_date", "2026-03-10").await, 0);
-    assert!(
-        app.count("select count(*) from daily_rollups where local_date = '2026-03-10'").await > 0
-    );
+    // In +02:00 the 10th ended before the cutoff and the 11th began before it: the 10th goes,
+    // the 11th is recounted from what is left (below).
+    assert_eq!(count_before(&app, "daily_rollups", "local_date", "2026-03-11").await, 0);
+    let eleventh = "select count(*) from daily_rollups where local_date = '2026-03-11'";
+    assert!(app.count(eleventh).await > 0);
     // The night that ran past the cutoff stays, as does everything after the cutoff.
     assert_eq!(app.count("select count(*) from sleep_sessions").await, 1);
     assert!(
@@ -128,6 +127,13 @@ async fn data_before_the_cutoff_goes_whole_and_the_rest_answers_as_before() {
         .await;
     let first = raw.body["data"][0]["timestamp"].as_str().unwrap_or_default().to_string();
     assert!(first.as_str() >= cut, "the first beat left is at {first}: {}", raw.body);
+
+    // Every rollup left agrees with the samples left, the local days the cutoff cut through
+    // too (compared as rows).
+    unseal_all(&app, &user).await;
+    let (differing, _) = crate::sdk_sync::rollups_against_samples(&app, &user).await;
+    assert_eq!(differing, 0, "rollups that differ from the samples left");
+    seal_all(&app).await;
 
     // The overview follows at once.
     let left = stored_samples(&app).await;

@@ -201,7 +201,7 @@ pub(crate) async fn seal_all(app: &TestApp) -> schema::blocks::Sealing {
     }
 }
 
-async fn unseal_all(app: &TestApp, user: &str) {
+pub(crate) async fn unseal_all(app: &TestApp, user: &str) {
     let db = db(app).await;
     let user: uuid::Uuid = user.parse().expect("user id");
     let mut client = db.client().await.expect("client");
