@@ -37,11 +37,11 @@ pub async fn pass(
     cutoff: DateTime<Utc>,
     shutdown: &CancellationToken,
 ) -> schema::Result<Deleted> {
-    let Some(lock) = schema::lifecycle::lock_pass(db).await? else {
+    let Some(lock) = db.try_lock(schema::lifecycle::PASS_LOCK).await? else {
         return Ok(Deleted::default());
     };
     let out = users_pass(db, cutoff, shutdown).await;
-    schema::lifecycle::unlock_pass(lock).await;
+    schema::db::unlock(lock, schema::lifecycle::PASS_LOCK).await;
     out
 }
 

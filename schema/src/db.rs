@@ -82,6 +82,26 @@ impl Db {
         self.client().await?.simple_query("select 1").await?;
         Ok(())
     }
+
+    /// Takes the session advisory lock named `name` on a connection of its own, kept until
+    /// [`unlock`]; `None` when another session holds it. For work one process at a time does,
+    /// whatever the workers running.
+    pub async fn try_lock(&self, name: &str) -> Result<Option<Object>> {
+        let client = self.client().await?;
+        let locked: bool = client
+            .query_one("select pg_try_advisory_lock(hashtext($1))", &[&name])
+            .await?
+            .try_get(0)?;
+        Ok(locked.then_some(client))
+    }
+}
+
+/// Releases the lock [`Db::try_lock`] took on `client`; should that fail, the connection is
+/// closed (which releases it) rather than pooled with the lock held.
+pub async fn unlock(client: Object, name: &str) {
+    if client.execute("select pg_advisory_unlock(hashtext($1))", &[&name]).await.is_err() {
+        drop(Object::take(client));
+    }
 }
 
 /// Applies every pending migration and re-seeds the series-type catalogue.

@@ -119,26 +119,8 @@ pub async fn drop_chunks(db: &Db, cutoff: DateTime<Utc>) -> Result<u64> {
     Ok(rows.len() as u64)
 }
 
-/// The lifecycle pass's advisory lock: one pass at a time, whatever the workers running.
-const PASS_LOCK: &str = "hashtext('wearhouse.lifecycle')";
-
-/// Takes the pass's lock on a connection of its own, kept until [`unlock_pass`]; `None` when
-/// another pass holds it.
-pub async fn lock_pass(db: &Db) -> Result<Option<deadpool_postgres::Object>> {
-    let client = db.client().await?;
-    let sql = format!("select pg_try_advisory_lock({PASS_LOCK})");
-    let locked: bool = client.query_one(&sql, &[]).await?.try_get(0)?;
-    Ok(locked.then_some(client))
-}
-
-/// Releases the pass's lock; should that fail, the connection is closed (which releases it)
-/// rather than pooled with the lock held.
-pub async fn unlock_pass(client: deadpool_postgres::Object) {
-    let sql = format!("select pg_advisory_unlock({PASS_LOCK})");
-    if client.batch_execute(&sql).await.is_err() {
-        drop(deadpool_postgres::Object::take(client));
-    }
-}
+/// The lifecycle pass's lock (`Db::try_lock`): one pass at a time, whatever the workers running.
+pub const PASS_LOCK: &str = "wearhouse.lifecycle";
 
 /// A page of users by id, after `after`: what a pass over every user walks.
 pub async fn users_after(db: &Db, after: Option<Uuid>, limit: i64) -> Result<Vec<Uuid>> {

@@ -6,7 +6,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::fixtures::{at, body, sleep, watch};
-use crate::sealing::{db, seal_all, seeded, t, unseal_all};
+use crate::sealing::{db, seal_all, seeded, stored_samples, t, unseal_all};
 use crate::util::{Auth, TestApp};
 
 /// Reads wholly after the cutoff (2026-03-11): they answer the same before and after it.
@@ -42,14 +42,6 @@ async fn answers(app: &TestApp, key: &Auth, paths: &[String]) -> Vec<Value> {
 
 async fn count_before(app: &TestApp, table: &str, column: &str, cutoff: &str) -> i64 {
     app.count(&format!("select count(*) from {table} where {column} < '{cutoff}'")).await
-}
-
-async fn stored_samples(app: &TestApp) -> i64 {
-    app.count(
-        "select (select count(*) from samples)
-                + (select coalesce(sum(sample_count), 0) from sample_blocks)::int8",
-    )
-    .await
 }
 
 #[tokio::test]

@@ -358,7 +358,7 @@ async fn reprocess_reaches_sealed_days() {
 }
 
 /// Samples stored, in rows and in blocks.
-async fn stored_samples(app: &TestApp) -> i64 {
+pub(crate) async fn stored_samples(app: &TestApp) -> i64 {
     app.count(
         "select (select count(*) from samples)
               + (select coalesce(sum(sample_count), 0) from sample_blocks)::bigint",

@@ -96,18 +96,20 @@ impl SealedRows {
     pub fn keep_page(&mut self, page: PageLimit) {
         let bucket =
             |ts: DateTime<Utc>| page.width.map_or(ts, |w| crate::timeseries::floor_to(ts, w));
-        let mut groups: BTreeMap<(i16, Uuid), Vec<usize>> = BTreeMap::new();
+        // Per series and source, its samples past the cursor (index, bucket).
+        type Past = Vec<(usize, DateTime<Utc>)>;
+        let mut groups: BTreeMap<(i16, Uuid), Past> = BTreeMap::new();
         for i in 0..self.len() {
-            let key = (bucket(self.ts[i]), self.series[i], self.sources[i]);
+            let b = bucket(self.ts[i]);
+            let key = (b, self.series[i], self.sources[i]);
             let past = if page.backward { key < page.cursor } else { key > page.cursor };
             if past {
-                groups.entry((self.series[i], self.sources[i])).or_default().push(i);
+                groups.entry((self.series[i], self.sources[i])).or_default().push((i, b));
             }
         }
         let mut keep = vec![false; self.len()];
-        for indexes in groups.values() {
-            let mut buckets: Vec<DateTime<Utc>> =
-                indexes.iter().map(|&i| bucket(self.ts[i])).collect();
+        for samples in groups.values() {
+            let mut buckets: Vec<DateTime<Utc>> = samples.iter().map(|(_, b)| *b).collect();
             buckets.sort_unstable();
             buckets.dedup();
             let chosen = if page.backward {
@@ -116,9 +118,8 @@ impl SealedRows {
                 &buckets[..page.rows.min(buckets.len())]
             };
             let (Some(lo), Some(hi)) = (chosen.first(), chosen.last()) else { continue };
-            for &i in indexes {
-                let b = bucket(self.ts[i]);
-                keep[i] = b >= *lo && b <= *hi;
+            for (i, b) in samples {
+                keep[*i] = b >= lo && b <= hi;
             }
         }
         fn kept<T: Clone>(v: &[T], keep: &[bool]) -> Vec<T> {

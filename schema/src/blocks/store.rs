@@ -102,19 +102,7 @@ async fn hour_rows(
     );
     let rows =
         client.query(&statement, &[&user_id, &series, &sources, &starts, &from, &to]).await?;
-    rows.iter()
-        .map(|r| {
-            let figures = HourFigures {
-                sample_count: r.try_get(4)?,
-                value_sum: r.try_get(5)?,
-                total_count: r.try_get(6)?,
-                total_sum: r.try_get(7)?,
-                value_max: r.try_get(8)?,
-                zone_offset: r.try_get(9)?,
-            };
-            Ok((DayKey::from_row(r, 0)?, r.try_get(3)?, figures))
-        })
-        .collect()
+    rows.iter().map(|r| Ok((DayKey::from_row(r, 0)?, r.try_get(3)?, figures_at(r, 4)?))).collect()
 }
 
 /// The UTC day rollups of those of `days` that have one, by day.
@@ -480,13 +468,12 @@ pub async fn compact_emptied_indexes(db: &Db, recount: bool) -> Result<u64> {
     if bloated.is_empty() {
         return Ok(0);
     }
+    drop(client);
     // One rebuild at a time, whatever the workers (and `wearhouse seal`) running.
-    let lock = "hashtext('wearhouse.compact_hour_index')";
-    let locked: bool =
-        client.query_one(&format!("select pg_try_advisory_lock({lock})"), &[]).await?.try_get(0)?;
-    if !locked {
+    const LOCK: &str = "wearhouse.compact_hour_index";
+    let Some(client) = db.try_lock(LOCK).await? else {
         return Ok(0);
-    }
+    };
     let rebuilt = async {
         let mut freed = 0;
         for (index, size) in bloated {
@@ -506,7 +493,7 @@ pub async fn compact_emptied_indexes(db: &Db, recount: bool) -> Result<u64> {
         Ok::<_, crate::Error>(freed)
     }
     .await;
-    client.batch_execute(&format!("select pg_advisory_unlock({lock})")).await?;
+    crate::db::unlock(client, LOCK).await;
     rebuilt
 }
 
