@@ -1,5 +1,6 @@
 -- Whether a source of SOURCES (a subquery of source ids) has samples of SERIES in an hour that
--- starts in [FROM, TO): an hourly rollup row, or a sealed day's block with the hour's bit.
+-- starts in [FROM, TO): an hourly rollup row, or a sealed block with the hour's bit (a block
+-- spans up to SPAN_DAYS days, schema::blocks::store::SPAN_DAYS).
 -- The rule of source priority in every page (a better source's samples in the hour or bucket).
 (exists (select 1 from hourly_rollups x
          where x.user_id = $1 and x.series_type_id = {series}
@@ -7,6 +8,6 @@
            and x.data_source_id in ({sources}))
  or exists (select 1 from sample_blocks x
             where x.user_id = $1 and x.series_type_id = {series}
-              and x.day > {from} - interval '1 day' and x.day < {to}
-              and x.hour_mask & hour_bits(x.day, {from}, {to}) <> 0
+              and x.day > {from} - interval '{span_days} days' and x.day < {to}
+              and block_hours(x.day, x.hours, {from}, {to}) > 0
               and x.data_source_id in ({sources})))

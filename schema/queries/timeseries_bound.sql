@@ -23,19 +23,20 @@ cross join lateral (
              order by r.hour {dir}
              limit $6)
             union all
-            -- The sealed days' hours, from their blocks' bits: every block holds an hour, but
-            -- the two at the edges may hold none inside [$4, $5).
+            -- The sealed hours, from their blocks' bits (a block spans up to SPAN_DAYS days):
+            -- every block holds an hour, but the two at the edges may hold none inside [$4, $5).
             (select k.day + h.i * interval '1 hour'
              from (
-                 select b.day, b.hour_mask
+                 select b.day, b.hours
                  from sample_blocks b
                  where b.user_id = $1 and b.series_type_id = t.id and b.data_source_id = src.id
-                   and b.hour_mask <> 0 and b.day > $4 - interval '1 day' and b.day < $5
+                   and b.hours is not null and b.day > $4 - interval '{span_days} days'
+                   and b.day < $5
                  order by b.day {dir}
                  limit $6 + 2
              ) k
-             cross join generate_series(0, 23) as h(i)
-             where k.hour_mask & (1 << h.i) <> 0
+             cross join generate_series(0, length(k.hours) - 1) as h(i)
+             where get_bit(k.hours, h.i) = 1
                and k.day + h.i * interval '1 hour' >= $4 and k.day + h.i * interval '1 hour' < $5)
             order by 1 {dir}
             limit $6

@@ -55,6 +55,8 @@ pub async fn delete_before(db: &Db, user_id: Uuid, cutoff: DateTime<Utc>) -> Res
     if lock_for_writing(&tx, user_id, WriterLock::Exclusive).await?.is_none() {
         return Ok(0);
     }
+    // A block that spans the cutoff goes back into rows first: its days before go, the rest stay.
+    crate::blocks::store::unseal_across(&tx, user_id, cutoff).await?;
     let mut rows: u64 = 0;
     for (table, before) in AGED {
         rows += match before {

@@ -22,6 +22,7 @@ use deadpool_postgres::GenericClient;
 use postgres_types::ToSql;
 use uuid::Uuid;
 
+use crate::blocks::store::SPAN_DAYS;
 use crate::blocks::{self, HourScope, PageLimit, Scope, SealedHours, SealedRows};
 use crate::catalogue::series_types::{self, Aggregation};
 use crate::rollups::hour_of;
@@ -149,7 +150,8 @@ impl Reading {
                     }
                 };
                 let end = format!("g.ts + {interval}");
-                // A day has samples when it has a UTC day rollup or a block.
+                // A day has samples when it has a UTC day rollup or a block holds an hour of it
+                // (a block of V22, its hours still rows, holds its one day).
                 let held = if width >= DAY {
                     format!(
                         "(exists (select 1 from utc_day_rollups x
@@ -158,7 +160,10 @@ impl Reading {
                                     and x.data_source_id in ({BETTER}))
                           or exists (select 1 from sample_blocks x
                                      where x.user_id = $1 and x.series_type_id = types.id
-                                       and x.day >= g.ts and x.day < {end}
+                                       and x.day > g.ts - interval '{SPAN_DAYS} days'
+                                       and x.day < {end}
+                                       and (block_hours(x.day, x.hours, g.ts, {end}) > 0
+                                            or x.hours is null and x.day >= g.ts)
                                        and x.data_source_id in ({BETTER})))"
                     )
                 } else {
@@ -169,12 +174,21 @@ impl Reading {
                     let piece = ROLLUP_HOURS.replace("{from}", from).replace("{to}", to);
                     sql = sql.replace(&format!("{{hours:{from}:{to}}}"), &piece);
                 }
-                for column in ["r.day", "b.day", "r.hour", "u.hour", "e.hour"] {
+                for column in ["r.day", "r.hour", "u.hour", "e.hour"] {
                     sql = sql.replace(&format!("{{bound:{column}}}"), &bound(column));
                 }
+                // The blocks that may hold a day from the cursor's bucket on: backward, those
+                // that start before its end; forward, those that reach its start.
+                let reach = if backward {
+                    bound("b.day")
+                } else {
+                    format!("b.day > {bucket} - interval '{SPAN_DAYS} days'")
+                };
+                sql = sql.replace("{reach:b.day}", &reach);
                 sql.replace("{held}", &held)
                     .replace("{sealed_hours}", &blocks::hours_sql(17, "types.id", "ranked.id", "u"))
                     .replace("{limit}", &Self::piece_rows_sql(width))
+                    .replace("{span_days}", &SPAN_DAYS.to_string())
                     .replace("{width}", &interval)
             }
         };
@@ -243,6 +257,7 @@ fn hours_held(series: &str, from: &str, to: &str, sources: &str) -> String {
     let body: String =
         HOURS_HELD.lines().filter(|l| !l.starts_with("--")).collect::<Vec<_>>().join("\n");
     body.replace("{series}", series)
+        .replace("{span_days}", &SPAN_DAYS.to_string())
         .replace("{from}", from)
         .replace("{to}", to)
         .replace("{sources}", sources)
@@ -432,10 +447,11 @@ async fn hours_stretch(
     if from >= to {
         return Ok((q.start, q.end));
     }
+    let bound = BOUND.replace("{span_days}", &SPAN_DAYS.to_string());
     let sql = if q.backward {
-        BOUND.replace("{agg}", "max").replace("{next}", "").replace("{dir}", "desc")
+        bound.replace("{agg}", "max").replace("{next}", "").replace("{dir}", "desc")
     } else {
-        BOUND
+        bound
             .replace("{agg}", "min")
             .replace("{next}", "+ interval '1 hour'")
             .replace("{dir}", "asc")

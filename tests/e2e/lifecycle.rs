@@ -104,9 +104,13 @@ async fn data_before_the_cutoff_goes_whole_and_the_rest_answers_as_before() {
     assert!(app.count(eleventh).await > 0);
     // The night that ran past the cutoff stays, as does everything after the cutoff.
     assert_eq!(app.count("select count(*) from sleep_sessions").await, 1);
-    assert!(
-        app.count(&format!("select count(*) from sample_blocks where day >= '{cut}'")).await > 0
+    // The blocks that spanned the cutoff are rows again (sealed again once quiet).
+    assert!(app.count(&format!("select count(*) from samples where ts >= '{cut}'")).await > 0);
+    let spanning = format!(
+        "select count(*) from sample_blocks where day < '{cut}' \
+         and day + span * interval '1 day' > '{cut}'"
     );
+    assert_eq!(app.count(&spanning).await, 0);
     assert_eq!(answers(&app, &key, &paths).await, before, "reads after the cutoff");
     let raw = app
         .get(

@@ -273,8 +273,10 @@ async fn sealing_changes_no_answer_and_writes_into_sealed_days_land_as_on_rows()
     assert_eq!(sealed.samples as i64, stored, "every sample sealed");
     assert_eq!(schema::blocks::store::oldest_unsealed(&db).await.expect("backlog"), None);
     assert_eq!(app.count("select count(*) from samples").await, 0);
+    // A block per series and source: their five days are sparse enough to share one.
     let blocks = app.count("select count(*) from sample_blocks").await;
-    assert!(blocks >= 15, "{blocks} blocks");
+    assert_eq!(blocks, 5, "{blocks} blocks");
+    assert_eq!(app.count("select count(*) from sample_blocks where span >= 5").await, 5);
     // The hourly and UTC day rollups moved into the blocks, a few hours as they were summed.
     assert_eq!(app.count("select count(*) from hourly_rollups").await, 0);
     assert_eq!(app.count("select count(*) from utc_day_rollups").await, 0);
@@ -317,7 +319,7 @@ async fn sealing_changes_no_answer_and_writes_into_sealed_days_land_as_on_rows()
     seal_all(&app).await;
     assert_same(&changed, &answers(&app, &key, &user).await, "changed, sealed again");
 
-    // A new sample unseals its day alone; a changed one in that day, now rows, is recounted with
+    // A new sample unseals its block; a changed one in that day, now rows, is recounted with
     // its local days, which reach into the sealed days beside it.
     let beat = |ts: &str, v: f64| at("HeartRate", ts, v, "count/min", Some("+02:00"), &watch());
     let new = vec![beat("2026-03-10T20:01:00Z", 66.0)];

@@ -1,16 +1,17 @@
-//! A sealed day's hourly rollups, kept in its block row instead of `hourly_rollups` rows (a
-//! sparse series had as many hour rows as samples: most of what sealing left on disk).
+//! A sealed block's hourly rollups, kept in its row instead of `hourly_rollups` rows (a sparse
+//! series had as many hour rows as samples: most of what sealing left on disk).
 //!
 //! Nearly every hour's figures follow from the block's samples, counted in time order as
-//! ingest counts a batch ([`HourFigures::add`]), so only two things are stored: `hour_mask`,
-//! the bits of the hours that have figures (SQL reads it to know where a source has samples),
-//! and `hour_exceptions`, the few hours whose stored figures differ from that count to the bit
-//! (a sum gathered over several batches in another order). The figures read back are the
-//! stored ones exactly, so every page built from them answers as before.
+//! ingest counts a batch ([`HourFigures::add`]), so only two things are stored: `hours`, a bit
+//! per hour of the block's span telling which have figures (SQL reads it to know where a source
+//! has samples), and `hour_exceptions`, the few hours whose stored figures differ from that
+//! count to the bit (a sum gathered over several batches in another order). The figures read
+//! back are the stored ones exactly, so every page built from them answers as before.
 //!
-//! Exceptions' layout, after a version byte, per hour: its index in the day, the intraday
-//! count (LEB128) and sum, the daily-total count and sum, the maximum (`f64` little-endian),
-//! and the least zone offset (0 for none, or 1 and the `i16` little-endian).
+//! Exceptions' layout, after a version byte, per hour: its index from the block's first hour
+//! (LEB128; a single byte below 128, as version 1 wrote it for a block of one day), the
+//! intraday count (LEB128) and sum, the daily-total count and sum, the maximum (`f64`
+//! little-endian), and the least zone offset (0 for none, or 1 and the `i16` little-endian).
 
 use std::collections::BTreeMap;
 
@@ -21,58 +22,68 @@ use crate::rollups::HourFigures;
 
 const VERSION: u8 = 1;
 const HOUR: i64 = 3600;
-/// The figures of a day's hours, by the hour's index in the UTC day (0–23).
-pub type DayHours = BTreeMap<u8, HourFigures>;
+/// The hours of a UTC day.
+pub const DAY_HOURS: u16 = 24;
+/// The figures of a block's hours, by the hour's index from its first day's midnight (for a
+/// single day, 0–23).
+pub type SpanHours = BTreeMap<u16, HourFigures>;
 
-/// The index of the UTC hour of `day` that `ts` falls in, if it is in that day.
-pub fn index(day: DateTime<Utc>, ts: DateTime<Utc>) -> Option<u8> {
+/// The index of the hour `ts` falls in, counted from `day`, if it is one of the first `hours`.
+pub fn index(day: DateTime<Utc>, hours: u16, ts: DateTime<Utc>) -> Option<u16> {
     let secs = (ts - day).num_seconds();
-    if !(0..24 * HOUR).contains(&secs) {
+    if !(0..i64::from(hours) * HOUR).contains(&secs) {
         return None;
     }
-    u8::try_from(secs / HOUR).ok()
+    u16::try_from(secs / HOUR).ok()
 }
 
-/// The start of hour `index` of `day`.
-pub fn start(day: DateTime<Utc>, index: u8) -> DateTime<Utc> {
+/// The start of hour `index` from `day`.
+pub fn start(day: DateTime<Utc>, index: u16) -> DateTime<Utc> {
     day + Duration::hours(i64::from(index))
 }
 
-/// Each hour's figures counted from a day's samples in time order.
-pub fn derive(day: DateTime<Utc>, samples: &[BlockSample]) -> DayHours {
-    let mut hours = DayHours::new();
+/// Each hour's figures counted from a block's samples in time order (its first `hours` hours
+/// from `day`).
+pub fn derive(day: DateTime<Utc>, hours: u16, samples: &[BlockSample]) -> SpanHours {
+    let mut out = SpanHours::new();
     for s in samples {
-        let Some(h) = index(day, s.ts) else { continue };
-        match hours.get_mut(&h) {
+        let Some(h) = index(day, hours, s.ts) else { continue };
+        match out.get_mut(&h) {
             Some(f) => f.add(s.value, s.is_daily_total, s.zone_offset),
             None => {
-                hours.insert(h, HourFigures::of(s.value, s.is_daily_total, s.zone_offset));
+                out.insert(h, HourFigures::of(s.value, s.is_daily_total, s.zone_offset));
             }
         }
     }
-    hours
+    out
 }
 
-/// A day's hours as its block row keeps them.
+/// A block's hours as its row keeps them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Stored {
-    /// Bit `h` set: hour `h` has figures.
-    pub mask: i32,
+    /// `hours` as text: character `h` is `1` when hour `h` has figures.
+    pub bits: String,
     /// The hours whose figures [`derive`] does not give; none when it gives them all.
     pub exceptions: Option<Vec<u8>>,
 }
 
-/// How to keep `stored`, a day's hourly rollups, beside its `samples`.
-pub fn store(day: DateTime<Utc>, samples: &[BlockSample], stored: &DayHours) -> Stored {
-    let derived = derive(day, samples);
-    let mut mask = 0;
+/// How to keep `stored`, the hourly rollups of a block of `hours` hours from `day`, beside its
+/// `samples`. Hours past the span are not kept (there are none: sealing keeps a day's hours).
+pub fn store(
+    day: DateTime<Utc>,
+    hours: u16,
+    samples: &[BlockSample],
+    stored: &SpanHours,
+) -> Stored {
+    let derived = derive(day, hours, samples);
+    let mut bits = vec![b'0'; usize::from(hours)];
     let mut exceptions = vec![VERSION];
-    for (&h, f) in stored {
-        mask |= 1 << h;
+    for (&h, f) in stored.range(..hours) {
+        bits[usize::from(h)] = b'1';
         if derived.get(&h).is_some_and(|d| d.same(f)) {
             continue;
         }
-        exceptions.push(h);
+        put_varint(&mut exceptions, u64::from(h));
         put_varint(&mut exceptions, u64::from(f.sample_count as u32));
         exceptions.extend_from_slice(&f.value_sum.to_le_bytes());
         put_varint(&mut exceptions, u64::from(f.total_count as u32));
@@ -86,18 +97,23 @@ pub fn store(day: DateTime<Utc>, samples: &[BlockSample], stored: &DayHours) -> 
             }
         }
     }
-    Stored { mask, exceptions: (exceptions.len() > 1).then_some(exceptions) }
+    Stored {
+        bits: String::from_utf8(bits).unwrap_or_default(),
+        exceptions: (exceptions.len() > 1).then_some(exceptions),
+    }
 }
 
-/// The hourly rollups a block row keeps (see [`store`]).
+/// The hourly rollups a block row keeps (see [`store`]): `bits` is its `hours` as text.
 pub fn load(
     day: DateTime<Utc>,
     samples: &[BlockSample],
-    mask: i32,
+    bits: &str,
     exceptions: Option<&[u8]>,
-) -> Result<DayHours, CodecError> {
-    let mut hours = derive(day, samples);
-    hours.retain(|h, _| mask & (1 << h) != 0);
+) -> Result<SpanHours, CodecError> {
+    let span = u16::try_from(bits.len()).map_err(|_| CodecError::Corrupt("hours"))?;
+    let set = |h: u16| bits.as_bytes().get(usize::from(h)) == Some(&b'1');
+    let mut hours = derive(day, span, samples);
+    hours.retain(|h, _| set(*h));
     if let Some(bytes) = exceptions {
         let mut r = Reader::new(bytes);
         let version = r.byte()?;
@@ -105,8 +121,8 @@ pub fn load(
             return Err(CodecError::Version(version));
         }
         while !r.is_done() {
-            let h = r.byte()?;
-            if h >= 24 || mask & (1 << h) == 0 {
+            let h = u16::try_from(r.varint()?).map_err(|_| CodecError::Corrupt("hour"))?;
+            if !set(h) {
                 return Err(CodecError::Corrupt("hour"));
             }
             // Counts go as their 32 bits.
@@ -138,8 +154,8 @@ pub fn load(
             );
         }
     }
-    if hours.len() != mask.count_ones() as usize {
-        return Err(CodecError::Corrupt("hour mask"));
+    if hours.len() != bits.bytes().filter(|b| *b == b'1').count() {
+        return Err(CodecError::Corrupt("hour bits"));
     }
     Ok(hours)
 }
@@ -164,7 +180,12 @@ mod tests {
         }
     }
 
-    fn same(a: &DayHours, b: &DayHours) -> bool {
+    /// A day's bits with `hours` set.
+    fn bits(hours: &[usize]) -> String {
+        (0..24).map(|h| if hours.contains(&h) { '1' } else { '0' }).collect()
+    }
+
+    fn same(a: &SpanHours, b: &SpanHours) -> bool {
         a.len() == b.len() && a.iter().zip(b).all(|((h, f), (k, g))| h == k && f.same(g))
     }
 
@@ -175,10 +196,10 @@ mod tests {
             sample(20, 2.5, None, None),
             sample(7300, 9.0, Some(true), None),
         ];
-        let stored = derive(day(), &samples);
-        let kept = store(day(), &samples, &stored);
-        assert_eq!(kept, Stored { mask: 0b101, exceptions: None });
-        let back = load(day(), &samples, kept.mask, None).expect("load");
+        let stored = derive(day(), DAY_HOURS, &samples);
+        let kept = store(day(), DAY_HOURS, &samples, &stored);
+        assert_eq!(kept, Stored { bits: bits(&[0, 2]), exceptions: None });
+        let back = load(day(), &samples, &kept.bits, None).expect("load");
         assert!(same(&back, &stored));
         assert_eq!(back[&0].zone_offset, Some(60));
         assert_eq!((back[&2].total_count, back[&2].total_sum), (1, 9.0));
@@ -188,52 +209,59 @@ mod tests {
     fn a_sum_counted_in_another_order_comes_back_as_stored() {
         let samples =
             [sample(0, 0.1, None, None), sample(1, 0.2, None, None), sample(2, 0.3, None, None)];
-        let mut stored = derive(day(), &samples);
+        let mut stored = derive(day(), DAY_HOURS, &samples);
         // (0.3 + 0.2) + 0.1 is not (0.1 + 0.2) + 0.3 in the last bit.
         let other = 0.3 + 0.2 + 0.1;
         assert_ne!(other, stored[&0].value_sum);
         stored.get_mut(&0).expect("hour 0").value_sum = other;
         // And an hour the samples do not give at all.
         stored.insert(5, HourFigures::of(-0.0, Some(false), Some(-300)));
-        let kept = store(day(), &samples, &stored);
-        assert_eq!(kept.mask, 0b100001);
-        let back = load(day(), &samples, kept.mask, kept.exceptions.as_deref()).expect("load");
+        let kept = store(day(), DAY_HOURS, &samples, &stored);
+        assert_eq!(kept.bits, bits(&[0, 5]));
+        let back = load(day(), &samples, &kept.bits, kept.exceptions.as_deref()).expect("load");
         assert!(same(&back, &stored));
     }
 
     #[test]
     fn hours_without_figures_are_left_out() {
         let samples = [sample(0, 1.0, None, None), sample(3600, 2.0, None, None)];
-        let mut stored = derive(day(), &samples);
+        let mut stored = derive(day(), DAY_HOURS, &samples);
         stored.remove(&1);
-        let kept = store(day(), &samples, &stored);
-        let back = load(day(), &samples, kept.mask, kept.exceptions.as_deref()).expect("load");
+        let kept = store(day(), DAY_HOURS, &samples, &stored);
+        let back = load(day(), &samples, &kept.bits, kept.exceptions.as_deref()).expect("load");
         assert!(same(&back, &stored));
     }
 
     #[test]
     fn corrupt_exceptions_are_errors() {
         let samples = [sample(0, 1.0, None, None)];
-        assert!(load(day(), &samples, 0b11, None).is_err());
-        assert!(load(day(), &samples, 0b1, Some(&[VERSION, 30])).is_err());
-        assert!(load(day(), &samples, 0b1, Some(&[VERSION, 0, 1])).is_err());
-        assert!(load(day(), &samples, 0b1, Some(&[9])).is_err());
+        assert!(load(day(), &samples, &bits(&[0, 1]), None).is_err());
+        assert!(load(day(), &samples, &bits(&[0]), Some(&[VERSION, 30])).is_err());
+        assert!(load(day(), &samples, &bits(&[0]), Some(&[VERSION, 0, 1])).is_err());
+        assert!(load(day(), &samples, &bits(&[0]), Some(&[9])).is_err());
     }
 
     proptest! {
         #[test]
         fn any_stored_hours_come_back_to_the_bit(
+            days in 1..40u16,
             samples in proptest::collection::vec(
-                (0..86_400i64, any::<f64>(), proptest::option::of(any::<bool>()),
+                (0..40 * 86_400i64, any::<f64>(), proptest::option::of(any::<bool>()),
                  proptest::option::of(-900..900i16)),
                 0..60),
-            changes in proptest::collection::vec((0..24u8, any::<f64>(), any::<i32>()), 0..6),
-            drops in proptest::collection::vec(0..24u8, 0..4),
+            changes in proptest::collection::vec((0..40 * 24u16, any::<f64>(), any::<i32>()), 0..6),
+            drops in proptest::collection::vec(0..40 * 24u16, 0..4),
         ) {
-            let mut samples: Vec<BlockSample> =
-                samples.into_iter().map(|(s, v, t, o)| sample(s, v, t, o)).collect();
+            // A block of `days` days holds only samples and hours of its span.
+            let hours = days * DAY_HOURS;
+            let mut samples: Vec<BlockSample> = samples
+                .into_iter()
+                .filter(|(s, ..)| *s < i64::from(days) * 86_400)
+                .map(|(s, v, t, o)| sample(s, v, t, o))
+                .collect();
             samples.sort_by_key(|s| s.ts);
-            let mut stored = derive(day(), &samples);
+            let changes = changes.into_iter().filter(|c| c.0 < hours);
+            let mut stored = derive(day(), hours, &samples);
             for (h, v, n) in changes {
                 let f = stored.entry(h).or_insert(HourFigures::of(v, None, None));
                 f.value_sum = v;
@@ -242,8 +270,9 @@ mod tests {
             for h in drops {
                 stored.remove(&h);
             }
-            let kept = store(day(), &samples, &stored);
-            let back = load(day(), &samples, kept.mask, kept.exceptions.as_deref());
+            let kept = store(day(), hours, &samples, &stored);
+            prop_assert_eq!(kept.bits.len(), usize::from(hours));
+            let back = load(day(), &samples, &kept.bits, kept.exceptions.as_deref());
             prop_assert!(back.is_ok_and(|b| same(&b, &stored)));
         }
     }

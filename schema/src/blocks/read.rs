@@ -13,6 +13,7 @@ use tokio_postgres::IsolationLevel;
 use tokio_postgres::types::ToSql;
 use uuid::Uuid;
 
+use super::store::SPAN_DAYS;
 use super::{codec, hours};
 use crate::Result;
 use crate::rollups::HourRows;
@@ -192,7 +193,7 @@ pub async fn fetch(client: &impl GenericClient, scope: Scope<'_>) -> Result<Seal
         .await?;
     let series = scope.series.map(<[i16]>::to_vec);
     let sources = scope.sources.map(<[Uuid]>::to_vec);
-    let day_before = scope.from - Duration::days(1);
+    let day_before = scope.from - Duration::days(SPAN_DAYS);
     let rows = client
         .query(
             &statement,
@@ -225,7 +226,7 @@ pub async fn fetch_edges(
              order by series_type_id, data_source_id, day",
         )
         .await?;
-    let day_before = from - Duration::days(1);
+    let day_before = from - Duration::days(SPAN_DAYS);
     let rows = client.query(&statement, &[&user_id, &from, &to, &day_before]).await?;
     decode_into(&mut out, &rows, |_, ts| ts >= from && ts < to)?;
     Ok(out)
@@ -247,15 +248,15 @@ pub async fn fetch_windows(
     let starts: Vec<DateTime<Utc>> = windows.iter().map(|w| w.1).collect();
     let ends: Vec<DateTime<Utc>> = windows.iter().map(|w| w.2).collect();
     let statement = client
-        .prepare_cached(
+        .prepare_cached(&format!(
             "select distinct b.series_type_id, b.data_source_id, b.data, b.day
              from unnest($3::uuid[], $4::timestamptz[], $5::timestamptz[]) as w(src, a, z)
              join sample_blocks b
                on b.user_id = $1 and b.series_type_id = $2 and b.data_source_id = w.src
-              and b.day > w.a - interval '1 day' and b.day < w.z
+              and b.day > w.a - interval '{SPAN_DAYS} days' and b.day < w.z
               and b.last_ts >= w.a and b.first_ts < w.z
-             order by 1, 2, 4",
-        )
+             order by 1, 2, 4"
+        ))
         .await?;
     let rows = client.query(&statement, &[&user_id, &series, &sources, &starts, &ends]).await?;
     decode_into(&mut out, &rows, |source, ts| {
@@ -400,7 +401,7 @@ pub async fn fetch_hours(client: &impl GenericClient, scope: HourScope<'_>) -> R
     };
     let statement = client
         .prepare_cached(&format!(
-            "select b.series_type_id, b.data_source_id, b.day, b.data, b.hour_mask,
+            "select b.series_type_id, b.data_source_id, b.day, b.data, b.hours::text,
                     b.hour_exceptions
              from unnest($2::smallint[]) as t(id)
              cross join unnest($3::uuid[]) as src(id)
@@ -411,11 +412,11 @@ pub async fn fetch_hours(client: &impl GenericClient, scope: HourScope<'_>) -> R
                      select b.*, sum(b.n) over (order by b.day {dir}) as upto
                      from (
                          select b.*,
-                                bit_count((b.hour_mask & hour_bits(b.day, w.lo, w.hi))::bit(24)) as n
+                                block_hours(b.day, b.hours, w.lo, w.hi) as n
                          from sample_blocks b
                          where b.user_id = $1 and b.series_type_id = t.id
-                           and b.data_source_id = src.id and b.hour_mask <> 0
-                           and b.day > w.lo - interval '1 day' and b.day < w.hi
+                           and b.data_source_id = src.id and b.hours is not null
+                           and b.day > w.lo - interval '{SPAN_DAYS} days' and b.day < w.hi
                          order by b.day {dir}
                          limit $8::bigint + 2
                      ) b
@@ -445,8 +446,14 @@ pub async fn fetch_hours(client: &impl GenericClient, scope: HourScope<'_>) -> R
         let (series, source, day): (i16, Uuid, DateTime<Utc>) =
             (r.try_get(0)?, r.try_get(1)?, r.try_get(2)?);
         let samples = codec::decode(r.try_get(3)?)?;
-        for (h, f) in hours::load(day, &samples, r.try_get(4)?, r.try_get(5)?)? {
-            out.rows.push(series, source, hours::start(day, h), &f);
+        let bits: String = r.try_get(4)?;
+        // Only the scope's hours: a block spanning days may hold hours of other pieces of the
+        // same page too, which read it again.
+        for (h, f) in hours::load(day, &samples, &bits, r.try_get(5)?)? {
+            let hour = hours::start(day, h);
+            if hour >= scope.from && hour < scope.to {
+                out.rows.push(series, source, hour, &f);
+            }
         }
     }
     Ok(out)

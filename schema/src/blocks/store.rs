@@ -15,13 +15,20 @@ use tokio_postgres::types::ToSql;
 use uuid::Uuid;
 
 use super::codec::{self, BlockSample};
-use super::hours::{self, DayHours};
+use super::hours::{self, DAY_HOURS, SpanHours};
 use crate::rollups::{HourFigures, HourRows, Span};
 use crate::samples::SampleRow;
 use crate::users::{WriterLock, lock_for_writing};
 use crate::{Db, Result};
 
 const DAY: i64 = 86_400;
+/// The most UTC days a block spans (every read of blocks looks this far before its window for
+/// a block that reaches into it)...
+pub const SPAN_DAYS: i64 = 32;
+/// ...and the most samples it holds: a sparse series keeps weeks in a block, a dense one (a day
+/// over this) a block a day. A read decodes whole blocks, so this bounds the
+/// samples a read decodes beyond its window's days.
+pub const SPAN_SAMPLES: usize = 2048;
 /// How far from a changed sample's UTC day the rollups' recount reads samples: the local days
 /// around the sample's (`rollups_recount.sql` rebuilds its local day and both neighbours, each
 /// from the samples of the UTC days around it). A changed sample unseals these days first.
@@ -135,10 +142,13 @@ fn figures_at(r: &tokio_postgres::Row, at: usize) -> Result<HourFigures> {
     })
 }
 
-/// A block row's day figures as the parallel arrays of `sample_blocks`' `day_*` columns, null
-/// where a day has no rollup.
+/// The day figures of the blocks a statement writes, flattened: element `i` is day `days[i]` (from
+/// its block's first) of block `blocks[i]` (1-based, in the order the blocks are written), and
+/// null where the day has no figures; SQL gathers them back into each block's `day_*` arrays.
 #[derive(Debug, Default)]
 struct DayColumns {
+    blocks: Vec<i64>,
+    days: Vec<i32>,
     counts: Vec<Option<i32>>,
     sums: Vec<Option<f64>>,
     total_counts: Vec<Option<i32>>,
@@ -148,7 +158,9 @@ struct DayColumns {
 }
 
 impl DayColumns {
-    fn push(&mut self, f: Option<&HourFigures>) {
+    fn push(&mut self, block: i64, day: i32, f: Option<&HourFigures>) {
+        self.blocks.push(block);
+        self.days.push(day);
         self.counts.push(f.map(|f| f.sample_count));
         self.sums.push(f.map(|f| f.value_sum));
         self.total_counts.push(f.map(|f| f.total_count));
@@ -232,23 +244,38 @@ impl std::ops::AddAssign for Sealing {
     }
 }
 
-/// Seals `days` of one user in one transaction: each day's rows (and its block, should it have
-/// one) become one block and the rows are deleted, a statement for all the days at each step.
-/// Idempotent: a sealed day is sealed again as it is. Nothing when the user is gone.
+/// Seals `days` of one user in one transaction: each day's rows become part of a block and the
+/// rows are deleted, a statement for all the days at each step. The blocks already stored
+/// around the days are taken apart and packed again with them ([`pack`]), so a sparse series
+/// keeps growing one block a day at a time. Idempotent: a sealed day is sealed again as it is.
+/// Nothing when the user is gone.
 pub async fn seal(db: &Db, user_id: Uuid, days: &[DayKey]) -> Result<Sealing> {
-    let (Some(first_day), Some(last_day)) =
-        (days.iter().map(|k| k.day).min(), days.iter().map(|k| k.day).max())
-    else {
+    if days.is_empty() {
         return Ok(Sealing::default());
-    };
-    // The span the days cover: constant bounds, so only its chunks are read.
-    let (from, to) = (first_day, last_day + Duration::days(1));
+    }
     let mut client = db.client().await?;
     let tx = client.transaction().await?;
     if lock_for_writing(&tx, user_id, WriterLock::Exclusive).await?.is_none() {
         return Ok(Sealing::default());
     }
-    let (series, sources, starts) = columns(days);
+    // The blocks the days may join, and every day they hold: all of them are packed again.
+    let taken = blocks_near(&tx, user_id, days).await?;
+    let mut parts: BTreeMap<DayKey, DayPart> = BTreeMap::new();
+    for block in taken.iter().cloned() {
+        for part in block.into_parts() {
+            parts.insert(part.key, part);
+        }
+    }
+    let all: BTreeSet<DayKey> = days.iter().copied().chain(parts.keys().copied()).collect();
+    let all: Vec<DayKey> = all.into_iter().collect();
+    let (Some(first_day), Some(last_day)) =
+        (all.iter().map(|k| k.day).min(), all.iter().map(|k| k.day).max())
+    else {
+        return Ok(Sealing::default());
+    };
+    // The span the days cover: constant bounds, so only its chunks are read.
+    let (from, to) = (first_day, last_day + Duration::days(1));
+    let (series, sources, starts) = columns(&all);
     let on_day = "s.user_id = $1 and s.series_type_id = k.s and s.data_source_id = k.d
                   and s.ts >= k.day and s.ts < k.day + interval '1 day'
                   and s.ts >= $5 and s.ts < $6";
@@ -272,88 +299,131 @@ pub async fn seal(db: &Db, user_id: Uuid, days: &[DayKey]) -> Result<Sealing> {
             batch_id: r.try_get(6)?,
         });
     }
-    // The days' hourly rollups move into their blocks: those a block holds already, and the
-    // rows. Should a day have rows and a block (it never does: writers unseal first), the
-    // block's samples are kept where the rows do not replace them.
-    let mut hours_by_day: BTreeMap<DayKey, DayHours> = BTreeMap::new();
-    let mut block_days: BTreeMap<DayKey, HourFigures> = BTreeMap::new();
-    for block in blocks_among(&tx, user_id, days).await? {
-        if let Some(hours) = block.hours()? {
-            hours_by_day.insert(block.key, hours);
-        }
-        if let Some(figures) = block.day {
-            block_days.insert(block.key, figures);
-        }
-        let rows = by_day.remove(&block.key).unwrap_or_default();
-        by_day.insert(block.key, merge(block.samples, rows));
+    // Should a day have rows and a block (it never does: writers unseal first), the block's
+    // samples are kept where the rows do not replace them.
+    for (key, rows) in by_day {
+        let part = parts.entry(key).or_insert_with(|| DayPart::empty(key));
+        part.samples = merge(std::mem::take(&mut part.samples), rows);
     }
-    for (key, hour, figures) in hour_rows(&tx, user_id, days, (from, to)).await? {
-        if let Some(h) = hours::index(key.day, hour) {
-            hours_by_day.entry(key).or_default().insert(h, figures);
+    // The days' hourly rollups and UTC day rollups still rows move into their blocks as stored.
+    for (key, hour, figures) in hour_rows(&tx, user_id, &all, (from, to)).await? {
+        if let (Some(h), Some(part)) = (hours::index(key.day, DAY_HOURS, hour), parts.get_mut(&key))
+        {
+            part.hours.get_or_insert_with(SpanHours::new).insert(h, figures);
         }
     }
-    // The days' UTC day rollups move into their blocks as stored.
-    let day_figures = day_rows(&tx, user_id, days).await?;
+    for (key, figures) in day_rows(&tx, user_id, &all).await? {
+        if let Some(part) = parts.get_mut(&key) {
+            part.day = Some(figures);
+        }
+    }
     let mut out = Sealing { days: days.len() as u64, samples: rows.len() as u64, bytes: 0 };
-    let n = by_day.len();
-    let (mut b_series, mut b_sources, mut b_days) =
-        (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+    let blocks = pack(parts.into_values().filter(|p| !p.samples.is_empty()).collect());
+    let (old_series, old_sources, old_days) =
+        columns(&taken.iter().map(|b| b.key).collect::<Vec<_>>());
+    let delete_taken = format!("delete from sample_blocks b using {KEYS} where {}", on_key("b"));
+    tx.execute(&delete_taken, &[&user_id, &old_series, &old_sources, &old_days]).await?;
+    out.bytes = insert_blocks(&tx, user_id, &blocks).await?;
+    // The hour rows and day rollups of the days now in blocks go (every sealed day is in one:
+    // a day left without samples has none); a day left without a block is marked sealed, off
+    // the worklist.
+    let delete_hours = format!("delete from hourly_rollups r using {KEYS} where {}", on_hours("r"));
+    tx.execute(&delete_hours, &params).await?;
+    let delete = format!("delete from samples s using {KEYS} where {on_day}");
+    tx.execute(&delete, &params).await?;
+    let in_blocks: Vec<DayKey> =
+        blocks.iter().flat_map(|b| b.parts.iter().map(|p| p.key)).collect();
+    let (series, sources, starts) = columns(&in_blocks);
+    let delete_days = format!("delete from utc_day_rollups r using {KEYS} where {}", on_key("r"));
+    tx.execute(&delete_days, &[&user_id, &series, &sources, &starts]).await?;
+    tx.execute(
+        &format!("update utc_day_rollups r set sealed = true from {KEYS} where {}", on_key("r")),
+        &params[..4],
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(out)
+}
+
+/// Writes `blocks` (none of which overlaps a stored one). Returns the bytes of their encoded
+/// samples and hours.
+async fn insert_blocks(tx: &Transaction<'_>, user_id: Uuid, blocks: &[Packed]) -> Result<u64> {
+    let n = blocks.len();
+    let mut bytes = 0;
+    let (mut b_series, mut b_sources, mut b_days, mut spans) = (
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+    );
     let (mut counts, mut firsts, mut lasts, mut data) = (
         Vec::with_capacity(n),
         Vec::with_capacity(n),
         Vec::with_capacity(n),
         Vec::with_capacity(n),
     );
-    let (mut masks, mut exceptions) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    let (mut bits, mut exceptions) = (Vec::with_capacity(n), Vec::with_capacity(n));
     let mut day = DayColumns::default();
-    for (key, samples) in &by_day {
+    for (i, block) in blocks.iter().enumerate() {
+        let samples: Vec<BlockSample> =
+            block.parts.iter().flat_map(|p| p.samples.iter().cloned()).collect();
         let (Some(first), Some(last)) = (samples.first(), samples.last()) else { continue };
-        let bytes = codec::encode(samples)?;
-        let kept =
-            hours::store(key.day, samples, hours_by_day.get(key).unwrap_or(&DayHours::new()));
-        out.bytes += (bytes.len() + kept.exceptions.as_ref().map_or(0, Vec::len)) as u64;
-        b_series.push(key.series_type_id);
-        b_sources.push(key.data_source_id);
-        b_days.push(key.day);
+        let encoded = codec::encode(&samples)?;
+        let hour_count = block.span * DAY_HOURS;
+        let kept = hours::store(block.key.day, hour_count, &samples, &block.hours());
+        bytes += (encoded.len() + kept.exceptions.as_ref().map_or(0, Vec::len)) as u64;
+        b_series.push(block.key.series_type_id);
+        b_sources.push(block.key.data_source_id);
+        b_days.push(block.key.day);
+        spans.push(block.span as i16);
         counts.push(i32::try_from(samples.len()).unwrap_or(i32::MAX));
         firsts.push(first.ts);
         lasts.push(last.ts);
-        data.push(bytes);
-        masks.push(kept.mask);
+        data.push(encoded);
+        bits.push(kept.bits);
         exceptions.push(kept.exceptions);
-        // A block sealed before day rollups moved in keeps its figures where they are.
-        day.push(day_figures.get(key).or(block_days.get(key)));
+        let figures: BTreeMap<DateTime<Utc>, &HourFigures> =
+            block.parts.iter().filter_map(|p| p.day.as_ref().map(|f| (p.key.day, f))).collect();
+        for d in 0..i64::from(block.span) {
+            let at = block.key.day + Duration::days(d);
+            day.push(i as i64 + 1, d as i32 + 1, figures.get(&at).copied());
+        }
     }
     tx.execute(
-        "insert into sample_blocks as b
-             (user_id, series_type_id, data_source_id, day, sample_count, first_ts, last_ts, data,
-              hour_mask, hour_exceptions, day_sample_count, day_value_sum, day_total_count,
+        "insert into sample_blocks
+             (user_id, series_type_id, data_source_id, day, span, sample_count, first_ts, last_ts,
+              data, hours, hour_exceptions, day_sample_count, day_value_sum, day_total_count,
               day_total_sum, day_value_max, day_zone_offset)
-         select $1, * from unnest($2::smallint[], $3::uuid[], $4::timestamptz[], $5::integer[],
-                                  $6::timestamptz[], $7::timestamptz[], $8::bytea[],
-                                  $9::integer[], $10::bytea[], $11::integer[], $12::float8[],
-                                  $13::integer[], $14::float8[], $15::float8[], $16::smallint[])
-         on conflict (user_id, series_type_id, data_source_id, day) do update
-             set sample_count = excluded.sample_count, first_ts = excluded.first_ts,
-                 last_ts = excluded.last_ts, data = excluded.data,
-                 hour_mask = excluded.hour_mask, hour_exceptions = excluded.hour_exceptions,
-                 day_sample_count = excluded.day_sample_count,
-                 day_value_sum = excluded.day_value_sum,
-                 day_total_count = excluded.day_total_count,
-                 day_total_sum = excluded.day_total_sum,
-                 day_value_max = excluded.day_value_max,
-                 day_zone_offset = excluded.day_zone_offset",
+         select $1, b.s, b.d, b.day, b.span, b.n, b.f, b.l, b.data, b.bits::varbit, b.exc,
+                d.counts, d.sums, d.total_counts, d.total_sums, d.maxes, d.offsets
+         from unnest($2::smallint[], $3::uuid[], $4::timestamptz[], $5::smallint[],
+                     $6::integer[], $7::timestamptz[], $8::timestamptz[], $9::bytea[],
+                     $10::text[], $11::bytea[])
+              with ordinality as b(s, d, day, span, n, f, l, data, bits, exc, i)
+         join (select x.b, array_agg(x.c order by x.j) as counts,
+                      array_agg(x.s order by x.j) as sums,
+                      array_agg(x.tc order by x.j) as total_counts,
+                      array_agg(x.ts order by x.j) as total_sums,
+                      array_agg(x.m order by x.j) as maxes,
+                      array_agg(x.o order by x.j) as offsets
+               from unnest($12::bigint[], $13::integer[], $14::integer[], $15::float8[],
+                           $16::integer[], $17::float8[], $18::float8[], $19::smallint[])
+                    as x(b, j, c, s, tc, ts, m, o)
+               group by x.b) d on d.b = b.i",
         &[
             &user_id,
             &b_series,
             &b_sources,
             &b_days,
+            &spans,
             &counts,
             &firsts,
             &lasts,
             &data,
-            &masks,
+            &bits,
             &exceptions,
+            &day.blocks,
+            &day.days,
             &day.counts,
             &day.sums,
             &day.total_counts,
@@ -363,23 +433,81 @@ pub async fn seal(db: &Db, user_id: Uuid, days: &[DayKey]) -> Result<Sealing> {
         ],
     )
     .await?;
-    // The hour rows of the days now in blocks (not of a day left without one).
-    let written = [&user_id as &(dyn ToSql + Sync), &b_series, &b_sources, &b_days, &from, &to];
-    let delete_hours = format!("delete from hourly_rollups r using {KEYS} where {}", on_hours("r"));
-    tx.execute(&delete_hours, &written).await?;
-    let delete = format!("delete from samples s using {KEYS} where {on_day}");
-    tx.execute(&delete, &params).await?;
-    // The day rollups now in blocks go; a day left without a block (no sample) is marked
-    // sealed, off the worklist.
-    let delete_days = format!("delete from utc_day_rollups r using {KEYS} where {}", on_key("r"));
-    tx.execute(&delete_days, &written[..4]).await?;
-    tx.execute(
-        &format!("update utc_day_rollups r set sealed = true from {KEYS} where {}", on_key("r")),
-        &params[..4],
-    )
-    .await?;
-    tx.commit().await?;
-    Ok(out)
+    Ok(bytes)
+}
+
+/// One day of a block, as sealing and unsealing move it.
+#[derive(Debug, Clone)]
+struct DayPart {
+    key: DayKey,
+    samples: Vec<BlockSample>,
+    /// Its hours' figures (indexes 0–23); `None` while they are rows (a block of V22).
+    hours: Option<SpanHours>,
+    /// Its UTC day rollup; `None` while it is a row (a block sealed before V25) or it has none.
+    day: Option<HourFigures>,
+}
+
+impl DayPart {
+    fn empty(key: DayKey) -> DayPart {
+        DayPart { key, samples: Vec::new(), hours: None, day: None }
+    }
+}
+
+/// Days packed into one block: consecutive days of a series and source.
+#[derive(Debug)]
+struct Packed {
+    /// Its first day.
+    key: DayKey,
+    /// Days from the first to the last, inclusive.
+    span: u16,
+    parts: Vec<DayPart>,
+}
+
+impl Packed {
+    /// The hours of its days, by index from its first day.
+    fn hours(&self) -> SpanHours {
+        let mut out = SpanHours::new();
+        for part in &self.parts {
+            let offset = day_index(self.key.day, part.key.day) * DAY_HOURS;
+            for (h, f) in part.hours.iter().flatten() {
+                out.insert(offset + h, *f);
+            }
+        }
+        out
+    }
+}
+
+/// How many days `day` lies after `first`.
+fn day_index(first: DateTime<Utc>, day: DateTime<Utc>) -> u16 {
+    u16::try_from((day - first).num_days()).unwrap_or(u16::MAX)
+}
+
+/// The rule of which days share a block: in day order, per series and source, a day joins the
+/// block before it while the block stays within [`SPAN_DAYS`] days and [`SPAN_SAMPLES`] samples;
+/// otherwise it starts the next. A day denser than that has a block of its own.
+fn pack(parts: Vec<DayPart>) -> Vec<Packed> {
+    let mut out: Vec<Packed> = Vec::new();
+    let mut held = 0;
+    let mut sorted = parts;
+    sorted.sort_by_key(|p| p.key);
+    for part in sorted {
+        if let Some(last) = out.last_mut() {
+            let same = (last.key.series_type_id, last.key.data_source_id)
+                == (part.key.series_type_id, part.key.data_source_id);
+            if same
+                && part.key.day - last.key.day < Duration::days(SPAN_DAYS)
+                && held + part.samples.len() <= SPAN_SAMPLES
+            {
+                held += part.samples.len();
+                last.span = day_index(last.key.day, part.key.day) + 1;
+                last.parts.push(part);
+                continue;
+            }
+        }
+        held = part.samples.len();
+        out.push(Packed { key: part.key, span: 1, parts: vec![part] });
+    }
+    out
 }
 
 /// Gives back the disk of the `samples` chunks that sealing emptied: a chunk whose time range
@@ -497,46 +625,101 @@ pub async fn compact_emptied_indexes(db: &Db, recount: bool) -> Result<u64> {
     rebuilt
 }
 
-/// A sealed day, decoded.
+/// A stored block, decoded.
+#[derive(Debug, Clone)]
 struct Block {
+    /// Its first day.
     key: DayKey,
+    span: u16,
     samples: Vec<BlockSample>,
-    /// Its hours with figures; 0 for a block sealed before they moved in (still rows).
-    hour_mask: i32,
-    hour_exceptions: Option<Vec<u8>>,
-    /// Its UTC day rollup; `None` for a block sealed before it moved in (still a row).
-    day: Option<HourFigures>,
+    /// Its hours with figures; `None` for a block sealed before they moved in (still rows).
+    hours: Option<SpanHours>,
+    /// Each day's UTC day rollup (`None` where a day has none); `None` for a block sealed before
+    /// they moved in (still rows).
+    days: Option<Vec<Option<HourFigures>>>,
 }
 
 impl Block {
     /// A block from a row's [`BLOCK`] columns.
     fn from_row(r: &tokio_postgres::Row) -> Result<Block> {
-        let day_count: Option<i32> = r.try_get(6)?;
-        Ok(Block {
-            key: DayKey::from_row(r, 0)?,
-            samples: codec::decode(r.try_get(3)?)?,
-            hour_mask: r.try_get(4)?,
-            hour_exceptions: r.try_get(5)?,
-            day: day_count.map(|_| figures_at(r, 6)).transpose()?,
-        })
+        let key = DayKey::from_row(r, 0)?;
+        let span: i16 = r.try_get(3)?;
+        let samples = codec::decode(r.try_get(4)?)?;
+        let bits: Option<String> = r.try_get(5)?;
+        let exceptions: Option<Vec<u8>> = r.try_get(6)?;
+        let hours = bits
+            .map(|bits| hours::load(key.day, &samples, &bits, exceptions.as_deref()))
+            .transpose()?;
+        let counts: Option<Vec<Option<i32>>> = r.try_get(7)?;
+        let days = match counts {
+            None => None,
+            Some(counts) => {
+                let sums: Vec<Option<f64>> = r.try_get(8)?;
+                let total_counts: Vec<Option<i32>> = r.try_get(9)?;
+                let total_sums: Vec<Option<f64>> = r.try_get(10)?;
+                let maxes: Vec<Option<f64>> = r.try_get(11)?;
+                let offsets: Vec<Option<i16>> = r.try_get(12)?;
+                let at = |i: usize| -> Option<HourFigures> {
+                    Some(HourFigures {
+                        sample_count: counts.get(i).copied().flatten()?,
+                        value_sum: sums.get(i).copied().flatten()?,
+                        total_count: total_counts.get(i).copied().flatten()?,
+                        total_sum: total_sums.get(i).copied().flatten()?,
+                        value_max: maxes.get(i).copied().flatten()?,
+                        zone_offset: offsets.get(i).copied().flatten(),
+                    })
+                };
+                Some((0..counts.len()).map(at).collect())
+            }
+        };
+        Ok(Block { key, span: u16::try_from(span).unwrap_or(1), samples, hours, days })
     }
 
-    /// Its hourly rollups; none when they are still rows.
-    fn hours(&self) -> Result<Option<DayHours>> {
-        if self.hour_mask == 0 {
-            return Ok(None);
+    /// Its days, each with its samples, hours and day rollup (days without samples left out).
+    fn into_parts(self) -> Vec<DayPart> {
+        let mut parts: BTreeMap<DateTime<Utc>, DayPart> = BTreeMap::new();
+        let key = self.key;
+        for s in self.samples {
+            let day = utc_day(s.ts);
+            let empty = || DayPart::empty(DayKey { day, ..key });
+            parts.entry(day).or_insert_with(empty).samples.push(s);
         }
-        let exceptions = self.hour_exceptions.as_deref();
-        Ok(Some(hours::load(self.key.day, &self.samples, self.hour_mask, exceptions)?))
+        for (d, f) in self.days.iter().flatten().enumerate() {
+            let day = self.key.day + Duration::days(d as i64);
+            if let (Some(f), Some(p)) = (f, parts.get_mut(&day)) {
+                p.day = Some(*f);
+            }
+        }
+        if let Some(hours) = &self.hours {
+            for p in parts.values_mut() {
+                p.hours = Some(SpanHours::new());
+            }
+            for (h, f) in hours {
+                let day = self.key.day + Duration::days(i64::from(h / DAY_HOURS));
+                if let Some(p) = parts.get_mut(&day) {
+                    p.hours.get_or_insert_with(SpanHours::new).insert(h % DAY_HOURS, *f);
+                }
+            }
+        }
+        parts.into_values().collect()
     }
 }
 
 /// The columns [`Block::from_row`] reads, of a `sample_blocks` row aliased `b`.
-const BLOCK: &str = "b.series_type_id, b.data_source_id, b.day, b.data, b.hour_mask,
+const BLOCK: &str = "b.series_type_id, b.data_source_id, b.day, b.span, b.data, b.hours::text,
     b.hour_exceptions, b.day_sample_count, b.day_value_sum, b.day_total_count, b.day_total_sum,
     b.day_value_max, b.day_zone_offset";
 
-/// The decoded blocks of those of `keys` that have one.
+/// Matches the blocks (aliased `b`) of user `$1` that hold a day of [`KEYS`].
+fn covering(b: &str) -> String {
+    format!(
+        "{b}.user_id = $1 and {b}.series_type_id = k.s and {b}.data_source_id = k.d \
+         and {b}.day <= k.day and {b}.day > k.day - interval '{SPAN_DAYS} days' \
+         and k.day < {b}.day + {b}.span * interval '1 day'"
+    )
+}
+
+/// The decoded blocks that hold a day of `keys`, each once.
 async fn blocks_among(
     client: &impl GenericClient,
     user_id: Uuid,
@@ -546,7 +729,31 @@ async fn blocks_among(
         return Ok(Vec::new());
     }
     let (series, sources, days) = columns(keys);
-    let statement = format!("select {BLOCK} from {KEYS} join sample_blocks b on {}", on_key("b"));
+    let statement = format!(
+        "select distinct on (b.series_type_id, b.data_source_id, b.day) {BLOCK}
+         from {KEYS} join sample_blocks b on {}",
+        covering("b")
+    );
+    let rows = client.query(&statement, &[&user_id, &series, &sources, &days]).await?;
+    rows.iter().map(Block::from_row).collect()
+}
+
+/// The blocks a seal of `keys` packs again: per series and source, those that start from
+/// [`SPAN_DAYS`] days before its first day to its last (any that holds or may take in one of
+/// the days, and any between them).
+async fn blocks_near(
+    client: &impl GenericClient,
+    user_id: Uuid,
+    keys: &[DayKey],
+) -> Result<Vec<Block>> {
+    let (series, sources, days) = columns(keys);
+    let statement = format!(
+        "select {BLOCK}
+         from (select k.s, k.d, min(k.day) as lo, max(k.day) as hi from {KEYS} group by 1, 2) k
+         join sample_blocks b
+           on b.user_id = $1 and b.series_type_id = k.s and b.data_source_id = k.d
+          and b.day > k.lo - interval '{SPAN_DAYS} days' and b.day <= k.hi"
+    );
     let rows = client.query(&statement, &[&user_id, &series, &sources, &days]).await?;
     rows.iter().map(Block::from_row).collect()
 }
@@ -560,7 +767,7 @@ fn merge(block: Vec<BlockSample>, rows: Vec<BlockSample>) -> Vec<BlockSample> {
     by_ts.into_values().collect()
 }
 
-/// Which of `keys` are sealed (have a block).
+/// Which of `keys` are sealed (lie in a block's span).
 pub async fn sealed_among(
     client: &impl GenericClient,
     user_id: Uuid,
@@ -571,17 +778,16 @@ pub async fn sealed_among(
     }
     let (series, sources, days) = columns(keys);
     let statement = format!(
-        "select b.series_type_id, b.data_source_id, b.day
-             from {KEYS} join sample_blocks b on {}",
-        on_key("b")
+        "select distinct k.s, k.d, k.day from {KEYS} join sample_blocks b on {}",
+        covering("b")
     );
     let rows = client.query(&statement, &[&user_id, &series, &sources, &days]).await?;
     rows.iter().map(|r| DayKey::from_row(r, 0)).collect()
 }
 
-/// Moves the blocks of `keys` (those that have one) back into rows, and marks their days
-/// changed so the sealer seals them again once quiet. Returns the samples moved. The caller
-/// holds the user's exclusive writer lock.
+/// Moves the blocks that hold a day of `keys` back into rows, every day of them, and marks
+/// those days changed so the sealer seals them again once quiet. Returns the samples moved. The
+/// caller holds the user's exclusive writer lock.
 pub async fn unseal(tx: &Transaction<'_>, user_id: Uuid, keys: &[DayKey]) -> Result<u64> {
     if keys.is_empty() {
         return Ok(0);
@@ -591,7 +797,7 @@ pub async fn unseal(tx: &Transaction<'_>, user_id: Uuid, keys: &[DayKey]) -> Res
         .query(
             &format!(
                 "delete from sample_blocks b using {KEYS} where {} returning {BLOCK}",
-                on_key("b")
+                covering("b")
             ),
             &[&user_id, &series, &sources, &days],
         )
@@ -612,31 +818,32 @@ pub async fn unseal(tx: &Transaction<'_>, user_id: Uuid, keys: &[DayKey]) -> Res
     let mut unsealed = Vec::with_capacity(taken.len());
     let (mut restored, mut restored_days) = (HourRows::default(), HourRows::default());
     for r in &taken {
-        let block = Block::from_row(r)?;
-        let key = block.key;
-        let (series, source) = (key.series_type_id, key.data_source_id);
-        unsealed.push(key);
-        for s in &block.samples {
-            writer
-                .as_mut()
-                .write(&[
-                    &series,
-                    &source,
-                    &s.ts,
-                    &s.value,
-                    &s.zone_offset,
-                    &s.is_daily_total,
-                    &user_id,
-                    &s.batch_id,
-                ])
-                .await?;
-            moved += 1;
-        }
-        for (h, f) in block.hours()?.iter().flatten() {
-            restored.push(series, source, hours::start(key.day, *h), f);
-        }
-        if let Some(f) = &block.day {
-            restored_days.push(series, source, key.day, f);
+        for part in Block::from_row(r)?.into_parts() {
+            let key = part.key;
+            let (series, source) = (key.series_type_id, key.data_source_id);
+            unsealed.push(key);
+            for s in &part.samples {
+                writer
+                    .as_mut()
+                    .write(&[
+                        &series,
+                        &source,
+                        &s.ts,
+                        &s.value,
+                        &s.zone_offset,
+                        &s.is_daily_total,
+                        &user_id,
+                        &s.batch_id,
+                    ])
+                    .await?;
+                moved += 1;
+            }
+            for (h, f) in part.hours.iter().flatten() {
+                restored.push(series, source, hours::start(key.day, *h), f);
+            }
+            if let Some(f) = &part.day {
+                restored_days.push(series, source, key.day, f);
+            }
         }
     }
     writer.finish().await?;
@@ -652,6 +859,24 @@ pub async fn unseal(tx: &Transaction<'_>, user_id: Uuid, keys: &[DayKey]) -> Res
     )
     .await?;
     Ok(moved)
+}
+
+/// Moves back into rows the blocks of a user that hold days both before `at` and from it (a
+/// lifecycle cutoff: the days before go, the rest stay). The caller holds the user's exclusive
+/// writer lock.
+pub async fn unseal_across(tx: &Transaction<'_>, user_id: Uuid, at: DateTime<Utc>) -> Result<u64> {
+    let rows = tx
+        .query(
+            &format!(
+                "select series_type_id, data_source_id, day from sample_blocks
+                 where user_id = $1 and day < $2 and day > $2 - interval '{SPAN_DAYS} days'
+                   and day + span * interval '1 day' > $2"
+            ),
+            &[&user_id, &at],
+        )
+        .await?;
+    let keys = rows.iter().map(|r| DayKey::from_row(r, 0)).collect::<Result<Vec<_>>>()?;
+    unseal(tx, user_id, &keys).await
 }
 
 /// Moves all of a user's blocks back into rows (before a reprocess deletes and rebuilds by
@@ -718,10 +943,17 @@ pub(crate) async fn absorb<'a>(
     if sealed.is_empty() {
         return Ok(Absorbed { rows, unchanged: 0 });
     }
-    let blocks: BTreeMap<DayKey, BTreeMap<DateTime<Utc>, BlockSample>> = sealed
-        .into_iter()
-        .map(|b| (b.key, b.samples.into_iter().map(|s| (s.ts, s)).collect()))
-        .collect();
+    // Every day a block spans is sealed, those without samples too.
+    let mut blocks: BTreeMap<DayKey, BTreeMap<DateTime<Utc>, BlockSample>> = BTreeMap::new();
+    for block in sealed {
+        for d in 0..i64::from(block.span) {
+            blocks.insert(block.key.shifted(d), BTreeMap::new());
+        }
+        for s in block.samples {
+            let key = DayKey { day: utc_day(s.ts), ..block.key };
+            blocks.entry(key).or_default().insert(s.ts, s);
+        }
+    }
     let (mut kept, mut unchanged) = (Vec::with_capacity(rows.len()), 0);
     let mut unseal_keys: BTreeSet<DayKey> = BTreeSet::new();
     for r in rows {
