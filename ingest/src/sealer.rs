@@ -61,9 +61,12 @@ pub async fn seal_due(db: &Db, config: &SealConfig) -> schema::Result<Sealing> {
         if total.days >= config.round as u64 {
             break;
         }
-        let keys =
+        let mut keys =
             schema::blocks::store::due_for_user(db, user, day_before, now - quiet, config.round)
                 .await?;
+        // A transaction takes consecutive days of a series and source, so a backlog's blocks
+        // are packed whole at once, not rewritten a few days at a time.
+        keys.sort();
         for chunk in keys.chunks(DAYS_A_TRANSACTION) {
             total += schema::blocks::seal(db, user, chunk).await?;
         }

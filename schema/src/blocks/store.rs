@@ -276,13 +276,20 @@ pub async fn seal(db: &Db, user_id: Uuid, days: &[DayKey]) -> Result<Sealing> {
     // The span the days cover: constant bounds, so only its chunks are read.
     let (from, to) = (first_day, last_day + Duration::days(1));
     let (series, sources, starts) = columns(&all);
+    // The days of a series and source as one stretch and its days: a range scan per stretch
+    // and chunk, not an index probe per day and chunk (a transaction takes weeks of a series).
+    let stretches = format!(
+        "(select k.s, k.d, min(k.day) as lo, max(k.day) + interval '1 day' as hi,
+                 array_agg(k.day) as days
+          from {KEYS} group by 1, 2) k"
+    );
     let on_day = "s.user_id = $1 and s.series_type_id = k.s and s.data_source_id = k.d
-                  and s.ts >= k.day and s.ts < k.day + interval '1 day'
-                  and s.ts >= $5 and s.ts < $6";
+                  and s.ts >= k.lo and s.ts < k.hi and s.ts >= $5 and s.ts < $6
+                  and time_bucket(interval '1 day', s.ts) = any(k.days)";
     let select = format!(
         "select s.series_type_id, s.data_source_id, s.ts, s.value, s.zone_offset,
                     s.is_daily_total, s.batch_id
-             from {KEYS} join samples s on {on_day}
+             from {stretches} join samples s on {on_day}
              order by 1, 2, 3"
     );
     let params: [&(dyn ToSql + Sync); 6] = [&user_id, &series, &sources, &starts, &from, &to];
@@ -329,7 +336,7 @@ pub async fn seal(db: &Db, user_id: Uuid, days: &[DayKey]) -> Result<Sealing> {
     // the worklist.
     let delete_hours = format!("delete from hourly_rollups r using {KEYS} where {}", on_hours("r"));
     tx.execute(&delete_hours, &params).await?;
-    let delete = format!("delete from samples s using {KEYS} where {on_day}");
+    let delete = format!("delete from samples s using {stretches} where {on_day}");
     tx.execute(&delete, &params).await?;
     let in_blocks: Vec<DayKey> =
         blocks.iter().flat_map(|b| b.parts.iter().map(|p| p.key)).collect();
