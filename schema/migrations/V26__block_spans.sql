@@ -2,30 +2,31 @@
 -- few samples a day, and a row a day (~300 bytes with its key) cost far more than its samples.
 -- `day` is the first day the block holds, `span` how many days from it the block covers; blocks
 -- of a series and source never overlap. A day's hours and day figures are kept per day of the
--- span: `hours` has a bit per hour of the span (bit 24 * d + h: hour h of day d), and each
--- `day_*` column an element per day (null where the day has no figures). Dense series keep a
--- block a day (schema::blocks::pack decides).
+-- span: `hours` has a bit per hour of the span (bit 24 * d + h: hour h of day d), and
+-- `day_figures` the days' UTC day rollups, only those that do not follow from the samples
+-- (schema::blocks::days). Dense series keep a block a day (schema::blocks::store::pack decides).
 alter table sample_blocks add column span smallint not null default 1;
 alter table sample_blocks alter column span drop default;
-alter table sample_blocks add column hours varbit;
+alter table sample_blocks add column hours varbit, add column day_figures bytea;
 -- Bit h of the old mask becomes the bit at position h; a mask of 0 (hours still rows, blocks
--- of V22 the sealer has not sealed again) becomes null.
+-- of V22 the sealer has not sealed again) becomes null. A day's figures (`day_*`, V25) become
+-- `day_figures` (schema::blocks::days: a version byte, then for day 0 its figures as stored,
+-- fixed widths big-endian); null where they are still a row, as before.
 update sample_blocks
-set hours = case when hour_mask = 0 then null else reverse(hour_mask::bit(24)::text)::varbit end;
-alter table sample_blocks drop column hour_mask;
+set hours = case when hour_mask = 0 then null else reverse(hour_mask::bit(24)::text)::varbit end,
+    day_figures = case when day_sample_count is null then null else
+        '\x01000001'::bytea || int4send(day_sample_count) || float8send(day_value_sum)
+        || int4send(day_total_count) || float8send(day_total_sum) || float8send(day_value_max)
+        || case when day_zone_offset is null then '\x00'::bytea
+                else '\x01'::bytea || int2send(day_zone_offset) end end;
 alter table sample_blocks
-    alter column day_sample_count type integer[]
-        using case when day_sample_count is null then null else array[day_sample_count] end,
-    alter column day_value_sum type float8[]
-        using case when day_sample_count is null then null else array[day_value_sum] end,
-    alter column day_total_count type integer[]
-        using case when day_sample_count is null then null else array[day_total_count] end,
-    alter column day_total_sum type float8[]
-        using case when day_sample_count is null then null else array[day_total_sum] end,
-    alter column day_value_max type float8[]
-        using case when day_sample_count is null then null else array[day_value_max] end,
-    alter column day_zone_offset type smallint[]
-        using case when day_sample_count is null then null else array[day_zone_offset] end;
+    drop column hour_mask,
+    drop column day_sample_count,
+    drop column day_value_sum,
+    drop column day_total_count,
+    drop column day_total_sum,
+    drop column day_value_max,
+    drop column day_zone_offset;
 
 drop function hour_bits(timestamptz, timestamptz, timestamptz);
 

@@ -3,19 +3,19 @@
 -- where a bucket has no intraday sample), levels average, best efforts take the maximum, as
 -- timeseries_subhour.sql does from raw samples. The window is read in pieces, each from the
 -- coarsest rows that tile it: whole UTC days from utc_day_rollups and the sealed blocks' day
--- figures (day widths only; a block spans up to SPAN_DAYS days, a figure per day, and holds
--- one on its first day at least, so LIMIT + 2 blocks hold LIMIT days inside the piece), whole hours from hourly_rollups and the sealed blocks' hours, the
+-- figures (day widths only; passed with the sealed hours, each at its day's start, inside
+-- [$14, $15) where no sealed hour lies), whole hours from hourly_rollups and the sealed blocks' hours, the
 -- partial hours at its edges from the raw samples. Each series
 -- and source reads at most LIMIT rows of each piece (enough for ($9 + 1) buckets: a bucket
 -- holds one row a day or an hour of its width, and an edge day up to 24 more), so its first
 -- $9 buckets read are whole and a page costs the same whatever the window.
 -- Rendered per direction and width: CMP is > or <, DIR asc or desc, WIDTH an interval literal,
 -- HOURS:FROM:TO is timeseries_rollups_hours.sql over [FROM, TO), BOUND:COLUMN keeps the rows
--- from the cursor's bucket on (REACH:COLUMN the blocks that may hold such days), HELD whether a better source has samples in a bucket (the UTC
+-- from the cursor's bucket on, HELD whether a better source has samples in a bucket (the UTC
 -- day rollups for days, hours_held.sql for hours). Parameters as in timeseries_raw.sql, and
 -- $13 <= $14 <= $15 <= $16 cut the window [$4, $5) into pieces: raw [$4, $13), hours
--- [$13, $14), days [$14, $15), hours [$15, $16), raw [$16, $5); $17 to $27 the sealed days'
--- hours (SEALED_HOURS, schema::blocks::hours_sql), then the sealed samples.
+-- [$13, $14), days [$14, $15), hours [$15, $16), raw [$16, $5); $17 to $27 the sealed blocks'
+-- hours and days (SEALED_HOURS, schema::blocks::hours_sql), then the sealed samples.
 with {series}
 select p.*
 from types cross join ranked cross join lateral (
@@ -47,26 +47,7 @@ from types cross join ranked cross join lateral (
                        union all
                        (select u.hour, u.sample_count, u.value_sum, u.total_count,
                                u.total_sum, u.value_max, u.zone_offset
-                        from (select b.day, b.day_sample_count, b.day_value_sum,
-                                     b.day_total_count, b.day_total_sum, b.day_value_max,
-                                     b.day_zone_offset
-                              from sample_blocks b
-                              where b.user_id = $1 and b.series_type_id = types.id
-                                and b.data_source_id = ranked.id
-                                and b.day > $14 - interval '{span_days} days' and b.day < $15
-                                and {reach:b.day} and b.day_sample_count is not null
-                              order by b.day {dir}
-                              limit {limit} + 2) b
-                        cross join lateral (
-                            select b.day + (x.i - 1) * interval '1 day' as hour, x.sample_count,
-                                   x.value_sum, x.total_count, x.total_sum, x.value_max,
-                                   x.zone_offset
-                            from unnest(b.day_sample_count, b.day_value_sum, b.day_total_count,
-                                        b.day_total_sum, b.day_value_max, b.day_zone_offset)
-                                 with ordinality
-                                 as x(sample_count, value_sum, total_count, total_sum,
-                                      value_max, zone_offset, i)
-                            where x.sample_count is not null) u
+                        from {sealed_hours}
                         where u.hour >= $14 and u.hour < $15 and {bound:u.hour}
                         order by u.hour {dir}
                         limit {limit})) d

@@ -177,14 +177,7 @@ impl Reading {
                 for column in ["r.day", "r.hour", "u.hour", "e.hour"] {
                     sql = sql.replace(&format!("{{bound:{column}}}"), &bound(column));
                 }
-                // The blocks that may hold a day from the cursor's bucket on: backward, those
-                // that start before its end; forward, those that reach its start.
-                let reach = if backward {
-                    bound("b.day")
-                } else {
-                    format!("b.day > {bucket} - interval '{SPAN_DAYS} days'")
-                };
-                sql = sql.replace("{reach:b.day}", &reach);
+
                 sql.replace("{held}", &held)
                     .replace("{sealed_hours}", &blocks::hours_sql(17, "types.id", "ranked.id", "u"))
                     .replace("{limit}", &Self::piece_rows_sql(width))
@@ -397,8 +390,9 @@ pub async fn read(client: &impl GenericClient, q: &SeriesQuery) -> Result<Vec<Se
         .collect()
 }
 
-/// The sealed days' hourly rollups a rollups page reads: those of its two pieces of whole
-/// hours, `[c0, c1)` and `[c2, c3)`, as many as the statement reads of each.
+/// The sealed blocks' rollups a rollups page reads: the hours of its two pieces of whole hours,
+/// `[c0, c1)` and `[c2, c3)`, and the UTC days of its piece of whole days, `[c1, c2)`, as many
+/// as the statement reads of each.
 async fn sealed_hours(
     client: &impl GenericClient,
     q: &SeriesQuery,
@@ -408,7 +402,10 @@ async fn sealed_hours(
     cuts: &[DateTime<Utc>; 4],
 ) -> Result<SealedHours> {
     let mut out = SealedHours::default();
-    for (from, to) in [(cuts[0], cuts[1]), (cuts[2], cuts[3])] {
+    // The days piece `[c1, c2)` (empty under a day's width) reads days, the others hours.
+    for (from, to, days) in
+        [(cuts[0], cuts[1], false), (cuts[1], cuts[2], true), (cuts[2], cuts[3], false)]
+    {
         let scope = HourScope {
             user_id: q.user_id,
             series,
@@ -420,7 +417,12 @@ async fn sealed_hours(
             backward: q.backward,
             rows: Reading::piece_rows(width, q.fetch),
         };
-        out.rows.extend(blocks::fetch_hours(client, scope).await?.rows);
+        let read = if days {
+            blocks::read::fetch_days(client, scope).await?
+        } else {
+            blocks::fetch_hours(client, scope).await?
+        };
+        out.rows.extend(read.rows);
     }
     out.index();
     Ok(out)

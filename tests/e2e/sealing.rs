@@ -280,7 +280,7 @@ async fn sealing_changes_no_answer_and_writes_into_sealed_days_land_as_on_rows()
     // The hourly and UTC day rollups moved into the blocks, a few hours as they were summed.
     assert_eq!(app.count("select count(*) from hourly_rollups").await, 0);
     assert_eq!(app.count("select count(*) from utc_day_rollups").await, 0);
-    let with_day = "select count(*) from sample_blocks where day_sample_count is not null";
+    let with_day = "select count(*) from sample_blocks where day_figures is not null";
     assert_eq!(app.count(with_day).await, blocks, "every block holds its day's rollup");
     let kept = app.count("select count(*) from sample_blocks where hour_exceptions is not null");
     assert!(kept.await > 0, "some hours kept as stored");

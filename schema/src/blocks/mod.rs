@@ -5,6 +5,7 @@
 //! ([`store`]); reads decode the blocks their window touches beside the rows ([`read`]).
 
 pub mod codec;
+pub mod days;
 pub mod hours;
 pub mod read;
 pub mod store;

@@ -14,9 +14,9 @@ use tokio_postgres::types::ToSql;
 use uuid::Uuid;
 
 use super::store::SPAN_DAYS;
-use super::{codec, hours};
+use super::{codec, days, hours};
 use crate::Result;
-use crate::rollups::HourRows;
+use crate::rollups::{HourFigures, HourRows};
 
 /// The earliest and latest instants a scope means (years 1 and 9999): an open window's bounds,
 /// well inside what PostgreSQL and chrono both hold.
@@ -380,9 +380,31 @@ pub struct HourScope<'a> {
     pub rows: i64,
 }
 
+/// What [`fetch_figures`] reads of sealed blocks: their hourly rollups or their UTC day
+/// rollups.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Figures {
+    Hours,
+    Days,
+}
+
 /// The sealed hours of `scope`. Only the blocks that hold them are read and decoded: per series
 /// and source, blocks in the scope's direction until they hold `rows` hours in it.
 pub async fn fetch_hours(client: &impl GenericClient, scope: HourScope<'_>) -> Result<SealedHours> {
+    fetch_figures(client, scope, Figures::Hours).await
+}
+
+/// The sealed UTC day rollups of `scope` (whole days), each as a row at its day's start, as
+/// [`fetch_hours`] reads hours: per series and source, blocks until they hold `rows` days.
+pub async fn fetch_days(client: &impl GenericClient, scope: HourScope<'_>) -> Result<SealedHours> {
+    fetch_figures(client, scope, Figures::Days).await
+}
+
+async fn fetch_figures(
+    client: &impl GenericClient,
+    scope: HourScope<'_>,
+    figures: Figures,
+) -> Result<SealedHours> {
     let mut out = SealedHours::default();
     if scope.from >= scope.to || scope.series.is_empty() || scope.sources.is_empty() {
         return Ok(out);
@@ -399,10 +421,23 @@ pub async fn fetch_hours(client: &impl GenericClient, scope: HourScope<'_>) -> R
     } else {
         ("asc", format!("greatest($4::timestamptz, {bucket}) as lo, $5::timestamptz as hi"))
     };
+    // How many of what is read a block holds in [lo, hi): hours with figures, or days with an
+    // hour with figures (a day has its day rollup when it has samples).
+    let (count, has) = match figures {
+        Figures::Hours => ("block_hours(b.day, b.hours, w.lo, w.hi)", "b.hours is not null"),
+        Figures::Days => (
+            "(select count(*) from generate_series(0, b.span - 1) as d(i)
+              where b.day + d.i * interval '1 day' >= w.lo
+                and b.day + d.i * interval '1 day' < w.hi
+                and block_hours(b.day, b.hours, b.day + d.i * interval '1 day',
+                                b.day + (d.i + 1) * interval '1 day') > 0)",
+            "b.hours is not null and b.day_figures is not null",
+        ),
+    };
     let statement = client
         .prepare_cached(&format!(
             "select b.series_type_id, b.data_source_id, b.day, b.data, b.hours::text,
-                    b.hour_exceptions
+                    b.hour_exceptions, b.span, b.day_figures
              from unnest($2::smallint[]) as t(id)
              cross join unnest($3::uuid[]) as src(id)
              cross join (select {span}) as w
@@ -411,11 +446,10 @@ pub async fn fetch_hours(client: &impl GenericClient, scope: HourScope<'_>) -> R
                  from (
                      select b.*, sum(b.n) over (order by b.day {dir}) as upto
                      from (
-                         select b.*,
-                                block_hours(b.day, b.hours, w.lo, w.hi) as n
+                         select b.*, {count} as n
                          from sample_blocks b
                          where b.user_id = $1 and b.series_type_id = t.id
-                           and b.data_source_id = src.id and b.hours is not null
+                           and b.data_source_id = src.id and {has}
                            and b.day > w.lo - interval '{SPAN_DAYS} days' and b.day < w.hi
                          order by b.day {dir}
                          limit $8::bigint + 2
@@ -446,13 +480,25 @@ pub async fn fetch_hours(client: &impl GenericClient, scope: HourScope<'_>) -> R
         let (series, source, day): (i16, Uuid, DateTime<Utc>) =
             (r.try_get(0)?, r.try_get(1)?, r.try_get(2)?);
         let samples = codec::decode(r.try_get(3)?)?;
-        let bits: String = r.try_get(4)?;
-        // Only the scope's hours: a block spanning days may hold hours of other pieces of the
-        // same page too, which read it again.
-        for (h, f) in hours::load(day, &samples, &bits, r.try_get(5)?)? {
-            let hour = hours::start(day, h);
-            if hour >= scope.from && hour < scope.to {
-                out.rows.push(series, source, hour, &f);
+        // Only the scope's hours or days: a block spanning days may hold those of other pieces
+        // of the same page too, which read it again.
+        let kept: Vec<(DateTime<Utc>, HourFigures)> = match figures {
+            Figures::Hours => {
+                let bits: String = r.try_get(4)?;
+                let hours = hours::load(day, &samples, &bits, r.try_get(5)?)?;
+                hours.into_iter().map(|(h, f)| (hours::start(day, h), f)).collect()
+            }
+            Figures::Days => {
+                let span: i16 = r.try_get(6)?;
+                let span = u16::try_from(span).unwrap_or(1);
+                let bytes: &[u8] = r.try_get(7)?;
+                let days = days::load(day, span, &samples, bytes)?;
+                days.into_iter().map(|(d, f)| (day + Duration::days(i64::from(d)), f)).collect()
+            }
+        };
+        for (at, f) in kept {
+            if at >= scope.from && at < scope.to {
+                out.rows.push(series, source, at, &f);
             }
         }
     }
@@ -462,7 +508,6 @@ pub async fn fetch_hours(client: &impl GenericClient, scope: HourScope<'_>) -> R
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rollups::HourFigures;
 
     #[test]
     fn indexed_hours_lie_by_pair_and_time() {

@@ -15,6 +15,7 @@ use tokio_postgres::types::ToSql;
 use uuid::Uuid;
 
 use super::codec::{self, BlockSample};
+use super::days::{self, SpanDays};
 use super::hours::{self, DAY_HOURS, SpanHours};
 use crate::rollups::{HourFigures, HourRows, Span};
 use crate::samples::SampleRow;
@@ -140,34 +141,6 @@ fn figures_at(r: &tokio_postgres::Row, at: usize) -> Result<HourFigures> {
         value_max: r.try_get(at + 4)?,
         zone_offset: r.try_get(at + 5)?,
     })
-}
-
-/// The day figures of the blocks a statement writes, flattened: element `i` is day `days[i]` (from
-/// its block's first) of block `blocks[i]` (1-based, in the order the blocks are written), and
-/// null where the day has no figures; SQL gathers them back into each block's `day_*` arrays.
-#[derive(Debug, Default)]
-struct DayColumns {
-    blocks: Vec<i64>,
-    days: Vec<i32>,
-    counts: Vec<Option<i32>>,
-    sums: Vec<Option<f64>>,
-    total_counts: Vec<Option<i32>>,
-    total_sums: Vec<Option<f64>>,
-    maxes: Vec<Option<f64>>,
-    offsets: Vec<Option<i16>>,
-}
-
-impl DayColumns {
-    fn push(&mut self, block: i64, day: i32, f: Option<&HourFigures>) {
-        self.blocks.push(block);
-        self.days.push(day);
-        self.counts.push(f.map(|f| f.sample_count));
-        self.sums.push(f.map(|f| f.value_sum));
-        self.total_counts.push(f.map(|f| f.total_count));
-        self.total_sums.push(f.map(|f| f.total_sum));
-        self.maxes.push(f.map(|f| f.value_max));
-        self.offsets.push(f.and_then(|f| f.zone_offset));
-    }
 }
 
 /// The parallel arrays `unnest` reads a list of keys from.
@@ -353,7 +326,7 @@ pub async fn seal(db: &Db, user_id: Uuid, days: &[DayKey]) -> Result<Sealing> {
 }
 
 /// Writes `blocks` (none of which overlaps a stored one). Returns the bytes of their encoded
-/// samples and hours.
+/// samples, hours and days.
 async fn insert_blocks(tx: &Transaction<'_>, user_id: Uuid, blocks: &[Packed]) -> Result<u64> {
     let n = blocks.len();
     let mut bytes = 0;
@@ -369,16 +342,17 @@ async fn insert_blocks(tx: &Transaction<'_>, user_id: Uuid, blocks: &[Packed]) -
         Vec::with_capacity(n),
         Vec::with_capacity(n),
     );
-    let (mut bits, mut exceptions) = (Vec::with_capacity(n), Vec::with_capacity(n));
-    let mut day = DayColumns::default();
-    for (i, block) in blocks.iter().enumerate() {
+    let (mut bits, mut exceptions, mut figures) =
+        (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+    for block in blocks {
         let samples: Vec<BlockSample> =
             block.parts.iter().flat_map(|p| p.samples.iter().cloned()).collect();
         let (Some(first), Some(last)) = (samples.first(), samples.last()) else { continue };
         let encoded = codec::encode(&samples)?;
-        let hour_count = block.span * DAY_HOURS;
-        let kept = hours::store(block.key.day, hour_count, &samples, &block.hours());
-        bytes += (encoded.len() + kept.exceptions.as_ref().map_or(0, Vec::len)) as u64;
+        let kept = hours::store(block.key.day, block.span * DAY_HOURS, &samples, &block.hours());
+        let day_bytes = days::store(block.key.day, block.span, &samples, &block.days());
+        bytes +=
+            (encoded.len() + kept.exceptions.as_ref().map_or(0, Vec::len) + day_bytes.len()) as u64;
         b_series.push(block.key.series_type_id);
         b_sources.push(block.key.data_source_id);
         b_days.push(block.key.day);
@@ -389,34 +363,17 @@ async fn insert_blocks(tx: &Transaction<'_>, user_id: Uuid, blocks: &[Packed]) -
         data.push(encoded);
         bits.push(kept.bits);
         exceptions.push(kept.exceptions);
-        let figures: BTreeMap<DateTime<Utc>, &HourFigures> =
-            block.parts.iter().filter_map(|p| p.day.as_ref().map(|f| (p.key.day, f))).collect();
-        for d in 0..i64::from(block.span) {
-            let at = block.key.day + Duration::days(d);
-            day.push(i as i64 + 1, d as i32 + 1, figures.get(&at).copied());
-        }
+        figures.push(day_bytes);
     }
     tx.execute(
         "insert into sample_blocks
              (user_id, series_type_id, data_source_id, day, span, sample_count, first_ts, last_ts,
-              data, hours, hour_exceptions, day_sample_count, day_value_sum, day_total_count,
-              day_total_sum, day_value_max, day_zone_offset)
-         select $1, b.s, b.d, b.day, b.span, b.n, b.f, b.l, b.data, b.bits::varbit, b.exc,
-                d.counts, d.sums, d.total_counts, d.total_sums, d.maxes, d.offsets
+              data, hours, hour_exceptions, day_figures)
+         select $1, b.s, b.d, b.day, b.span, b.n, b.f, b.l, b.data, b.bits::varbit, b.exc, b.days
          from unnest($2::smallint[], $3::uuid[], $4::timestamptz[], $5::smallint[],
                      $6::integer[], $7::timestamptz[], $8::timestamptz[], $9::bytea[],
-                     $10::text[], $11::bytea[])
-              with ordinality as b(s, d, day, span, n, f, l, data, bits, exc, i)
-         join (select x.b, array_agg(x.c order by x.j) as counts,
-                      array_agg(x.s order by x.j) as sums,
-                      array_agg(x.tc order by x.j) as total_counts,
-                      array_agg(x.ts order by x.j) as total_sums,
-                      array_agg(x.m order by x.j) as maxes,
-                      array_agg(x.o order by x.j) as offsets
-               from unnest($12::bigint[], $13::integer[], $14::integer[], $15::float8[],
-                           $16::integer[], $17::float8[], $18::float8[], $19::smallint[])
-                    as x(b, j, c, s, tc, ts, m, o)
-               group by x.b) d on d.b = b.i",
+                     $10::text[], $11::bytea[], $12::bytea[])
+              as b(s, d, day, span, n, f, l, data, bits, exc, days)",
         &[
             &user_id,
             &b_series,
@@ -429,14 +386,7 @@ async fn insert_blocks(tx: &Transaction<'_>, user_id: Uuid, blocks: &[Packed]) -
             &data,
             &bits,
             &exceptions,
-            &day.blocks,
-            &day.days,
-            &day.counts,
-            &day.sums,
-            &day.total_counts,
-            &day.total_sums,
-            &day.maxes,
-            &day.offsets,
+            &figures,
         ],
     )
     .await?;
@@ -471,6 +421,15 @@ struct Packed {
 }
 
 impl Packed {
+    /// The UTC day rollups of its days, by index from its first day.
+    fn days(&self) -> SpanDays {
+        let days = self
+            .parts
+            .iter()
+            .filter_map(|p| p.day.map(|f| (day_index(self.key.day, p.key.day), f)));
+        days.collect()
+    }
+
     /// The hours of its days, by index from its first day.
     fn hours(&self) -> SpanHours {
         let mut out = SpanHours::new();
@@ -641,9 +600,9 @@ struct Block {
     samples: Vec<BlockSample>,
     /// Its hours with figures; `None` for a block sealed before they moved in (still rows).
     hours: Option<SpanHours>,
-    /// Each day's UTC day rollup (`None` where a day has none); `None` for a block sealed before
+    /// Its days' UTC day rollups, by index from its first day; `None` for a block sealed before
     /// they moved in (still rows).
-    days: Option<Vec<Option<HourFigures>>>,
+    days: Option<SpanDays>,
 }
 
 impl Block {
@@ -657,29 +616,10 @@ impl Block {
         let hours = bits
             .map(|bits| hours::load(key.day, &samples, &bits, exceptions.as_deref()))
             .transpose()?;
-        let counts: Option<Vec<Option<i32>>> = r.try_get(7)?;
-        let days = match counts {
-            None => None,
-            Some(counts) => {
-                let sums: Vec<Option<f64>> = r.try_get(8)?;
-                let total_counts: Vec<Option<i32>> = r.try_get(9)?;
-                let total_sums: Vec<Option<f64>> = r.try_get(10)?;
-                let maxes: Vec<Option<f64>> = r.try_get(11)?;
-                let offsets: Vec<Option<i16>> = r.try_get(12)?;
-                let at = |i: usize| -> Option<HourFigures> {
-                    Some(HourFigures {
-                        sample_count: counts.get(i).copied().flatten()?,
-                        value_sum: sums.get(i).copied().flatten()?,
-                        total_count: total_counts.get(i).copied().flatten()?,
-                        total_sum: total_sums.get(i).copied().flatten()?,
-                        value_max: maxes.get(i).copied().flatten()?,
-                        zone_offset: offsets.get(i).copied().flatten(),
-                    })
-                };
-                Some((0..counts.len()).map(at).collect())
-            }
-        };
-        Ok(Block { key, span: u16::try_from(span).unwrap_or(1), samples, hours, days })
+        let span = u16::try_from(span).unwrap_or(1);
+        let figures: Option<&[u8]> = r.try_get(7)?;
+        let days = figures.map(|f| days::load(key.day, span, &samples, f)).transpose()?;
+        Ok(Block { key, span, samples, hours, days })
     }
 
     /// Its days, each with its samples, hours and day rollup (days without samples left out).
@@ -691,9 +631,9 @@ impl Block {
             let empty = || DayPart::empty(DayKey { day, ..key });
             parts.entry(day).or_insert_with(empty).samples.push(s);
         }
-        for (d, f) in self.days.iter().flatten().enumerate() {
-            let day = self.key.day + Duration::days(d as i64);
-            if let (Some(f), Some(p)) = (f, parts.get_mut(&day)) {
+        for (d, f) in self.days.iter().flatten() {
+            let day = self.key.day + Duration::days(i64::from(*d));
+            if let Some(p) = parts.get_mut(&day) {
                 p.day = Some(*f);
             }
         }
@@ -714,8 +654,7 @@ impl Block {
 
 /// The columns [`Block::from_row`] reads, of a `sample_blocks` row aliased `b`.
 const BLOCK: &str = "b.series_type_id, b.data_source_id, b.day, b.span, b.data, b.hours::text,
-    b.hour_exceptions, b.day_sample_count, b.day_value_sum, b.day_total_count, b.day_total_sum,
-    b.day_value_max, b.day_zone_offset";
+    b.hour_exceptions, b.day_figures";
 
 /// Matches the blocks (aliased `b`) of user `$1` that hold a day of [`KEYS`].
 fn covering(b: &str) -> String {
