@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use chrono::Utc;
 use schema::Db;
-use schema::blocks::Sealing;
+use schema::blocks::{DayKey, Sealing};
 use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 
@@ -36,8 +36,32 @@ impl Default for SealConfig {
     }
 }
 
-/// Days of one user sealed in one transaction, at most.
-const DAYS_A_TRANSACTION: usize = 64;
+/// Days of one user sealed in one transaction, at most...
+const DAYS_A_TRANSACTION: usize = 512;
+/// ...and samples, about: a sparse series' days are many to a transaction, a dense one's few.
+const SAMPLES_A_TRANSACTION: i64 = 200_000;
+
+/// A user's due days (sorted) cut into transactions: consecutive days of a series and source,
+/// up to [`DAYS_A_TRANSACTION`] days and about [`SAMPLES_A_TRANSACTION`] samples each.
+fn transactions(keys: &[(DayKey, i64)]) -> Vec<Vec<DayKey>> {
+    let mut out: Vec<Vec<DayKey>> = Vec::new();
+    let mut held = 0;
+    for (key, samples) in keys {
+        match out.last_mut() {
+            Some(last)
+                if last.len() < DAYS_A_TRANSACTION && held + samples <= SAMPLES_A_TRANSACTION =>
+            {
+                last.push(*key);
+                held += samples;
+            }
+            _ => {
+                out.push(vec![*key]);
+                held = *samples;
+            }
+        }
+    }
+    out
+}
 
 /// Seals one round of due days; what it sealed (nothing: none were due).
 pub async fn seal_due(db: &Db, config: &SealConfig) -> schema::Result<Sealing> {
@@ -66,9 +90,9 @@ pub async fn seal_due(db: &Db, config: &SealConfig) -> schema::Result<Sealing> {
                 .await?;
         // A transaction takes consecutive days of a series and source, so a backlog's blocks
         // are packed whole at once, not rewritten a few days at a time.
-        keys.sort();
-        for chunk in keys.chunks(DAYS_A_TRANSACTION) {
-            total += schema::blocks::seal(db, user, chunk).await?;
+        keys.sort_by_key(|(key, _)| *key);
+        for chunk in transactions(&keys) {
+            total += schema::blocks::seal(db, user, &chunk).await?;
         }
         if !keys.is_empty() {
             // Sealing is where a user's bytes change most: the overview's figures follow.
@@ -117,5 +141,31 @@ pub async fn run(db: Db, config: SealConfig, shutdown: CancellationToken) {
             _ = shutdown.cancelled() => return,
             _ = tokio::time::sleep(rest) => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::{DateTime, Duration};
+
+    use super::*;
+
+    #[test]
+    fn a_transaction_holds_many_sparse_days_or_few_dense_ones() {
+        let day = |d: i64| DayKey {
+            series_type_id: 1,
+            data_source_id: Uuid::nil(),
+            day: DateTime::from_timestamp(0, 0).unwrap_or_default() + Duration::days(d),
+        };
+        let sparse: Vec<(DayKey, i64)> = (0..1000).map(|d| (day(d), 7)).collect();
+        let cut = transactions(&sparse);
+        assert_eq!(cut.iter().map(Vec::len).collect::<Vec<_>>(), vec![512, 488]);
+        let dense: Vec<(DayKey, i64)> = (0..5).map(|d| (day(d), 90_000)).collect();
+        let cut = transactions(&dense);
+        assert_eq!(cut.iter().map(Vec::len).collect::<Vec<_>>(), vec![2, 2, 1]);
+        // A day over the budget alone is a transaction of its own.
+        let huge = vec![(day(0), 1), (day(1), 500_000), (day(2), 1)];
+        assert_eq!(transactions(&huge).len(), 3);
+        assert!(transactions(&[]).is_empty());
     }
 }

@@ -84,13 +84,26 @@ fn on_key(t: &str) -> String {
     )
 }
 
-/// Matches the `hourly_rollups` rows (aliased `t`) of the days of [`KEYS`] of user `$1`, inside
-/// the span `[$5, $6)` (constant bounds, so the planner reads a range of the index).
-fn on_hours(t: &str) -> String {
+/// [`KEYS`] as stretches `k(s, d, lo, hi, days)`: per series and source, from its first day to
+/// the end of its last, and its days. A statement reads a range of an index per stretch, not an
+/// index probe per day (and, on the hypertable, per chunk): a transaction takes weeks of a
+/// series.
+fn stretches() -> String {
+    format!(
+        "(select k.s, k.d, min(k.day) as lo, max(k.day) + interval '1 day' as hi,
+                 array_agg(k.day) as days
+          from {KEYS} group by 1, 2) k"
+    )
+}
+
+/// Matches the rows (aliased `t`, timed by `column`) of the days of [`stretches`] of user `$1`,
+/// inside the span `[$5, $6)` (constant bounds, so the planner reads only its chunks).
+fn on_stretch(t: &str, column: &str) -> String {
     format!(
         "{t}.user_id = $1 and {t}.series_type_id = k.s and {t}.data_source_id = k.d \
-         and {t}.hour >= k.day and {t}.hour < k.day + interval '1 day' \
-         and {t}.hour >= $5 and {t}.hour < $6"
+         and {t}.{column} >= k.lo and {t}.{column} < k.hi \
+         and {t}.{column} >= $5 and {t}.{column} < $6 \
+         and time_bucket(interval '1 day', {t}.{column}) = any(k.days)"
     )
 }
 
@@ -103,14 +116,20 @@ async fn hour_rows(
 ) -> Result<Vec<(DayKey, DateTime<Utc>, HourFigures)>> {
     let (series, sources, starts) = columns(days);
     let statement = format!(
-        "select k.s, k.d, k.day, r.hour, r.sample_count, r.value_sum, r.total_count,
+        "select k.s, k.d, r.hour, r.sample_count, r.value_sum, r.total_count,
                     r.total_sum, r.value_max, r.zone_offset
-             from {KEYS} join hourly_rollups r on {}",
-        on_hours("r")
+             from {} join hourly_rollups r on {}",
+        stretches(),
+        on_stretch("r", "hour")
     );
     let rows =
         client.query(&statement, &[&user_id, &series, &sources, &starts, &from, &to]).await?;
-    rows.iter().map(|r| Ok((DayKey::from_row(r, 0)?, r.try_get(3)?, figures_at(r, 4)?))).collect()
+    rows.iter()
+        .map(|r| {
+            let hour: DateTime<Utc> = r.try_get(2)?;
+            Ok((DayKey::of(r.try_get(0)?, r.try_get(1)?, hour), hour, figures_at(r, 3)?))
+        })
+        .collect()
 }
 
 /// The UTC day rollups of those of `days` that have one, by day.
@@ -171,24 +190,27 @@ pub async fn due(
     rows.iter().map(|r| Ok((r.try_get(0)?, DayKey::from_row(r, 1)?))).collect()
 }
 
-/// One user's days due for sealing (as [`due`] has them), oldest first, at most `limit`.
+/// One user's days due for sealing (as [`due`] has them), oldest first, at most `limit`, each
+/// with the samples its day rollup counts.
 pub async fn due_for_user(
     db: &Db,
     user_id: Uuid,
     day_before: DateTime<Utc>,
     unchanged_since: DateTime<Utc>,
     limit: i64,
-) -> Result<Vec<DayKey>> {
+) -> Result<Vec<(DayKey, i64)>> {
     let client = db.client().await?;
     let statement = client
         .prepare_cached(
-            "select series_type_id, data_source_id, day from utc_day_rollups
+            "select series_type_id, data_source_id, day,
+                    sample_count::bigint + total_count::bigint
+             from utc_day_rollups
              where user_id = $1 and not sealed and day < $2 and changed_at <= $3
              order by day limit $4",
         )
         .await?;
     let rows = client.query(&statement, &[&user_id, &day_before, &unchanged_since, &limit]).await?;
-    rows.iter().map(|r| DayKey::from_row(r, 0)).collect()
+    rows.iter().map(|r| Ok((DayKey::from_row(r, 0)?, r.try_get(3)?))).collect()
 }
 
 /// The start of the oldest day not sealed (its samples are rows), if any: how far the sealer is
@@ -249,16 +271,8 @@ pub async fn seal(db: &Db, user_id: Uuid, days: &[DayKey]) -> Result<Sealing> {
     // The span the days cover: constant bounds, so only its chunks are read.
     let (from, to) = (first_day, last_day + Duration::days(1));
     let (series, sources, starts) = columns(&all);
-    // The days of a series and source as one stretch and its days: a range scan per stretch
-    // and chunk, not an index probe per day and chunk (a transaction takes weeks of a series).
-    let stretches = format!(
-        "(select k.s, k.d, min(k.day) as lo, max(k.day) + interval '1 day' as hi,
-                 array_agg(k.day) as days
-          from {KEYS} group by 1, 2) k"
-    );
-    let on_day = "s.user_id = $1 and s.series_type_id = k.s and s.data_source_id = k.d
-                  and s.ts >= k.lo and s.ts < k.hi and s.ts >= $5 and s.ts < $6
-                  and time_bucket(interval '1 day', s.ts) = any(k.days)";
+    let on_day = on_stretch("s", "ts");
+    let stretches = stretches();
     let select = format!(
         "select s.series_type_id, s.data_source_id, s.ts, s.value, s.zone_offset,
                     s.is_daily_total, s.batch_id
@@ -307,7 +321,8 @@ pub async fn seal(db: &Db, user_id: Uuid, days: &[DayKey]) -> Result<Sealing> {
     // The hour rows and day rollups of the days now in blocks go (every sealed day is in one:
     // a day left without samples has none); a day left without a block is marked sealed, off
     // the worklist.
-    let delete_hours = format!("delete from hourly_rollups r using {KEYS} where {}", on_hours("r"));
+    let delete_hours =
+        format!("delete from hourly_rollups r using {stretches} where {}", on_stretch("r", "hour"));
     tx.execute(&delete_hours, &params).await?;
     let delete = format!("delete from samples s using {stretches} where {on_day}");
     tx.execute(&delete, &params).await?;
