@@ -109,7 +109,19 @@ pub async fn seal_due(db: &Db, config: &SealConfig) -> schema::Result<Sealing> {
         }
     }
     if total.days == 0 {
-        // Caught up: the chunks sealing emptied give their disk back.
+        // Caught up: the blocks sealed before blocks spanned days are packed again, a user a
+        // round (counted as sealed days, so the sealer goes on without resting).
+        if let Some(user) = schema::blocks::store::repack_due(db).await? {
+            let keys = schema::blocks::store::packable_blocks(db, user).await?;
+            for chunk in transactions(&keys) {
+                total += schema::blocks::seal(db, user, &chunk).await?;
+            }
+            schema::blocks::store::repacked(db, user).await?;
+            tracing::info!(%user, blocks = keys.len(), "packed a user's blocks of a day again");
+            total.days = total.days.max(1);
+            return Ok(total);
+        }
+        // The chunks sealing emptied give their disk back.
         let freed = schema::blocks::store::compact_sealed_chunks(db, day_before).await?;
         if freed > 0 {
             tracing::info!(bytes = freed, "compacted sample chunks emptied by sealing");

@@ -7,18 +7,21 @@
 -- (schema::blocks::days). Dense series keep a block a day (schema::blocks::store::pack decides).
 alter table sample_blocks add column span smallint not null default 1;
 alter table sample_blocks alter column span drop default;
-alter table sample_blocks add column hours varbit, add column day_figures bytea;
+alter table sample_blocks add column hours varbit, add column day_figures bytea,
+    add column days varbit;
 -- Bit h of the old mask becomes the bit at position h; a mask of 0 (hours still rows, blocks
 -- of V22 the sealer has not sealed again) becomes null. A day's figures (`day_*`, V25) become
 -- `day_figures` (schema::blocks::days: a version byte, then for day 0 its figures as stored,
--- fixed widths big-endian); null where they are still a row, as before.
+-- fixed widths big-endian); null where they are still a row, as before. `days`: a bit per day
+-- of the span, set where the day has its figures (what a `1day` page counts blocks by).
 update sample_blocks
 set hours = case when hour_mask = 0 then null else reverse(hour_mask::bit(24)::text)::varbit end,
     day_figures = case when day_sample_count is null then null else
         '\x01000001'::bytea || int4send(day_sample_count) || float8send(day_value_sum)
         || int4send(day_total_count) || float8send(day_total_sum) || float8send(day_value_max)
         || case when day_zone_offset is null then '\x00'::bytea
-                else '\x01'::bytea || int2send(day_zone_offset) end end;
+                else '\x01'::bytea || int2send(day_zone_offset) end end,
+    days = case when day_sample_count is null then null else B'1' end;
 alter table sample_blocks
     drop column hour_mask,
     drop column day_sample_count,
@@ -39,3 +42,19 @@ return bit_count(substring(hours
     from greatest(0, least(length(hours), ceil(extract(epoch from lo - day) / 3600)::int)) + 1
     for greatest(0, least(length(hours), ceil(extract(epoch from hi - day) / 3600)::int)
         - greatest(0, least(length(hours), ceil(extract(epoch from lo - day) / 3600)::int)))))::integer;
+
+-- The blocks sealed before this version are blocks of a day each: the users that have them are
+-- the sealer's to pack again, one at a time, once it has no day due (schema::blocks::store::
+-- repack_user). A row goes once its user's blocks are packed.
+create table block_repacks (user_id uuid primary key);
+insert into block_repacks select distinct user_id from sample_blocks;
+
+-- How many days with figures a block (starting at `day`, its bits `days`) has among the days
+-- that start in [lo, hi). Null when its day figures are still rows.
+create function block_days(day timestamptz, days varbit, lo timestamptz, hi timestamptz)
+returns integer
+language sql immutable parallel safe
+return bit_count(substring(days
+    from greatest(0, least(length(days), ceil(extract(epoch from lo - day) / 86400)::int)) + 1
+    for greatest(0, least(length(days), ceil(extract(epoch from hi - day) / 86400)::int)
+        - greatest(0, least(length(days), ceil(extract(epoch from lo - day) / 86400)::int)))))::integer;

@@ -277,6 +277,7 @@ pub async fn delete(db: &Db, id: Uuid) -> Result<Option<User>> {
         "utc_day_rollups",
         "samples",
         "sample_blocks",
+        "block_repacks",
     ] {
         tx.execute(&format!("delete from {table} where user_id = $1"), &[&id]).await?;
     }

@@ -89,6 +89,12 @@ pub fn store(
     out
 }
 
+/// The `days` bits of a block of `span` days whose days have `stored` figures, as text:
+/// character `d` is `1` when day `d` has figures.
+pub fn bits(span: u16, stored: &SpanDays) -> String {
+    (0..span).map(|d| if stored.contains_key(&d) { '1' } else { '0' }).collect()
+}
+
 /// The day figures a block row keeps (see [`store`]).
 pub fn load(
     first: DateTime<Utc>,

@@ -421,18 +421,10 @@ async fn fetch_figures(
     } else {
         ("asc", format!("greatest($4::timestamptz, {bucket}) as lo, $5::timestamptz as hi"))
     };
-    // How many of what is read a block holds in [lo, hi): hours with figures, or days with an
-    // hour with figures (a day has its day rollup when it has samples).
+    // How many of what is read a block holds in [lo, hi): hours or days with figures.
     let (count, has) = match figures {
         Figures::Hours => ("block_hours(b.day, b.hours, w.lo, w.hi)", "b.hours is not null"),
-        Figures::Days => (
-            "(select count(*) from generate_series(0, b.span - 1) as d(i)
-              where b.day + d.i * interval '1 day' >= w.lo
-                and b.day + d.i * interval '1 day' < w.hi
-                and block_hours(b.day, b.hours, b.day + d.i * interval '1 day',
-                                b.day + (d.i + 1) * interval '1 day') > 0)",
-            "b.hours is not null and b.day_figures is not null",
-        ),
+        Figures::Days => ("block_days(b.day, b.days, w.lo, w.hi)", "b.days is not null"),
     };
     let statement = client
         .prepare_cached(&format!(

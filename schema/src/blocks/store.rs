@@ -222,6 +222,36 @@ pub async fn oldest_unsealed(db: &Db) -> Result<Option<DateTime<Utc>>> {
     Ok(client.query_one(&statement, &[]).await?.try_get(0)?)
 }
 
+/// A user whose blocks are to be packed again (sealed before blocks spanned days), if any.
+pub async fn repack_due(db: &Db) -> Result<Option<Uuid>> {
+    let client = db.client().await?;
+    let row = client.query_opt("select user_id from block_repacks limit 1", &[]).await?;
+    Ok(row.map(|r| r.try_get(0)).transpose()?)
+}
+
+/// The first days of a user's blocks that may share a block with others (those of a day over
+/// [`SPAN_SAMPLES`] keep a block of their own), each with its samples, for [`seal`] to pack
+/// again.
+pub async fn packable_blocks(db: &Db, user_id: Uuid) -> Result<Vec<(DayKey, i64)>> {
+    let client = db.client().await?;
+    let rows = client
+        .query(
+            "select series_type_id, data_source_id, day, sample_count::bigint
+             from sample_blocks where user_id = $1 and sample_count <= $2
+             order by series_type_id, data_source_id, day",
+            &[&user_id, &(SPAN_SAMPLES as i32)],
+        )
+        .await?;
+    rows.iter().map(|r| Ok((DayKey::from_row(r, 0)?, r.try_get(3)?))).collect()
+}
+
+/// Takes a user off the repacking worklist.
+pub async fn repacked(db: &Db, user_id: Uuid) -> Result<()> {
+    let client = db.client().await?;
+    client.execute("delete from block_repacks where user_id = $1", &[&user_id]).await?;
+    Ok(())
+}
+
 /// What one call to [`seal`] did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Sealing {
@@ -357,15 +387,21 @@ async fn insert_blocks(tx: &Transaction<'_>, user_id: Uuid, blocks: &[Packed]) -
         Vec::with_capacity(n),
         Vec::with_capacity(n),
     );
-    let (mut bits, mut exceptions, mut figures) =
-        (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+    let (mut bits, mut exceptions, mut figures, mut day_bits) = (
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+    );
     for block in blocks {
         let samples: Vec<BlockSample> =
             block.parts.iter().flat_map(|p| p.samples.iter().cloned()).collect();
         let (Some(first), Some(last)) = (samples.first(), samples.last()) else { continue };
         let encoded = codec::encode(&samples)?;
         let kept = hours::store(block.key.day, block.span * DAY_HOURS, &samples, &block.hours());
-        let day_bytes = days::store(block.key.day, block.span, &samples, &block.days());
+        let block_days = block.days();
+        let day_bytes = days::store(block.key.day, block.span, &samples, &block_days);
+        day_bits.push(days::bits(block.span, &block_days));
         bytes +=
             (encoded.len() + kept.exceptions.as_ref().map_or(0, Vec::len) + day_bytes.len()) as u64;
         b_series.push(block.key.series_type_id);
@@ -383,12 +419,13 @@ async fn insert_blocks(tx: &Transaction<'_>, user_id: Uuid, blocks: &[Packed]) -
     tx.execute(
         "insert into sample_blocks
              (user_id, series_type_id, data_source_id, day, span, sample_count, first_ts, last_ts,
-              data, hours, hour_exceptions, day_figures)
-         select $1, b.s, b.d, b.day, b.span, b.n, b.f, b.l, b.data, b.bits::varbit, b.exc, b.days
+              data, hours, hour_exceptions, day_figures, days)
+         select $1, b.s, b.d, b.day, b.span, b.n, b.f, b.l, b.data, b.bits::varbit, b.exc, b.days,
+                b.day_bits::varbit
          from unnest($2::smallint[], $3::uuid[], $4::timestamptz[], $5::smallint[],
                      $6::integer[], $7::timestamptz[], $8::timestamptz[], $9::bytea[],
-                     $10::text[], $11::bytea[], $12::bytea[])
-              as b(s, d, day, span, n, f, l, data, bits, exc, days)",
+                     $10::text[], $11::bytea[], $12::bytea[], $13::text[])
+              as b(s, d, day, span, n, f, l, data, bits, exc, days, day_bits)",
         &[
             &user_id,
             &b_series,
@@ -402,6 +439,7 @@ async fn insert_blocks(tx: &Transaction<'_>, user_id: Uuid, blocks: &[Packed]) -
             &bits,
             &exceptions,
             &figures,
+            &day_bits,
         ],
     )
     .await?;
