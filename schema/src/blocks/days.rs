@@ -49,6 +49,12 @@ pub fn derive(first: DateTime<Utc>, span: u16, samples: &[BlockSample]) -> SpanD
     out
 }
 
+/// The rule of which blocks keep every day's figures written out: those with more than 64
+/// samples a day with figures.
+fn dense(samples: usize, days: usize) -> bool {
+    samples > 64 * days
+}
+
 /// How a block of `span` days from `first` keeps `stored`, its days' figures, beside its
 /// `samples`: the days [`derive`] does not give as stored.
 pub fn store(
@@ -57,7 +63,13 @@ pub fn store(
     samples: &[BlockSample],
     stored: &SpanDays,
 ) -> Vec<u8> {
-    let derived = derive(first, span, samples);
+    // A dense block keeps every day's figures: a page of days then reads them without decoding
+    // its samples (a few bytes against thousands of samples).
+    let derived = if dense(samples.len(), stored.len()) {
+        SpanDays::new()
+    } else {
+        derive(first, span, samples)
+    };
     let mut out = vec![VERSION];
     let days: std::collections::BTreeSet<u16> =
         derived.keys().chain(stored.range(..span).map(|(d, _)| d)).copied().collect();
@@ -93,6 +105,18 @@ pub fn store(
 /// character `d` is `1` when day `d` has figures.
 pub fn bits(span: u16, stored: &SpanDays) -> String {
     (0..span).map(|d| if stored.contains_key(&d) { '1' } else { '0' }).collect()
+}
+
+/// The day figures a block row keeps, when they are all written out (a dense block's, see
+/// [`store`]): `bits` is its `days` as text. `None` when some are to be derived from its
+/// samples ([`load`]).
+pub fn load_written(span: u16, bits: &str, bytes: &[u8]) -> Result<Option<SpanDays>, CodecError> {
+    let written = load(DateTime::<Utc>::MIN_UTC, span, &[], bytes)?;
+    let all = bits
+        .bytes()
+        .enumerate()
+        .all(|(d, b)| b != b'1' || u16::try_from(d).is_ok_and(|d| written.contains_key(&d)));
+    Ok(all.then_some(written))
 }
 
 /// The day figures a block row keeps (see [`store`]).
@@ -205,6 +229,20 @@ mod tests {
         assert_eq!(back[&0].sample_count, 7);
         assert_eq!(back[&0].value_sum, 0.3);
         assert_eq!(back[&0].zone_offset, Some(-120));
+    }
+
+    #[test]
+    fn a_dense_blocks_days_read_without_its_samples() {
+        let samples: Vec<BlockSample> = (0..200).map(|i| sample(i * 60, 1.0, None, None)).collect();
+        let stored = derive(first(), 2, &samples);
+        let kept = store(first(), 2, &samples, &stored);
+        let read = load_written(2, &bits(2, &stored), &kept).expect("load");
+        assert!(read.is_some_and(|r| same(&r, &stored)));
+        // A sparse one's are derived.
+        let sparse = [sample(5, 1.0, None, None)];
+        let stored = derive(first(), 1, &sparse);
+        let kept = store(first(), 1, &sparse, &stored);
+        assert_eq!(load_written(1, &bits(1, &stored), &kept).expect("load"), None);
     }
 
     #[test]

@@ -429,7 +429,7 @@ async fn fetch_figures(
     let statement = client
         .prepare_cached(&format!(
             "select b.series_type_id, b.data_source_id, b.day, b.data, b.hours::text,
-                    b.hour_exceptions, b.span, b.day_figures
+                    b.hour_exceptions, b.span, b.day_figures, b.days::text
              from unnest($2::smallint[]) as t(id)
              cross join unnest($3::uuid[]) as src(id)
              cross join (select {span}) as w
@@ -471,11 +471,11 @@ async fn fetch_figures(
     for r in &rows {
         let (series, source, day): (i16, Uuid, DateTime<Utc>) =
             (r.try_get(0)?, r.try_get(1)?, r.try_get(2)?);
-        let samples = codec::decode(r.try_get(3)?)?;
         // Only the scope's hours or days: a block spanning days may hold those of other pieces
         // of the same page too, which read it again.
         let kept: Vec<(DateTime<Utc>, HourFigures)> = match figures {
             Figures::Hours => {
+                let samples = codec::decode(r.try_get(3)?)?;
                 let bits: String = r.try_get(4)?;
                 let hours = hours::load(day, &samples, &bits, r.try_get(5)?)?;
                 hours.into_iter().map(|(h, f)| (hours::start(day, h), f)).collect()
@@ -484,7 +484,12 @@ async fn fetch_figures(
                 let span: i16 = r.try_get(6)?;
                 let span = u16::try_from(span).unwrap_or(1);
                 let bytes: &[u8] = r.try_get(7)?;
-                let days = days::load(day, span, &samples, bytes)?;
+                let bits: String = r.try_get(8)?;
+                // A dense block's days are written out: its samples are not decoded.
+                let days = match days::load_written(span, &bits, bytes)? {
+                    Some(days) => days,
+                    None => days::load(day, span, &codec::decode(r.try_get(3)?)?, bytes)?,
+                };
                 days.into_iter().map(|(d, f)| (day + Duration::days(i64::from(d)), f)).collect()
             }
         };
