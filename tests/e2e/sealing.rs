@@ -359,6 +359,35 @@ async fn reprocess_reaches_sealed_days() {
     assert_same(&raw(rows), &raw(answers(&app, &key, &user).await), "reprocessed");
 }
 
+/// Blocks of a day each, as builds before V26 sealed them (made here by sealing the days newest
+/// first: a day never joins a block that starts after it), are packed again by the sealer once
+/// their user is on the worklist, and every read answers as before.
+#[tokio::test]
+async fn blocks_of_a_day_are_packed_again() {
+    let (app, key, user) = seeded().await;
+    let rows = answers(&app, &key, &user).await;
+    let db = db(&app).await;
+    let id: uuid::Uuid = user.parse().expect("user id");
+    let far = Utc::now() + Duration::days(1);
+    let mut days =
+        schema::blocks::store::due_for_user(&db, id, far, far, 1000).await.expect("due days");
+    days.sort_by_key(|(key, _)| std::cmp::Reverse(key.day));
+    for (day, _) in &days {
+        schema::blocks::seal(&db, id, &[*day]).await.expect("seal a day");
+    }
+    let single = app.count("select count(*) from sample_blocks").await;
+    assert!(single >= 25, "{single} blocks of a day");
+    assert_eq!(app.count("select count(*) from sample_blocks where span > 1").await, 0);
+    assert_same(&rows, &answers(&app, &key, &user).await, "blocks of a day");
+
+    let worklist = "insert into block_repacks values ($1)";
+    app.db().await.execute(worklist, &[&id]).await.expect("on the worklist");
+    seal_all(&app).await;
+    assert_eq!(app.count("select count(*) from block_repacks").await, 0, "off the worklist");
+    assert_eq!(app.count("select count(*) from sample_blocks").await, 5, "a block a series");
+    assert_same(&rows, &answers(&app, &key, &user).await, "packed again");
+}
+
 /// Samples stored, in rows and in blocks.
 pub(crate) async fn stored_samples(app: &TestApp) -> i64 {
     app.count(

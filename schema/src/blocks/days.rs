@@ -65,17 +65,14 @@ pub fn store(
 ) -> Vec<u8> {
     // A dense block keeps every day's figures: a page of days then reads them without decoding
     // its samples (a few bytes against thousands of samples).
-    let derived = if dense(samples.len(), stored.len()) {
-        SpanDays::new()
-    } else {
-        derive(first, span, samples)
-    };
+    let dense = dense(samples.len(), stored.len());
+    let derived = derive(first, span, samples);
     let mut out = vec![VERSION];
     let days: std::collections::BTreeSet<u16> =
         derived.keys().chain(stored.range(..span).map(|(d, _)| d)).copied().collect();
     for d in days {
         match (stored.get(&d), derived.get(&d)) {
-            (Some(f), Some(g)) if f.same(g) => {}
+            (Some(f), Some(g)) if !dense && f.same(g) => {}
             (None, _) => {
                 out.extend_from_slice(&d.to_be_bytes());
                 out.push(0);
