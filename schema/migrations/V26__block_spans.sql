@@ -33,28 +33,20 @@ alter table sample_blocks
 
 drop function hour_bits(timestamptz, timestamptz, timestamptz);
 
--- How many hours with figures a block (starting at `day`, its bits `hours`) has among the hours
--- that start in [lo, hi). Null when its hours are still rows.
-create function block_hours(day timestamptz, hours varbit, lo timestamptz, hi timestamptz)
+-- How many of a block's bits (the block starting at `day`, a bit per `width` seconds from it:
+-- its `hours` or its `days`) are set among those whose time starts in [lo, hi). Null when the
+-- bits are null (their figures are still rows).
+create function block_bits(day timestamptz, bits varbit, width integer, lo timestamptz,
+                           hi timestamptz)
 returns integer
 language sql immutable parallel safe
-return bit_count(substring(hours
-    from greatest(0, least(length(hours), ceil(extract(epoch from lo - day) / 3600)::int)) + 1
-    for greatest(0, least(length(hours), ceil(extract(epoch from hi - day) / 3600)::int)
-        - greatest(0, least(length(hours), ceil(extract(epoch from lo - day) / 3600)::int)))))::integer;
+return bit_count(substring(bits
+    from greatest(0, least(length(bits), ceil(extract(epoch from lo - day) / width)::int)) + 1
+    for greatest(0, least(length(bits), ceil(extract(epoch from hi - day) / width)::int)
+        - greatest(0, least(length(bits), ceil(extract(epoch from lo - day) / width)::int)))))::integer;
 
 -- The blocks sealed before this version are blocks of a day each: the users that have them are
--- the sealer's to pack again, one at a time, once it has no day due (schema::blocks::store::
--- repack_user). A row goes once its user's blocks are packed.
+-- the sealer's to pack again, one at a time, once it has no day due (ingest::sealer::seal_due).
+-- A row goes once its user's blocks are packed.
 create table block_repacks (user_id uuid primary key);
 insert into block_repacks select distinct user_id from sample_blocks;
-
--- How many days with figures a block (starting at `day`, its bits `days`) has among the days
--- that start in [lo, hi). Null when its day figures are still rows.
-create function block_days(day timestamptz, days varbit, lo timestamptz, hi timestamptz)
-returns integer
-language sql immutable parallel safe
-return bit_count(substring(days
-    from greatest(0, least(length(days), ceil(extract(epoch from lo - day) / 86400)::int)) + 1
-    for greatest(0, least(length(days), ceil(extract(epoch from hi - day) / 86400)::int)
-        - greatest(0, least(length(days), ceil(extract(epoch from lo - day) / 86400)::int)))))::integer;

@@ -9,5 +9,5 @@
  or exists (select 1 from sample_blocks x
             where x.user_id = $1 and x.series_type_id = {series}
               and x.day > {from} - interval '{span_days} days' and x.day < {to}
-              and block_hours(x.day, x.hours, {from}, {to}) > 0
+              and block_bits(x.day, x.hours, 3600, {from}, {to}) > 0
               and x.data_source_id in ({sources})))

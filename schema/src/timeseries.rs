@@ -23,7 +23,7 @@ use postgres_types::ToSql;
 use uuid::Uuid;
 
 use crate::blocks::store::SPAN_DAYS;
-use crate::blocks::{self, HourScope, PageLimit, Scope, SealedHours, SealedRows};
+use crate::blocks::{self, Figures, HourScope, PageLimit, Scope, SealedHours, SealedRows};
 use crate::catalogue::series_types::{self, Aggregation};
 use crate::rollups::hour_of;
 use crate::{Db, Result};
@@ -162,7 +162,7 @@ impl Reading {
                                      where x.user_id = $1 and x.series_type_id = types.id
                                        and x.day > g.ts - interval '{SPAN_DAYS} days'
                                        and x.day < {end}
-                                       and (block_hours(x.day, x.hours, g.ts, {end}) > 0
+                                       and (block_bits(x.day, x.hours, 3600, g.ts, {end}) > 0
                                             or x.hours is null and x.day >= g.ts)
                                        and x.data_source_id in ({BETTER})))"
                     )
@@ -177,7 +177,6 @@ impl Reading {
                 for column in ["r.day", "r.hour", "u.hour", "e.hour"] {
                     sql = sql.replace(&format!("{{bound:{column}}}"), &bound(column));
                 }
-
                 sql.replace("{held}", &held)
                     .replace("{sealed_hours}", &blocks::hours_sql(17, "types.id", "ranked.id", "u"))
                     .replace("{limit}", &Self::piece_rows_sql(width))
@@ -403,9 +402,11 @@ async fn sealed_hours(
 ) -> Result<SealedHours> {
     let mut out = SealedHours::default();
     // The days piece `[c1, c2)` (empty under a day's width) reads days, the others hours.
-    for (from, to, days) in
-        [(cuts[0], cuts[1], false), (cuts[1], cuts[2], true), (cuts[2], cuts[3], false)]
-    {
+    for (from, to, figures) in [
+        (cuts[0], cuts[1], Figures::Hours),
+        (cuts[1], cuts[2], Figures::Days),
+        (cuts[2], cuts[3], Figures::Hours),
+    ] {
         let scope = HourScope {
             user_id: q.user_id,
             series,
@@ -417,12 +418,7 @@ async fn sealed_hours(
             backward: q.backward,
             rows: Reading::piece_rows(width, q.fetch),
         };
-        let read = if days {
-            blocks::read::fetch_days(client, scope).await?
-        } else {
-            blocks::fetch_hours(client, scope).await?
-        };
-        out.rows.extend(read.rows);
+        out.rows.extend(blocks::fetch_figures(client, scope, figures).await?.rows);
     }
     out.index();
     Ok(out)

@@ -17,6 +17,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 
 use super::codec::{BlockSample, CodecError, Reader};
+use super::hours::{count_by, slot};
 use crate::rollups::HourFigures;
 
 const VERSION: u8 = 1;
@@ -24,29 +25,10 @@ const DAY: i64 = 86_400;
 /// A block's day figures, by the day's index from its first day.
 pub type SpanDays = BTreeMap<u16, HourFigures>;
 
-/// The index of the day `ts` falls in, counted from `first` (a UTC midnight), if it is one of
-/// the first `span`.
-pub fn index(first: DateTime<Utc>, span: u16, ts: DateTime<Utc>) -> Option<u16> {
-    let secs = (ts - first).num_seconds();
-    if !(0..i64::from(span) * DAY).contains(&secs) {
-        return None;
-    }
-    u16::try_from(secs / DAY).ok()
-}
-
-/// Each day's figures counted from a block's samples in time order.
+/// Each day's figures counted from a block's samples in time order (its first `span` days from
+/// `first`, a UTC midnight).
 pub fn derive(first: DateTime<Utc>, span: u16, samples: &[BlockSample]) -> SpanDays {
-    let mut out = SpanDays::new();
-    for s in samples {
-        let Some(d) = index(first, span, s.ts) else { continue };
-        match out.get_mut(&d) {
-            Some(f) => f.add(s.value, s.is_daily_total, s.zone_offset),
-            None => {
-                out.insert(d, HourFigures::of(s.value, s.is_daily_total, s.zone_offset));
-            }
-        }
-    }
-    out
+    count_by(samples, |ts| slot(first, DAY, span, ts))
 }
 
 /// The rule of which blocks keep every day's figures written out: those with more than 64

@@ -28,13 +28,38 @@ pub const DAY_HOURS: u16 = 24;
 /// single day, 0–23).
 pub type SpanHours = BTreeMap<u16, HourFigures>;
 
-/// The index of the hour `ts` falls in, counted from `day`, if it is one of the first `hours`.
-pub fn index(day: DateTime<Utc>, hours: u16, ts: DateTime<Utc>) -> Option<u16> {
-    let secs = (ts - day).num_seconds();
-    if !(0..i64::from(hours) * HOUR).contains(&secs) {
+/// The index of the slot of `width` seconds that `ts` falls in, counted from `first`, if it is
+/// one of the first `slots`: an hour or a day of a block.
+pub(super) fn slot(first: DateTime<Utc>, width: i64, slots: u16, ts: DateTime<Utc>) -> Option<u16> {
+    let secs = (ts - first).num_seconds();
+    if !(0..i64::from(slots) * width).contains(&secs) {
         return None;
     }
-    u16::try_from(secs / HOUR).ok()
+    u16::try_from(secs / width).ok()
+}
+
+/// Each slot's figures counted from a block's samples in time order, as ingest counts a batch
+/// (`slot` gives a sample's, or none).
+pub(super) fn count_by(
+    samples: &[BlockSample],
+    slot: impl Fn(DateTime<Utc>) -> Option<u16>,
+) -> BTreeMap<u16, HourFigures> {
+    let mut out: BTreeMap<u16, HourFigures> = BTreeMap::new();
+    for s in samples {
+        let Some(i) = slot(s.ts) else { continue };
+        match out.get_mut(&i) {
+            Some(f) => f.add(s.value, s.is_daily_total, s.zone_offset),
+            None => {
+                out.insert(i, HourFigures::of(s.value, s.is_daily_total, s.zone_offset));
+            }
+        }
+    }
+    out
+}
+
+/// The index of the hour `ts` falls in, counted from `day`, if it is one of the first `hours`.
+pub fn index(day: DateTime<Utc>, hours: u16, ts: DateTime<Utc>) -> Option<u16> {
+    slot(day, HOUR, hours, ts)
 }
 
 /// The start of hour `index` from `day`.
@@ -45,17 +70,7 @@ pub fn start(day: DateTime<Utc>, index: u16) -> DateTime<Utc> {
 /// Each hour's figures counted from a block's samples in time order (its first `hours` hours
 /// from `day`).
 pub fn derive(day: DateTime<Utc>, hours: u16, samples: &[BlockSample]) -> SpanHours {
-    let mut out = SpanHours::new();
-    for s in samples {
-        let Some(h) = index(day, hours, s.ts) else { continue };
-        match out.get_mut(&h) {
-            Some(f) => f.add(s.value, s.is_daily_total, s.zone_offset),
-            None => {
-                out.insert(h, HourFigures::of(s.value, s.is_daily_total, s.zone_offset));
-            }
-        }
-    }
-    out
+    count_by(samples, |ts| index(day, hours, ts))
 }
 
 /// A block's hours as its row keeps them.

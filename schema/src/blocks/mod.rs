@@ -12,7 +12,7 @@ pub mod store;
 
 pub use codec::{BlockSample, CodecError, decode, encode};
 pub use read::{
-    HourScope, PageLimit, Scope, SealedHours, SealedRows, fetch, fetch_hours, hours_sql,
+    Figures, HourScope, PageLimit, Scope, SealedHours, SealedRows, fetch, fetch_figures, hours_sql,
     samples_sql, snapshot,
 };
 pub use store::{DayKey, Sealing, due, seal, unseal, unseal_user};

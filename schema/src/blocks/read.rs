@@ -383,24 +383,15 @@ pub struct HourScope<'a> {
 /// What [`fetch_figures`] reads of sealed blocks: their hourly rollups or their UTC day
 /// rollups.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Figures {
+pub enum Figures {
     Hours,
     Days,
 }
 
-/// The sealed hours of `scope`. Only the blocks that hold them are read and decoded: per series
-/// and source, blocks in the scope's direction until they hold `rows` hours in it.
-pub async fn fetch_hours(client: &impl GenericClient, scope: HourScope<'_>) -> Result<SealedHours> {
-    fetch_figures(client, scope, Figures::Hours).await
-}
-
-/// The sealed UTC day rollups of `scope` (whole days), each as a row at its day's start, as
-/// [`fetch_hours`] reads hours: per series and source, blocks until they hold `rows` days.
-pub async fn fetch_days(client: &impl GenericClient, scope: HourScope<'_>) -> Result<SealedHours> {
-    fetch_figures(client, scope, Figures::Days).await
-}
-
-async fn fetch_figures(
+/// The sealed hours (or UTC days, each as a row at its start) of `scope`. Only the blocks that
+/// hold them are read and decoded: per series and source, blocks in the scope's direction until
+/// they hold `rows` of them in it.
+pub async fn fetch_figures(
     client: &impl GenericClient,
     scope: HourScope<'_>,
     figures: Figures,
@@ -423,8 +414,8 @@ async fn fetch_figures(
     };
     // How many of what is read a block holds in [lo, hi): hours or days with figures.
     let (count, has) = match figures {
-        Figures::Hours => ("block_hours(b.day, b.hours, w.lo, w.hi)", "b.hours is not null"),
-        Figures::Days => ("block_days(b.day, b.days, w.lo, w.hi)", "b.days is not null"),
+        Figures::Hours => ("block_bits(b.day, b.hours, 3600, w.lo, w.hi)", "b.hours is not null"),
+        Figures::Days => ("block_bits(b.day, b.days, 86400, w.lo, w.hi)", "b.days is not null"),
     };
     let statement = client
         .prepare_cached(&format!(

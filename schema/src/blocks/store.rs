@@ -285,9 +285,10 @@ pub async fn seal(db: &Db, user_id: Uuid, days: &[DayKey]) -> Result<Sealing> {
     }
     // The blocks the days may join, and every day they hold: all of them are packed again.
     let taken = blocks_near(&tx, user_id, days).await?;
+    let taken_keys: Vec<DayKey> = taken.iter().map(|b| b.key).collect();
     let mut parts: BTreeMap<DayKey, DayPart> = BTreeMap::new();
-    for block in taken.iter().cloned() {
-        for part in block.into_parts() {
+    for block in taken {
+        for part in block.into_parts()? {
             parts.insert(part.key, part);
         }
     }
@@ -343,8 +344,7 @@ pub async fn seal(db: &Db, user_id: Uuid, days: &[DayKey]) -> Result<Sealing> {
     }
     let mut out = Sealing { days: days.len() as u64, samples: rows.len() as u64, bytes: 0 };
     let blocks = pack(parts.into_values().filter(|p| !p.samples.is_empty()).collect());
-    let (old_series, old_sources, old_days) =
-        columns(&taken.iter().map(|b| b.key).collect::<Vec<_>>());
+    let (old_series, old_sources, old_days) = columns(&taken_keys);
     let delete_taken = format!("delete from sample_blocks b using {KEYS} where {}", on_key("b"));
     tx.execute(&delete_taken, &[&user_id, &old_series, &old_sources, &old_days]).await?;
     out.bytes = insert_blocks(&tx, user_id, &blocks).await?;
@@ -644,64 +644,68 @@ pub async fn compact_emptied_indexes(db: &Db, recount: bool) -> Result<u64> {
     rebuilt
 }
 
-/// A stored block, decoded.
+/// A stored block, its samples decoded: its hours and days are decoded only when it is taken
+/// apart ([`Block::into_parts`]); a writer checking a sealed day needs only its samples.
 #[derive(Debug, Clone)]
 struct Block {
     /// Its first day.
     key: DayKey,
     span: u16,
     samples: Vec<BlockSample>,
-    /// Its hours with figures; `None` for a block sealed before they moved in (still rows).
-    hours: Option<SpanHours>,
-    /// Its days' UTC day rollups, by index from its first day; `None` for a block sealed before
-    /// they moved in (still rows).
-    days: Option<SpanDays>,
+    /// Its `hours` as text and its `hour_exceptions`; `None` for a block sealed before its
+    /// hours moved in (still rows).
+    hours: Option<(String, Option<Vec<u8>>)>,
+    /// Its `day_figures`; `None` for a block sealed before its day rollups moved in (still
+    /// rows).
+    day_figures: Option<Vec<u8>>,
 }
 
 impl Block {
     /// A block from a row's [`BLOCK`] columns.
     fn from_row(r: &tokio_postgres::Row) -> Result<Block> {
-        let key = DayKey::from_row(r, 0)?;
         let span: i16 = r.try_get(3)?;
-        let samples = codec::decode(r.try_get(4)?)?;
         let bits: Option<String> = r.try_get(5)?;
-        let exceptions: Option<Vec<u8>> = r.try_get(6)?;
-        let hours = bits
-            .map(|bits| hours::load(key.day, &samples, &bits, exceptions.as_deref()))
-            .transpose()?;
-        let span = u16::try_from(span).unwrap_or(1);
-        let figures: Option<&[u8]> = r.try_get(7)?;
-        let days = figures.map(|f| days::load(key.day, span, &samples, f)).transpose()?;
-        Ok(Block { key, span, samples, hours, days })
+        Ok(Block {
+            key: DayKey::from_row(r, 0)?,
+            span: u16::try_from(span).unwrap_or(1),
+            samples: codec::decode(r.try_get(4)?)?,
+            hours: bits
+                .map(|bits| r.try_get(6).map(|exceptions| (bits, exceptions)))
+                .transpose()?,
+            day_figures: r.try_get(7)?,
+        })
     }
 
     /// Its days, each with its samples, hours and day rollup (days without samples left out).
-    fn into_parts(self) -> Vec<DayPart> {
+    fn into_parts(self) -> Result<Vec<DayPart>> {
+        let Block { key, span, samples, hours, day_figures } = self;
+        let hours = hours
+            .map(|(bits, exceptions)| hours::load(key.day, &samples, &bits, exceptions.as_deref()))
+            .transpose()?;
+        let days = day_figures.map(|f| days::load(key.day, span, &samples, &f)).transpose()?;
         let mut parts: BTreeMap<DateTime<Utc>, DayPart> = BTreeMap::new();
-        let key = self.key;
-        for s in self.samples {
+        for s in samples {
             let day = utc_day(s.ts);
             let empty = || DayPart::empty(DayKey { day, ..key });
             parts.entry(day).or_insert_with(empty).samples.push(s);
         }
-        for (d, f) in self.days.iter().flatten() {
-            let day = self.key.day + Duration::days(i64::from(*d));
-            if let Some(p) = parts.get_mut(&day) {
+        for (d, f) in days.iter().flatten() {
+            if let Some(p) = parts.get_mut(&(key.day + Duration::days(i64::from(*d)))) {
                 p.day = Some(*f);
             }
         }
-        if let Some(hours) = &self.hours {
+        if let Some(hours) = &hours {
             for p in parts.values_mut() {
                 p.hours = Some(SpanHours::new());
             }
             for (h, f) in hours {
-                let day = self.key.day + Duration::days(i64::from(h / DAY_HOURS));
-                if let Some(p) = parts.get_mut(&day) {
-                    p.hours.get_or_insert_with(SpanHours::new).insert(h % DAY_HOURS, *f);
+                let day = key.day + Duration::days(i64::from(h / DAY_HOURS));
+                if let Some(Some(p)) = parts.get_mut(&day).map(|p| p.hours.as_mut()) {
+                    p.insert(h % DAY_HOURS, *f);
                 }
             }
         }
-        parts.into_values().collect()
+        Ok(parts.into_values().collect())
     }
 }
 
@@ -817,7 +821,7 @@ pub async fn unseal(tx: &Transaction<'_>, user_id: Uuid, keys: &[DayKey]) -> Res
     let mut unsealed = Vec::with_capacity(taken.len());
     let (mut restored, mut restored_days) = (HourRows::default(), HourRows::default());
     for r in &taken {
-        for part in Block::from_row(r)?.into_parts() {
+        for part in Block::from_row(r)?.into_parts()? {
             let key = part.key;
             let (series, source) = (key.series_type_id, key.data_source_id);
             unsealed.push(key);
