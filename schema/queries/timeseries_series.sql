@@ -10,6 +10,11 @@ types as (
         where r.user_id = $1 and r.series_type_id = t.id
           and r.local_date between ($4 at time zone 'UTC')::date - 1
                                and ($5 at time zone 'UTC')::date + 1)
+       or exists (
+        select 1 from sample_blocks b cross join lateral block_dates(b.day, b.local_days) d
+        where b.user_id = $1 and b.series_type_id = t.id and b.local_figures is not null
+          and b.day > $4 - interval '{span_days} days' and b.day < $5 + interval '1 day'
+          and d between ($4 at time zone 'UTC')::date - 1 and ($5 at time zone 'UTC')::date + 1)
 ),
 ranked as (
     select u.id, u.rank from unnest($11::uuid[], $12::int[]) as u(id, rank)

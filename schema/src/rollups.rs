@@ -23,17 +23,36 @@ const HOURLY_RECOUNT: &str = include_str!("../queries/hourly_rollups_recount.sql
 const UTC_DAY_ADD: &str = include_str!("../queries/utc_day_rollups_add.sql");
 const UTC_DAY_RECOUNT: &str = include_str!("../queries/utc_day_rollups_recount.sql");
 
-/// One day's figures: intraday samples and pre-aggregated daily totals kept apart, as summaries
-/// read them.
+/// One local day's figures: intraday samples and pre-aggregated daily totals kept apart, as
+/// summaries read them. What a `daily_rollups` row holds, and a sealed block for the local days
+/// it keeps (`blocks::local_days`).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-struct Figures {
-    sample_count: i64,
-    value_sum: f64,
-    value_min: Option<f64>,
-    value_max: Option<f64>,
-    total_count: i32,
-    total_sum: f64,
+pub struct DayFigures {
+    pub sample_count: i64,
+    pub value_sum: f64,
+    pub value_min: Option<f64>,
+    pub value_max: Option<f64>,
+    pub total_count: i32,
+    pub total_sum: f64,
 }
+
+impl DayFigures {
+    /// Figures from a row's `sample_count, value_sum, value_min, value_max, total_count,
+    /// total_sum`, from column `at` on.
+    pub(crate) fn from_row(r: &tokio_postgres::Row, at: usize) -> Result<DayFigures> {
+        Ok(DayFigures {
+            sample_count: r.try_get(at)?,
+            value_sum: r.try_get(at + 1)?,
+            value_min: r.try_get(at + 2)?,
+            value_max: r.try_get(at + 3)?,
+            total_count: r.try_get(at + 4)?,
+            total_sum: r.try_get(at + 5)?,
+        })
+    }
+}
+
+/// Local day figures by (series, source, local date): what `daily_rollups` rows hold.
+pub(crate) type LocalDays = BTreeMap<(i16, Uuid, NaiveDate), DayFigures>;
 
 /// One UTC hour's figures: sums of intraday samples and of daily totals apart; the maximum and
 /// the least zone offset over every sample. What `hourly_rollups` holds, and a sealed day's
@@ -223,7 +242,7 @@ pub fn hour_of(ts: DateTime<Utc>) -> DateTime<Utc> {
 /// rollups, gathered before one statement each writes them.
 #[derive(Debug, Default)]
 pub(crate) struct Additions {
-    days: BTreeMap<(i16, Uuid, NaiveDate), Figures>,
+    days: LocalDays,
     hours: BTreeMap<(i16, Uuid, DateTime<Utc>), HourFigures>,
 }
 
@@ -258,10 +277,12 @@ impl Additions {
     }
 }
 
-async fn write_days(
+/// Adds `days` to the stored local day rollups (a day without a row gets one); returns the rows
+/// written.
+pub(crate) async fn write_days(
     tx: &Transaction<'_>,
     user_id: Uuid,
-    days: BTreeMap<(i16, Uuid, NaiveDate), Figures>,
+    days: LocalDays,
 ) -> Result<u64> {
     if days.is_empty() {
         return Ok(0);

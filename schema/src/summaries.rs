@@ -1,13 +1,17 @@
 //! The reads behind the summaries: per-day rollups, sleep sessions by wake-up time, averages
 //! of samples over intervals, latest values, and counts. Summaries never scan a user's raw
-//! history: days come from `daily_rollups`, samples only from short bounded intervals.
+//! history: days come from `daily_rollups` and the blocks that keep sealed local days,
+//! samples only from short bounded intervals.
 
 use chrono::{DateTime, NaiveDate, Utc};
 use uuid::Uuid;
 
 use postgres_types::ToSql;
 
+use deadpool_postgres::GenericClient;
+
 use crate::blocks;
+use crate::rollups::DayFigures;
 use crate::sessions::{Event, Sleep};
 use crate::{Db, Result};
 
@@ -47,7 +51,7 @@ impl DayRollup {
 }
 
 /// The user's rollups of `series` on the first `n` local days in `[from, to]` that have any
-/// (the last `n`, when `backward`): one page of a summary of rollups, in one statement.
+/// (the last `n`, when `backward`): one page of a summary of rollups.
 pub async fn page_rollups(
     db: &Db,
     user_id: Uuid,
@@ -56,40 +60,35 @@ pub async fn page_rollups(
     backward: bool,
     n: i64,
 ) -> Result<Vec<DayRollup>> {
-    let client = db.client().await?;
+    let mut client = db.client().await?;
+    let tx = blocks::snapshot(&mut client).await?;
     let order = if backward { "desc" } else { "asc" };
-    let statement = client
+    let statement = tx
         .prepare_cached(&format!(
-            "with days as (
-                 select distinct local_date from daily_rollups
-                 where user_id = $1 and series_type_id = any($2) and local_date between $3 and $4
-                 order by local_date {order} limit $5)
-             select {ROLLUP_COLUMNS} from daily_rollups
-             where user_id = $1 and series_type_id = any($2)
-               and local_date between (select min(local_date) from days)
-                                  and (select max(local_date) from days)
-             order by local_date"
+            "select min(d), max(d) from (
+                 select d from ({}) x order by d {order} limit $5) days",
+            local_dates_sql()
         ))
         .await?;
-    let rows = client.query(&statement, &[&user_id, &series, &from, &to, &n]).await?;
-    rows.iter().map(day_rollup).collect()
+    let row = tx.query_one(&statement, &[&user_id, &series, &from, &to, &n]).await?;
+    let out = match (row.try_get(0)?, row.try_get(1)?) {
+        (Some(first), Some(last)) => day_rollups(&tx, user_id, series, first, last).await?,
+        _ => Vec::new(),
+    };
+    tx.commit().await?;
+    Ok(out)
 }
 
-const ROLLUP_COLUMNS: &str = "local_date, series_type_id, data_source_id, sample_count, value_sum,
-    value_min, value_max, total_count, total_sum";
-
-fn day_rollup(r: &tokio_postgres::Row) -> Result<DayRollup> {
-    Ok(DayRollup {
-        local_date: r.try_get(0)?,
-        series_type_id: r.try_get(1)?,
-        data_source_id: r.try_get(2)?,
-        sample_count: r.try_get(3)?,
-        value_sum: r.try_get(4)?,
-        value_min: r.try_get(5)?,
-        value_max: r.try_get(6)?,
-        total_count: r.try_get(7)?,
-        total_sum: r.try_get(8)?,
-    })
+/// The local dates of `series` with rollups, as column `d`: rows' and sealed blocks' (see
+/// [`blocks::read::local_dates_sql`]). $1 user, $2 series, $3/$4 first and last date.
+fn local_dates_sql() -> String {
+    format!(
+        "select r.local_date as d from daily_rollups r
+         where r.user_id = $1 and r.series_type_id = any($2) and r.local_date between $3 and $4
+         union
+         {}",
+        blocks::read::local_dates_sql()
+    )
 }
 
 /// The user's rollups of `series` for local days in `[from, to]`.
@@ -100,16 +99,55 @@ pub async fn rollups(
     from: NaiveDate,
     to: NaiveDate,
 ) -> Result<Vec<DayRollup>> {
-    let client = db.client().await?;
+    let mut client = db.client().await?;
+    let tx = blocks::snapshot(&mut client).await?;
+    let out = day_rollups(&tx, user_id, series, from, to).await?;
+    tx.commit().await?;
+    Ok(out)
+}
+
+/// The rollups of `series` for local days in `[from, to]`, rows and sealed blocks', in order of
+/// day, series and source. Inside the snapshot of [`blocks::snapshot`].
+async fn day_rollups(
+    client: &impl GenericClient,
+    user_id: Uuid,
+    series: &[i16],
+    from: NaiveDate,
+    to: NaiveDate,
+) -> Result<Vec<DayRollup>> {
     let statement = client
-        .prepare_cached(&format!(
-            "select {ROLLUP_COLUMNS} from daily_rollups
-             where user_id = $1 and series_type_id = any($2) and local_date between $3 and $4
-             order by local_date"
-        ))
+        .prepare_cached(
+            "select series_type_id, data_source_id, local_date, sample_count, value_sum,
+                    value_min, value_max, total_count, total_sum
+             from daily_rollups
+             where user_id = $1 and series_type_id = any($2) and local_date between $3 and $4",
+        )
         .await?;
-    let rows = client.query(&statement, &[&user_id, &series, &from, &to]).await?;
-    rows.iter().map(day_rollup).collect()
+    // Both at once, pipelined on the one connection.
+    let (rows, held) = futures::try_join!(
+        async { Ok(client.query(&statement, &[&user_id, &series, &from, &to]).await?) },
+        blocks::read::local_days(client, user_id, Some(series), Some((from, to))),
+    )?;
+    let mut days = held;
+    for r in &rows {
+        days.insert((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?), DayFigures::from_row(r, 3)?);
+    }
+    let mut out: Vec<DayRollup> = days
+        .into_iter()
+        .map(|((series_type_id, data_source_id, local_date), f)| DayRollup {
+            local_date,
+            series_type_id,
+            data_source_id,
+            sample_count: f.sample_count,
+            value_sum: f.value_sum,
+            value_min: f.value_min,
+            value_max: f.value_max,
+            total_count: f.total_count,
+            total_sum: f.total_sum,
+        })
+        .collect();
+    out.sort_by_key(|r| (r.local_date, r.series_type_id, r.data_source_id));
+    Ok(out)
 }
 
 /// The user's sleep sessions ending in `[from, to)`, each with its wake-up day (the local day
@@ -193,14 +231,14 @@ impl DataDays<'_> {
 /// last day, $5/$6 session ends, $7/$8 source ids and ranks, $9 `DataDays::sessions`.
 fn data_days_sql() -> String {
     format!(
-        "select r.local_date as d from daily_rollups r
-         where r.user_id = $1 and r.series_type_id = any($2) and r.local_date between $3 and $4
+        "{}
          union
          select local_day(e.end_time, e.zone_offset) from sleep_sessions e
          where $9::smallint > 0 and e.user_id = $1
            and e.start_time >= $5::timestamptz - interval '2 days' and e.start_time < $6
            and e.end_time >= $5 and e.end_time < $6 and ($9 = 1 or not e.is_nap)
            and local_day(e.end_time, e.zone_offset) between $3 and $4 {dedup}",
+        local_dates_sql(),
         dedup = crate::sessions::dedup(crate::sessions::Kind::Sleep, "true", "$7", "$8"),
     )
 }
@@ -335,8 +373,15 @@ pub async fn last_days(db: &Db, user_id: Uuid, series: i16) -> Result<Vec<(Uuid,
     let client = db.client().await?;
     let statement = client
         .prepare_cached(
-            "select data_source_id, max(local_date) from daily_rollups
-             where user_id = $1 and series_type_id = $2 group by data_source_id",
+            "select source, max(d) from (
+                 select data_source_id as source, max(local_date) as d from daily_rollups
+                 where user_id = $1 and series_type_id = $2 group by 1
+                 union all
+                 select b.data_source_id, max(d)
+                 from sample_blocks b cross join lateral block_dates(b.day, b.local_days) d
+                 where b.user_id = $1 and b.series_type_id = $2 and b.local_figures is not null
+                 group by 1
+             ) x group by source",
         )
         .await?;
     let rows = client.query(&statement, &[&user_id, &series]).await?;
@@ -409,10 +454,15 @@ pub async fn counts(
     let (from, to) = window.unzip();
     let samples = match window {
         None => {
+            // Local days are rows or kept by a block (its `local_samples` counts them).
             tx.query(
-                "select series_type_id, data_source_id,
-                            sum(sample_count + total_count)::bigint
-                     from daily_rollups where user_id = $1 group by 1, 2",
+                "select series_type_id, data_source_id, sum(n)::bigint from (
+                     select series_type_id, data_source_id, sum(sample_count + total_count) as n
+                     from daily_rollups where user_id = $1 group by 1, 2
+                     union all
+                     select series_type_id, data_source_id, sum(local_samples) from sample_blocks
+                     where user_id = $1 and local_figures is not null group by 1, 2
+                 ) c group by 1, 2",
                 &[&user_id],
             )
             .await?

@@ -189,7 +189,7 @@ impl Reading {
             Reading::Raw | Reading::SubHour { .. } => 13,
             Reading::Rollups { .. } => 28,
         };
-        sql.replace("{series}", SERIES)
+        sql.replace("{series}", &SERIES.replace("{span_days}", &SPAN_DAYS.to_string()))
             .replace("{cmp}", cmp)
             .replace("{dir}", dir)
             .replace("{samples}", &blocks::samples_sql(first))
@@ -485,8 +485,13 @@ async fn days_stretch(
     if from > to {
         return Ok((q.start, q.end));
     }
-    let (agg, dir) = if q.backward { ("max", "desc") } else { ("min", "asc") };
-    let sql = BOUND_DAYS.replace("{agg}", agg).replace("{dir}", dir);
+    let (agg, dir, held) =
+        if q.backward { ("max", "desc", "1") } else { ("min", "asc", "b.span - 2") };
+    let sql = BOUND_DAYS
+        .replace("{agg}", agg)
+        .replace("{dir}", dir)
+        .replace("{held}", held)
+        .replace("{span_days}", &SPAN_DAYS.to_string());
     let statement = client.prepare_cached(&sql).await?;
     let row =
         client.query_one(&statement, &[&q.user_id, &types, &sources, &from, &to, &q.fetch]).await?;

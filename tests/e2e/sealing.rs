@@ -244,11 +244,28 @@ async fn rollup_rows(app: &TestApp, table: &str, span: &str) -> Vec<String> {
     rows.iter().map(|r| r.get(0)).collect()
 }
 
-/// The hourly and UTC day rollup rows.
-async fn hour_and_day_rows(app: &TestApp) -> (Vec<String>, Vec<String>) {
+/// The local day rollup rows, in key order, as text.
+async fn local_day_rows(app: &TestApp) -> Vec<String> {
+    let db = db(app).await;
+    let client = db.client().await.expect("client");
+    let rows = client
+        .query(
+            "select (user_id, series_type_id, data_source_id, local_date, sample_count, value_sum,
+                     value_min, value_max, total_count, total_sum)::text
+             from daily_rollups order by user_id, series_type_id, data_source_id, local_date",
+            &[],
+        )
+        .await
+        .expect("rollups");
+    rows.iter().map(|r| r.get(0)).collect()
+}
+
+/// The hourly, UTC day and local day rollup rows.
+async fn hour_and_day_rows(app: &TestApp) -> (Vec<String>, Vec<String>, Vec<String>) {
     (
         rollup_rows(app, "hourly_rollups", "hour").await,
         rollup_rows(app, "utc_day_rollups", "day").await,
+        local_day_rows(app).await,
     )
 }
 
@@ -284,6 +301,15 @@ async fn sealing_changes_no_answer_and_writes_into_sealed_days_land_as_on_rows()
     assert_eq!(app.count(with_day).await, blocks, "every block holds its day's rollup");
     let kept = app.count("select count(*) from sample_blocks where hour_exceptions is not null");
     assert!(kept.await > 0, "some hours kept as stored");
+    // The local days whose UTC days all lie in a block (the 9th to the 11th of 8–12) moved in;
+    // those at the blocks' edges stay rows.
+    let inner =
+        "select count(*) from daily_rollups where local_date between '2026-03-09' and '2026-03-11'";
+    assert_eq!(app.count(inner).await, 0, "the inner local days are in the blocks");
+    assert!(app.count("select count(*) from daily_rollups").await > 0, "the edge days are rows");
+    let local = "select count(*) from sample_blocks where local_figures is not null
+                 and substring(local_days from 2 for 3) = B'111' and local_samples > 0";
+    assert_eq!(app.count(local).await, blocks, "every block keeps its inner local days");
     assert_same(&rows, &answers(&app, &key, &user).await, "sealed");
     let page2 = app.get(&walk(&user, heart, Some(&cursor)), &key).await.body;
     let walked = rows.iter().find(|(p, _)| p == "walk heart 1").map(|(_, v)| v.clone());
@@ -291,7 +317,8 @@ async fn sealing_changes_no_answer_and_writes_into_sealed_days_land_as_on_rows()
 
     // Unsealed, the hours and days come back to the bit.
     unseal_all(&app, &user).await;
-    assert_eq!(hour_and_day_rows(&app).await, hours, "the hourly and UTC day rollups as they were");
+    let back = hour_and_day_rows(&app).await;
+    assert_eq!(back, hours, "the hourly, UTC day and local day rollups as they were");
     seal_all(&app).await;
 
     // The same batch again: stored once, nothing unsealed.

@@ -2,11 +2,14 @@
 //! its samples move out of the row-wise `samples` hypertable into one row whose columns are
 //! encoded ([`codec`]): times and values by `pco`, zone offsets, daily-total flags and batch
 //! lineage as runs. Fresh data stays row-wise. A day lives in rows or in its block, never both
-//! ([`store`]); reads decode the blocks their window touches beside the rows ([`read`]).
+//! ([`store`]); reads decode the blocks their window touches beside the rows ([`read`]). A block
+//! carries its days' rollups too: per UTC hour ([`hours`]), per UTC day ([`days`]) and per
+//! local day ([`local_days`]).
 
 pub mod codec;
 pub mod days;
 pub mod hours;
+pub mod local_days;
 pub mod read;
 pub mod store;
 

@@ -17,7 +17,8 @@ use uuid::Uuid;
 use super::codec::{self, BlockSample};
 use super::days::{self, SpanDays};
 use super::hours::{self, DAY_HOURS, SpanHours};
-use crate::rollups::{HourFigures, HourRows, Span};
+use super::local_days::{self, HeldDays};
+use crate::rollups::{DayFigures, HourFigures, HourRows, LocalDays, Span};
 use crate::samples::SampleRow;
 use crate::users::{WriterLock, lock_for_writing};
 use crate::{Db, Result};
@@ -287,7 +288,9 @@ pub async fn seal(db: &Db, user_id: Uuid, days: &[DayKey]) -> Result<Sealing> {
     let taken = blocks_near(&tx, user_id, days).await?;
     let taken_keys: Vec<DayKey> = taken.iter().map(|b| b.key).collect();
     let mut parts: BTreeMap<DayKey, DayPart> = BTreeMap::new();
+    let mut local = LocalDays::new();
     for block in taken {
+        local.extend(block.local_days()?);
         for part in block.into_parts()? {
             parts.insert(part.key, part);
         }
@@ -343,11 +346,16 @@ pub async fn seal(db: &Db, user_id: Uuid, days: &[DayKey]) -> Result<Sealing> {
         }
     }
     let mut out = Sealing { days: days.len() as u64, samples: rows.len() as u64, bytes: 0 };
-    let blocks = pack(parts.into_values().filter(|p| !p.samples.is_empty()).collect());
+    let mut blocks = pack(parts.into_values().filter(|p| !p.samples.is_empty()).collect());
+    // The local days the new blocks keep move in, from the blocks taken apart and from rows;
+    // those of the old blocks the new ones do not keep go back into rows.
+    local.extend(take_local_rows(&tx, user_id, &blocks).await?);
+    let left = hold_local_days(&mut blocks, local);
     let (old_series, old_sources, old_days) = columns(&taken_keys);
     let delete_taken = format!("delete from sample_blocks b using {KEYS} where {}", on_key("b"));
     tx.execute(&delete_taken, &[&user_id, &old_series, &old_sources, &old_days]).await?;
     out.bytes = insert_blocks(&tx, user_id, &blocks).await?;
+    crate::rollups::write_days(&tx, user_id, left).await?;
     // The hour rows and day rollups of the days now in blocks go (every sealed day is in one:
     // a day left without samples has none); a day left without a block is marked sealed, off
     // the worklist.
@@ -368,6 +376,57 @@ pub async fn seal(db: &Db, user_id: Uuid, days: &[DayKey]) -> Result<Sealing> {
     .await?;
     tx.commit().await?;
     Ok(out)
+}
+
+/// Deletes the `daily_rollups` rows of the local days `blocks` keep ([`local_days::held`]) and
+/// returns them.
+async fn take_local_rows(
+    tx: &Transaction<'_>,
+    user_id: Uuid,
+    blocks: &[Packed],
+) -> Result<LocalDays> {
+    let (mut series, mut sources, mut los, mut his) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for block in blocks {
+        if let Some((lo, hi)) = block.held() {
+            series.push(block.key.series_type_id);
+            sources.push(block.key.data_source_id);
+            los.push(lo);
+            his.push(hi);
+        }
+    }
+    if series.is_empty() {
+        return Ok(LocalDays::new());
+    }
+    let rows = tx
+        .query(
+            "delete from daily_rollups r
+             using unnest($2::smallint[], $3::uuid[], $4::date[], $5::date[]) as k(s, d, lo, hi)
+             where r.user_id = $1 and r.series_type_id = k.s and r.data_source_id = k.d
+               and r.local_date between k.lo and k.hi
+             returning r.series_type_id, r.data_source_id, r.local_date, r.sample_count,
+                       r.value_sum, r.value_min, r.value_max, r.total_count, r.total_sum",
+            &[&user_id, &series, &sources, &los, &his],
+        )
+        .await?;
+    rows.iter()
+        .map(|r| Ok(((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?), DayFigures::from_row(r, 3)?)))
+        .collect()
+}
+
+/// Gives each block the local days of `days` it keeps; returns the others.
+fn hold_local_days(blocks: &mut [Packed], mut days: LocalDays) -> LocalDays {
+    for block in blocks {
+        let Some((lo, hi)) = block.held() else { continue };
+        let (s, d) = (block.key.series_type_id, block.key.data_source_id);
+        let keys: Vec<_> = days.range((s, d, lo)..=(s, d, hi)).map(|(k, _)| *k).collect();
+        for k in keys {
+            if let Some(f) = days.remove(&k) {
+                block.local.insert(k.2, f);
+            }
+        }
+    }
+    days
 }
 
 /// Writes `blocks` (none of which overlaps a stored one). Returns the bytes of their encoded
@@ -393,6 +452,8 @@ async fn insert_blocks(tx: &Transaction<'_>, user_id: Uuid, blocks: &[Packed]) -
         Vec::with_capacity(n),
         Vec::with_capacity(n),
     );
+    let (mut local_bits, mut local_figures, mut local_samples) =
+        (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
     for block in blocks {
         let samples: Vec<BlockSample> =
             block.parts.iter().flat_map(|p| p.samples.iter().cloned()).collect();
@@ -415,17 +476,26 @@ async fn insert_blocks(tx: &Transaction<'_>, user_id: Uuid, blocks: &[Packed]) -
         bits.push(kept.bits);
         exceptions.push(kept.exceptions);
         figures.push(day_bytes);
+        let first = block.key.day.date_naive();
+        let kept = (!block.local.is_empty()).then(|| local_days::store(first, &block.local));
+        bytes += kept.as_ref().map_or(0, Vec::len) as u64;
+        local_bits.push(kept.as_ref().map(|_| local_days::bits(first, block.span, &block.local)));
+        local_samples.push(kept.as_ref().map(|_| local_days::samples(&block.local)));
+        local_figures.push(kept);
     }
     tx.execute(
         "insert into sample_blocks
              (user_id, series_type_id, data_source_id, day, span, sample_count, first_ts, last_ts,
-              data, hours, hour_exceptions, day_figures, days)
+              data, hours, hour_exceptions, day_figures, days, local_days, local_figures,
+              local_samples)
          select $1, b.s, b.d, b.day, b.span, b.n, b.f, b.l, b.data, b.bits::varbit, b.exc, b.days,
-                b.day_bits::varbit
+                b.day_bits::varbit, b.local_bits::varbit, b.local, b.local_n
          from unnest($2::smallint[], $3::uuid[], $4::timestamptz[], $5::smallint[],
                      $6::integer[], $7::timestamptz[], $8::timestamptz[], $9::bytea[],
-                     $10::text[], $11::bytea[], $12::bytea[], $13::text[])
-              as b(s, d, day, span, n, f, l, data, bits, exc, days, day_bits)",
+                     $10::text[], $11::bytea[], $12::bytea[], $13::text[], $14::text[],
+                     $15::bytea[], $16::integer[])
+              as b(s, d, day, span, n, f, l, data, bits, exc, days, day_bits, local_bits, local,
+                   local_n)",
         &[
             &user_id,
             &b_series,
@@ -440,6 +510,9 @@ async fn insert_blocks(tx: &Transaction<'_>, user_id: Uuid, blocks: &[Packed]) -
             &exceptions,
             &figures,
             &day_bits,
+            &local_bits,
+            &local_figures,
+            &local_samples,
         ],
     )
     .await?;
@@ -471,9 +544,16 @@ struct Packed {
     /// Days from the first to the last, inclusive.
     span: u16,
     parts: Vec<DayPart>,
+    /// The local days it keeps ([`local_days::held`]).
+    local: HeldDays,
 }
 
 impl Packed {
+    /// The local dates it keeps, if any.
+    fn held(&self) -> Option<(chrono::NaiveDate, chrono::NaiveDate)> {
+        local_days::held(self.key.day.date_naive(), self.span)
+    }
+
     /// The UTC day rollups of its days, by index from its first day.
     fn days(&self) -> SpanDays {
         let days = self
@@ -524,7 +604,7 @@ fn pack(parts: Vec<DayPart>) -> Vec<Packed> {
             }
         }
         held = part.samples.len();
-        out.push(Packed { key: part.key, span: 1, parts: vec![part] });
+        out.push(Packed { key: part.key, span: 1, parts: vec![part], local: HeldDays::new() });
     }
     out
 }
@@ -658,6 +738,8 @@ struct Block {
     /// Its `day_figures`; `None` for a block sealed before its day rollups moved in (still
     /// rows).
     day_figures: Option<Vec<u8>>,
+    /// Its `local_figures`: `None` when it keeps no local day.
+    local_figures: Option<Vec<u8>>,
 }
 
 impl Block {
@@ -673,12 +755,21 @@ impl Block {
                 .map(|bits| r.try_get(6).map(|exceptions| (bits, exceptions)))
                 .transpose()?,
             day_figures: r.try_get(7)?,
+            local_figures: r.try_get(8)?,
         })
+    }
+
+    /// The local days it keeps, keyed as `daily_rollups` rows are.
+    fn local_days(&self) -> Result<LocalDays> {
+        let Some(bytes) = &self.local_figures else { return Ok(LocalDays::new()) };
+        let (series, source) = (self.key.series_type_id, self.key.data_source_id);
+        let days = local_days::load(self.key.day.date_naive(), bytes)?;
+        Ok(days.into_iter().map(|(d, f)| ((series, source, d), f)).collect())
     }
 
     /// Its days, each with its samples, hours and day rollup (days without samples left out).
     fn into_parts(self) -> Result<Vec<DayPart>> {
-        let Block { key, span, samples, hours, day_figures } = self;
+        let Block { key, span, samples, hours, day_figures, .. } = self;
         let hours = hours
             .map(|(bits, exceptions)| hours::load(key.day, &samples, &bits, exceptions.as_deref()))
             .transpose()?;
@@ -711,7 +802,7 @@ impl Block {
 
 /// The columns [`Block::from_row`] reads, of a `sample_blocks` row aliased `b`.
 const BLOCK: &str = "b.series_type_id, b.data_source_id, b.day, b.span, b.data, b.hours::text,
-    b.hour_exceptions, b.day_figures";
+    b.hour_exceptions, b.day_figures, b.local_figures";
 
 /// Matches the blocks (aliased `b`) of user `$1` that hold a day of [`KEYS`].
 fn covering(b: &str) -> String {
@@ -820,8 +911,11 @@ pub async fn unseal(tx: &Transaction<'_>, user_id: Uuid, keys: &[DayKey]) -> Res
     pin_mut!(writer);
     let mut unsealed = Vec::with_capacity(taken.len());
     let (mut restored, mut restored_days) = (HourRows::default(), HourRows::default());
+    let mut restored_local = LocalDays::new();
     for r in &taken {
-        for part in Block::from_row(r)?.into_parts()? {
+        let block = Block::from_row(r)?;
+        restored_local.extend(block.local_days()?);
+        for part in block.into_parts()? {
             let key = part.key;
             let (series, source) = (key.series_type_id, key.data_source_id);
             unsealed.push(key);
@@ -852,6 +946,7 @@ pub async fn unseal(tx: &Transaction<'_>, user_id: Uuid, keys: &[DayKey]) -> Res
     writer.finish().await?;
     restored.insert(tx, user_id, Span::Hour).await?;
     restored_days.insert(tx, user_id, Span::UtcDay).await?;
+    crate::rollups::write_days(tx, user_id, restored_local).await?;
     let (series, sources, days) = columns(&unsealed);
     tx.execute(
         &format!(
