@@ -28,14 +28,14 @@ pub async fn run(settings: &Settings, now: bool) -> anyhow::Result<()> {
     let mut total = Sealing::default();
     loop {
         let done = ingest::sealer::seal_due(&db, &config).await.context("sealing")?;
-        if done.days == 0 {
+        if !done.progressed() {
             break;
         }
         total += done;
-        let Sealing { days, samples, bytes } = total;
+        let Sealing { days, samples, bytes, sessions } = total;
         let secs = started.elapsed().as_secs_f64().max(1e-3);
         eprintln!(
-            "sealed {days} day(s), {samples} sample(s) into {bytes} bytes ({:.0} samples/s)",
+            "sealed {days} day(s), {samples} sample(s) into {bytes} bytes ({:.0} samples/s), {sessions} session(s)",
             samples as f64 / secs
         );
     }
@@ -45,10 +45,10 @@ pub async fn run(settings: &Settings, now: bool) -> anyhow::Result<()> {
     if freed > 0 {
         eprintln!("rebuilt the rollups' indexes sealing emptied: {freed} bytes given back");
     }
-    let Sealing { days, samples, bytes } = total;
+    let Sealing { days, samples, bytes, sessions } = total;
     let secs = started.elapsed().as_secs_f64();
     println!(
-        "sealed {days} day(s): {samples} sample(s) into {bytes} bytes of blocks ({:.2} bytes a sample) in {secs:.1} s ({:.0} samples/s)",
+        "sealed {days} day(s): {samples} sample(s) into {bytes} bytes of blocks ({:.2} bytes a sample), {sessions} session(s), in {secs:.1} s ({:.0} samples/s)",
         bytes as f64 / (samples.max(1)) as f64,
         samples as f64 / secs.max(1e-3)
     );

@@ -29,13 +29,7 @@ pub async fn reprocess_user(
         let mut client = db.client().await?;
         let tx = client.transaction().await.map_err(schema::Error::from)?;
         out.samples_deleted = schema::samples::delete_batches(&tx, user_id, &ids).await?;
-        out.workouts_deleted = tx
-            .execute(
-                "delete from workouts where user_id = $1 and batch_id = any($2)",
-                &[&user_id, &ids],
-            )
-            .await
-            .map_err(schema::Error::from)?;
+        out.workouts_deleted = schema::workouts::delete_batches(&tx, user_id, &ids).await?;
         tx.commit().await.map_err(schema::Error::from)?;
     }
     for (i, id) in ids.iter().enumerate() {

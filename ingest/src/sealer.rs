@@ -36,6 +36,8 @@ impl Default for SealConfig {
     }
 }
 
+/// Users whose past months of sessions a round seals (a user's in one transaction).
+const SESSION_USERS_A_ROUND: i64 = 32;
 /// Days of one user sealed in one transaction, at most...
 const DAYS_A_TRANSACTION: usize = 512;
 /// ...and samples, about: a sparse series' days are many to a transaction, a dense one's few.
@@ -121,6 +123,15 @@ pub async fn seal_due(db: &Db, config: &SealConfig) -> schema::Result<Sealing> {
             total.days = total.days.max(1);
             return Ok(total);
         }
+        // Caught up with samples: the sessions of past months, a few users a round.
+        let before = schema::session_blocks::month_start(now - after);
+        let users = schema::session_blocks::due(db, before, SESSION_USERS_A_ROUND).await?;
+        if !users.is_empty() {
+            for user in users {
+                total.sessions += schema::session_blocks::seal_user(db, user, before).await?;
+            }
+            return Ok(total);
+        }
         // The chunks sealing emptied give their disk back.
         let freed = schema::blocks::store::compact_sealed_chunks(db, day_before).await?;
         if freed > 0 {
@@ -139,14 +150,16 @@ pub async fn run(db: Db, config: SealConfig, shutdown: CancellationToken) {
     tracing::info!(after = ?config.after, quiet = ?config.quiet, "sealer started");
     loop {
         let rest = match seal_due(&db, &config).await {
-            Ok(done) if done.days > 0 => {
+            Ok(done) if done.progressed() => {
                 metrics::counter!("wearhouse_days_sealed_total").increment(done.days);
                 metrics::counter!("wearhouse_samples_sealed_total").increment(done.samples);
+                metrics::counter!("wearhouse_sessions_sealed_total").increment(done.sessions);
                 tracing::info!(
                     days = done.days,
                     samples = done.samples,
                     bytes = done.bytes,
-                    "sealed sample days"
+                    sessions = done.sessions,
+                    "sealed sample days and sessions"
                 );
                 Duration::ZERO
             }

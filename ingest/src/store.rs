@@ -129,6 +129,7 @@ pub(crate) async fn write(
         ..Default::default()
     };
 
+    unseal_sessions(tx, t, n, &source_ids).await?;
     for w in &n.workouts {
         let mut row = w.row.clone();
         row.data_source_id = sid(w.source)?;
@@ -165,6 +166,49 @@ pub(crate) async fn write(
         }
     }
     Ok(written)
+}
+
+/// Moves the sealed months the batch's sessions may touch back into rows first (a session is a
+/// row or in its month's block, never both): then the lookups below (by client id, by source
+/// and time, the upserts' keys) find every stored session among the rows.
+async fn unseal_sessions(
+    tx: &Transaction<'_>,
+    t: Target,
+    n: &Normalised,
+    source_ids: &[Uuid],
+) -> Result<(), schema::Error> {
+    use schema::session_blocks::{LONGEST, Sessions, Touch, unseal};
+    if n.workouts.is_empty() && n.sleep.is_empty() {
+        return Ok(());
+    }
+    let mut touches = Vec::with_capacity(n.workouts.len());
+    for w in &n.workouts {
+        // Its twins share its source and start (or its client id).
+        let start = w.row.start_time;
+        touches.push(Touch {
+            data_source_id: source_id(source_ids, w.source)?,
+            from: start,
+            to: start + chrono::Duration::seconds(1),
+            external_id: w.row.external_id.clone(),
+        });
+    }
+    unseal(tx, t.user_id, Sessions::Workouts, &touches).await?;
+    let mut touches = Vec::with_capacity(n.sleep.len());
+    for s in &n.sleep {
+        // What it may merge with or replace: the stored sessions overlapping it, or within the
+        // gap of it, which started at most LONGEST before.
+        let starts = s.intervals.iter().map(|i| i.start).chain(s.vendor.iter().map(|v| v.start));
+        let ends = s.intervals.iter().map(|i| i.end).chain(s.vendor.iter().map(|v| v.end));
+        let (Some(first), Some(last)) = (starts.min(), ends.max()) else { continue };
+        touches.push(Touch {
+            data_source_id: source_id(source_ids, s.source)?,
+            from: first - GAP - LONGEST,
+            to: last + GAP,
+            external_id: s.external_id.clone(),
+        });
+    }
+    unseal(tx, t.user_id, Sessions::Sleep, &touches).await?;
+    Ok(())
 }
 
 /// Saves one sleep session. A client's stages merge with the stored sessions of the same

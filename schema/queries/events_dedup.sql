@@ -1,10 +1,11 @@
 -- Shared by the session lists (spliced in for DEDUP): leaves out session `e` when another
 -- source of the user has a session overlapping at least half of the shorter of the two and
 -- that source ranks better (ties: the older record). Sessions are assumed shorter than two days,
--- which bounds the search. RESOLVE: whether to; IDS/RANKS: the user's sources and ranks.
+-- which bounds the search (NEAR: the user's sessions that start from two days before e's start
+-- to its end, rows and sealed). RESOLVE: whether to; IDS/RANKS: the user's sources and ranks.
 -- The summaries apply the same rule in Rust (rules/src/sleep.rs, `resolve`): change both together.
 and (not {resolve} or not exists (
-    select 1 from {table} o
+    select 1 from {near} o
     where o.user_id = $1 and o.data_source_id <> e.data_source_id
       and o.start_time > e.start_time - interval '2 days'
       and o.start_time < e.end_time and o.end_time > e.start_time

@@ -26,6 +26,7 @@ pub mod rollups;
 pub mod samples;
 pub mod sdk_batches;
 pub mod sealed;
+pub mod session_blocks;
 pub mod sessions;
 pub mod settings;
 pub mod sleep_sessions;

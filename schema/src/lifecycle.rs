@@ -34,7 +34,7 @@ enum Before {
 
 /// Each table of health data and what says a row lies wholly before the cutoff. Each leads
 /// with the user, as its index does.
-const AGED: [(&str, Before); 9] = [
+const AGED: [(&str, Before); 11] = [
     ("sample_blocks", Before::Time("day < $2")),
     ("samples", Before::Time("ts < $2")),
     ("hourly_rollups", Before::Time("hour < $2")),
@@ -42,6 +42,9 @@ const AGED: [(&str, Before); 9] = [
     ("daily_rollups", Before::LocalDay("local_date <= $2")),
     ("workouts", Before::Time("start_time < $2 and end_time <= $2")),
     ("sleep_sessions", Before::Time("start_time < $2 and end_time <= $2")),
+    // What is left of them before the cutoff ended by it (`session_blocks::unseal_across`).
+    ("workout_blocks", Before::Time("month < $2")),
+    ("sleep_blocks", Before::Time("month < $2")),
     ("activity_sessions", Before::Time("start_time < $2 and end_time <= $2")),
     ("menstrual_cycles", Before::Time("start_time < $2 and coalesce(end_time, start_time) <= $2")),
 ];
@@ -57,6 +60,7 @@ pub async fn delete_before(db: &Db, user_id: Uuid, cutoff: DateTime<Utc>) -> Res
     }
     // A block that spans the cutoff goes back into rows first: its days before go, the rest stay.
     crate::blocks::store::unseal_across(&tx, user_id, cutoff).await?;
+    crate::session_blocks::unseal_across(&tx, user_id, cutoff).await?;
     let mut rows: u64 = 0;
     for (table, before) in AGED {
         rows += match before {

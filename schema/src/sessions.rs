@@ -10,6 +10,7 @@ use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
 use uuid::Uuid;
 
+use crate::session_blocks::Sessions;
 use crate::{Db, Result};
 
 const LIST: &str = include_str!("../queries/events_list.sql");
@@ -63,6 +64,25 @@ impl Kind {
         }
     }
 
+    /// The user's (`$1`) sessions of this kind that start in `[lo, hi)` (SQL), rows and sealed
+    /// (`session_blocks`), with the table's columns.
+    fn in_window(self, lo: &str, hi: &str) -> String {
+        match self {
+            Kind::Workout => Sessions::Workouts.in_window("$1", lo, hi),
+            Kind::Sleep => Sessions::Sleep.in_window("$1", lo, hi),
+            Kind::MenstrualCycle => self.table().to_string(),
+        }
+    }
+
+    /// The table that seals, if this kind's does.
+    fn sealed(self) -> Option<Sessions> {
+        match self {
+            Kind::Workout => Some(Sessions::Workouts),
+            Kind::Sleep => Some(Sessions::Sleep),
+            Kind::MenstrualCycle => None,
+        }
+    }
+
     /// Cycles are one per source and start; the overlap rule is for sessions.
     fn resolves(self) -> bool {
         self != Kind::MenstrualCycle
@@ -90,8 +110,9 @@ pub(crate) fn dedup(kind: Kind, resolve: &str, ids: &str, ranks: &str) -> String
     if !kind.resolves() {
         return String::new();
     }
+    // A session overlapping `e` started at most two days before it.
     DEDUP
-        .replace("{table}", kind.table())
+        .replace("{near}", &kind.in_window("e.start_time - interval '2 days'", "e.end_time"))
         .replace("{resolve}", resolve)
         .replace("{ids}", ids)
         .replace("{ranks}", ranks)
@@ -247,7 +268,7 @@ pub async fn page<T: Event>(db: &Db, q: &EventQuery) -> Result<Vec<T>> {
     let sql = LIST
         .replace("{dedup}", &dedup(kind, "$7", "$8", "$9"))
         .replace("{columns}", kind.columns())
-        .replace("{table}", kind.table())
+        .replace("{table}", &kind.in_window("$2", "$3"))
         .replace("{cmp}", cmp)
         .replace("{dir}", dir);
     let (c_ts, c_id) = match q.after {
@@ -295,7 +316,7 @@ pub async fn count(db: &Db, kind: Kind, q: &EventQuery) -> Result<i64> {
     let sql = format!(
         "select count(*) from {table} e
          where e.user_id = $1 and e.start_time >= $2 and e.start_time < $3 {dedup}",
-        table = kind.table(),
+        table = kind.in_window("$2", "$3"),
         dedup = dedup(kind, "$4", "$5", "$6"),
     );
     let (ids, ranks) = &q.sources;
@@ -309,9 +330,20 @@ pub async fn count(db: &Db, kind: Kind, q: &EventQuery) -> Result<i64> {
 
 /// Deletes one of the user's sessions; false when the user has no such session.
 pub async fn delete(db: &Db, kind: Kind, user_id: Uuid, id: Uuid) -> Result<bool> {
-    let client = db.client().await?;
+    let mut client = db.client().await?;
+    let tx = client.transaction().await?;
+    // A sealed session is a row again first, under the writer lock the sealer takes.
+    if let Some(sealed) = kind.sealed() {
+        use crate::users::{WriterLock, lock_for_writing};
+        if lock_for_writing(&tx, user_id, WriterLock::Exclusive).await?.is_none() {
+            return Ok(false);
+        }
+        crate::session_blocks::unseal_id(&tx, user_id, sealed, id).await?;
+    }
     let sql = format!("delete from {} where user_id = $1 and id = $2", kind.table());
-    Ok(client.execute(&sql, &[&user_id, &id]).await? == 1)
+    let deleted = tx.execute(&sql, &[&user_id, &id]).await? == 1;
+    tx.commit().await?;
+    Ok(deleted)
 }
 
 /// A JSON column that may be null.

@@ -32,7 +32,7 @@ pub const EXPIRING: [&str; 14] = [
 
 /// The tables of a user's health data (what a user's bytes are measured over), each with what
 /// counts its samples: a sample is a row of `samples` or one in a block.
-pub const HEALTH: [(&str, &str); 9] = [
+pub const HEALTH: [(&str, &str); 11] = [
     ("samples", "count(*)"),
     ("sample_blocks", "coalesce(sum(sample_count), 0)"),
     ("hourly_rollups", "0"),
@@ -40,6 +40,8 @@ pub const HEALTH: [(&str, &str); 9] = [
     ("daily_rollups", "0"),
     ("workouts", "0"),
     ("sleep_sessions", "0"),
+    ("workout_blocks", "0"),
+    ("sleep_blocks", "0"),
     ("activity_sessions", "0"),
     ("menstrual_cycles", "0"),
 ];

@@ -12,6 +12,7 @@ use deadpool_postgres::GenericClient;
 
 use crate::blocks;
 use crate::rollups::DayFigures;
+use crate::session_blocks::Sessions;
 use crate::sessions::{Event, Sleep};
 use crate::{Db, Result};
 
@@ -169,10 +170,11 @@ pub async fn sleep_ending(
                 e.duration_seconds, e.sleep_seconds, e.in_bed_seconds, e.deep_minutes,
                 e.rem_minutes, e.light_minutes, e.awake_minutes, e.efficiency_percent,
                 e.is_nap, e.stages, local_day(e.end_time, e.zone_offset) as wake_day
-         from sleep_sessions e
+         from {sessions} e
          where e.user_id = $1 and e.start_time >= $2::timestamptz - interval '2 days' and e.start_time < $3
            and e.end_time >= $2 and e.end_time < $3 {dedup}
          order by e.end_time, e.id",
+        sessions = Sessions::Sleep.in_window("$1", "$2::timestamptz - interval '2 days'", "$3"),
         dedup = crate::sessions::dedup(crate::sessions::Kind::Sleep, "true", "$4", "$5"),
     );
     let statement = client.prepare_cached(&sql).await?;
@@ -233,12 +235,13 @@ fn data_days_sql() -> String {
     format!(
         "{}
          union
-         select local_day(e.end_time, e.zone_offset) from sleep_sessions e
+         select local_day(e.end_time, e.zone_offset) from {sessions} e
          where $9::smallint > 0 and e.user_id = $1
            and e.start_time >= $5::timestamptz - interval '2 days' and e.start_time < $6
            and e.end_time >= $5 and e.end_time < $6 and ($9 = 1 or not e.is_nap)
            and local_day(e.end_time, e.zone_offset) between $3 and $4 {dedup}",
         local_dates_sql(),
+        sessions = Sessions::Sleep.in_window("$1", "$5::timestamptz - interval '2 days'", "$6"),
         dedup = crate::sessions::dedup(crate::sessions::Kind::Sleep, "true", "$7", "$8"),
     )
 }
@@ -485,12 +488,16 @@ pub async fn counts(
             tx.query(&sql, &[&params[..], &edges.params()[..]].concat()).await?
         }
     };
-    let in_window = "user_id = $1 and ($2::timestamptz is null or start_time >= $2)
-                     and ($3::timestamptz is null or start_time < $3)";
+    // Sessions rows and sealed; an open end is no bound.
+    let (lo, hi) = (
+        "coalesce($2::timestamptz, '-infinity'::timestamptz)",
+        "coalesce($3::timestamptz, 'infinity'::timestamptz)",
+    );
     let workouts = tx
         .query(
             &format!(
-                "select type, data_source_id, count(*) from workouts where {in_window} group by 1, 2"
+                "select type, data_source_id, count(*) from {} e group by 1, 2",
+                Sessions::Workouts.in_window("$1", lo, hi)
             ),
             &[&user_id, &from, &to],
         )
@@ -498,14 +505,17 @@ pub async fn counts(
     let sleep = tx
         .query(
             &format!(
-                "select data_source_id, count(*) from sleep_sessions where {in_window} group by 1"
+                "select data_source_id, count(*) from {} e group by 1",
+                Sessions::Sleep.in_window("$1", lo, hi)
             ),
             &[&user_id, &from, &to],
         )
         .await?;
     let cycles = tx
         .query_one(
-            &format!("select count(*) from menstrual_cycles where {in_window}"),
+            "select count(*) from menstrual_cycles
+             where user_id = $1 and ($2::timestamptz is null or start_time >= $2)
+               and ($3::timestamptz is null or start_time < $3)",
             &[&user_id, &from, &to],
         )
         .await?;

@@ -143,6 +143,27 @@ pub async fn insert_new(
     row.map(|r| r.try_get(0)).transpose().map_err(Into::into)
 }
 
+/// Deletes the workouts `batches` stored for a user (before a reprocess writes them again),
+/// sealed ones included: the user's sealed sessions are rows again first (the sealer seals them
+/// again). The caller holds the user's exclusive writer lock (`samples::delete_batches` takes
+/// it).
+pub async fn delete_batches(
+    tx: &deadpool_postgres::Transaction<'_>,
+    user_id: Uuid,
+    batches: &[Uuid],
+) -> Result<u64> {
+    if batches.is_empty() {
+        return Ok(0);
+    }
+    crate::session_blocks::unseal_user(tx, user_id).await?;
+    Ok(tx
+        .execute(
+            "delete from workouts where user_id = $1 and batch_id = any($2)",
+            &[&user_id, &batches],
+        )
+        .await?)
+}
+
 /// A point of a workout's route, as `route` keeps it whichever way it came (an SDK's
 /// `route`, an export's GPX file): `[{timestamp, latitude, longitude, altitude_m,
 /// horizontal_accuracy_m}]`.
@@ -231,8 +252,16 @@ pub async fn route_of(
     user_id: Uuid,
     workout_id: Uuid,
 ) -> Result<Option<Vec<RoutePoint>>> {
-    let statement =
-        client.prepare_cached("select route from workouts where user_id = $1 and id = $2").await?;
+    // A sealed workout has no route (one with a route stays a row).
+    let statement = client
+        .prepare_cached(
+            "select route from workouts where user_id = $1 and id = $2
+             union all
+             select null from workout_blocks b
+             where b.user_id = $1 and exists (select 1 from unnest(b.sessions) r where r.id = $2)
+             limit 1",
+        )
+        .await?;
     let Some(row) = client.query_opt(&statement, &[&user_id, &workout_id]).await? else {
         return Ok(None);
     };

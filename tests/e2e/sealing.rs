@@ -68,9 +68,9 @@ pub(crate) fn dataset() -> String {
     }
     let night = sleep(
         &[
-            ("asleepCore", "2026-03-10T22:00:00Z", "2026-03-11T01:00:00Z"),
-            ("asleepDeep", "2026-03-11T01:00:00Z", "2026-03-11T02:30:00Z"),
-            ("asleepREM", "2026-03-11T02:30:00Z", "2026-03-11T04:00:00Z"),
+            ("light", "2026-03-08T22:00:00Z", "2026-03-09T01:00:00Z"),
+            ("deep", "2026-03-09T01:00:00Z", "2026-03-09T02:30:00Z"),
+            ("rem", "2026-03-09T02:30:00Z", "2026-03-09T04:00:00Z"),
         ],
         "+02:00",
         &watch(),
@@ -194,7 +194,7 @@ pub(crate) async fn seal_all(app: &TestApp) -> schema::blocks::Sealing {
     let mut total = schema::blocks::Sealing::default();
     loop {
         let done = ingest::sealer::seal_due(&db, &now).await.expect("seal");
-        if done.days == 0 {
+        if !done.progressed() {
             return total;
         }
         total += done;
@@ -207,7 +207,22 @@ pub(crate) async fn unseal_all(app: &TestApp, user: &str) {
     let mut client = db.client().await.expect("client");
     let tx = client.transaction().await.expect("tx");
     schema::blocks::unseal_user(&tx, user).await.expect("unseal");
+    schema::session_blocks::unseal_user(&tx, user).await.expect("unseal sessions");
     tx.commit().await.expect("commit");
+}
+
+/// The workouts and sleep sessions stored, in rows and in their months' blocks.
+async fn sessions_stored(app: &TestApp) -> (i64, i64) {
+    let count = |table: &str, blocks: &str| {
+        format!(
+            "select (select count(*) from {table})
+                    + (select coalesce(sum(cardinality(sessions)), 0) from {blocks})::int8"
+        )
+    };
+    (
+        app.count(&count("workouts", "workout_blocks")).await,
+        app.count(&count("sleep_sessions", "sleep_blocks")).await,
+    )
 }
 
 /// Heart rate at odd minutes of two evenings, sent after [`dataset`]: their hours' sums were
@@ -307,6 +322,11 @@ async fn sealing_changes_no_answer_and_writes_into_sealed_days_land_as_on_rows()
         "select count(*) from daily_rollups where local_date between '2026-03-09' and '2026-03-11'";
     assert_eq!(app.count(inner).await, 0, "the inner local days are in the blocks");
     assert!(app.count("select count(*) from daily_rollups").await > 0, "the edge days are rows");
+    // The sessions of past months moved into their months' blocks.
+    let sessions = sessions_stored(&app).await;
+    assert!(sessions.0 > 0 && sessions.1 > 0, "{sessions:?}");
+    assert_eq!(app.count("select count(*) from workouts").await, 0, "workouts sealed");
+    assert_eq!(app.count("select count(*) from sleep_sessions").await, 0, "nights sealed");
     let local = "select count(*) from sample_blocks where local_figures is not null
                  and substring(local_days from 2 for 3) = B'111' and local_samples > 0";
     assert_eq!(app.count(local).await, blocks, "every block keeps its inner local days");
@@ -324,7 +344,9 @@ async fn sealing_changes_no_answer_and_writes_into_sealed_days_land_as_on_rows()
     // The same batch again: stored once, nothing unsealed.
     app.sync_and_wait(&user, &key, &dataset()).await;
     assert_eq!(app.count("select count(*) from samples").await, 0, "a re-send stays sealed");
+    assert_eq!(sessions_stored(&app).await, sessions, "re-sent sessions are stored once");
     assert_same(&rows, &answers(&app, &key, &user).await, "re-sent");
+    seal_all(&app).await;
 
     // A changed value, a new sample and a moved zone in sealed days...
     let zone = Some("+02:00");
@@ -357,11 +379,28 @@ async fn sealing_changes_no_answer_and_writes_into_sealed_days_land_as_on_rows()
     unseal_all(&app, &user).await;
     assert_same(&beside, &answers(&app, &key, &user).await, "changed beside sealed days, rows");
 
+    // A sealed workout is deleted like a row.
+    seal_all(&app).await;
+    assert_eq!(app.count("select count(*) from workouts").await, 0);
+    let list =
+        format!("/api/v1/users/{user}/events/workouts?start_date=2026-03-07&end_date=2026-03-13");
+    let listed = app.get(&list, &key).await;
+    let id = listed.body["data"][0]["id"].as_str().expect("a workout").to_string();
+    let path = format!("/api/v1/users/{user}/events/workouts/{id}");
+    let r = app.call(reqwest::Method::DELETE, &path, &key, None).await;
+    assert!(r.status < 300, "{}", r.body);
+    assert_eq!(sessions_stored(&app).await.0, sessions.0 - 1, "the sealed workout is gone");
+    let listed = app.get(&list, &key).await;
+    assert!(
+        listed.body["data"].as_array().is_some_and(|d| d.iter().all(|w| w["id"] != id.as_str()))
+    );
+
     // Deleting the user deletes the blocks.
     let admin = app.admin().await;
     let r = app.call(reqwest::Method::DELETE, &format!("/api/v1/users/{user}"), &admin, None).await;
     assert!(r.status < 300, "{}", r.body);
     assert_eq!(app.count("select count(*) from sample_blocks").await, 0);
+    assert_eq!(sessions_stored(&app).await, (0, 0));
 }
 
 #[tokio::test]

@@ -772,12 +772,7 @@ pub async fn reprocess_user(
         let mut client = db.client().await?;
         let tx = client.transaction().await?;
         out.samples_deleted = schema::samples::delete_batches(&tx, user_id, &ids).await?;
-        out.workouts_deleted = tx
-            .execute(
-                "delete from workouts where user_id = $1 and batch_id = any($2)",
-                &[&user_id, &ids],
-            )
-            .await?;
+        out.workouts_deleted = schema::workouts::delete_batches(&tx, user_id, &ids).await?;
         tx.commit().await?;
     }
     for (id, provider) in pulls {

@@ -91,6 +91,10 @@ fn describe() {
     );
     metrics::describe_counter!("wearhouse_days_sealed_total", "Days of samples sealed into blocks");
     metrics::describe_counter!("wearhouse_samples_sealed_total", "Samples sealed into blocks");
+    metrics::describe_counter!(
+        "wearhouse_sessions_sealed_total",
+        "Sleep sessions and workouts sealed into their months' blocks"
+    );
 }
 
 /// Middleware: the server-side duration of every routed request, by method and route pattern

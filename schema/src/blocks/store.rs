@@ -260,6 +260,15 @@ pub struct Sealing {
     pub samples: u64,
     /// Bytes of the blocks written.
     pub bytes: u64,
+    /// Sessions sealed into their months' blocks (`session_blocks`).
+    pub sessions: u64,
+}
+
+impl Sealing {
+    /// Whether anything was sealed (or packed again): a sealer goes on without resting.
+    pub fn progressed(&self) -> bool {
+        self.days > 0 || self.sessions > 0
+    }
 }
 
 impl std::ops::AddAssign for Sealing {
@@ -267,6 +276,7 @@ impl std::ops::AddAssign for Sealing {
         self.days += done.days;
         self.samples += done.samples;
         self.bytes += done.bytes;
+        self.sessions += done.sessions;
     }
 }
 
@@ -345,7 +355,8 @@ pub async fn seal(db: &Db, user_id: Uuid, days: &[DayKey]) -> Result<Sealing> {
             part.day = Some(figures);
         }
     }
-    let mut out = Sealing { days: days.len() as u64, samples: rows.len() as u64, bytes: 0 };
+    let mut out =
+        Sealing { days: days.len() as u64, samples: rows.len() as u64, ..Sealing::default() };
     let mut blocks = pack(parts.into_values().filter(|p| !p.samples.is_empty()).collect());
     // The local days the new blocks keep move in, from the blocks taken apart and from rows;
     // those of the old blocks the new ones do not keep go back into rows.
