@@ -65,6 +65,7 @@ const WINDOWS: [i64; 4] = [1, 7, 30, 365];
 
 /// A random read of the generated data set (`benches/read/generate.sh`), as `read.lua` makes.
 /// Modes: `timeseries` (a raw 30-day heart-rate page), `activity` / `sleep` (30-day summaries),
+/// `events-sleep` / `events-workouts` (30 days of sessions),
 /// `resolutions` (a heart-rate page at a random resolution over a random window of 1, 7, 30 or
 /// 365 days, for an ordinary user or, one time in five, a heavy one with a sample a minute),
 /// or one resolution (`1min` … `1day`) read that way.
@@ -98,6 +99,13 @@ fn path(mode: &str, users: u64, rng: &mut u64) -> String {
             id(user),
             day(start),
             day(start + chrono::Duration::days(30))
+        ),
+        events if events.starts_with("events-") => format!(
+            "/api/v1/users/{}/events/{}?limit=100&start_date={}&end_date={}",
+            id(user),
+            events.trim_start_matches("events-"),
+            day(start),
+            day(start + chrono::Duration::days(29))
         ),
         summary => format!(
             "/api/v1/users/{}/summaries/{summary}?limit=100&start_date={}&end_date={}",

@@ -11,6 +11,7 @@
 #   ROWS_ONLY=1 benches/storage/bytes_per_sample.sh      # without sealing (the row-wise figure)
 #   DATABASE=wearhouse_read_bench REPORT_ONLY=1 benches/storage/bytes_per_sample.sh
 #                                                        # an existing database, as it is
+#   COMPACT=1 …                                          # the tables sealing empties rewritten
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 DAYS=${DAYS:-800}
@@ -36,6 +37,12 @@ if [ -z "${REPORT_ONLY:-}" ]; then
   fi
 fi
 psql -q "$PG/$DB" -c "vacuum (analyze)" 2>/dev/null
+if [ -n "${COMPACT:-}" ]; then
+  # Sealing deletes most rows of the plain tables it empties (the local day rollups, the
+  # sessions); their heaps keep the space for the rows that come next, and the sealer rebuilds
+  # their indexes. Rewritten, they show what the space is worth once reused.
+  psql -q "$PG/$DB" -c "vacuum (full, analyze) daily_rollups, sleep_sessions, workouts"
+fi
 psql -qAt -F $'\t' "$PG/$DB" <<'SQL' | column -t -s $'\t'
 with sizes as (
   select c.relname as name,

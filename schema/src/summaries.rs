@@ -8,8 +8,6 @@ use uuid::Uuid;
 
 use postgres_types::ToSql;
 
-use deadpool_postgres::GenericClient;
-
 use crate::blocks;
 use crate::rollups::DayFigures;
 use crate::session_blocks::Sessions;
@@ -52,7 +50,7 @@ impl DayRollup {
 }
 
 /// The user's rollups of `series` on the first `n` local days in `[from, to]` that have any
-/// (the last `n`, when `backward`): one page of a summary of rollups.
+/// (the last `n`, when `backward`): one page of a summary of rollups, in one statement.
 pub async fn page_rollups(
     db: &Db,
     user_id: Uuid,
@@ -61,23 +59,17 @@ pub async fn page_rollups(
     backward: bool,
     n: i64,
 ) -> Result<Vec<DayRollup>> {
-    let mut client = db.client().await?;
-    let tx = blocks::snapshot(&mut client).await?;
+    let client = db.client().await?;
     let order = if backward { "desc" } else { "asc" };
-    let statement = tx
-        .prepare_cached(&format!(
-            "select min(d), max(d) from (
-                 select d from ({}) x order by d {order} limit $5) days",
-            local_dates_sql()
-        ))
-        .await?;
-    let row = tx.query_one(&statement, &[&user_id, &series, &from, &to, &n]).await?;
-    let out = match (row.try_get(0)?, row.try_get(1)?) {
-        (Some(first), Some(last)) => day_rollups(&tx, user_id, series, first, last).await?,
-        _ => Vec::new(),
-    };
-    tx.commit().await?;
-    Ok(out)
+    let sql = format!(
+        "with days as (select d from ({}) x order by d {order} limit $5)
+         {}",
+        local_dates_sql(),
+        rollups_sql("(select min(d) from days)", "(select max(d) from days)")
+    );
+    let statement = client.prepare_cached(&sql).await?;
+    let rows = client.query(&statement, &[&user_id, &series, &from, &to, &n]).await?;
+    day_rollups(&rows)
 }
 
 /// The local dates of `series` with rollups, as column `d`: rows' and sealed blocks' (see
@@ -100,38 +92,52 @@ pub async fn rollups(
     from: NaiveDate,
     to: NaiveDate,
 ) -> Result<Vec<DayRollup>> {
-    let mut client = db.client().await?;
-    let tx = blocks::snapshot(&mut client).await?;
-    let out = day_rollups(&tx, user_id, series, from, to).await?;
-    tx.commit().await?;
-    Ok(out)
+    let client = db.client().await?;
+    let statement = client.prepare_cached(&rollups_sql("$3::date", "$4::date")).await?;
+    let rows = client.query(&statement, &[&user_id, &series, &from, &to]).await?;
+    day_rollups(&rows)
 }
 
-/// The rollups of `series` for local days in `[from, to]`, rows and sealed blocks', in order of
-/// day, series and source. Inside the snapshot of [`blocks::snapshot`].
-async fn day_rollups(
-    client: &impl GenericClient,
-    user_id: Uuid,
-    series: &[i16],
-    from: NaiveDate,
-    to: NaiveDate,
-) -> Result<Vec<DayRollup>> {
-    let statement = client
-        .prepare_cached(
-            "select series_type_id, data_source_id, local_date, sample_count, value_sum,
-                    value_min, value_max, total_count, total_sum
-             from daily_rollups
-             where user_id = $1 and series_type_id = any($2) and local_date between $3 and $4",
-        )
-        .await?;
-    // Both at once, pipelined on the one connection.
-    let (rows, held) = futures::try_join!(
-        async { Ok(client.query(&statement, &[&user_id, &series, &from, &to]).await?) },
-        blocks::read::local_days(client, user_id, Some(series), Some((from, to))),
-    )?;
-    let mut days = held;
-    for r in &rows {
-        days.insert((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?), DayFigures::from_row(r, 3)?);
+/// The rollups of user `$1`'s series `$2` (an array) for local days in `[lo, hi]` (SQL): the
+/// rows, and the sealed blocks that may keep some (their `local_figures`, with `lo` and `hi`),
+/// in one statement (one snapshot: a day is a row or in its block, never both).
+fn rollups_sql(lo: &str, hi: &str) -> String {
+    format!(
+        "select r.series_type_id, r.data_source_id, r.local_date, r.sample_count, r.value_sum,
+                r.value_min, r.value_max, r.total_count, r.total_sum, null::timestamptz as day,
+                null::bytea as figures, null::date as lo, null::date as hi
+         from daily_rollups r
+         where r.user_id = $1 and r.series_type_id = any($2) and r.local_date between {lo} and {hi}
+         union all
+         select b.series_type_id, b.data_source_id, null, null, null, null, null, null, null,
+                b.day, b.local_figures, {lo}, {hi}
+         from sample_blocks b
+         where b.user_id = $1 and b.series_type_id = any($2) and b.local_figures is not null
+           and b.day > ({lo} - {SPAN_DAYS})::timestamp at time zone 'UTC'
+           and b.day < ({hi})::timestamp at time zone 'UTC'",
+        SPAN_DAYS = blocks::store::SPAN_DAYS
+    )
+}
+
+/// The rollups [`rollups_sql`] read, in order of day, series and source.
+fn day_rollups(rows: &[tokio_postgres::Row]) -> Result<Vec<DayRollup>> {
+    let mut days = crate::rollups::LocalDays::new();
+    for r in rows {
+        let key = (r.try_get(0)?, r.try_get(1)?);
+        match r.try_get::<_, Option<&[u8]>>(10)? {
+            None => {
+                days.insert((key.0, key.1, r.try_get(2)?), DayFigures::from_row(r, 3)?);
+            }
+            Some(bytes) => {
+                let (day, lo, hi): (DateTime<Utc>, NaiveDate, NaiveDate) =
+                    (r.try_get(9)?, r.try_get(11)?, r.try_get(12)?);
+                for (date, f) in blocks::local_days::load(day.date_naive(), bytes)? {
+                    if date >= lo && date <= hi {
+                        days.insert((key.0, key.1, date), f);
+                    }
+                }
+            }
+        }
     }
     let mut out: Vec<DayRollup> = days
         .into_iter()

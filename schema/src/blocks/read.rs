@@ -7,16 +7,16 @@
 
 use std::collections::BTreeMap;
 
-use chrono::{DateTime, Duration, NaiveDate, Utc};
+use chrono::{DateTime, Duration, Utc};
 use deadpool_postgres::{GenericClient, Object, Transaction};
 use tokio_postgres::IsolationLevel;
 use tokio_postgres::types::ToSql;
 use uuid::Uuid;
 
 use super::store::SPAN_DAYS;
-use super::{codec, days, hours, local_days};
+use super::{codec, days, hours};
 use crate::Result;
-use crate::rollups::{HourFigures, HourRows, LocalDays};
+use crate::rollups::{HourFigures, HourRows};
 
 /// The earliest and latest instants a scope means (years 1 and 9999): an open window's bounds,
 /// well inside what PostgreSQL and chrono both hold.
@@ -27,50 +27,6 @@ pub fn earliest() -> DateTime<Utc> {
 /// See [`earliest`].
 pub fn latest() -> DateTime<Utc> {
     DateTime::from_timestamp(253_402_300_799, 0).unwrap_or(DateTime::<Utc>::MAX_UTC)
-}
-
-/// The local day rollups sealed blocks keep ([`local_days`]) of `series` (every series: `None`)
-/// on the local dates in `[from, to]` (every date: `None`), keyed as `daily_rollups` rows. Read
-/// in the snapshot the rows are read in ([`snapshot`]).
-pub async fn local_days(
-    client: &impl GenericClient,
-    user_id: Uuid,
-    series: Option<&[i16]>,
-    dates: Option<(NaiveDate, NaiveDate)>,
-) -> Result<LocalDays> {
-    // A block keeps local dates from its second day on, and spans SPAN_DAYS at most.
-    let mut sql = String::from(
-        "select series_type_id, data_source_id, day, local_figures from sample_blocks
-         where user_id = $1 and local_figures is not null",
-    );
-    let mut params: Vec<&(dyn ToSql + Sync)> = vec![&user_id];
-    if let Some(series) = &series {
-        params.push(series);
-        sql += &format!(" and series_type_id = any(${})", params.len());
-    }
-    if let Some((from, to)) = &dates {
-        params.push(from);
-        params.push(to);
-        let n = params.len();
-        sql += &format!(
-            " and day > (${}::date - {SPAN_DAYS})::timestamp at time zone 'UTC'
-              and day < ${n}::date::timestamp at time zone 'UTC'",
-            n - 1
-        );
-    }
-    let statement = client.prepare_cached(&sql).await?;
-    let rows = client.query(&statement, &params).await?;
-    let mut out = LocalDays::new();
-    for r in &rows {
-        let (series, source, day): (i16, Uuid, DateTime<Utc>) =
-            (r.try_get(0)?, r.try_get(1)?, r.try_get(2)?);
-        for (date, f) in local_days::load(day.date_naive(), r.try_get(3)?)? {
-            if dates.is_none_or(|(from, to)| date >= from && date <= to) {
-                out.insert((series, source, date), f);
-            }
-        }
-    }
-    Ok(out)
 }
 
 /// The local dates sealed blocks keep figures of, as column `d`, for user `$1`, series `$2`

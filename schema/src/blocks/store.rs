@@ -663,11 +663,20 @@ pub async fn compact_sealed_chunks(db: &Db, before: DateTime<Utc>) -> Result<u64
 /// The indexes whose rows come and go by the million (a day's hours and day rollup are written
 /// at ingest and moved into its block when it seals), with their tables: a B-tree never
 /// shrinks.
-const EMPTIED_INDEXES: [(&str, &str); 4] = [
+const EMPTIED_INDEXES: [(&str, &str); 12] = [
     ("hourly_rollups_pkey", "hourly_rollups"),
     ("utc_day_rollups_pkey", "utc_day_rollups"),
     ("utc_day_rollups_unsealed", "utc_day_rollups"),
     ("utc_day_rollups_unsealed_user", "utc_day_rollups"),
+    // The local days blocks keep (V27), and the sessions of sealed months (V28).
+    ("daily_rollups_pkey", "daily_rollups"),
+    ("sleep_sessions_pkey", "sleep_sessions"),
+    ("sleep_sessions_data_source_id_start_time_end_time_key", "sleep_sessions"),
+    ("sleep_sessions_user_start_idx", "sleep_sessions"),
+    ("sleep_sessions_source_span_idx", "sleep_sessions"),
+    ("workouts_pkey", "workouts"),
+    ("workouts_data_source_id_start_time_end_time_key", "workouts"),
+    ("workouts_user_start_idx", "workouts"),
 ];
 /// An index is rebuilt once it is this much larger than its table's rows need...
 const INDEX_SLACK: i64 = 3;
@@ -677,7 +686,7 @@ const INDEX_FLOOR: i64 = 1 << 20;
 /// at the B-tree's fill factor.
 const INDEX_ROW: i64 = 64;
 
-/// Gives back the disk of the rollup rows sealing moved into blocks: when one of
+/// Gives back the disk of the rollup and session rows sealing moved into blocks: when one of
 /// [`EMPTIED_INDEXES`] is far larger than its table's rows (by the planner's count, kept by
 /// autovacuum and ANALYZE) need, it is rebuilt concurrently, without blocking writers. An import
 /// of years of data writes all its hours and days at once; sealing then empties most of them.
@@ -686,7 +695,10 @@ const INDEX_ROW: i64 = 64;
 pub async fn compact_emptied_indexes(db: &Db, recount: bool) -> Result<u64> {
     let client = db.client().await?;
     if recount {
-        client.batch_execute("analyze hourly_rollups, utc_day_rollups").await?;
+        let tables: std::collections::BTreeSet<&str> =
+            EMPTIED_INDEXES.iter().map(|(_, table)| *table).collect();
+        let tables: Vec<&str> = tables.into_iter().collect();
+        client.batch_execute(&format!("analyze {}", tables.join(", "))).await?;
     }
     let mut bloated = Vec::new();
     for (index, table) in EMPTIED_INDEXES {
