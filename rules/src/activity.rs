@@ -76,17 +76,17 @@ pub fn day(
     for (field, ids) in TOTALS {
         let best = ids.iter().find_map(|s| ranking.best(rows.get(s).into_iter().flatten()));
         if let Some(r) = best {
-            values.insert(field, r.total());
+            values.insert(field, r.figures.total());
             from.insert(field, r.data_source_id);
         }
     }
     let hr = ranking.best(rows.get(&series::HEART_RATE).into_iter().flatten()).and_then(|r| {
-        let avg = r.mean()?;
+        let avg = r.figures.mean()?;
         from.insert("heart_rate", r.data_source_id);
         Some(HeartRateDay {
             avg_bpm: Some(avg.round() as i64),
-            max_bpm: r.value_max.map(|v| v.round() as i64),
-            min_bpm: r.value_min.map(|v| v.round() as i64),
+            max_bpm: r.figures.value_max.map(|v| v.round() as i64),
+            min_bpm: r.figures.value_min.map(|v| v.round() as i64),
         })
     });
     let active = values.get("active_calories_kcal").copied();
@@ -133,8 +133,8 @@ mod tests {
         let day0 = NaiveDate::default();
         let mut watch_steps = rollup(1, series::STEPS, day0, 8000.0, 100);
         // A daily total beats the intraday sum of the same source.
-        watch_steps.total_count = 1;
-        watch_steps.total_sum = 8123.0;
+        watch_steps.figures.total_count = 1;
+        watch_steps.figures.total_sum = 8123.0;
         let rows = vec![
             watch_steps,
             rollup(2, series::STEPS, day0, 7000.0, 50),

@@ -150,7 +150,7 @@ pub fn summary(
             .filter_map(|d| ranking.best(d.get(id).into_iter().flatten()))
             .filter_map(|row| {
                 from.entry(field).or_insert(row.data_source_id);
-                row.mean()
+                row.figures.mean()
             })
             .collect();
         if !day_means.is_empty() {

@@ -66,6 +66,8 @@ pub fn best_of<'a>(
 
 #[cfg(test)]
 pub(crate) mod tests {
+    use schema::rollups::DayFigures;
+
     use super::*;
 
     pub(crate) fn source(n: u128, provider: &str) -> DataSource {
@@ -83,9 +85,7 @@ pub(crate) mod tests {
             series_type_id: series,
             data_source_id: Uuid::from_u128(source),
             local_date: day,
-            sample_count: count,
-            value_sum: sum,
-            ..DayRollup::default()
+            figures: DayFigures { sample_count: count, value_sum: sum, ..DayFigures::default() },
         }
     }
 
@@ -100,6 +100,9 @@ pub(crate) mod tests {
         assert_eq!(ranking.provider_of(Uuid::from_u128(1)), Some("apple"));
         let grouped = by_day(rows.to_vec());
         assert_eq!(grouped[&day][&1].len(), 3);
-        assert_eq!(best_of(&ranking, grouped.get(&day), 1).map(|r| r.value_sum), Some(20.0));
+        assert_eq!(
+            best_of(&ranking, grouped.get(&day), 1).map(|r| r.figures.value_sum),
+            Some(20.0)
+        );
     }
 }

@@ -133,7 +133,7 @@ pub fn days(
 ) -> BTreeMap<NaiveDate, RecoveryDay> {
     // Per day and series: the best-ranked source's mean.
     let mean_of = |date: NaiveDate, id: i16| -> Option<f64> {
-        best_of(ranking, rollups.get(&date), id).and_then(|r| r.mean())
+        best_of(ranking, rollups.get(&date), id).and_then(|r| r.figures.mean())
     };
     let history_of = |date: NaiveDate, id: i16| -> Vec<f64> {
         (1..=BASELINE_DAYS).filter_map(|k| mean_of(date - Duration::days(k), id)).collect()
@@ -146,7 +146,7 @@ pub fn days(
         let rmssd = mean_of(date, series::HRV_RMSSD);
         let spo2 = mean_of(date, series::OXYGEN_SATURATION);
         let vendor = best_of(ranking, rollups.get(&date), series::RECOVERY_SCORE)
-            .and_then(|v| Some((v.data_source_id, v.mean()?)));
+            .and_then(|v| Some((v.data_source_id, v.figures.mean()?)));
         let sleep_seconds = summary.as_ref().map(|s| s.duration_minutes * 60).filter(|s| *s > 0);
         let efficiency = summary.as_ref().and_then(|s| s.efficiency_percent);
         // RMSSD where the day and its baseline have it, else SDNN: never mixed.

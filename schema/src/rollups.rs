@@ -23,8 +23,8 @@ const HOURLY_RECOUNT: &str = include_str!("../queries/hourly_rollups_recount.sql
 const UTC_DAY_ADD: &str = include_str!("../queries/utc_day_rollups_add.sql");
 const UTC_DAY_RECOUNT: &str = include_str!("../queries/utc_day_rollups_recount.sql");
 
-/// One local day's figures: intraday samples and pre-aggregated daily totals kept apart, as
-/// summaries read them. What a `daily_rollups` row holds, and a sealed block for the local days
+/// One local day's figures: intraday samples (count, sum, min, max) and samples that are a whole
+/// day's total (count, sum) kept apart, as summaries read them. What a `daily_rollups` row holds, and a sealed block for the local days
 /// it keeps (`blocks::local_days`).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct DayFigures {
@@ -37,6 +37,23 @@ pub struct DayFigures {
 }
 
 impl DayFigures {
+    /// The day's total of an additive series: the source's own daily total where it gave one,
+    /// else the sum of its intraday samples (never both: they count the same steps).
+    pub fn total(&self) -> f64 {
+        if self.total_count > 0 { self.total_sum } else { self.value_sum }
+    }
+
+    /// The day's mean of a level.
+    pub fn mean(&self) -> Option<f64> {
+        if self.sample_count > 0 {
+            Some(self.value_sum / self.sample_count as f64)
+        } else if self.total_count > 0 {
+            Some(self.total_sum / f64::from(self.total_count))
+        } else {
+            None
+        }
+    }
+
     /// Figures from a row's `sample_count, value_sum, value_min, value_max, total_count,
     /// total_sum`, from column `at` on.
     pub(crate) fn from_row(r: &tokio_postgres::Row, at: usize) -> Result<DayFigures> {

@@ -14,39 +14,13 @@ use crate::session_blocks::Sessions;
 use crate::sessions::{Event, Sleep};
 use crate::{Db, Result};
 
-/// One rollup row: a day of one series from one source.
+/// One rollup: a local day of one series from one source, with its figures.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct DayRollup {
     pub local_date: NaiveDate,
     pub series_type_id: i16,
     pub data_source_id: Uuid,
-    /// Intraday samples: count, sum, min, max.
-    pub sample_count: i64,
-    pub value_sum: f64,
-    pub value_min: Option<f64>,
-    pub value_max: Option<f64>,
-    /// Samples that are a whole day's total.
-    pub total_count: i32,
-    pub total_sum: f64,
-}
-
-impl DayRollup {
-    /// The day's total of an additive series: the source's own daily total where it gave one,
-    /// else the sum of its intraday samples (never both: they count the same steps).
-    pub fn total(&self) -> f64 {
-        if self.total_count > 0 { self.total_sum } else { self.value_sum }
-    }
-
-    /// The day's mean of a level.
-    pub fn mean(&self) -> Option<f64> {
-        if self.sample_count > 0 {
-            Some(self.value_sum / self.sample_count as f64)
-        } else if self.total_count > 0 {
-            Some(self.total_sum / f64::from(self.total_count))
-        } else {
-            None
-        }
-    }
+    pub figures: DayFigures,
 }
 
 /// The user's rollups of `series` on the first `n` local days in `[from, to]` that have any
@@ -141,16 +115,11 @@ fn day_rollups(rows: &[tokio_postgres::Row]) -> Result<Vec<DayRollup>> {
     }
     let mut out: Vec<DayRollup> = days
         .into_iter()
-        .map(|((series_type_id, data_source_id, local_date), f)| DayRollup {
+        .map(|((series_type_id, data_source_id, local_date), figures)| DayRollup {
             local_date,
             series_type_id,
             data_source_id,
-            sample_count: f.sample_count,
-            value_sum: f.value_sum,
-            value_min: f.value_min,
-            value_max: f.value_max,
-            total_count: f.total_count,
-            total_sum: f.total_sum,
+            figures,
         })
         .collect();
     out.sort_by_key(|r| (r.local_date, r.series_type_id, r.data_source_id));
