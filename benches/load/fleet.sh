@@ -9,6 +9,8 @@
 #
 #   benches/load/fleet.sh                                   # 60 × 10,000 records, 20 users, 4 clients
 #   N=120 RECORDS=5000 USERS_N=40 CLIENTS=8 benches/load/fleet.sh
+#   SEAL=1 benches/load/fleet.sh     # the sealer seals each past day as soon as it lands
+#                                     # (SEAL_QUIET_MINUTES=0), beside the ingest
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 N=${N:-60}
@@ -19,6 +21,8 @@ PORT=${PORT:-8091}
 
 . benches/load/service.sh
 prepare fleet
+# The payloads' days are past: with no quiet time the sealer takes them while batches land.
+[ -z "${SEAL:-}" ] || export SEAL_QUIET_MINUTES=0
 start all
 KEY=$(api_key fleet)
 users "$KEY" "$USERS_N" >"$work/users"
@@ -63,8 +67,15 @@ t1=$(date +%s.%N); pg1=$(pg_ticks); wh1=$(ticks "/proc/$server/stat"); m1=$(busy
 
 ok=$(grep -c '^202 ' "$work/accepts" || true)
 done_n=$(psql -qAt "$PG/$DB" -c "select count(*) from sdk_batches where status = 'done'")
-samples=$(psql -qAt "$PG/$DB" -c "select count(*) from samples")
+# Rows and blocks counted in one statement (one snapshot): the sealer moves rows meanwhile.
+stored() {
+  psql -qAt -F ' ' "$PG/$DB" -c "select (select count(*) from samples),
+    (select coalesce(sum(sample_count), 0) from sample_blocks)"
+}
+read -r rows sealed <<<"$(stored)"
+samples=$((rows + sealed))
 records=$((N * RECORDS))
+echo "stored: $rows samples as rows, $sealed sealed into blocks by then"
 python3 - "$work/accepts" "$t0" "$t_accepted" "$t1" "$records" "$samples" "$pg0" "$pg1" "$wh0" "$wh1" "$hz" "$m0" "$m1" <<'PY'
 import sys
 path, t0, ta, t1, records, samples, pg0, pg1, wh0, wh1, hz, m0, m1 = sys.argv[1:]
@@ -88,7 +99,18 @@ if [ -n "${PROFILE:-}" ]; then
 fi
 [ "$ok" = "$N" ] || { echo "only $ok of $N posts were accepted" >&2; exit 1; }
 [ "$done_n" = "$N" ] || { echo "only $done_n of $N batches were stored" >&2; exit 1; }
+if [ -n "${SEAL:-}" ]; then
+  # The sealer's backlog once ingest is done: how long until no past day is left as rows.
+  due="select count(*) from samples where ts < date_trunc('day', now() - interval '2 days', 'UTC')"
+  for _ in $(seq 1 1500); do [ "$(psql -qAt "$PG/$DB" -c "$due")" != 0 ] || break; sleep 0.2; done
+  echo "every past day sealed $(python3 -c "print(f'{$(date +%s.%N) - $t1:.1f}')") s after the last batch was stored"
+  read -r rows_after sealed_after <<<"$(stored)"
+  [ $((rows_after + sealed_after)) = "$samples" ] \
+    || { echo "sealing changed the samples stored: $samples, then $rows_after rows + $sealed_after sealed" >&2; exit 1; }
+fi
 kill "$server"; wait "$server" 2>/dev/null || true
+# The bare COPY copies the rows: sealed, there are none left to copy.
+[ -z "${SEAL:-}" ] || exit 0
 
 # The machine's own limit for these rows: a bare binary COPY into an empty twin.
 psql -q "$PG/$DB" >/dev/null <<SQL
