@@ -102,7 +102,9 @@ fi
 if [ -n "${SEAL:-}" ]; then
   # The sealer's backlog once ingest is done: how long until no past day is left as rows.
   due="select count(*) from samples where ts < date_trunc('day', now() - interval '2 days', 'UTC')"
-  for _ in $(seq 1 1500); do [ "$(psql -qAt "$PG/$DB" -c "$due")" != 0 ] || break; sleep 0.2; done
+  left=1
+  for _ in $(seq 1 1500); do left=$(psql -qAt "$PG/$DB" -c "$due"); [ "$left" != 0 ] || break; sleep 0.2; done
+  [ "$left" = 0 ] || { echo "$left samples of past days still rows 300 s after the last batch" >&2; exit 1; }
   echo "every past day sealed $(python3 -c "print(f'{$(date +%s.%N) - $t1:.1f}')") s after the last batch was stored"
   read -r rows_after sealed_after <<<"$(stored)"
   [ $((rows_after + sealed_after)) = "$samples" ] \
