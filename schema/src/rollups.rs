@@ -24,8 +24,8 @@ const UTC_DAY_ADD: &str = include_str!("../queries/utc_day_rollups_add.sql");
 const UTC_DAY_RECOUNT: &str = include_str!("../queries/utc_day_rollups_recount.sql");
 
 /// One local day's figures: intraday samples (count, sum, min, max) and samples that are a whole
-/// day's total (count, sum) kept apart, as summaries read them. What a `daily_rollups` row holds, and a sealed block for the local days
-/// it keeps (`blocks::local_days`).
+/// day's total (count, sum) kept apart, as summaries read them. What a `daily_rollups` row holds,
+/// and a sealed block for the local days it keeps (`blocks::local_days`).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct DayFigures {
     pub sample_count: i64,

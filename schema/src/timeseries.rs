@@ -291,7 +291,7 @@ pub async fn page(db: &Db, q: &SeriesQuery) -> Result<Vec<SeriesPoint>> {
     let tx = blocks::snapshot(&mut client).await?;
     // A page's statements are planned anew on every call under PostgreSQL's default (their
     // custom plans look cheaper than the generic one): 0.4-3.7 ms of planning to 0.1-1 ms of
-    // execution, which saturated two cores at ~220 pages/s. Their generic plans, made once per
+    // execution, which saturated two cores at 300-370 pages/s. Their generic plans, made once per
     // connection, execute as fast (benches/README "Pages planned once").
     tx.batch_execute("set local plan_cache_mode = force_generic_plan").await?;
     let page = read(&tx, q).await?;
