@@ -40,10 +40,27 @@ pub async fn run(settings: &Settings, now: bool) -> anyhow::Result<()> {
         );
     }
     // Caught up: the disk sealing emptied is given back now, not once autovacuum has counted.
-    let freed =
-        schema::blocks::store::compact_emptied_indexes(&db, true).await.context("compacting")?;
-    if freed > 0 {
-        eprintln!("rebuilt the rollups' indexes sealing emptied: {freed} bytes given back");
+    let before = config.first_unsealed_day(chrono::Utc::now());
+    let chunks = schema::blocks::compact::compact_sealed_chunks(&db, before, true)
+        .await
+        .context("compacting chunks")?;
+    let mut packed = 0;
+    loop {
+        // A round moves a bounded number of users; what landed behind the cut moves next.
+        let freed = schema::blocks::compact::pack_local_days(&db).await.context("packing")?;
+        if freed == 0 {
+            break;
+        }
+        packed += freed;
+    }
+    let indexes = schema::blocks::compact::compact_emptied_indexes(&db, true)
+        .await
+        .context("compacting indexes")?;
+    if chunks + packed + indexes > 0 {
+        eprintln!(
+            "gave back the disk sealing emptied: {chunks} bytes of chunks, {packed} of local day \
+             rollups, {indexes} of indexes"
+        );
     }
     let Sealing { days, samples, bytes, sessions } = total;
     let secs = started.elapsed().as_secs_f64();

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use schema::Db;
 use schema::blocks::{DayKey, Sealing};
 use tokio_util::sync::CancellationToken;
@@ -33,6 +33,14 @@ impl Default for SealConfig {
             idle: Duration::from_secs(60),
             round: 512,
         }
+    }
+}
+
+impl SealConfig {
+    /// The first UTC day not due at `now`: days before it are past the sealing age.
+    pub fn first_unsealed_day(&self, now: DateTime<Utc>) -> DateTime<Utc> {
+        let after = chrono::Duration::from_std(self.after).unwrap_or(chrono::Duration::MAX);
+        schema::blocks::store::utc_day(now - after)
     }
 }
 
@@ -70,7 +78,7 @@ pub async fn seal_due(db: &Db, config: &SealConfig) -> schema::Result<Sealing> {
     let now = Utc::now();
     let after = chrono::Duration::from_std(config.after).unwrap_or(chrono::Duration::MAX);
     let quiet = chrono::Duration::from_std(config.quiet).unwrap_or(chrono::Duration::MAX);
-    let day_before = schema::blocks::store::utc_day(now - after);
+    let day_before = config.first_unsealed_day(now);
     let due = schema::blocks::due(db, day_before, now - quiet, config.round).await?;
     // The users of the oldest due days, each once, in that order; each has all its due days
     // sealed (up to a round of them), so a backlog seals a transaction's worth of days at a
@@ -133,11 +141,15 @@ pub async fn seal_due(db: &Db, config: &SealConfig) -> schema::Result<Sealing> {
             return Ok(total);
         }
         // The chunks sealing emptied give their disk back.
-        let freed = schema::blocks::store::compact_sealed_chunks(db, day_before).await?;
+        let freed = schema::blocks::compact::compact_sealed_chunks(db, day_before, false).await?;
         if freed > 0 {
-            tracing::info!(bytes = freed, "compacted sample chunks emptied by sealing");
+            tracing::info!(bytes = freed, "compacted the sample chunks sealing emptied");
         }
-        let freed = schema::blocks::store::compact_emptied_indexes(db, false).await?;
+        let freed = schema::blocks::compact::pack_local_days(db).await?;
+        if freed > 0 {
+            tracing::info!(bytes = freed, "packed the local day rollups sealing emptied");
+        }
+        let freed = schema::blocks::compact::compact_emptied_indexes(db, false).await?;
         if freed > 0 {
             tracing::info!(bytes = freed, "rebuilt the rollups' indexes sealing emptied");
         }

@@ -506,3 +506,49 @@ async fn sealing_beside_ingest_of_the_same_days_loses_and_doubles_nothing() {
     assert_eq!(stored_samples(&app).await, stored + 200);
     assert_same(&sealed, &answers(&app, &key, &user).await, "sealed beside ingest, then rows");
 }
+
+/// Local day rollups as sealing leaves them after converting a backlog: most rows gone, a few
+/// on every page (the days at blocks' edges). Packing moves the rows behind what they need to
+/// the front and gives the rest of the heap back, every row kept; a packed heap is left alone.
+#[tokio::test]
+async fn packing_gives_back_the_local_days_sealing_emptied() {
+    // No worker sealing (and packing) beside the test.
+    let app = TestApp::spawn_with(crate::util::Mode::ApiOnly, |_| {}).await;
+    let client = app.db().await;
+    // 300 users with 20 series over 20 days; sealing then took all but the first day.
+    let fill =
+        "with u as (insert into users (id) select gen_random_uuid() from generate_series(1, 300)
+                           returning id)
+                insert into daily_rollups (user_id, series_type_id, data_source_id, local_date,
+                                           sample_count, value_sum)
+                select u.id, s, u.id, date '2025-01-01' + d, s + d, s * 1.5 + d
+                from u, generate_series(1, 20) s, generate_series(0, 19) d";
+    client.execute(fill, &[]).await.expect("fill");
+    client
+        .execute("delete from daily_rollups where local_date > '2025-01-01'", &[])
+        .await
+        .expect("seal");
+    let rows = "select count(*), sum(sample_count)::bigint, sum(value_sum)::bigint,
+                       count(distinct user_id)
+                from daily_rollups";
+    let snapshot = |r: tokio_postgres::Row| -> (i64, i64, i64, i64) {
+        (r.get(0), r.get(1), r.get(2), r.get(3))
+    };
+    let before = snapshot(client.query_one(rows, &[]).await.expect("rows"));
+    assert_eq!(before.0, 6000);
+    let heap = "select pg_relation_size('daily_rollups')";
+    let size_before = app.count(heap).await;
+    assert!(size_before > 8 << 20, "{size_before} bytes");
+
+    let db = db(&app).await;
+    let mut freed = 0;
+    for _ in 0..5 {
+        freed += schema::blocks::compact::pack_local_days(&db).await.expect("pack");
+    }
+    let size_after = app.count(heap).await;
+    assert!(size_after * 3 < size_before, "{size_before} -> {size_after} bytes");
+    assert_eq!(freed as i64, size_before - size_after);
+    assert_eq!(snapshot(client.query_one(rows, &[]).await.expect("rows")), before, "every row");
+    // Packed: nothing more to give back.
+    assert_eq!(schema::blocks::compact::pack_local_days(&db).await.expect("pack again"), 0);
+}

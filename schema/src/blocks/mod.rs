@@ -7,6 +7,7 @@
 //! local day ([`local_days`]).
 
 pub mod codec;
+pub mod compact;
 pub mod days;
 pub mod hours;
 pub mod local_days;

@@ -1,0 +1,285 @@
+//! Giving back the disk sealing empties. Sealing moves rows into blocks by the million: the
+//! samples of past days, their hour and UTC day rollups, most local day rollups (V27) and the
+//! sessions of past months (V28). PostgreSQL keeps a table's pages and a B-tree's pages for the
+//! rows that come next; a deployment converting years of backlog wants them back, online. Chunks
+//! of past samples are rewritten (`VACUUM FULL`, briefly locking that chunk only); the local day
+//! rollups are packed into the front of their heap, a user at a time, so that VACUUM can cut
+//! the empty end off ([`pack_local_days`]); the plain tables' indexes are rebuilt concurrently.
+
+use chrono::{DateTime, Utc};
+use tokio_postgres::error::SqlState;
+use uuid::Uuid;
+
+use crate::users::{WriterLock, lock_for_writing};
+use crate::{Db, Result};
+
+/// What one live sample row costs with its index entry (a chunk is rewritten once it is far
+/// larger than its rows need).
+const SAMPLE_ROW: i64 = 170;
+/// A chunk is rewritten once it is this much larger than its rows need...
+const CHUNK_SLACK: i64 = 3;
+/// ...and past this size (an emptied chunk keeps its index pages; a compact one is a page or
+/// two).
+const CHUNK_FLOOR: i64 = 256 * 1024;
+/// How long a rewrite waits for a chunk's readers and writers before it leaves the chunk to
+/// the next round: waiting longer would queue everyone behind it.
+const LOCK_WAIT: &str = "2s";
+
+/// Gives back the disk of the `samples` chunks sealing emptied: a chunk whose range ended
+/// before `before` (every day in it past the sealing age), on more than a few pages, and at
+/// least [`CHUNK_SLACK`] times larger than its rows need, is rewritten (`VACUUM FULL`, which
+/// keeps what any open snapshot may still read; plain VACUUM never shrinks an index). Its rows
+/// are counted by the statistics' estimate (the larger of the planner's and the activity
+/// counters'); with `recount` the chunks are ANALYZEd first, as they are stale right after
+/// sealing. Returns the bytes given back.
+pub async fn compact_sealed_chunks(db: &Db, before: DateTime<Utc>, recount: bool) -> Result<u64> {
+    const LOCK: &str = "wearhouse.compact_sealed_chunks";
+    let Some(client) = db.try_lock(LOCK).await? else {
+        return Ok(0);
+    };
+    let compacted = async {
+        let mut freed = 0;
+        let candidates = client
+            .query(
+                "select format('%I.%I', c.chunk_schema, c.chunk_name),
+                        pg_total_relation_size(
+                            format('%I.%I', c.chunk_schema, c.chunk_name)::regclass)
+                 from timescaledb_information.chunks c
+                 where c.hypertable_name = 'samples' and c.range_end <= $1",
+                &[&before],
+            )
+            .await?;
+        for chunk in &candidates {
+            let (name, size): (String, i64) = (chunk.try_get(0)?, chunk.try_get(1)?);
+            if size < CHUNK_FLOOR {
+                continue;
+            }
+            // `name` comes from the catalogue, quoted by format('%I').
+            if recount {
+                client.batch_execute(&format!("analyze {name}")).await?;
+            }
+            if size < CHUNK_SLACK * live_rows(&client, &name).await? * SAMPLE_ROW {
+                continue;
+            }
+            if !rewrite(&client, &name).await? {
+                tracing::info!(chunk = %name, "a chunk to compact was busy; the next round retries");
+                continue;
+            }
+            let after: i64 = client
+                .query_one("select pg_total_relation_size($1::text::regclass)", &[&name])
+                .await?
+                .try_get(0)?;
+            freed += (size - after).max(0) as u64;
+        }
+        Ok::<_, crate::Error>(freed)
+    }
+    .await;
+    crate::db::unlock(client, LOCK).await;
+    compacted
+}
+
+/// A table's live rows by the statistics' estimate: the larger of the planner's (stale-high
+/// after deletions until VACUUM or ANALYZE) and the activity counters' (lost on a stats reset).
+async fn live_rows(client: &deadpool_postgres::Object, table: &str) -> Result<i64> {
+    let row = client
+        .query_one(
+            "select greatest(c.reltuples::bigint, coalesce(s.n_live_tup, 0))
+             from pg_class c left join pg_stat_all_tables s on s.relid = c.oid
+             where c.oid = $1::text::regclass",
+            &[&table],
+        )
+        .await?;
+    Ok(row.try_get(0)?)
+}
+
+/// About what a `daily_rollups` row takes of its heap: a 24-byte header, ~70 bytes of columns,
+/// a line pointer.
+const LOCAL_DAY_ROW: i64 = 100;
+/// The heap is packed once it is this much larger than its rows need...
+const PACK_SLACK: i64 = 3;
+/// ...and past this size.
+const PACK_FLOOR: i64 = 8 << 20;
+/// The users whose rows are moved in one round of [`pack_local_days`].
+const PACK_USERS: i64 = 2000;
+
+/// Gives back the heap of `daily_rollups` that sealing emptied. Sealing a backlog takes ~93 %
+/// of its rows into blocks and leaves the rest (the local days at blocks' edges, the days not
+/// sealed yet) scattered over every page, which a plain VACUUM keeps. Once the heap is over
+/// [`PACK_SLACK`] times what its rows need, the rows beyond that size are moved to the free
+/// space in front (deleted and inserted again in one transaction per user, under the user's
+/// writer lock, so that readers see each user's rows before or after and writers wait), and
+/// VACUUM cuts off the emptied end. Rows land where PostgreSQL's free space map sends them,
+/// which is mostly but not only the front: a round moves at most [`PACK_USERS`] users, and the
+/// next round moves what landed behind the cut. Returns the bytes given back.
+pub async fn pack_local_days(db: &Db) -> Result<u64> {
+    const LOCK: &str = "wearhouse.pack_local_days";
+    let Some(client) = db.try_lock(LOCK).await? else {
+        return Ok(0);
+    };
+    let packed = async {
+        let size = heap_size(&client).await?;
+        let counted: i64 = client
+            .query_one(
+                "select coalesce(n_live_tup, 0) from pg_stat_all_tables
+                 where relid = 'daily_rollups'::regclass",
+                &[],
+            )
+            .await?
+            .try_get(0)?;
+        if size < PACK_FLOOR || size < PACK_SLACK * counted * LOCAL_DAY_ROW {
+            return Ok(0);
+        }
+        // Bloated by the activity counters: counted again from a sample of the heap (they are
+        // lost on a statistics reset), and the free space map learns of the space sealing freed.
+        client.batch_execute("vacuum (analyze) daily_rollups").await?;
+        let need = live_rows(&client, "daily_rollups").await? * LOCAL_DAY_ROW;
+        if size < PACK_SLACK * need {
+            return Ok(0);
+        }
+        // Rows before this page stay; a quarter over what they need leaves room for inserts.
+        let keep = (need + need / 4) / 8192 + 1;
+        let users: Vec<Uuid> = client
+            .query(
+                "select distinct user_id from daily_rollups
+                 where ctid >= format('(%s,0)', $1::bigint)::tid limit $2",
+                &[&keep, &PACK_USERS],
+            )
+            .await?
+            .iter()
+            .map(|r| r.try_get(0))
+            .collect::<std::result::Result<_, _>>()?;
+        for user in users {
+            move_forward(db, user, keep).await?;
+        }
+        // The emptied end cut off (VACUUM truncates a heap's trailing empty pages).
+        client.batch_execute("vacuum daily_rollups").await?;
+        Ok::<_, crate::Error>((size - heap_size(&client).await?).max(0) as u64)
+    }
+    .await;
+    crate::db::unlock(client, LOCK).await;
+    packed
+}
+
+async fn heap_size(client: &deadpool_postgres::Object) -> Result<i64> {
+    let row = client.query_one("select pg_relation_size('daily_rollups')", &[]).await?;
+    Ok(row.try_get(0)?)
+}
+
+/// Moves a user's `daily_rollups` rows from page `keep` on to wherever the heap has room.
+async fn move_forward(db: &Db, user: Uuid, keep: i64) -> Result<()> {
+    let mut client = db.client().await?;
+    let tx = client.transaction().await?;
+    if lock_for_writing(&tx, user, WriterLock::Exclusive).await?.is_none() {
+        return Ok(());
+    }
+    tx.execute(
+        "with moved as (
+             delete from daily_rollups
+             where user_id = $1 and ctid >= format('(%s,0)', $2::bigint)::tid
+             returning *)
+         insert into daily_rollups select * from moved",
+        &[&user, &keep],
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Rewrites a chunk unless its lock is not had within [`LOCK_WAIT`] (then `false`).
+async fn rewrite(client: &deadpool_postgres::Object, name: &str) -> Result<bool> {
+    client.batch_execute(&format!("set lock_timeout = '{LOCK_WAIT}'")).await?;
+    let done = client.batch_execute(&format!("vacuum full {name}")).await;
+    client.batch_execute("reset lock_timeout").await?;
+    match done {
+        Ok(()) => Ok(true),
+        Err(e) if e.code() == Some(&SqlState::LOCK_NOT_AVAILABLE) => Ok(false),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The indexes whose rows come and go by the million (a day's hours and day rollup are written
+/// at ingest and moved into its block when it seals), with their tables: a B-tree never
+/// shrinks.
+const EMPTIED_INDEXES: [(&str, &str); 12] = [
+    ("hourly_rollups_pkey", "hourly_rollups"),
+    ("utc_day_rollups_pkey", "utc_day_rollups"),
+    ("utc_day_rollups_unsealed", "utc_day_rollups"),
+    ("utc_day_rollups_unsealed_user", "utc_day_rollups"),
+    // The local days blocks keep (V27), and the sessions of sealed months (V28).
+    ("daily_rollups_pkey", "daily_rollups"),
+    ("sleep_sessions_pkey", "sleep_sessions"),
+    ("sleep_sessions_data_source_id_start_time_end_time_key", "sleep_sessions"),
+    ("sleep_sessions_user_start_idx", "sleep_sessions"),
+    ("sleep_sessions_source_span_idx", "sleep_sessions"),
+    ("workouts_pkey", "workouts"),
+    ("workouts_data_source_id_start_time_end_time_key", "workouts"),
+    ("workouts_user_start_idx", "workouts"),
+];
+/// An index is rebuilt once it is this much larger than its table's rows need...
+const INDEX_SLACK: i64 = 3;
+/// ...and past this size (smaller, it is not worth a rebuild).
+const INDEX_FLOOR: i64 = 1 << 20;
+/// About what one row takes in such an index: a 42-byte key, its tuple header and line pointer,
+/// at the B-tree's fill factor.
+const INDEX_ROW: i64 = 64;
+
+/// Gives back the disk of the rollup and session rows sealing moved into blocks: when one of
+/// [`EMPTIED_INDEXES`] is far larger than its table's rows (by the planner's count, kept by
+/// autovacuum and ANALYZE) need, it is rebuilt concurrently, without blocking writers. An import
+/// of years of data writes all its hours and days at once; sealing then empties most of them.
+/// With `recount`, the rows are counted first (ANALYZE), as they are stale right after sealing.
+/// Returns the bytes given back.
+pub async fn compact_emptied_indexes(db: &Db, recount: bool) -> Result<u64> {
+    let client = db.client().await?;
+    if recount {
+        let tables: std::collections::BTreeSet<&str> =
+            EMPTIED_INDEXES.iter().map(|(_, table)| *table).collect();
+        let tables: Vec<&str> = tables.into_iter().collect();
+        client.batch_execute(&format!("analyze {}", tables.join(", "))).await?;
+    }
+    let mut bloated = Vec::new();
+    for (index, table) in EMPTIED_INDEXES {
+        let row = client
+            .query_one(
+                "select pg_relation_size($1::text::regclass),
+                        (select reltuples::bigint from pg_class where oid = $2::text::regclass)",
+                &[&index, &table],
+            )
+            .await?;
+        let (size, rows): (i64, i64) = (row.try_get(0)?, row.try_get(1)?);
+        // Never counted (-1): no telling whether it is bloated.
+        if rows >= 0 && size >= INDEX_FLOOR && size >= INDEX_SLACK * rows * INDEX_ROW {
+            bloated.push((index, size));
+        }
+    }
+    if bloated.is_empty() {
+        return Ok(0);
+    }
+    drop(client);
+    // One rebuild at a time, whatever the workers (and `wearhouse seal`) running.
+    const LOCK: &str = "wearhouse.compact_hour_index";
+    let Some(client) = db.try_lock(LOCK).await? else {
+        return Ok(0);
+    };
+    let rebuilt = async {
+        let mut freed = 0;
+        for (index, size) in bloated {
+            // What a rebuild cut short left behind (REINDEX CONCURRENTLY's names).
+            for leftover in ["ccnew", "ccold"] {
+                client
+                    .batch_execute(&format!("drop index concurrently if exists {index}_{leftover}"))
+                    .await?;
+            }
+            client.batch_execute(&format!("reindex index concurrently {index}")).await?;
+            let after: i64 = client
+                .query_one("select pg_relation_size($1::text::regclass)", &[&index])
+                .await?
+                .try_get(0)?;
+            freed += (size - after).max(0) as u64;
+        }
+        Ok::<_, crate::Error>(freed)
+    }
+    .await;
+    crate::db::unlock(client, LOCK).await;
+    rebuilt
+}
