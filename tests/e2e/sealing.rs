@@ -552,3 +552,60 @@ async fn packing_gives_back_the_local_days_sealing_emptied() {
     // Packed: nothing more to give back.
     assert_eq!(schema::blocks::compact::pack_local_days(&db).await.expect("pack again"), 0);
 }
+
+/// A chunk of past samples that sealing left far larger than its rows is rewritten, every row
+/// kept; a chunk as full as its rows, and a chunk still within the sealing age, are not.
+#[tokio::test]
+async fn sample_chunks_sealing_emptied_are_rewritten() {
+    // No worker sealing (and compacting) beside the test.
+    let app = TestApp::spawn_with(crate::util::Mode::ApiOnly, |_| {}).await;
+    let client = app.db().await;
+    let today = schema::blocks::store::utc_day(Utc::now());
+    // Weeks as the chunks are cut (7 days from a Thursday); the recent one ends past today.
+    let (emptied, full, recent) =
+        (t("2025-01-02T00:00:00Z"), t("2025-03-06T00:00:00Z"), today + Duration::hours(1));
+    // 10,000 samples a week, a minute apart; sealing then took all but the first hundred of
+    // the emptied week and of the recent one.
+    let fill = "insert into samples (user_id, series_type_id, data_source_id, ts, value)
+                select '00000000-0000-4000-8000-000000000001', 1,
+                       '00000000-0000-4000-8000-000000000002', $1::timestamptz + i * interval '1 minute', i
+                from generate_series(0, 9999) i";
+    for start in [emptied, full, recent - Duration::minutes(10_000)] {
+        client.execute(fill, &[&start]).await.expect("fill");
+    }
+    let sealed = "delete from samples where ts >= $1::timestamptz + interval '100 minutes' and ts < $1::timestamptz + interval '7 days'";
+    for start in [emptied, recent - Duration::minutes(10_000)] {
+        client.execute(sealed, &[&start]).await.expect("seal");
+    }
+    let rows = "select count(*), sum(value)::bigint from samples";
+    let before: (i64, i64) =
+        client.query_one(rows, &[]).await.map(|r| (r.get(0), r.get(1))).expect("rows");
+    let sizes = |at: DateTime<Utc>| {
+        format!(
+            "select pg_total_relation_size(format('%I.%I', chunk_schema, chunk_name)::regclass)
+             from timescaledb_information.chunks
+             where hypertable_name = 'samples' and '{}'::timestamptz >= range_start
+               and '{}'::timestamptz < range_end",
+            iso(at),
+            iso(at)
+        )
+    };
+    let emptied_before = app.count(&sizes(emptied)).await;
+    let full_before = app.count(&sizes(full)).await;
+    let recent_before = app.count(&sizes(recent)).await;
+    assert!(emptied_before > 256 * 1024, "{emptied_before} bytes");
+
+    let db = db(&app).await;
+    let compact = || schema::blocks::compact::compact_sealed_chunks(&db, today, true);
+    let freed = compact().await.expect("compact");
+    let emptied_after = app.count(&sizes(emptied)).await;
+    assert!(emptied_after * 5 < emptied_before, "{emptied_before} -> {emptied_after} bytes");
+    // At least that: the recent fill's first days may lie in an earlier chunk, emptied too.
+    assert!(freed as i64 >= emptied_before - emptied_after, "{freed} bytes freed");
+    assert_eq!(app.count(&sizes(full)).await, full_before, "a full chunk");
+    assert_eq!(app.count(&sizes(recent)).await, recent_before, "within the sealing age");
+    let after: (i64, i64) =
+        client.query_one(rows, &[]).await.map(|r| (r.get(0), r.get(1))).expect("rows");
+    assert_eq!(after, before, "every row");
+    assert_eq!(compact().await.expect("compact again"), 0);
+}
