@@ -7,6 +7,7 @@
 //! the empty end off ([`pack_local_days`]); the plain tables' indexes are rebuilt concurrently.
 
 use chrono::{DateTime, Utc};
+use deadpool_postgres::Object;
 use tokio_postgres::error::SqlState;
 use uuid::Uuid;
 
@@ -33,11 +34,7 @@ const LOCK_WAIT: &str = "2s";
 /// counters'); with `recount` the chunks are ANALYZEd first, as they are stale right after
 /// sealing. Returns the bytes given back.
 pub async fn compact_sealed_chunks(db: &Db, before: DateTime<Utc>, recount: bool) -> Result<u64> {
-    const LOCK: &str = "wearhouse.compact_sealed_chunks";
-    let Some(client) = db.try_lock(LOCK).await? else {
-        return Ok(0);
-    };
-    let compacted = async {
+    one_at_a_time(db, "wearhouse.compact_sealed_chunks", async |client| {
         let mut freed = 0;
         let candidates = client
             .query(
@@ -58,29 +55,57 @@ pub async fn compact_sealed_chunks(db: &Db, before: DateTime<Utc>, recount: bool
             if recount {
                 client.batch_execute(&format!("analyze {name}")).await?;
             }
-            if size < CHUNK_SLACK * live_rows(&client, &name).await? * SAMPLE_ROW {
+            if size < CHUNK_SLACK * live_rows(client, &name).await? * SAMPLE_ROW {
                 continue;
             }
-            if !rewrite(&client, &name).await? {
+            if !rewrite(client, &name).await? {
                 tracing::info!(chunk = %name, "a chunk to compact was busy; the next round retries");
                 continue;
             }
-            let after: i64 = client
-                .query_one("select pg_total_relation_size($1::text::regclass)", &[&name])
-                .await?
-                .try_get(0)?;
-            freed += (size - after).max(0) as u64;
+            freed += (size - size_of(client, &name, Size::Total).await?).max(0) as u64;
         }
-        Ok::<_, crate::Error>(freed)
-    }
-    .await;
-    crate::db::unlock(client, LOCK).await;
-    compacted
+        Ok(freed)
+    })
+    .await
+}
+
+/// Runs `work` on a connection holding the advisory lock `name`: one compaction of a kind at a
+/// time, whatever the workers (and `wearhouse seal`) running. Nothing done (0 bytes) while
+/// another holds it.
+async fn one_at_a_time(
+    db: &Db,
+    name: &str,
+    work: impl AsyncFnOnce(&Object) -> Result<u64>,
+) -> Result<u64> {
+    let Some(client) = db.try_lock(name).await? else {
+        return Ok(0);
+    };
+    let done = work(&client).await;
+    crate::db::unlock(client, name).await;
+    done
+}
+
+/// What of a relation's disk [`size_of`] counts.
+#[derive(Debug, Clone, Copy)]
+enum Size {
+    /// The relation's own pages: a table's heap, or an index.
+    Heap,
+    /// A table's heap, indexes and TOAST.
+    Total,
+}
+
+/// The bytes of relation `name` on disk.
+async fn size_of(client: &Object, name: &str, size: Size) -> Result<i64> {
+    let sql = match size {
+        Size::Heap => "select pg_relation_size($1::text::regclass)",
+        Size::Total => "select pg_total_relation_size($1::text::regclass)",
+    };
+    Ok(client.query_one(sql, &[&name]).await?.try_get(0)?)
 }
 
 /// A table's live rows by the statistics' estimate: the larger of the planner's (stale-high
 /// after deletions until VACUUM or ANALYZE) and the activity counters' (lost on a stats reset).
-async fn live_rows(client: &deadpool_postgres::Object, table: &str) -> Result<i64> {
+async fn live_rows(client: &Object, table: &str) -> Result<i64> {
     let row = client
         .query_one(
             "select greatest(c.reltuples::bigint, coalesce(s.n_live_tup, 0))
@@ -112,12 +137,8 @@ const PACK_USERS: i64 = 2000;
 /// which is mostly but not only the front: a round moves at most [`PACK_USERS`] users, and the
 /// next round moves what landed behind the cut. Returns the bytes given back.
 pub async fn pack_local_days(db: &Db) -> Result<u64> {
-    const LOCK: &str = "wearhouse.pack_local_days";
-    let Some(client) = db.try_lock(LOCK).await? else {
-        return Ok(0);
-    };
-    let packed = async {
-        let size = heap_size(&client).await?;
+    one_at_a_time(db, "wearhouse.pack_local_days", async |client| {
+        let size = size_of(client, "daily_rollups", Size::Heap).await?;
         let counted: i64 = client
             .query_one(
                 "select coalesce(n_live_tup, 0) from pg_stat_all_tables
@@ -132,7 +153,7 @@ pub async fn pack_local_days(db: &Db) -> Result<u64> {
         // Bloated by the activity counters: counted again from a sample of the heap (they are
         // lost on a statistics reset), and the free space map learns of the space sealing freed.
         client.batch_execute("vacuum (analyze) daily_rollups").await?;
-        let need = live_rows(&client, "daily_rollups").await? * LOCAL_DAY_ROW;
+        let need = live_rows(client, "daily_rollups").await? * LOCAL_DAY_ROW;
         if size < PACK_SLACK * need {
             return Ok(0);
         }
@@ -153,16 +174,9 @@ pub async fn pack_local_days(db: &Db) -> Result<u64> {
         }
         // The emptied end cut off (VACUUM truncates a heap's trailing empty pages).
         client.batch_execute("vacuum daily_rollups").await?;
-        Ok::<_, crate::Error>((size - heap_size(&client).await?).max(0) as u64)
-    }
-    .await;
-    crate::db::unlock(client, LOCK).await;
-    packed
-}
-
-async fn heap_size(client: &deadpool_postgres::Object) -> Result<i64> {
-    let row = client.query_one("select pg_relation_size('daily_rollups')", &[]).await?;
-    Ok(row.try_get(0)?)
+        Ok((size - size_of(client, "daily_rollups", Size::Heap).await?).max(0) as u64)
+    })
+    .await
 }
 
 /// Moves a user's `daily_rollups` rows from page `keep` on to wherever the heap has room.
@@ -186,7 +200,7 @@ async fn move_forward(db: &Db, user: Uuid, keep: i64) -> Result<()> {
 }
 
 /// Rewrites a chunk unless its lock is not had within [`LOCK_WAIT`] (then `false`).
-async fn rewrite(client: &deadpool_postgres::Object, name: &str) -> Result<bool> {
+async fn rewrite(client: &Object, name: &str) -> Result<bool> {
     client.batch_execute(&format!("set lock_timeout = '{LOCK_WAIT}'")).await?;
     let done = client.batch_execute(&format!("vacuum full {name}")).await;
     client.batch_execute("reset lock_timeout").await?;
@@ -256,12 +270,7 @@ pub async fn compact_emptied_indexes(db: &Db, recount: bool) -> Result<u64> {
         return Ok(0);
     }
     drop(client);
-    // One rebuild at a time, whatever the workers (and `wearhouse seal`) running.
-    const LOCK: &str = "wearhouse.compact_hour_index";
-    let Some(client) = db.try_lock(LOCK).await? else {
-        return Ok(0);
-    };
-    let rebuilt = async {
+    one_at_a_time(db, "wearhouse.compact_hour_index", async |client| {
         let mut freed = 0;
         for (index, size) in bloated {
             // What a rebuild cut short left behind (REINDEX CONCURRENTLY's names).
@@ -271,15 +280,9 @@ pub async fn compact_emptied_indexes(db: &Db, recount: bool) -> Result<u64> {
                     .await?;
             }
             client.batch_execute(&format!("reindex index concurrently {index}")).await?;
-            let after: i64 = client
-                .query_one("select pg_relation_size($1::text::regclass)", &[&index])
-                .await?
-                .try_get(0)?;
-            freed += (size - after).max(0) as u64;
+            freed += (size - size_of(client, index, Size::Heap).await?).max(0) as u64;
         }
-        Ok::<_, crate::Error>(freed)
-    }
-    .await;
-    crate::db::unlock(client, LOCK).await;
-    rebuilt
+        Ok(freed)
+    })
+    .await
 }
