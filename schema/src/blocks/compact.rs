@@ -127,6 +127,33 @@ const PACK_FLOOR: i64 = 8 << 20;
 /// The users whose rows are moved in one round of [`pack_local_days`].
 const PACK_USERS: i64 = 2000;
 
+/// How long a round of [`pack_local_days`] that freed nothing (the rows it moved landed behind
+/// the cut again, or their users were busy writing) keeps the next rounds from trying again
+/// while the heap and its rows stay as they were: the sealer calls it every idle minute, and
+/// each try vacuums the table twice.
+const FRUITLESS_REST: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// The last fruitless round of [`pack_local_days`]: when, and the heap's size and counted rows
+/// it left. One process serves one database.
+static FRUITLESS: std::sync::Mutex<Option<(std::time::Instant, i64, i64)>> =
+    std::sync::Mutex::new(None);
+
+/// Whether a round at `size` bytes and `counted` rows would repeat a fruitless one, at `now`.
+fn fruitless_before(now: std::time::Instant, size: i64, counted: i64) -> bool {
+    FRUITLESS.lock().is_ok_and(|last| {
+        last.is_some_and(|(at, s, c)| {
+            (s, c) == (size, counted) && now.duration_since(at) < FRUITLESS_REST
+        })
+    })
+}
+
+/// Notes how a round ended at `now`: fruitless at `size` and `counted` when `freed` is 0.
+fn note_round(now: std::time::Instant, size: i64, counted: i64, freed: i64) {
+    if let Ok(mut last) = FRUITLESS.lock() {
+        *last = (freed == 0).then_some((now, size, counted));
+    }
+}
+
 /// Gives back the heap of `daily_rollups` that sealing emptied. Sealing a backlog takes ~93 %
 /// of its rows into blocks and leaves the rest (the local days at blocks' edges, the days not
 /// sealed yet) scattered over every page, which a plain VACUUM keeps. Once the heap is over
@@ -139,15 +166,11 @@ const PACK_USERS: i64 = 2000;
 pub async fn pack_local_days(db: &Db) -> Result<u64> {
     one_at_a_time(db, "wearhouse.pack_local_days", async |client| {
         let size = size_of(client, "daily_rollups", Size::Heap).await?;
-        let counted: i64 = client
-            .query_one(
-                "select coalesce(n_live_tup, 0) from pg_stat_all_tables
-                 where relid = 'daily_rollups'::regclass",
-                &[],
-            )
-            .await?
-            .try_get(0)?;
-        if size < PACK_FLOOR || size < PACK_SLACK * counted * LOCAL_DAY_ROW {
+        let counted = counted_rows(client).await?;
+        if size < PACK_FLOOR
+            || size < PACK_SLACK * counted * LOCAL_DAY_ROW
+            || fruitless_before(std::time::Instant::now(), size, counted)
+        {
             return Ok(0);
         }
         // Bloated by the activity counters: counted again from a sample of the heap (they are
@@ -155,6 +178,7 @@ pub async fn pack_local_days(db: &Db) -> Result<u64> {
         client.batch_execute("vacuum (analyze) daily_rollups").await?;
         let need = live_rows(client, "daily_rollups").await? * LOCAL_DAY_ROW;
         if size < PACK_SLACK * need {
+            // Its rows were undercounted (statistics reset): nothing to pack.
             return Ok(0);
         }
         // Rows before this page stay; a quarter over what they need leaves room for inserts.
@@ -174,17 +198,42 @@ pub async fn pack_local_days(db: &Db) -> Result<u64> {
         }
         // The emptied end cut off (VACUUM truncates a heap's trailing empty pages).
         client.batch_execute("vacuum daily_rollups").await?;
-        Ok((size - size_of(client, "daily_rollups", Size::Heap).await?).max(0) as u64)
+        let after = size_of(client, "daily_rollups", Size::Heap).await?;
+        let freed = (size - after).max(0);
+        // Noted with the counters as the next round reads them: VACUUM just set them.
+        note_round(std::time::Instant::now(), after, counted_rows(client).await?, freed);
+        Ok(freed as u64)
     })
     .await
 }
 
-/// Moves a user's `daily_rollups` rows from page `keep` on to wherever the heap has room.
+/// The live rows of `daily_rollups` by the activity counters (cheap; lost on a stats reset).
+async fn counted_rows(client: &Object) -> Result<i64> {
+    let row = client
+        .query_one(
+            "select coalesce(n_live_tup, 0) from pg_stat_all_tables
+             where relid = 'daily_rollups'::regclass",
+            &[],
+        )
+        .await?;
+    Ok(row.try_get(0)?)
+}
+
+/// Moves a user's `daily_rollups` rows from page `keep` on to wherever the heap has room. A
+/// user whose writers hold their lock past [`LOCK_WAIT`] is left to the next round: the
+/// sealer waits behind packing.
 async fn move_forward(db: &Db, user: Uuid, keep: i64) -> Result<()> {
     let mut client = db.client().await?;
     let tx = client.transaction().await?;
-    if lock_for_writing(&tx, user, WriterLock::Exclusive).await?.is_none() {
-        return Ok(());
+    tx.batch_execute(&format!("set local lock_timeout = '{LOCK_WAIT}'")).await?;
+    match lock_for_writing(&tx, user, WriterLock::Exclusive).await {
+        Ok(Some(_)) => {}
+        Ok(None) => return Ok(()),
+        Err(crate::Error::Db(e)) if e.code() == Some(&SqlState::LOCK_NOT_AVAILABLE) => {
+            tracing::debug!(%user, "a user to pack was busy writing; the next round moves them");
+            return Ok(());
+        }
+        Err(e) => return Err(e),
     }
     tx.execute(
         "with moved as (
@@ -285,4 +334,25 @@ pub async fn compact_emptied_indexes(db: &Db, recount: bool) -> Result<u64> {
         Ok(freed)
     })
     .await
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use super::*;
+
+    #[test]
+    fn a_fruitless_packing_rests_while_the_heap_stays_as_it_was() {
+        let at = Instant::now();
+        note_round(at, 80 << 20, 1000, 0);
+        assert!(fruitless_before(at + Duration::from_secs(60), 80 << 20, 1000));
+        // The heap or its rows changed, or the rest is over: tried again.
+        assert!(!fruitless_before(at + Duration::from_secs(60), 81 << 20, 1000));
+        assert!(!fruitless_before(at + Duration::from_secs(60), 80 << 20, 900));
+        assert!(!fruitless_before(at + FRUITLESS_REST, 80 << 20, 1000));
+        // A round that freed something clears it.
+        note_round(at, 80 << 20, 1000, 4096);
+        assert!(!fruitless_before(at + Duration::from_secs(60), 80 << 20, 1000));
+    }
 }
