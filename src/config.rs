@@ -113,6 +113,26 @@ pub struct Settings {
     #[arg(long, env = "LOGIN_FAILURE_WINDOW_SECONDS", global = true, default_value_t = 900)]
     pub login_failure_window_seconds: u64,
 
+    /// How long an invitation code (`POST /users/{id}/invitation-code`) can be redeemed, in
+    /// minutes (5 to 43,200).
+    #[arg(long, env = "INVITATION_CODE_MINUTES", global = true, default_value_t = 1440,
+          value_parser = clap::value_parser!(u32).range(5..=43_200))]
+    pub invitation_code_minutes: u32,
+
+    /// Wrong invitation codes allowed per client address within
+    /// `REDEEM_FAILURE_WINDOW_SECONDS`; more are answered 429 with `Retry-After`.
+    #[arg(long, env = "REDEEM_MAX_FAILURES_PER_ADDRESS", global = true, default_value_t = 10)]
+    pub redeem_max_failures_per_address: u32,
+
+    /// Wrong invitation codes allowed per code prefix (its first two characters, 1,024 of
+    /// them) within the window, whatever the address: guessing from many addresses stays slow.
+    #[arg(long, env = "REDEEM_MAX_FAILURES_PER_PREFIX", global = true, default_value_t = 20)]
+    pub redeem_max_failures_per_prefix: u32,
+
+    /// The window wrong invitation codes are counted over, from the first.
+    #[arg(long, env = "REDEEM_FAILURE_WINDOW_SECONDS", global = true, default_value_t = 900)]
+    pub redeem_failure_window_seconds: u64,
+
     /// Threads that hash passwords (Argon2), apart from every other work; up to four logins
     /// per thread wait for one, more are answered 503.
     #[arg(long, env = "PASSWORD_HASH_THREADS", global = true, default_value_t = 2)]
@@ -291,10 +311,18 @@ impl Settings {
             admin_password: self.admin_password.clone().filter(|p| !p.is_empty()),
             sdk_max_body_bytes: self.sdk_max_body_bytes,
             sdk_max_pending_bytes: self.sdk_max_pending_bytes_per_user,
-            login_limits: api::security::login_throttle::LoginLimits {
+            login_limits: api::security::throttle::FailureLimits {
                 per_account: self.login_max_failures_per_account,
                 per_address: self.login_max_failures_per_address,
                 window: Duration::from_secs(self.login_failure_window_seconds),
+            },
+            invitation_code_lifetime: chrono::Duration::minutes(
+                self.invitation_code_minutes.into(),
+            ),
+            redeem_limits: api::security::throttle::FailureLimits {
+                per_account: self.redeem_max_failures_per_prefix,
+                per_address: self.redeem_max_failures_per_address,
+                window: Duration::from_secs(self.redeem_failure_window_seconds),
             },
             password_hash_threads: self.password_hash_threads,
             trust_forwarded_for: self.trust_forwarded_for,

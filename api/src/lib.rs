@@ -24,7 +24,7 @@ use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::trace::TraceLayer;
 
 use security::hash_pool::HashPool;
-use security::login_throttle::LoginThrottle;
+use security::throttle::FailureThrottle;
 use security::tokens::TokenKeys;
 
 /// Settings of the HTTP API.
@@ -61,7 +61,11 @@ pub struct ApiConfig {
     /// Which webhook URLs are accepted.
     pub webhook_targets: webhook_url::TargetRules,
     /// Failed logins allowed per account and per address within a window.
-    pub login_limits: security::login_throttle::LoginLimits,
+    pub login_limits: security::throttle::FailureLimits,
+    /// How long an invitation code can be redeemed.
+    pub invitation_code_lifetime: chrono::Duration,
+    /// Wrong invitation codes allowed per code prefix and per address within a window.
+    pub redeem_limits: security::throttle::FailureLimits,
     /// Threads that hash passwords.
     pub password_hash_threads: usize,
     /// Take the client's address from `X-Forwarded-For` (behind a trusted reverse proxy).
@@ -99,7 +103,8 @@ pub struct AppState {
     pub keys: Arc<schema::sealed::MasterKeys>,
     /// Password hashes run here, never on the blocking pool.
     pub hashes: Arc<HashPool>,
-    pub logins: Arc<LoginThrottle>,
+    pub logins: Arc<FailureThrottle>,
+    pub redeems: Arc<FailureThrottle>,
     /// Places for direct uploads in progress.
     pub direct_uploads: Arc<tokio::sync::Semaphore>,
     /// Places for open `/sync/stream` subscriptions.
@@ -154,10 +159,18 @@ pub async fn build_state(
     let tokens = Arc::new(TokenKeys::new(secret.as_bytes(), config.access_token_minutes * 60));
     routes::metrics::start();
     let hashes = Arc::new(HashPool::new(config.password_hash_threads, Duration::from_secs(2))?);
-    let logins = Arc::new(LoginThrottle::new(
+    let logins = Arc::new(FailureThrottle::new(
         redis.clone(),
         &config.redis_key_prefix,
+        "login",
         config.login_limits.clone(),
+        secret.as_bytes(),
+    ));
+    let redeems = Arc::new(FailureThrottle::new(
+        redis.clone(),
+        &config.redis_key_prefix,
+        "invitation-code",
+        config.redeem_limits.clone(),
         secret.as_bytes(),
     ));
     let direct_uploads = Arc::new(tokio::sync::Semaphore::new(config.direct_upload_concurrency));
@@ -178,6 +191,7 @@ pub async fn build_state(
         keys,
         hashes,
         logins,
+        redeems,
         direct_uploads,
         sync_streams,
         notification_budgets: Arc::new(routes::vendor_webhooks::Budgets::new()),

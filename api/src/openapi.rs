@@ -68,6 +68,7 @@ pub(crate) fn router(direct_upload_max_bytes: usize) -> OpenApiRouter<AppState> 
         .merge(routes::overview::router())
         .merge(routes::api_keys::router())
         .merge(routes::sdk_tokens::router())
+        .merge(routes::invitation_codes::router())
         .merge(routes::users::router())
         .merge(routes::connections::router())
         .merge(routes::data_sources::router())

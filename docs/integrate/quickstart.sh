@@ -17,10 +17,15 @@ endpoint=$(curl -sf "$api/webhooks/endpoints" -H "Authorization: Bearer $token" 
 secret=$(curl -sf "$api/webhooks/endpoints/$endpoint/secret" -H "Authorization: Bearer $token" \
   | field '["key"]')
 
-# 3. Create a user, then send what the mobile SDK would (here a minute of heart rate).
+# 3. Create a user and an invitation code for their app, which redeems it (no credentials)
+#    for the user's SDK token; then send what the mobile SDK would (a minute of heart rate).
 user=$(curl -sf "$api/users" -H "X-Service-API-Key: $key" -H 'content-type: application/json' \
   -d '{"external_user_id": "user-42"}' | field '["id"]')
-task=$(curl -sf "$api/sdk/users/$user/sync" -H "X-Service-API-Key: $key" \
+code=$(curl -sf -X POST "$api/users/$user/invitation-code" -H "X-Service-API-Key: $key" \
+  | field '["code"]')
+sdk_token=$(curl -sf "$api/invitation-code/redeem" -H 'content-type: application/json' \
+  -d "{\"code\": \"$code\"}" | field '["access_token"]')
+task=$(curl -sf "$api/sdk/users/$user/sync" -H "Authorization: Bearer $sdk_token" \
   -H 'content-type: application/json' -d '{
     "provider": "apple", "sdkVersion": "0.13.0", "syncTimestamp": "2026-03-14T12:00:00Z",
     "data": {"records": [{"type": "HKQuantityTypeIdentifierHeartRate", "value": 72,

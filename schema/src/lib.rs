@@ -13,6 +13,7 @@ pub mod db;
 pub mod developers;
 mod error;
 pub mod imports;
+pub mod invitation_codes;
 pub mod lifecycle;
 pub mod menstrual_cycles;
 pub mod object_deletions;

@@ -1,5 +1,6 @@
 //! What is kept only for a while (`BATCH_RETENTION_DAYS`): stored SDK batches, ended sync runs,
-//! ended vendor pulls with the pages they kept. The data they produced stays.
+//! ended vendor pulls with the pages they kept, invitation codes past their expiry. The data
+//! they produced stays.
 
 use crate::{Db, Result};
 
@@ -12,16 +13,20 @@ pub enum Expiring {
     Runs,
     /// Ended vendor pulls (their pages go with them), by their last change.
     Pulls,
+    /// Invitation codes, by when they expired (redeemed or not).
+    InvitationCodes,
 }
 
 impl Expiring {
-    pub const ALL: [Expiring; 3] = [Expiring::Batches, Expiring::Runs, Expiring::Pulls];
+    pub const ALL: [Expiring; 4] =
+        [Expiring::Batches, Expiring::Runs, Expiring::Pulls, Expiring::InvitationCodes];
 
     pub fn name(self) -> &'static str {
         match self {
             Expiring::Batches => "batches",
             Expiring::Runs => "sync runs",
             Expiring::Pulls => "vendor pulls",
+            Expiring::InvitationCodes => "invitation codes",
         }
     }
 
@@ -33,6 +38,7 @@ impl Expiring {
                 ("sync_runs", "updated_at", "status in ('success', 'partial', 'failed')")
             }
             Expiring::Pulls => ("vendor_pulls", "updated_at", "status <> 'queued'"),
+            Expiring::InvitationCodes => ("invitation_codes", "expires_at", "true"),
         }
     }
 }

@@ -14,6 +14,7 @@ from wearhouse_client.api.api_keys import api_keys_create
 from wearhouse_client.api.auth import auth_login
 from wearhouse_client.api.data import timeseries_list
 from wearhouse_client.api.sdk import sdk_sync_upload
+from wearhouse_client.api.sdk_tokens import invitation_codes_create, invitation_codes_redeem
 from wearhouse_client.api.summaries import summaries_activity
 from wearhouse_client.api.sync import sync_runs_list
 from wearhouse_client.api.users import users_create
@@ -25,9 +26,12 @@ from wearhouse_client.models import (
     CursorPageSampleOut,
     EndpointIn,
     EndpointOut,
+    InvitationOut,
     LoginForm,
     LoginOut,
+    RedeemIn,
     SdkPayload,
+    TokenOut,
     UploadOut,
     UserIn,
     UserOut,
@@ -62,6 +66,12 @@ def main():
     user = users_create.sync(client=api, body=UserIn(external_user_id="py-1"))
     expect(isinstance(user, UserOut), "create a user")
     user_id = str(user.id)
+
+    # The user's app onboards with an invitation code, redeemed without credentials.
+    invitation = invitation_codes_create.sync(user_id, client=api)
+    expect(isinstance(invitation, InvitationOut) and len(invitation.code) == 8, "make an invitation code")
+    tokens = invitation_codes_redeem.sync(client=anonymous, body=RedeemIn(code=invitation.code))
+    expect(isinstance(tokens, TokenOut) and str(tokens.user_id) == user_id, "redeem it for SDK tokens")
 
     # An hour of heart rate every minute and the day's steps, as the iOS SDK sends them.
     source = {"name": "Apple Watch", "bundleIdentifier": "com.apple.health", "deviceModel": "Watch6,2"}

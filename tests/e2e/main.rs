@@ -16,6 +16,7 @@ mod faults;
 mod guide;
 mod health_scores;
 mod import;
+mod invitation_codes;
 mod jobs;
 mod lifecycle;
 mod oauth;

@@ -14,8 +14,8 @@ use uuid::Uuid;
 use crate::AppState;
 use crate::error::{ApiError, ApiResult, ErrorBody, ValidationBody};
 use crate::extract::{ClientAddr, DeveloperAuth};
-use crate::security::login_throttle::Attempt;
 use crate::security::passwords;
+use crate::security::throttle::Attempt;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()

@@ -9,6 +9,7 @@ pub mod event_types;
 pub mod events;
 pub mod health;
 pub mod health_scores;
+pub mod invitation_codes;
 pub mod metrics;
 pub mod oauth;
 pub mod overview;

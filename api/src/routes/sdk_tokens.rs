@@ -71,11 +71,20 @@ async fn issue_token(
     Path(user_id): Path<String>,
 ) -> ApiResult<Json<TokenOut>> {
     let user_id = existing_user(&state, &user_id).await?;
+    Ok(Json(issue_pair(&state, user_id, &principal.describe()).await?))
+}
+
+/// A new token pair for `user_id`, its refresh token the first of a family, noted as issued
+/// by `issued_by` (a developer, an API key, an invitation code).
+pub(crate) async fn issue_pair(
+    state: &AppState,
+    user_id: Uuid,
+    issued_by: &str,
+) -> ApiResult<TokenOut> {
     let refresh = secrets::new_refresh_token();
     let lifetime = state.config.refresh_token_lifetime;
-    schema::refresh_tokens::insert(&state.db, &refresh, user_id, &principal.describe(), lifetime)
-        .await?;
-    Ok(Json(new_pair(&state, user_id, refresh).await?))
+    schema::refresh_tokens::insert(&state.db, &refresh, user_id, issued_by, lifetime).await?;
+    new_pair(state, user_id, refresh).await
 }
 
 /// Exchanges a refresh token for a new access token and a new refresh token. The presented

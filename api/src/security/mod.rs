@@ -2,7 +2,7 @@
 //! tokens, and random secrets.
 
 pub mod hash_pool;
-pub mod login_throttle;
 pub mod passwords;
 pub mod secrets;
+pub mod throttle;
 pub mod tokens;

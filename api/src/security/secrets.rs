@@ -28,6 +28,18 @@ pub fn new_refresh_token() -> String {
     format!("rt-{}", random_hex(16))
 }
 
+/// The characters of invitation codes: capitals and digits without `0 O 1 I`, which read
+/// alike. 32 of them, so a random byte picks one without bias.
+pub const INVITATION_ALPHABET: &[u8; 32] = b"ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
+
+/// A new invitation code: 8 characters of [`INVITATION_ALPHABET`] (40 bits; guessing is
+/// bounded by the redeem throttle, by expiry and by single use).
+pub fn new_invitation_code() -> String {
+    (0..8)
+        .map(|_| char::from(INVITATION_ALPHABET[usize::from(rand::random::<u8>() % 32)]))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -39,5 +51,10 @@ mod tests {
         assert!(key.starts_with(&prefix) && prefix.starts_with("sk-"));
         assert_ne!(new_api_key().0, key);
         assert!(new_refresh_token().starts_with("rt-"));
+        let code = new_invitation_code();
+        assert_eq!(code.len(), 8);
+        assert!(code.bytes().all(|b| INVITATION_ALPHABET.contains(&b)), "{code}");
+        assert!(!INVITATION_ALPHABET.iter().any(|b| b"01IO".contains(b)));
+        assert_ne!(new_invitation_code(), code);
     }
 }

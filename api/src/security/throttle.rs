@@ -1,8 +1,9 @@
-//! Failed developer logins, counted in Redis per account and per client address over a
-//! window: past the limit, logins for that account (or from that address) are answered 429
-//! with `Retry-After` until the window ends, before any password is hashed. A success clears
-//! the account's count. Redis unreachable: logins go on unthrottled (the hash pool still bounds
-//! their cost), with a warning.
+//! Failed attempts at a secret an anonymous caller presents (a developer's login, an
+//! invitation code), counted in Redis per account and per client address over a window: past
+//! the limit, attempts on that account (or from that address) are answered 429 with
+//! `Retry-After` until the window ends, before any work is done. A success clears the account's
+//! count. Redis unreachable: attempts go on unthrottled (the hash pool still bounds a login's
+//! cost), with a warning.
 
 use std::net::IpAddr;
 use std::time::Duration;
@@ -11,39 +12,42 @@ use hmac::{Hmac, Mac};
 use redis::aio::ConnectionManager;
 use sha2::{Digest, Sha256};
 
-/// The throttle's settings.
+/// A throttle's settings.
 #[derive(Debug, Clone)]
-pub struct LoginLimits {
+pub struct FailureLimits {
     pub per_account: u32,
     pub per_address: u32,
     pub window: Duration,
 }
 
-/// Who is logging in.
+/// Who is trying.
 #[derive(Debug, Clone)]
 pub struct Attempt {
-    /// The email, as typed (compared without case).
+    /// What is tried: a login's email as typed (compared without case), an invitation code's
+    /// prefix.
     pub account: String,
     pub address: Option<IpAddr>,
 }
 
-pub struct LoginThrottle {
+pub struct FailureThrottle {
     redis: ConnectionManager,
     prefix: String,
-    limits: LoginLimits,
+    limits: FailureLimits,
     /// Keys the hash of account names, so Redis does not tell who tried to log in.
     key: Vec<u8>,
 }
 
-impl LoginThrottle {
+impl FailureThrottle {
+    /// Counts the failures of `what` (e.g. `login`) under the service's Redis `prefix`.
     pub fn new(
         redis: ConnectionManager,
         prefix: &str,
-        limits: LoginLimits,
+        what: &str,
+        limits: FailureLimits,
         key: &[u8],
-    ) -> LoginThrottle {
-        let prefix = format!("{prefix}:login-failures");
-        LoginThrottle { redis, prefix, limits, key: key.to_vec() }
+    ) -> FailureThrottle {
+        let prefix = format!("{prefix}:{what}-failures");
+        FailureThrottle { redis, prefix, limits, key: key.to_vec() }
     }
 
     /// The counters of an attempt, with the limit of each. An account's key is the keyed hash
@@ -75,7 +79,7 @@ impl LoginThrottle {
         let replies: Vec<(Option<u32>, i64)> = match pipe.query_async(&mut conn).await {
             Ok(r) => r,
             Err(e) => {
-                tracing::warn!(error = %e, "login throttle unavailable (Redis)");
+                tracing::warn!(error = %e, prefix = %self.prefix, "throttle unavailable (Redis)");
                 return None;
             }
         };
@@ -96,11 +100,11 @@ impl LoginThrottle {
         }
         let mut conn = self.redis.clone();
         if let Err(e) = pipe.query_async::<()>(&mut conn).await {
-            tracing::warn!(error = %e, "could not count a failed login (Redis)");
+            tracing::warn!(error = %e, prefix = %self.prefix, "could not count a failure (Redis)");
         }
     }
 
-    /// Clears the account's failures after a successful login.
+    /// Clears the account's failures after a success.
     pub async fn succeeded(&self, a: &Attempt) {
         let Some((key, _)) = self.keys(a).into_iter().next() else { return };
         let mut conn = self.redis.clone();
