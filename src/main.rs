@@ -70,7 +70,15 @@ async fn main() -> anyhow::Result<()> {
     init_tracing(cli.settings.log_format);
     let settings = cli.settings;
     let shutdown = CancellationToken::new();
-    tokio::spawn(stop_on_signal(shutdown.clone()));
+    // The long-running commands stop cleanly on a signal; the others (migrate, import,
+    // reprocess, resubscribe) keep the default, dying at once: each of their transactions
+    // rolls back whole.
+    if matches!(
+        cli.command,
+        None | Some(Command::All | Command::Serve | Command::Worker | Command::Seal { .. })
+    ) {
+        tokio::spawn(stop_on_signal(shutdown.clone()));
+    }
     match cli.command {
         Some(Command::Migrate) => app::migrate(&settings).await,
         Some(Command::Import { user, file }) => {
@@ -79,7 +87,7 @@ async fn main() -> anyhow::Result<()> {
         Some(Command::Reprocess { user, since }) => {
             wearhouse::reprocess::run(&settings, user, since).await
         }
-        Some(Command::Seal { now }) => wearhouse::seal::run(&settings, now).await,
+        Some(Command::Seal { now }) => wearhouse::seal::run(&settings, now, shutdown).await,
         Some(Command::Resubscribe { provider }) => {
             wearhouse::resubscribe::run(&settings, &provider).await
         }

@@ -8,11 +8,14 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use ingest::sealer::SealConfig;
 use schema::blocks::Sealing;
+use tokio_util::sync::CancellationToken;
 
 use crate::app;
 use crate::config::Settings;
 
-pub async fn run(settings: &Settings, now: bool) -> anyhow::Result<()> {
+/// Seals until nothing is due, or until `stop` (Ctrl-C, SIGTERM) between two rounds: what was
+/// sealed stays, and running it again goes on.
+pub async fn run(settings: &Settings, now: bool, stop: CancellationToken) -> anyhow::Result<()> {
     app::migrate(settings).await?;
     let db = app::connect_db(settings).await?;
     let config = if now {
@@ -27,6 +30,11 @@ pub async fn run(settings: &Settings, now: bool) -> anyhow::Result<()> {
     let started = Instant::now();
     let mut total = Sealing::default();
     loop {
+        if stop.is_cancelled() {
+            let Sealing { days, samples, .. } = total;
+            println!("stopped: sealed {days} day(s), {samples} sample(s); run it again to go on");
+            return Ok(());
+        }
         let done = ingest::sealer::seal_due(&db, &config).await.context("sealing")?;
         if !done.progressed() {
             break;

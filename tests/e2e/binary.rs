@@ -93,3 +93,38 @@ async fn concurrent_migrations_then_serve() {
     let _ = child.kill().await;
     assert!(healthy, "wearhouse serve did not answer /health");
 }
+
+/// Ctrl-C stops the one-shot commands: an import waiting on a file that never ends dies at
+/// once (its open transaction rolls back), where the service's signal handler used to swallow
+/// the signal and leave it running.
+#[tokio::test]
+async fn ctrl_c_stops_an_import() {
+    let app = crate::util::TestApp::spawn_with(crate::util::Mode::ApiOnly, |_| {}).await;
+    let key = app.api_key().await;
+    let user = app.user(&key, serde_json::json!({})).await;
+    let dir =
+        std::env::temp_dir().join(format!("wearhouse-fifo-{}", uuid::Uuid::new_v4().simple()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let fifo = dir.join("export.xml");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status().expect("mkfifo");
+    assert!(made.success());
+    let mut import = app.binary(&["import", "--user", &user, &fifo.to_string_lossy()]);
+    let mut child = import.spawn().expect("spawn");
+    // The export's start, and then nothing: the import waits for more.
+    let mut writer = tokio::fs::OpenOptions::new().write(true).open(&fifo).await.expect("open");
+    tokio::io::AsyncWriteExt::write_all(&mut writer, b"<?xml version=\"1.0\"?>\n<HealthData>\n")
+        .await
+        .expect("write");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(child.try_wait().expect("wait").is_none(), "still importing");
+    let pid = child.id().expect("pid").to_string();
+    let sent = std::process::Command::new("kill").args(["-INT", &pid]).status().expect("kill");
+    assert!(sent.success());
+    let status = tokio::time::timeout(Duration::from_secs(10), child.wait())
+        .await
+        .expect("it stops on Ctrl-C")
+        .expect("status");
+    assert!(!status.success(), "{status:?}");
+    drop(writer);
+    let _ = std::fs::remove_dir_all(&dir);
+}
