@@ -7,6 +7,7 @@
 pub mod api_keys;
 pub mod blocks;
 pub mod catalogue;
+pub mod connect_links;
 pub mod connections;
 pub mod data_sources;
 pub mod db;

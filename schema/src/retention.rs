@@ -1,6 +1,6 @@
 //! What is kept only for a while (`BATCH_RETENTION_DAYS`): stored SDK batches, ended sync runs,
-//! ended vendor pulls with the pages they kept, invitation codes past their expiry. The data
-//! they produced stays.
+//! ended vendor pulls with the pages they kept, invitation codes and connect links past their
+//! expiry. The data they produced stays.
 
 use crate::{Db, Result};
 
@@ -15,11 +15,18 @@ pub enum Expiring {
     Pulls,
     /// Invitation codes, by when they expired (redeemed or not).
     InvitationCodes,
+    /// Connect links, by when they expired.
+    ConnectLinks,
 }
 
 impl Expiring {
-    pub const ALL: [Expiring; 4] =
-        [Expiring::Batches, Expiring::Runs, Expiring::Pulls, Expiring::InvitationCodes];
+    pub const ALL: [Expiring; 5] = [
+        Expiring::Batches,
+        Expiring::Runs,
+        Expiring::Pulls,
+        Expiring::InvitationCodes,
+        Expiring::ConnectLinks,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -27,6 +34,7 @@ impl Expiring {
             Expiring::Runs => "sync runs",
             Expiring::Pulls => "vendor pulls",
             Expiring::InvitationCodes => "invitation codes",
+            Expiring::ConnectLinks => "connect links",
         }
     }
 
@@ -39,6 +47,7 @@ impl Expiring {
             }
             Expiring::Pulls => ("vendor_pulls", "updated_at", "status <> 'queued'"),
             Expiring::InvitationCodes => ("invitation_codes", "expires_at", "true"),
+            Expiring::ConnectLinks => ("connect_links", "expires_at", "true"),
         }
     }
 }

@@ -12,7 +12,7 @@ use crate::{Db, Result};
 
 /// Tables whose rows expire or only serve delivery (retention, webhook history, raw batches,
 /// vendor pages, imports): outside the bytes-a-sample figure of the durable data.
-pub const EXPIRING: [&str; 14] = [
+pub const EXPIRING: [&str; 16] = [
     "outbox",
     "webhook_messages",
     "webhook_deliveries",
@@ -28,6 +28,9 @@ pub const EXPIRING: [&str; 14] = [
     "user_storage",
     // The sealer's worklist of users whose blocks of a day are to be packed (V26): empties.
     "block_repacks",
+    // Onboarding credentials, purged once expired.
+    "invitation_codes",
+    "connect_links",
 ];
 
 /// The tables of a user's health data (what a user's bytes are measured over), each with what

@@ -11,6 +11,7 @@ mod auth;
 mod binary;
 mod catalogues;
 mod clients;
+mod connect_links;
 mod events;
 mod faults;
 mod guide;
