@@ -81,6 +81,15 @@ impl ApiError {
         ApiError::client(StatusCode::BAD_REQUEST, detail)
     }
 
+    /// 429 with `Retry-After: wait` (the throttles of anonymous callers).
+    pub fn too_many_requests(detail: impl Into<String>, wait: u64) -> ApiError {
+        ApiError::Later {
+            status: StatusCode::TOO_MANY_REQUESTS,
+            detail: detail.into(),
+            retry_after: wait,
+        }
+    }
+
     pub fn not_found(detail: impl Into<String>) -> ApiError {
         ApiError::client(StatusCode::NOT_FOUND, detail)
     }

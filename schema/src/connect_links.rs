@@ -5,7 +5,7 @@
 use chrono::{DateTime, Duration, Utc};
 use uuid::Uuid;
 
-use crate::{Db, Result, secret_hash};
+use crate::{Db, Result, interval_secs, secret_hash};
 
 /// A link as listed (never its token, which is shown once).
 #[derive(Debug, Clone)]
@@ -67,7 +67,7 @@ pub async fn create(db: &Db, new: &NewLink<'_>) -> Result<ConnectLink> {
                 &new.providers,
                 &new.redirect_uri,
                 &new.created_by,
-                &(new.lifetime.num_seconds() as f64),
+                &interval_secs(new.lifetime),
             ],
         )
         .await?;
@@ -121,6 +121,7 @@ pub enum Opened {
 /// bound to it, atomically (two opening at once: one wins).
 pub async fn open(db: &Db, token: &str, cookie: &str) -> Result<Opened> {
     let client = db.client().await?;
+    let token_hash = secret_hash(token);
     let row = client
         .query_opt(
             &format!(
@@ -131,7 +132,7 @@ pub async fn open(db: &Db, token: &str, cookie: &str) -> Result<Opened> {
                    and (browser_hash is null or browser_hash = $2)
                  returning {COLUMNS}"
             ),
-            &[&secret_hash(token), &secret_hash(cookie)],
+            &[&token_hash, &secret_hash(cookie)],
         )
         .await?;
     if let Some(row) = row {
@@ -142,7 +143,7 @@ pub async fn open(db: &Db, token: &str, cookie: &str) -> Result<Opened> {
         .query_opt(
             "select revoked_at is not null, expires_at <= now() from connect_links
              where token_hash = $1",
-            &[&secret_hash(token)],
+            &[&token_hash],
         )
         .await?;
     Ok(match why {

@@ -4,7 +4,7 @@
 use chrono::{DateTime, Duration, Utc};
 use uuid::Uuid;
 
-use crate::{Db, Result, secret_hash};
+use crate::{Db, Result, interval_secs, secret_hash};
 
 /// A code as made (the code itself is shown once, by the caller).
 #[derive(Debug, Clone)]
@@ -38,7 +38,7 @@ pub async fn create(
             "insert into invitation_codes (id, code_hash, user_id, created_by, expires_at)
              values ($1, $2, $3, $4, now() + make_interval(secs => $5))
              returning created_at, expires_at",
-            &[&id, &secret_hash(code), &user_id, &created_by, &(lifetime.num_seconds() as f64)],
+            &[&id, &secret_hash(code), &user_id, &created_by, &interval_secs(lifetime)],
         )
         .await?;
     let invitation =

@@ -56,3 +56,8 @@ use sha2::{Digest, Sha256};
 pub(crate) fn secret_hash(secret: &str) -> Vec<u8> {
     Sha256::digest(secret.as_bytes()).to_vec()
 }
+
+/// A lifetime as `make_interval(secs => $n)` takes it (double precision seconds).
+pub(crate) fn interval_secs(d: chrono::Duration) -> f64 {
+    d.num_seconds() as f64
+}

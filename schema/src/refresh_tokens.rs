@@ -7,7 +7,7 @@
 use chrono::Duration;
 use uuid::Uuid;
 
-use crate::{Db, Result, secret_hash};
+use crate::{Db, Result, interval_secs, secret_hash};
 
 /// What presenting a refresh token led to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,14 +32,10 @@ pub async fn insert(
         .execute(
             "insert into sdk_refresh_tokens (token_hash, user_id, issued_by, family_id, expires_at)
              values ($1, $2, $3, $4, now() + make_interval(secs => $5))",
-            &[&secret_hash(token), &user_id, &issued_by, &Uuid::new_v4(), &seconds(lifetime)],
+            &[&secret_hash(token), &user_id, &issued_by, &Uuid::new_v4(), &interval_secs(lifetime)],
         )
         .await?;
     Ok(())
-}
-
-fn seconds(d: Duration) -> f64 {
-    d.num_seconds() as f64
 }
 
 /// Presents `old`: when it is live, revokes it and stores `new` in its family for `lifetime`.
@@ -83,7 +79,7 @@ pub async fn rotate(db: &Db, old: &str, new: &str, lifetime: Duration) -> Result
     tx.execute(
         "insert into sdk_refresh_tokens (token_hash, user_id, issued_by, family_id, expires_at)
          values ($1, $2, $3, $4, now() + make_interval(secs => $5))",
-        &[&new_hash, &user_id, &issued_by, &family, &seconds(lifetime)],
+        &[&new_hash, &user_id, &issued_by, &family, &interval_secs(lifetime)],
     )
     .await?;
     tx.commit().await?;

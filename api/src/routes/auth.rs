@@ -65,11 +65,8 @@ pub struct DeveloperOut {
 const WRONG_LOGIN: &str = "Incorrect email or password";
 
 fn too_many_failures(wait: u64) -> ApiError {
-    ApiError::Later {
-        status: StatusCode::TOO_MANY_REQUESTS,
-        detail: format!("Too many failed login attempts; try again in {wait} seconds"),
-        retry_after: wait,
-    }
+    let detail = format!("Too many failed login attempts; try again in {wait} seconds");
+    ApiError::too_many_requests(detail, wait)
 }
 
 /// Exchanges a developer's email and password for a bearer token. Any problem with the form is

@@ -107,11 +107,8 @@ async fn redeem_code(
     let code = well_formed(&body.code)?;
     let attempt = Attempt { account: code[..COUNTED_PREFIX].to_string(), address };
     if let Some(wait) = state.redeems.blocked(&attempt).await {
-        return Err(ApiError::Later {
-            status: StatusCode::TOO_MANY_REQUESTS,
-            detail: format!("Too many wrong invitation codes; try again in {wait} seconds"),
-            retry_after: wait,
-        });
+        let detail = format!("Too many wrong invitation codes; try again in {wait} seconds");
+        return Err(ApiError::too_many_requests(detail, wait));
     }
     let Some(user_id) = schema::invitation_codes::redeem(&state.db, code).await? else {
         tracing::info!(?address, "a wrong invitation code");
