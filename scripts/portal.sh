@@ -14,7 +14,7 @@ fi
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 fi
-newest_source=$(find index.html build.mjs src package-lock.json -type f -newer dist/index.html 2>/dev/null | head -1 || true)
+newest_source=$(find index.html connect.html build.mjs src package-lock.json -type f -newer dist/index.html 2>/dev/null | head -1 || true)
 if [ ! -f dist/index.html ] || [ -n "$newest_source" ]; then
   npm run --silent build
 fi

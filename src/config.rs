@@ -67,6 +67,11 @@ pub struct Settings {
     #[arg(long, env = "PUBLIC_URL", global = true, default_value = "http://127.0.0.1:8000")]
     pub public_url: String,
 
+    /// The deployment's name as end users see it, on the connect pages
+    /// (`POST /users/{id}/connect-links`).
+    #[arg(long, env = "DEPLOYMENT_NAME", global = true, default_value = "wearhouse")]
+    pub deployment_name: String,
+
     /// Comma-separated URL prefixes OAuth may send users back to at the end (besides
     /// PUBLIC_URL), e.g. `https://app.example.com/connected`.
     #[arg(long, env = "OAUTH_REDIRECT_ALLOWLIST", global = true, value_delimiter = ',')]
@@ -329,6 +334,7 @@ impl Settings {
             sync_stream_max_subscribers: self.sync_stream_max_subscribers.max(1),
             redis_key_prefix: self.redis_key_prefix.clone(),
             public_url: self.public_url.clone(),
+            deployment_name: self.deployment_name.trim().to_string(),
             oauth_redirect_allowlist: self
                 .oauth_redirect_allowlist
                 .iter()

@@ -74,6 +74,8 @@ pub struct ApiConfig {
     pub redis_key_prefix: String,
     /// Where this service is reached from outside (vendors send users back under it).
     pub public_url: String,
+    /// The deployment's name as end users see it (connect pages).
+    pub deployment_name: String,
     /// Where OAuth may send users at the end, besides under `public_url`.
     pub oauth_redirect_allowlist: Vec<String>,
     /// The cloud vendors this deployment has credentials for.
@@ -105,6 +107,8 @@ pub struct AppState {
     pub hashes: Arc<HashPool>,
     pub logins: Arc<FailureThrottle>,
     pub redeems: Arc<FailureThrottle>,
+    /// Connect-link tokens that match no link, per client address.
+    pub connect_misses: Arc<FailureThrottle>,
     /// Places for direct uploads in progress.
     pub direct_uploads: Arc<tokio::sync::Semaphore>,
     /// Places for open `/sync/stream` subscriptions.
@@ -173,6 +177,17 @@ pub async fn build_state(
         config.redeem_limits.clone(),
         secret.as_bytes(),
     ));
+    // Counted per address only: a token is 256 random bits, so no one guesses one; this bounds
+    // what a caller trying tokens costs us. Same limits as wrong invitation codes.
+    let misses =
+        security::throttle::FailureLimits { per_account: u32::MAX, ..config.redeem_limits.clone() };
+    let connect_misses = Arc::new(FailureThrottle::new(
+        redis.clone(),
+        &config.redis_key_prefix,
+        "connect-link",
+        misses,
+        secret.as_bytes(),
+    ));
     let direct_uploads = Arc::new(tokio::sync::Semaphore::new(config.direct_upload_concurrency));
     let sync_streams = Arc::new(tokio::sync::Semaphore::new(config.sync_stream_max_subscribers));
     let sync_hub =
@@ -192,6 +207,7 @@ pub async fn build_state(
         hashes,
         logins,
         redeems,
+        connect_misses,
         direct_uploads,
         sync_streams,
         notification_budgets: Arc::new(routes::vendor_webhooks::Budgets::new()),

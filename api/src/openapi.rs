@@ -28,6 +28,7 @@ use crate::routes;
         (name = "sdk-tokens", description = "User-scoped tokens for the mobile SDK"),
         (name = "users", description = "End users and their connections and data sources"),
         (name = "providers", description = "Where data comes from"),
+        (name = "connect-links", description = "Pages end users open to connect their cloud wearables, without a login"),
         (name = "webhooks", description = "Outgoing webhooks"),
         (name = "sdk", description = "Mobile SDK sync"),
         (name = "sync", description = "Sync runs and their live status"),
@@ -69,6 +70,8 @@ pub(crate) fn router(direct_upload_max_bytes: usize) -> OpenApiRouter<AppState> 
         .merge(routes::api_keys::router())
         .merge(routes::sdk_tokens::router())
         .merge(routes::invitation_codes::router())
+        .merge(routes::connect_links::router())
+        .merge(routes::connect_page::router())
         .merge(routes::users::router())
         .merge(routes::connections::router())
         .merge(routes::data_sources::router())

@@ -43,5 +43,12 @@ done
 curl -sf "$api/users/$user/timeseries?start_time=2026-03-14&end_time=2026-03-15&types=heart_rate" \
   -H "X-Service-API-Key: $key"
 echo
+
+# 5. For cloud wearables (Oura, Garmin, Whoop, ...), make a connect link and send it to the user
+#    (a message, an e-mail): the page it opens, served here, connects their accounts. No page
+#    of yours needed; it works in the first browser that opens it, for 30 minutes.
+link=$(curl -sf "$api/users/$user/connect-links" -H "X-Service-API-Key: $key" \
+  -H 'content-type: application/json' -d '{}' | field '["url"]')
+echo "CONNECT_LINK=$link"
 echo "USER=$user"
 echo "WEBHOOK_SECRET=$secret"

@@ -4,32 +4,13 @@
 //   BASE, EMAIL, PASSWORD, EXPORT (a file of 5 MiB or more), RECEIVER (a webhook URL),
 //   SCREENSHOTS (a folder), CHROMIUM (the browser).
 // Prints each step; exits non-zero at the first that fails.
-import { chromium } from "playwright-core";
+import { env, launch, step } from "./harness.mjs";
 
-const env = (k) => {
-  const v = process.env[k];
-  if (!v) throw new Error(`${k} is not set`);
-  return v;
-};
 const base = env("BASE");
 const shots = env("SCREENSHOTS");
-const allowed = new Set([new URL(base).origin, ...(process.env.ALSO_ALLOWED || "").split(",").filter(Boolean)]);
-const step = (s) => console.log(`- ${s}`);
-
-const browser = await chromium.launch({ executablePath: env("CHROMIUM"), args: ["--no-sandbox"] });
-const foreign = [];
-const failures = [];
+const chromium = await launch();
 try {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  context.on("request", (r) => {
-    const origin = new URL(r.url()).origin;
-    if (r.url().startsWith("data:")) return;
-    if (!allowed.has(origin)) foreign.push(r.url());
-  });
-  const page = await context.newPage();
-  page.on("pageerror", (e) => failures.push(`page error: ${e.message}`));
-  page.on("console", (m) => m.type() === "error" && !/status of 4\d\d/.test(m.text()) && failures.push(`console: ${m.text()}`));
-  page.setDefaultTimeout(20_000);
+  const page = await chromium.open({ viewport: { width: 1280, height: 900 } });
   const shot = async (name) => {
     await page.screenshot({ path: `${shots}/${name}.png`, fullPage: true });
   };
@@ -88,6 +69,17 @@ try {
   await page.getByRole("heading", { name: "ada@example.com" }).waitFor();
   const userId = page.url().split("/").pop();
   console.log(`  user ${userId}`);
+
+  step("make a connect link for the user: shown with a copy button, listed, revoked");
+  await page.getByRole("button", { name: "Make a connect link" }).click();
+  const link = (await page.locator("[data-connect-link]").textContent()).trim();
+  if (!/\/connect\/[0-9a-f]{48}$/.test(link)) throw new Error(`no connect link shown: '${link}'`);
+  await page.getByRole("button", { name: "Copy link" }).waitFor();
+  await page.getByRole("cell", { name: "not yet" }).waitFor();
+  await page.getByRole("button", { name: "Revoke" }).click();
+  await page.getByRole("button", { name: "Yes, revoke" }).click();
+  await page.locator("[data-connect-link]").waitFor({ state: "detached" });
+  await page.getByRole("cell", { name: "not yet" }).waitFor({ state: "detached" });
 
   step("upload an export and see the import finish");
   await page.getByLabel("export.zip or export.xml").setInputFiles(env("EXPORT"));
@@ -148,14 +140,8 @@ try {
   await page.getByRole("button", { name: "Log out" }).click();
   await page.getByRole("button", { name: "Log in" }).waitFor();
   console.log(`RESULT ${JSON.stringify({ key_prefix: key.slice(0, 12), user: userId, moved: first })}`);
-} finally {
-  await browser.close();
+} catch (e) {
+  await chromium.close();
+  throw e;
 }
-if (foreign.length) {
-  console.error(`requests to other hosts: ${foreign.join(", ")}`);
-  process.exit(2);
-}
-if (failures.length) {
-  console.error(failures.join("\n"));
-  process.exit(3);
-}
+await chromium.finish();

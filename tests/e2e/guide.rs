@@ -69,6 +69,11 @@ async fn the_quickstart_runs_and_its_webhook_verifies_in_three_languages() {
         .await
         .unwrap_or_else(|e| panic!("the quickstart failed: {e}"));
     assert!(out.contains("\"heart_rate\""), "the samples read back: {out}");
+    // The connect link it made opens (under PUBLIC_URL; its token asked of this service).
+    let link = out.lines().find_map(|l| l.strip_prefix("CONNECT_LINK=")).expect("a connect link");
+    let token = link.rsplit('/').next().unwrap_or_default();
+    let r = app.http.get(app.url(&format!("/api/v1/connect/{token}"))).send().await.expect("page");
+    assert_eq!(r.status(), 200, "{link}");
     let secret = out
         .lines()
         .find_map(|l| l.strip_prefix("WEBHOOK_SECRET="))

@@ -12,6 +12,7 @@ mod binary;
 mod catalogues;
 mod clients;
 mod connect_links;
+mod connect_page;
 mod events;
 mod faults;
 mod guide;

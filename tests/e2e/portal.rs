@@ -14,10 +14,10 @@ use serde_json::Value;
 
 use crate::util::{ADMIN_EMAIL, ADMIN_PASSWORD, Mode, TestApp};
 
-const CHROMIUM: &str = "/usr/bin/chromium";
+pub(crate) const CHROMIUM: &str = "/usr/bin/chromium";
 
 /// A webhook receiver: answers 204 and keeps the bodies.
-async fn receiver() -> (String, Arc<Mutex<Vec<Value>>>) {
+pub(crate) async fn receiver() -> (String, Arc<Mutex<Vec<Value>>>) {
     let got = Arc::new(Mutex::new(Vec::new()));
     let kept = got.clone();
     let app = axum::Router::new().route(
@@ -105,6 +105,10 @@ async fn the_portal_in_a_browser() {
         "select count(*) from source_priorities where user_id = '{user}' and kind = 'data_source'"
     );
     assert!(app.count(&ranked).await >= 2, "the reordered sources are the user's own ranking");
+    let revoked = format!(
+        "select count(*) from connect_links where user_id = '{user}' and revoked_at is not null"
+    );
+    assert_eq!(app.count(&revoked).await, 1, "the link made and revoked in the portal");
     let tests = received.lock().map(|l| l.len()).unwrap_or_default();
     assert!(tests >= 1, "the receiver got no test event");
     for name in [

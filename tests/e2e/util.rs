@@ -201,6 +201,7 @@ pub fn settings(database: &str) -> Settings {
         // Each test has its own Redis keys.
         redis_key_prefix: format!("wearhouse_test_{}", uuid::Uuid::new_v4().simple()),
         public_url: "http://127.0.0.1:8000".into(),
+        deployment_name: "Acme Health".into(),
         oauth_redirect_allowlist: vec!["https://app.example.com/connected".into()],
         vendor_variables: Some(Default::default()),
         vendor_pull_interval_seconds: 3600,
@@ -264,11 +265,24 @@ impl TestApp {
     }
 
     pub async fn spawn_with(mode: Mode, configure: impl FnOnce(&mut Settings)) -> TestApp {
+        TestApp::spawn_as(mode, false, configure).await
+    }
+
+    /// A service whose `PUBLIC_URL` is its own address: vendors and pages a real browser
+    /// follows come back to it.
+    pub async fn spawn_at_own_url(mode: Mode, configure: impl FnOnce(&mut Settings)) -> TestApp {
+        TestApp::spawn_as(mode, true, configure).await
+    }
+
+    async fn spawn_as(mode: Mode, own_url: bool, configure: impl FnOnce(&mut Settings)) -> TestApp {
         let database = fresh_database().await;
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind a free port");
         let base = format!("http://{}", listener.local_addr().expect("local addr"));
         let shutdown = CancellationToken::new();
         let mut settings = settings(&database);
+        if own_url {
+            settings.public_url = base.clone();
+        }
         configure(&mut settings);
         let (token, s) = (shutdown.clone(), settings.clone());
         let task = tokio::spawn(async move {
@@ -584,7 +598,12 @@ impl Browser {
     }
 
     pub async fn get(&self, url: &str) -> reqwest::Response {
-        let mut request = self.http.get(url);
+        self.send(Method::GET, url).await
+    }
+
+    /// Sends `method` to `url` with the cookies held, and keeps those the answer sets.
+    pub async fn send(&self, method: Method, url: &str) -> reqwest::Response {
+        let mut request = self.http.request(method, url);
         let cookies = self.cookie_header();
         if !cookies.is_empty() {
             request = request.header("cookie", cookies);

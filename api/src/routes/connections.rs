@@ -130,12 +130,22 @@ async fn disconnect(
     let id = existing_user(&state, &user_id).await?;
     let provider = vendors::provider(&provider)
         .ok_or_else(|| ApiError::bad_request(format!("Unknown provider: {provider}")))?;
+    if disconnect_user(&state, id, provider.slug).await? {
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(ApiError::not_found(format!("Connection with ID: {id} not found.")))
+    }
+}
+
+/// Disconnects user `id` from provider `slug`, at the vendor too: whether there was a
+/// connection (revoked now, or already).
+pub(crate) async fn disconnect_user(state: &AppState, id: Uuid, slug: &str) -> ApiResult<bool> {
     // At the vendor first, while the token is still known here (renewed if it has expired,
     // or the vendor would refuse the revocation and keep the app authorized).
     if let (Some(vendor), Some(ends)) =
-        (vendors::by_slug(provider.slug), state.config.vendors.endpoints(provider.slug))
+        (vendors::by_slug(slug), state.config.vendors.endpoints(slug))
     {
-        let redirect = vendors::callback_url(&state.config.public_url, provider.slug);
+        let redirect = vendors::callback_url(&state.config.public_url, slug);
         let client = vendors::tokens::Client {
             db: &state.db,
             keys: &state.keys,
@@ -147,7 +157,7 @@ async fn disconnect(
             let vendor_user = schema::connections::list_for_user(&state.db, id)
                 .await?
                 .into_iter()
-                .find(|c| c.provider == provider.slug)
+                .find(|c| c.provider == slug)
                 .and_then(|c| c.provider_user_id);
             let hooks = vendors::webhook_url(&state.config.public_url, vendor, ends);
             let connected = vendors::Connected {
@@ -161,10 +171,7 @@ async fn disconnect(
         }
     }
     let reason = schema::connections::RevokeReason::UserDisconnected;
-    match schema::connections::revoke(&state.db, id, provider.slug, reason, state.config.outbox)
-        .await?
-    {
-        Some(_) => Ok(StatusCode::NO_CONTENT),
-        None => Err(ApiError::not_found(format!("Connection with ID: {id} not found."))),
-    }
+    let revoked =
+        schema::connections::revoke(&state.db, id, slug, reason, state.config.outbox).await?;
+    Ok(revoked.is_some())
 }

@@ -3,6 +3,8 @@
 pub mod api_keys;
 pub mod auth;
 pub mod bucket_events;
+pub mod connect_links;
+pub mod connect_page;
 pub mod connections;
 pub mod data_sources;
 pub mod event_types;

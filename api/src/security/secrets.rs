@@ -28,6 +28,11 @@ pub fn new_refresh_token() -> String {
     format!("rt-{}", random_hex(16))
 }
 
+/// A new connect-link token: 24 random bytes as hex (192 bits), the last part of the link's URL.
+pub fn new_connect_token() -> String {
+    random_hex(24)
+}
+
 /// The characters of invitation codes: capitals and digits without `0 O 1 I`, which read
 /// alike. 32 of them, so a random byte picks one without bias.
 pub const INVITATION_ALPHABET: &[u8; 32] = b"ABCDEFGHJKLMNPQRSTUVWXYZ23456789";

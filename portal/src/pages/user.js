@@ -2,7 +2,7 @@ import { html } from "htm/preact";
 import { useEffect, useState } from "preact/hooks";
 
 import { api, stream } from "../api.js";
-import { Confirm, Failure, Status, useAction, useLoad, when } from "../ui.js";
+import { Confirm, Copy, Failure, Status, useAction, useLoad, when } from "../ui.js";
 import { Data } from "./data.js";
 import { Sources } from "./sources.js";
 import { Upload } from "./upload.js";
@@ -41,6 +41,42 @@ function Connections({ userId }) {
     ${vendors && vendors.length > 0 && html`<p class="actions">Connect:
       ${vendors.filter((v) => !active.has(v.provider)).map((v) => html`<button type="button" class="secondary"
         disabled=${busy} onClick=${() => connect(v.provider)}>${v.name}</button>`)}</p>`}
+  </section>`;
+}
+
+/** A connect link to send the user: a page where they connect their wearables themselves. */
+function ConnectLinks({ userId }) {
+  const [links, error, reload] = useLoad(() => api(`/users/${userId}/connect-links?limit=5`), [userId]);
+  const [run, busy, actionError] = useAction();
+  const [made, setMade] = useState(null);
+  const make = () =>
+    run(async () => {
+      setMade(await api(`/users/${userId}/connect-links`, { method: "POST", json: {} }));
+      reload();
+    });
+  const revoke = (id) =>
+    run(async () => {
+      await api(`/users/${userId}/connect-links/${id}`, { method: "DELETE" });
+      if (made && made.id === id) setMade(null);
+      reload();
+    });
+  const live = (links || []).filter((l) => l.status === "active");
+  return html`<section aria-labelledby="connect-links">
+    <h2 id="connect-links">Connect link</h2>
+    <p class="muted">A page the user opens to connect their wearables, without a login. It works in the first
+      browser that opens it, for 30 minutes.</p>
+    <${Failure} error=${error || actionError} />
+    <p><button type="button" disabled=${busy} onClick=${make}>Make a connect link</button></p>
+    ${made && html`<div class="secret" role="status"><p>Send this link to the user:</p>
+      <p><code data-connect-link>${made.url}</code></p>
+      <p class="actions"><${Copy} text=${made.url} label="Copy link" /> <span class="muted">until ${when(made.expires_at)}</span></p></div>`}
+    ${live.length > 0 && html`<div class="scroll"><table>
+      <thead><tr><th scope="col">Made</th><th scope="col">Expires</th><th scope="col">Opened</th>
+        <th scope="col"><span class="sr">Actions</span></th></tr></thead>
+      <tbody>${live.map((l) => html`<tr><td>${when(l.created_at)}</td><td>${when(l.expires_at)}</td>
+        <td>${l.opened_at ? when(l.opened_at) : "not yet"}</td>
+        <td><${Confirm} label="Revoke" question="Revoke this link?" busy=${busy} onConfirm=${() => revoke(l.id)} /></td>
+      </tr>`)}</tbody></table></div>`}
   </section>`;
 }
 
@@ -95,6 +131,7 @@ export function User({ id }) {
       <${Confirm} label="Delete user" question="Delete this user and all their data?" busy=${removing} onConfirm=${del} />
     </header>
     <${Connections} userId=${id} />
+    <${ConnectLinks} userId=${id} />
     <${Sources} userId=${id} />
     <${Upload} userId=${id} onQueued=${setFollowed} />
     <${Runs} userId=${id} follow=${followed} />

@@ -95,6 +95,8 @@ impl VendorApi {
 pub const CLIENT_ID: &str = "test-app";
 pub const CLIENT_SECRET: &str = "test-app-secret";
 pub const CODE: &str = "good-code";
+/// Where the vendor's consent page is (`<VENDOR>_AUTHORIZE_URL`), for tests in a real browser.
+pub const AUTHORIZE_PATH: &str = "/authorize";
 
 pub struct Mock {
     pub base: String,
@@ -174,6 +176,9 @@ async fn answer(
         log.push(format!("{line} auth={auth}"));
     }
     let api = &s.api;
+    if path == AUTHORIZE_PATH {
+        return authorize_page(&query);
+    }
     if path == api.token_path {
         return token(api, &headers, &fields);
     }
@@ -210,6 +215,27 @@ async fn answer(
             .into_response();
     }
     page.map_or_else(|| axum::Json(api.default_page.clone()).into_response(), found)
+}
+
+/// The vendor's consent page: "Allow" sends the browser back to `redirect_uri` with the code,
+/// "Deny" with `error=access_denied`, each with the `state`, as RFC 6749 §4.1.2 says.
+fn authorize_page(query: &[(String, String)]) -> Response {
+    let get = |k: &str| query.iter().find(|(qk, _)| qk == k).map(|(_, v)| v.as_str());
+    let (Some(back), Some(state)) = (get("redirect_uri"), get("state")) else {
+        return (StatusCode::BAD_REQUEST, "redirect_uri and state are required").into_response();
+    };
+    let link = |pairs: &[(&str, &str)]| {
+        let mut url = url::Url::parse(back).expect("redirect_uri");
+        url.query_pairs_mut().extend_pairs(pairs).append_pair("state", state);
+        url.to_string().replace('&', "&amp;")
+    };
+    let allow = link(&[("code", CODE)]);
+    let deny = link(&[("error", "access_denied"), ("error_description", "The user said no")]);
+    let page = format!(
+        "<!doctype html><html lang=\"en\"><title>Authorize</title><h1>Share your data?</h1>\
+         <p><a href=\"{allow}\">Allow</a> <a href=\"{deny}\">Deny</a></p></html>"
+    );
+    ([(axum::http::header::CONTENT_TYPE, "text/html; charset=utf-8")], page).into_response()
 }
 
 fn matches(pattern: &str, path: &str) -> bool {

@@ -8,10 +8,10 @@
 
 mod fitbit;
 mod garmin;
-mod mock;
-mod oura;
+pub(crate) mod mock;
+pub(crate) mod oura;
 mod polar;
-mod strava;
+pub(crate) mod strava;
 mod suunto;
 mod ultrahuman;
 mod whoop;

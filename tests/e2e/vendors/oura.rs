@@ -8,7 +8,7 @@ use serde_json::json;
 use super::mock::{CLIENT_SECRET, Page, VendorApi};
 use super::{Case, Expected, Notification, conformance};
 
-fn api() -> VendorApi {
+pub(crate) fn api() -> VendorApi {
     let c = |name: &str| format!("/v2/usercollection/{name}");
     let pages = vec![
         Page::get(&c("personal_info"), json!({"id": "oura-user-7", "age": 31})),

@@ -6,7 +6,7 @@ use serde_json::json;
 use super::mock::{Page, VendorApi};
 use super::{Case, Expected, Notification, conformance};
 
-fn api() -> VendorApi {
+pub(crate) fn api() -> VendorApi {
     let pages = vec![
         Page::get("/api/v3/athlete", json!({"id": 134815})),
         Page::get("/api/v3/athlete/activities", json!([{"id": 154504250376_i64, "name": "Evening Ride",

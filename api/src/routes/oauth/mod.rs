@@ -15,6 +15,7 @@ mod finish;
 mod pending;
 
 pub use pending::Completion;
+pub(crate) use pending::cookie;
 
 use axum::Json;
 use axum::extract::{Path, State};
@@ -42,7 +43,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 
 /// The vendor behind a path segment, usable here: 400 for a phone provider, an unknown name
 /// (wrong case included) or a vendor this deployment has not enabled.
-pub(super) async fn usable(
+pub(crate) async fn usable(
     state: &AppState,
     raw: &str,
 ) -> ApiResult<(&'static dyn Vendor, &'static str, Endpoints)> {
@@ -65,7 +66,7 @@ fn callback_url(state: &AppState, slug: &str) -> String {
 
 /// Whether the caller may be sent to `uri` at the end: under the service's own URL or an
 /// allow-listed prefix, compared as parsed URLs (scheme, host, port, then path).
-fn allowed_redirect(state: &AppState, uri: &str) -> bool {
+pub(crate) fn allowed_redirect(state: &AppState, uri: &str) -> bool {
     let Ok(target) = url::Url::parse(uri) else { return false };
     let under = |prefix: &str| {
         url::Url::parse(prefix)
@@ -133,24 +134,44 @@ async fn authorize(
             "redirect_uri",
         ))));
     }
-    let started = vendors::oauth::start(vendor.oauth(), &ends, &callback_url(&state, slug))
+    let flow = Flow { vendor, slug, ends: &ends, user_id, redirect_uri, completion, page: None };
+    Ok(Json(begin(&state, flow).await?))
+}
+
+/// A connection to start: for whom, with which vendor, and where it ends.
+pub(crate) struct Flow<'a> {
+    pub vendor: &'static dyn Vendor,
+    pub slug: &'static str,
+    pub ends: &'a Endpoints,
+    pub user_id: uuid::Uuid,
+    pub redirect_uri: Option<String>,
+    pub completion: Completion,
+    /// A connect page's flow returns to this page, whatever the outcome.
+    pub page: Option<String>,
+}
+
+/// Starts a flow: kept for `start` and `callback`, and the link that binds it to a browser.
+pub(crate) async fn begin(state: &AppState, flow: Flow<'_>) -> ApiResult<AuthorizeOut> {
+    let slug = flow.slug;
+    let started = vendors::oauth::start(flow.vendor.oauth(), flow.ends, &callback_url(state, slug))
         .map_err(|e| ApiError::Other(format!("the {slug} OAuth settings: {e}")))?;
-    let flow = pending::Pending {
-        user_id,
+    let pending = pending::Pending {
+        user_id: flow.user_id,
         provider: slug.to_string(),
-        redirect_uri,
+        redirect_uri: flow.redirect_uri,
         verifier: started.verifier,
         vendor_url: started.url,
         created: chrono::Utc::now().timestamp(),
-        completion,
+        completion: flow.completion,
+        page: flow.page,
     };
-    pending::keep(&state, &started.state, &flow).await?;
+    pending::keep(state, &started.state, &pending).await?;
     let query = url::form_urlencoded::Serializer::new(String::new())
         .append_pair("state", &started.state)
         .finish();
     let public = state.config.public_url.trim_end_matches('/');
     let authorization_url = format!("{public}/api/v1/oauth/{slug}/start?{query}");
-    Ok(Json(AuthorizeOut { authorization_url, state: started.state }))
+    Ok(AuthorizeOut { authorization_url, state: started.state })
 }
 
 /// The cookie that binds flow `oauth_state` to this browser (`value`), or clears it (`None`):
@@ -249,7 +270,18 @@ async fn callback(
     response
 }
 
-/// The callback's work: the code exchanged and the connection stored.
+/// How a flow the callback took ended.
+enum Outcome {
+    /// The connection is stored.
+    Connected,
+    /// The client finishes it: the browser carries this code back.
+    Handed(String),
+    /// Not connected, for this reason (the vendor account is taken, the vendor refused a call).
+    Refused(String),
+}
+
+/// The callback's work: the flow taken, the code exchanged and the connection stored, and the
+/// browser sent on. A connect page's flow returns to its page whatever the outcome.
 async fn connect(
     state: &AppState,
     provider: &str,
@@ -266,6 +298,12 @@ async fn connect(
             Some(d) => format!("{error}: {d}"),
             None => error,
         };
+        if let Some(s) = &oauth_state
+            && let Some(flow) = pending::abandon(state, s, provider).await?
+            && let Some(page) = &flow.page
+        {
+            return Ok(back_to_page(page, &flow.provider, Some(&message)));
+        }
         return Ok(to_error_page(&message));
     }
     let (Some(code), Some(oauth_state)) = (code, oauth_state) else {
@@ -284,13 +322,49 @@ async fn connect(
             ));
         }
     };
+    let outcome = exchange(state, provider, &pending, &code).await;
+    if let Some(page) = &pending.page {
+        let said = match outcome {
+            Ok(Outcome::Refused(why)) => Some(why),
+            Ok(_) => None,
+            Err(e) => Some(public_detail(e)),
+        };
+        return Ok(back_to_page(page, &pending.provider, said.as_deref()));
+    }
+    Ok(match outcome? {
+        Outcome::Handed(to) => Redirect::to(&to).into_response(),
+        Outcome::Refused(why) => to_error_page(&why),
+        Outcome::Connected => {
+            let to = match &pending.redirect_uri {
+                Some(uri) => uri.clone(),
+                None => {
+                    let query = url::form_urlencoded::Serializer::new(String::new())
+                        .append_pair("provider", &pending.provider)
+                        .append_pair("user_id", &pending.user_id.to_string())
+                        .finish();
+                    format!("/api/v1/oauth/success?{query}")
+                }
+            };
+            Redirect::to(&to).into_response()
+        }
+    })
+}
+
+/// The code exchanged for the vendor's tokens, and the connection made (or handed to the
+/// client that finishes it).
+async fn exchange(
+    state: &AppState,
+    provider: &str,
+    pending: &pending::Pending,
+    code: &str,
+) -> ApiResult<Outcome> {
     let (vendor, slug, ends) = usable(state, provider).await?;
     let tokens = vendors::oauth::exchange(
         &state.vendor_http,
         vendor.oauth(),
         &ends,
         &callback_url(state, slug),
-        &code,
+        code,
         pending.verifier.as_deref(),
     )
     .await
@@ -313,9 +387,9 @@ async fn connect(
         let Some(uri) = pending.redirect_uri.as_deref() else {
             return Err(ApiError::Other("a client completion without its redirect_uri".into()));
         };
-        let handed = complete::Handed::new(state, &pending, slug, &tokens, vendor_user);
+        let handed = complete::Handed::new(state, pending, slug, &tokens, vendor_user);
         let code = complete::hand_back(state, &handed).await?;
-        return Ok(Redirect::to(&with_query(uri, "completion", &code)).into_response());
+        return Ok(Outcome::Handed(with_query(uri, "completion", &code)));
     }
     let made = finish::Made {
         vendor,
@@ -324,20 +398,33 @@ async fn connect(
         tokens: &tokens,
         vendor_user: vendor_user.as_deref(),
     };
-    if let Err(refusal) = finish::finish(state, made).await? {
-        return Ok(to_error_page(&refusal.message(vendor)));
-    }
-    let to = match pending.redirect_uri {
-        Some(uri) => uri,
-        None => {
-            let query = url::form_urlencoded::Serializer::new(String::new())
-                .append_pair("provider", slug)
-                .append_pair("user_id", &pending.user_id.to_string())
-                .finish();
-            format!("/api/v1/oauth/success?{query}")
+    Ok(match finish::finish(state, made).await? {
+        Ok(()) => Outcome::Connected,
+        Err(refusal) => Outcome::Refused(refusal.message(vendor)),
+    })
+}
+
+/// What an end user may read of an error: a client error's message; ours is logged and
+/// summed up.
+fn public_detail(e: ApiError) -> String {
+    match e {
+        ApiError::Client { detail, .. } | ApiError::Later { detail, .. } => detail,
+        other => {
+            let _logged = other.into_response();
+            "Something went wrong on our side; try again".into()
         }
+    }
+}
+
+/// Back to the connect page `page`, saying how connecting `provider` went: connected, or
+/// `error`.
+fn back_to_page(page: &str, provider: &str, error: Option<&str>) -> Response {
+    let mut to = with_query(page, "provider", provider);
+    to = match error {
+        Some(why) => with_query(&to, "error", why),
+        None => with_query(&to, "outcome", "connected"),
     };
-    Ok(Redirect::to(&to).into_response())
+    Redirect::to(&to).into_response()
 }
 
 /// `uri` with `name=value` added to its query.

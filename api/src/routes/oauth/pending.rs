@@ -39,6 +39,9 @@ pub(super) struct Pending {
     /// Who finishes the connection.
     #[serde(default)]
     pub completion: Completion,
+    /// A connect page's flow: the page the browser returns to, whatever the outcome.
+    #[serde(default)]
+    pub page: Option<String>,
 }
 
 /// Who finishes a connection once the vendor sends the browser back.
@@ -140,13 +143,12 @@ pub(super) enum Refused {
     OtherBrowser,
 }
 
-/// Takes the flow (it works once) if `cookie` is the one its link set.
-pub(super) async fn take(
+/// Takes the flow out of Redis, whoever asks (it works once): the flow, and the hash of the
+/// cookie its link set, if opened. The user's list of pending flows forgets it.
+async fn take_any(
     state: &AppState,
     oauth_state: &str,
-    provider: &str,
-    cookie: Option<&str>,
-) -> ApiResult<Result<Pending, Refused>> {
+) -> ApiResult<(Option<Pending>, Option<String>)> {
     let mut redis = state.redis.clone();
     let (stored, bound): (Option<String>, Option<String>) = redis::pipe()
         .cmd("GETDEL")
@@ -155,14 +157,25 @@ pub(super) async fn take(
         .arg(key(state, "browser", oauth_state))
         .query_async(&mut redis)
         .await?;
-    let Some(pending) = stored.and_then(|s| serde_json::from_str::<Pending>(&s).ok()) else {
+    let pending = stored.and_then(|s| serde_json::from_str::<Pending>(&s).ok());
+    if let Some(p) = &pending {
+        let mine = key(state, "user", &p.user_id.to_string());
+        let _: Result<(), _> = redis.zrem(&mine, oauth_state).await;
+    }
+    Ok((pending, bound))
+}
+
+/// Takes the flow (it works once) if `cookie` is the one its link set.
+pub(super) async fn take(
+    state: &AppState,
+    oauth_state: &str,
+    provider: &str,
+    cookie: Option<&str>,
+) -> ApiResult<Result<Pending, Refused>> {
+    let (pending, bound) = take_any(state, oauth_state).await?;
+    let Some(pending) = pending.filter(|p| p.provider == provider) else {
         return Ok(Err(Refused::Invalid));
     };
-    let mine = key(state, "user", &pending.user_id.to_string());
-    let _: Result<(), _> = redis.zrem(&mine, oauth_state).await;
-    if pending.provider != provider {
-        return Ok(Err(Refused::Invalid));
-    }
     let same = match (bound, cookie) {
         (Some(bound), Some(cookie)) => crate::security::secrets::same(&bound, &digest(cookie)),
         _ => false,
@@ -170,8 +183,19 @@ pub(super) async fn take(
     Ok(if same { Ok(pending) } else { Err(Refused::OtherBrowser) })
 }
 
+/// Takes a flow the vendor ended with an error, whichever browser came back: nothing is
+/// connected, so only where the browser goes next depends on it.
+pub(super) async fn abandon(
+    state: &AppState,
+    oauth_state: &str,
+    provider: &str,
+) -> ApiResult<Option<Pending>> {
+    let (pending, _) = take_any(state, oauth_state).await?;
+    Ok(pending.filter(|p| p.provider == provider))
+}
+
 /// The value of cookie `name` in a request's `Cookie` headers.
-pub(super) fn cookie<'h>(headers: &'h axum::http::HeaderMap, name: &str) -> Option<&'h str> {
+pub(crate) fn cookie<'h>(headers: &'h axum::http::HeaderMap, name: &str) -> Option<&'h str> {
     headers
         .get_all(axum::http::header::COOKIE)
         .iter()
