@@ -12,6 +12,7 @@ import time
 from wearhouse_client import AuthenticatedClient, Client
 from wearhouse_client.api.api_keys import api_keys_create
 from wearhouse_client.api.auth import auth_login
+from wearhouse_client.api.connect_links import connect_links_create
 from wearhouse_client.api.data import timeseries_list
 from wearhouse_client.api.sdk import sdk_sync_upload
 from wearhouse_client.api.sdk_tokens import invitation_codes_create, invitation_codes_redeem
@@ -22,6 +23,8 @@ from wearhouse_client.api.webhooks import webhook_endpoints_create
 from wearhouse_client.models import (
     ApiKeyCreated,
     ApiKeyIn,
+    ConnectLinkCreated,
+    ConnectLinkIn,
     CursorPageActivityDay,
     CursorPageSampleOut,
     EndpointIn,
@@ -72,6 +75,10 @@ def main():
     expect(isinstance(invitation, InvitationOut) and len(invitation.code) == 8, "make an invitation code")
     tokens = invitation_codes_redeem.sync(client=anonymous, body=RedeemIn(code=invitation.code))
     expect(isinstance(tokens, TokenOut) and str(tokens.user_id) == user_id, "redeem it for SDK tokens")
+
+    # For cloud wearables: a connect link to send the user, to a page the service serves.
+    link = connect_links_create.sync(user_id, client=api, body=ConnectLinkIn(expires_in_minutes=60))
+    expect(isinstance(link, ConnectLinkCreated) and "/connect/" in link.url, "make a connect link")
 
     # An hour of heart rate every minute and the day's steps, as the iOS SDK sends them.
     source = {"name": "Apple Watch", "bundleIdentifier": "com.apple.health", "deviceModel": "Watch6,2"}
