@@ -177,7 +177,7 @@ pub async fn build_state(
         config.redeem_limits.clone(),
         secret.as_bytes(),
     ));
-    // Counted per address only: a token is 256 random bits, so no one guesses one; this bounds
+    // Counted per address only: a token is 192 random bits, so no one guesses one; this bounds
     // what a caller trying tokens costs us. Same limits as wrong invitation codes.
     let misses =
         security::throttle::FailureLimits { per_account: u32::MAX, ..config.redeem_limits.clone() };
@@ -260,9 +260,22 @@ pub fn router(state: AppState) -> Router {
         // Spans name the path, not the query: vendors' URL tokens and OAuth states travel
         // there and stay out of the logs.
         .layer(TraceLayer::new_for_http().make_span_with(|request: &axum::http::Request<_>| {
-            tracing::debug_span!("request", method = %request.method(), path = %request.uri().path())
+            let path = logged_path(request.uri().path());
+            tracing::debug_span!("request", method = %request.method(), path = %path)
         }))
         .with_state(state)
+}
+
+/// A path as logged: a connect link's token, a secret carried in the path, replaced by
+/// `{token}`.
+fn logged_path(path: &str) -> std::borrow::Cow<'_, str> {
+    match path.split_once("/connect/") {
+        Some((head, tail)) => {
+            let rest = tail.find('/').map_or("", |i| &tail[i..]);
+            format!("{head}/connect/{{token}}{rest}").into()
+        }
+        None => path.into(),
+    }
 }
 
 /// Serves the API on `listener` until `shutdown` is cancelled, then finishes in-flight requests.
@@ -293,5 +306,17 @@ pub async fn serve_metrics(listener: TcpListener, db: schema::Db, shutdown: Canc
         axum::serve(listener, app).with_graceful_shutdown(shutdown.cancelled_owned()).await
     {
         tracing::warn!(error = %e, "the metrics listener stopped");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn connect_tokens_stay_out_of_the_logged_path() {
+        let logged = super::logged_path;
+        assert_eq!(logged("/connect/abc123"), "/connect/{token}");
+        assert_eq!(logged("/api/v1/connect/abc123/oura"), "/api/v1/connect/{token}/oura");
+        assert_eq!(logged("/api/v1/users/u/connect-links"), "/api/v1/users/u/connect-links");
+        assert_eq!(logged("/api/v1/users"), "/api/v1/users");
     }
 }

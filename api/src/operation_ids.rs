@@ -109,6 +109,7 @@ pub(crate) const OPERATION_IDS: &[(&str, &str, &str)] = &[
     ("DELETE", "/api/v1/webhooks/endpoints/{endpoint_id}", "webhook_endpoints_delete"),
     ("PATCH", "/api/v1/webhooks/endpoints/{endpoint_id}", "webhook_endpoints_update"),
     ("GET", "/api/v1/webhooks/endpoints/{endpoint_id}/attempts", "webhook_attempts_list"),
+    ("GET", "/api/v1/webhooks/endpoints/{endpoint_id}/messages", "webhook_endpoint_messages_list"),
     (
         "POST",
         "/api/v1/webhooks/endpoints/{endpoint_id}/messages/{message_id}/resend",

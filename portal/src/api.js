@@ -33,6 +33,8 @@ function tell(state) {
 export function logout(state = "out") {
   sessionStorage.removeItem(SESSION);
   clearTimeout(timer);
+  // Logged out by hand: the next login opens on the overview, not the last page.
+  if (state === "out") history.replaceState(null, "", location.pathname);
   tell(state);
 }
 
@@ -63,7 +65,8 @@ export function describe(status, body) {
 
 /**
  * `fetch` against `/api/v1` + `path`. `options.json` is sent as JSON, `options.form` as a
- * form; the answer's JSON is returned (null for no content). Throws ApiError.
+ * form, `options.multipart` (FormData) as multipart/form-data; the answer's JSON is returned
+ * (null for no content). Throws ApiError.
  */
 export async function api(path, options = {}) {
   const headers = { Accept: "application/json", ...(options.headers || {}) };
@@ -76,6 +79,9 @@ export async function api(path, options = {}) {
   } else if (options.form) {
     headers["Content-Type"] = "application/x-www-form-urlencoded";
     body = new URLSearchParams(options.form).toString();
+  } else if (options.multipart) {
+    // The browser writes the multipart boundary into the content type itself.
+    body = options.multipart;
   }
   let response;
   try {

@@ -40,11 +40,15 @@ const STATES = {
 };
 
 function Vendor({ v, busy, onConnect, onDisconnect }) {
-  const [asking, setAsking] = useState(false);
+  const [asking, setAsking] = useState(null);
   const cancel = useRef(null);
+  const ask = useRef(null);
+  // Focus follows the question: to Cancel when asked, back to Disconnect when cancelled.
   useEffect(() => {
     if (asking && cancel.current) cancel.current.focus();
+    if (asking === false && ask.current) ask.current.focus();
   }, [asking]);
+  const escape = (e) => e.key === "Escape" && setAsking(false);
   const synced = v.status === "connected" && ago(v.last_synced_at);
   return html`<li class="vendor" data-provider=${v.provider}>
     <img src=${v.icon_url} alt="" width="40" height="40" />
@@ -55,12 +59,12 @@ function Vendor({ v, busy, onConnect, onDisconnect }) {
     <div class="actions">
       ${v.status === "connected"
         ? asking
-          ? html`<span class="confirm" role="group" aria-label=${`Disconnect ${v.name}?`}>
+          ? html`<span class="confirm" role="group" aria-label=${`Disconnect ${v.name}?`} onKeyDown=${escape}>
               <span>Stop sharing ${v.name} data?</span>
               <button type="button" class="danger" disabled=${busy} onClick=${() => { setAsking(false); onDisconnect(v); }}>Disconnect ${v.name}</button>
               <button type="button" class="secondary" ref=${cancel} onClick=${() => setAsking(false)}>Cancel</button>
             </span>`
-          : html`<button type="button" class="secondary" aria-label=${`Disconnect ${v.name}`} disabled=${busy}
+          : html`<button type="button" class="secondary" ref=${ask} aria-label=${`Disconnect ${v.name}`} disabled=${busy}
               onClick=${() => setAsking(true)}>Disconnect</button>`
         : html`<button type="button" aria-label=${`Connect ${v.name}`} disabled=${busy} onClick=${() => onConnect(v)}>
             ${v.status === "not_connected" ? "Connect" : "Connect again"}</button>`}
@@ -124,7 +128,8 @@ function Page() {
       ${page.redirect_uri
         ? html`<a class="button" href=${page.redirect_uri}>Done</a>`
         : html`<p>When you are done, you can close this page.</p>`}
-      <p class="muted">This link works until ${until.toLocaleString()}, in this browser only.</p>
+      <p class="muted">This link works until ${until.toLocaleString()}, in this browser only: if it opened inside
+        another app, open it in the browser you use to sign in.</p>
     </footer>
   </main>`;
 }

@@ -49,6 +49,7 @@ function Nav({ parts }) {
     <nav aria-label="Main">
       ${link("", "Overview", "")} ${link("users", "Users", "users")}
       ${link("settings", "Settings", "settings")} ${link("account", "Account", "account")}
+      <a href="/docs" target="_blank" rel="noopener">API reference</a>
     </nav>
     <button type="button" class="secondary" onClick=${() => logout()}>Log out</button>
   </header>`;

@@ -41,12 +41,22 @@ try {
   const key = (await page.locator("[data-key]").textContent()).trim();
   if (!key || key.length < 20) throw new Error(`no key shown: '${key}'`);
   await page.getByText("It is shown this once").waitFor();
+  // How to use it: the header, a curl line, the reference.
+  await page.locator("[data-curl]").filter({ hasText: `X-Service-API-Key: ${key}` }).waitFor();
+  await page.getByRole("link", { name: "API reference" }).first().waitFor();
   // The deployment's priorities show the order in effect.
   await page.getByRole("button", { name: "Move phonehealth down" }).waitFor();
   await shot("settings");
   await page.reload();
   await page.getByRole("cell", { name: "portal-test" }).waitFor();
   if ((await page.content()).includes(key)) throw new Error("the key is shown again after a reload");
+  // Renamed in place (no prompt), then back.
+  for (const [from, to] of [["portal-test", "portal-renamed"], ["portal-renamed", "portal-test"]]) {
+    await page.getByRole("row").filter({ hasText: from }).getByRole("button", { name: "Rename" }).click();
+    await page.getByLabel("New name").fill(to);
+    await page.getByRole("button", { name: "Save", exact: true }).click();
+    await page.getByRole("cell", { name: to, exact: true }).waitFor();
+  }
 
   step("a failing call shows the API's message");
   await page.getByRole("link", { name: "Account" }).click();
@@ -65,10 +75,24 @@ try {
   step("create a user");
   await page.getByRole("link", { name: "Users" }).click();
   await page.getByLabel("New user's email").fill("ada@example.com");
+  await page.getByLabel("Your id for them").fill("ada-42");
   await page.getByRole("button", { name: "Create user" }).click();
   await page.getByRole("heading", { name: "ada@example.com" }).waitFor();
   const userId = page.url().split("/").pop();
   console.log(`  user ${userId}`);
+
+  step("find the user by their full id; a search that finds no one says so; a bad id says so");
+  await page.getByRole("link", { name: "Users", exact: true }).click();
+  await page.getByRole("searchbox").fill(userId);
+  await page.getByRole("button", { name: "Search" }).click();
+  await page.getByText("1 user", { exact: true }).waitFor();
+  await page.getByRole("searchbox").fill("nobody-at-all");
+  await page.getByRole("button", { name: "Search" }).click();
+  await page.getByText("No user matches “nobody-at-all”.").waitFor();
+  await page.goto(`${base}/#/users/not-an-id`);
+  await page.getByRole("alert").filter({ hasText: "is not a user id" }).waitFor();
+  await page.goto(`${base}/#/users/${userId}`);
+  await page.getByRole("heading", { name: "ada@example.com" }).waitFor();
 
   step("make a connect link for the user: shown with a copy button, listed, revoked");
   await page.getByRole("button", { name: "Make a connect link" }).click();
@@ -87,9 +111,10 @@ try {
   await page.locator(".notice[data-run]").filter({ hasText: /success|partial/ }).waitFor({ timeout: 180_000 });
   await page.locator("progress").waitFor();
 
-  step("the heart-rate chart has points; the night's hypnogram too");
-  await page.reload();
-  await page.getByRole("heading", { name: "ada@example.com" }).waitFor();
+  step("without a reload: the sources, the heart-rate chart's points and the night's hypnogram");
+  await page.locator(".sources li").first().waitFor();
+  const emptied = await page.getByLabel("export.zip or export.xml").inputValue();
+  if (emptied) throw new Error(`the file box still holds ${emptied}`);
   const points = async (label) => {
     const el = page.locator(`[role=img][aria-label="${label}"]`).first();
     await el.waitFor();
@@ -102,6 +127,14 @@ try {
   if (!(hr > 0)) throw new Error("the heart-rate chart has no points");
   if (!(stages > 0)) throw new Error("the hypnogram has no points");
   await shot("user");
+
+  step("a small export (under the multipart minimum) goes through the direct upload");
+  const firstRun = await page.locator(".notice[data-run]").getAttribute("data-run");
+  await page.getByLabel("export.zip or export.xml").setInputFiles(env("SMALL_EXPORT"));
+  await page.getByRole("button", { name: "Upload and import" }).click();
+  await page.locator(`.notice[data-run]:not([data-run="${firstRun}"])`).filter({ hasText: /success|partial/ }).waitFor({ timeout: 60_000 });
+  const runs = await page.locator("tr[data-run]").filter({ hasText: "xml_import" }).count();
+  if (runs < 2) throw new Error(`${runs} import runs listed, not 2`);
 
   step("reorder the user's sources");
   const first = (await page.locator(".sources li .name").first().textContent()).trim();
@@ -125,6 +158,18 @@ try {
     await page.getByRole("button", { name: "Refresh" }).first().click();
   }
   await attempt.waitFor();
+  // The endpoint's own messages, with their payloads: the test event only (the imports' events
+  // came before the endpoint).
+  await page.getByRole("button", { name: "Refresh" }).nth(1).click();
+  const messages = page.locator("tr[data-message]");
+  await messages.first().waitFor();
+  if ((await messages.count()) !== 1) throw new Error(`${await messages.count()} messages listed, not the one test event`);
+  await messages.first().getByRole("cell", { name: "workout.created", exact: true }).waitFor();
+  const payload = messages.first().locator("pre.payload");
+  if (await payload.isVisible()) throw new Error("the payload is open before it is asked for");
+  await messages.first().getByText("Payload").click();
+  await payload.waitFor({ state: "visible" });
+  if (!(await payload.textContent()).includes('"data"')) throw new Error("the payload shows no data");
   await shot("webhook");
 
   step("phone width");
@@ -139,6 +184,7 @@ try {
   step("log out");
   await page.getByRole("button", { name: "Log out" }).click();
   await page.getByRole("button", { name: "Log in" }).waitFor();
+  if (new URL(page.url()).hash) throw new Error(`the address keeps ${new URL(page.url()).hash} after logging out`);
   console.log(`RESULT ${JSON.stringify({ key_prefix: key.slice(0, 12), user: userId, moved: first })}`);
 } catch (e) {
   await chromium.close();

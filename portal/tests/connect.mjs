@@ -54,7 +54,8 @@ try {
   step("disconnect Oura: asked first (Cancel focused), then done");
   await page.getByRole("button", { name: "Disconnect Oura" }).click();
   await page.waitForFunction(() => document.activeElement && document.activeElement.textContent === "Cancel", null, { timeout: 5_000 });
-  await page.keyboard.press("Enter");
+  await page.keyboard.press("Escape");
+  await page.waitForFunction(() => document.activeElement && document.activeElement.getAttribute("aria-label") === "Disconnect Oura", null, { timeout: 5_000 });
   await page.getByRole("button", { name: "Disconnect Oura" }).click();
   await page.getByRole("group", { name: "Disconnect Oura?" }).getByRole("button", { name: "Disconnect Oura" }).click();
   await page.getByRole("status").filter({ hasText: "Oura is disconnected" }).waitFor();

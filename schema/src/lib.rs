@@ -12,6 +12,7 @@ pub mod connections;
 pub mod data_sources;
 pub mod db;
 pub mod developers;
+pub mod endpoint_messages;
 mod error;
 pub mod imports;
 pub mod invitation_codes;

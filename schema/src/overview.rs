@@ -24,6 +24,8 @@ pub struct Overview {
     pub samples_last_hour: i64,
     /// Runs that ended in the last hour.
     pub runs_last_hour: i64,
+    /// Users of the deployment.
+    pub users_total: i64,
     pub recent_runs: Vec<RecentRun>,
     /// What the stored data costs, per table and for the largest users.
     pub storage: crate::storage::Storage,
@@ -33,6 +35,8 @@ pub struct Overview {
 pub struct RecentRun {
     pub run_id: Uuid,
     pub user_id: Uuid,
+    /// The user's email, when they have one: ids alone look alike.
+    pub user_email: Option<String>,
     pub provider: String,
     pub source: String,
     pub status: String,
@@ -55,14 +59,17 @@ pub async fn overview(db: &Db, recent: i64, largest: i64) -> Result<Overview> {
                 where status = 2 and created_at > now() - interval '24 hours'),
                (select coalesce(sum((counts->>'samples_inserted')::int8), 0)::int8 from sync_runs
                 where ended_at > now() - interval '1 hour'),
-               (select count(*) from sync_runs where ended_at > now() - interval '1 hour')",
+               (select count(*) from sync_runs where ended_at > now() - interval '1 hour'),
+               (select count(*) from users)",
             &[],
         )
         .await?;
     let recent_runs = client
         .query(
-            "select id, user_id, provider, source, status::text, message, error, updated_at
-             from sync_runs order by updated_at desc limit $1",
+            "select r.id, r.user_id, r.provider, r.source, r.status::text, r.message, r.error,
+                    r.updated_at, u.email
+             from sync_runs r left join users u on u.id = r.user_id
+             order by r.updated_at desc limit $1",
             &[&recent],
         )
         .await?
@@ -77,6 +84,7 @@ pub async fn overview(db: &Db, recent: i64, largest: i64) -> Result<Overview> {
                 message: r.try_get(5)?,
                 error: r.try_get(6)?,
                 updated_at: r.try_get(7)?,
+                user_email: r.try_get(8)?,
             })
         })
         .collect::<Result<Vec<_>>>()?;
@@ -88,6 +96,7 @@ pub async fn overview(db: &Db, recent: i64, largest: i64) -> Result<Overview> {
         delivery_failures_24h: row.try_get(4)?,
         samples_last_hour: row.try_get(5)?,
         runs_last_hour: row.try_get(6)?,
+        users_total: row.try_get(7)?,
         recent_runs,
         storage: crate::storage::storage(db, largest).await?,
     })

@@ -198,7 +198,8 @@ pub async fn list(db: &Db, q: &ListQuery) -> Result<(Vec<User>, i64)> {
     let client = db.client().await?;
     let pattern = q.search.as_deref().map(|s| format!("%{}%", escape_like(s)));
     let filter =
-        "($1::text is null or u.email ilike $1 or u.first_name ilike $1 or u.last_name ilike $1)
+        "($1::text is null or u.email ilike $1 or u.first_name ilike $1 or u.last_name ilike $1
+          or u.external_user_id ilike $1 or u.id::text ilike $1)
         and ($2::text is null or u.email = $2)
         and ($3::text is null or u.external_user_id = $3)";
     let order = if q.descending { "desc" } else { "asc" };

@@ -260,7 +260,8 @@ async fn login_forms_are_bounded_and_throttle_keys_are_hashes() {
 async fn the_overview_says_what_the_deployment_is_doing() {
     let app = TestApp::spawn().await;
     let key = app.api_key().await;
-    let user = app.user(&key, json!({})).await;
+    app.user(&key, json!({})).await;
+    let user = app.user(&key, json!({"email": "ada@example.com"})).await;
     let body = ingest::payloads::payload(&ingest::payloads::Spec::new(
         ingest::payloads::Platform::Ios,
         50,
@@ -274,5 +275,7 @@ async fn the_overview_says_what_the_deployment_is_doing() {
     assert!(r.body["samples_last_hour"].as_i64().is_some_and(|n| n > 0), "{}", r.body);
     assert_eq!(r.body["recent_runs"][0]["user_id"], user.as_str());
     assert_eq!(r.body["recent_runs"][0]["status"], "success");
+    assert_eq!(r.body["recent_runs"][0]["user_email"], "ada@example.com");
+    assert_eq!(r.body["users_total"], 2);
     assert_eq!(app.get("/api/v1/developer/overview", &key).await.status, 401, "developers only");
 }

@@ -75,9 +75,10 @@ async fn connect(app: &TestApp, browser: &Browser, token: &str, slug: &str, allo
     let (status, started) =
         call(app, browser, Method::POST, &format!("/api/v1/connect/{token}/{slug}")).await;
     assert_eq!(status, 200, "{started}");
-    let link = started["authorization_url"].as_str().expect("authorization_url");
-    let consent = browser.open(app, link).await;
+    // Straight to the vendor: the flow is bound to this browser already.
+    let consent = started["authorization_url"].as_str().expect("authorization_url").to_string();
     assert!(consent.contains(AUTHORIZE_PATH), "{consent}");
+    assert!(browser.cookie_header().contains("wearhouse_oauth_"), "the binding cookie");
     let q = query(&consent);
     let back = &q["redirect_uri"];
     assert_eq!(back, &app.url(&format!("/api/v1/oauth/{slug}/callback")));
@@ -130,6 +131,9 @@ async fn an_integrator_makes_lists_and_revokes_connect_links() {
     app.post(&links, &key, json!({"expires_in_minutes": 10_081}))
         .await
         .assert_invalid(&["body", "expires_in_minutes"], "less_than_equal");
+    app.post(&links, &key, json!({"providers": []}))
+        .await
+        .assert_invalid(&["body", "providers"], "greater_than_equal");
     app.post(&links, &key, json!({"providers": ["whoop"]}))
         .await
         .assert_error(400, "Provider 'whoop' is not enabled");
@@ -161,6 +165,16 @@ async fn an_integrator_makes_lists_and_revokes_connect_links() {
         app.get(&format!("{links}?limit=1"), &key).await.body.as_array().map(Vec::len),
         Some(1)
     );
+
+    // Connections started from one link are bounded: each costs a pending flow.
+    let browser = Browser::new();
+    let start = format!("/api/v1/connect/{}/oura", token_of(&url));
+    for _ in 0..20 {
+        assert_eq!(call(&app, &browser, Method::POST, &start).await.0, 200);
+    }
+    let r = browser.send(Method::POST, &app.url(&start)).await;
+    assert_eq!(r.status(), 429);
+    assert!(r.headers().get("retry-after").is_some());
 
     // The page itself: the portal bundle's, for any token, never indexed, never a referrer.
     let r = app.http.get(&url).send().await.expect("page");
@@ -222,6 +236,20 @@ async fn a_connect_link_connects_vendors_in_its_first_browser_only() {
     assert_eq!(q["error"], "access_denied: The user said no");
     let (_, shown) = page(&app, &mine, &token).await;
     assert_eq!(vendor_status(&shown, "strava"), "not_connected");
+
+    // The vendor's URL carried to another browser connects no one there: back to the page.
+    let (_, started) =
+        call(&app, &mine, Method::POST, &format!("/api/v1/connect/{token}/strava")).await;
+    let consent = started["authorization_url"].as_str().expect("authorization_url");
+    let q = query(consent);
+    let back = format!("{}?code={}&state={}", q["redirect_uri"], mock::CODE, q["state"]);
+    let r = theirs.get(&back).await;
+    let to = r.headers()["location"].to_str().expect("location").to_string();
+    assert!(to.contains("error=This+authorization+was+started+in+another+browser"), "{to}");
+    let strava = format!(
+        "select count(*) from connections where user_id = '{user}' and provider = 'strava'"
+    );
+    assert_eq!(app.count(&strava).await, 0);
 
     // Only what the link offers.
     let (status, said) =

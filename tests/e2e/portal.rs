@@ -58,6 +58,15 @@ async fn the_portal_in_a_browser() {
         let mut file = std::io::BufWriter::new(std::fs::File::create(&export).expect("export"));
         ingest::export::generate::write_export(&mut file, &spec).expect("write the export");
     }
+    // And one day, under the multipart minimum of 5 MiB: the direct upload takes it.
+    let small = std::env::temp_dir().join(format!("portal-small-{}.xml", uuid::Uuid::new_v4()));
+    {
+        let mut spec = ingest::export::generate::ExportSpec::new(1);
+        spec.start = (chrono::Utc::now() - chrono::Duration::days(13)).date_naive();
+        let mut file = std::io::BufWriter::new(std::fs::File::create(&small).expect("export"));
+        ingest::export::generate::write_export(&mut file, &spec).expect("write the export");
+    }
+    assert!(std::fs::metadata(&small).map(|m| m.len()).unwrap_or(0) < 5 * 1024 * 1024);
     // A run leaves the checkout as it was, unless asked to refresh the README's screenshots.
     let asked = std::env::var_os("PORTAL_SCREENSHOTS");
     let shots = match &asked {
@@ -75,6 +84,7 @@ async fn the_portal_in_a_browser() {
         .env("EMAIL", ADMIN_EMAIL)
         .env("PASSWORD", ADMIN_PASSWORD)
         .env("EXPORT", &export)
+        .env("SMALL_EXPORT", &small)
         .env("RECEIVER", &hook)
         .env("SCREENSHOTS", &shots)
         .env("CHROMIUM", CHROMIUM)
@@ -84,6 +94,7 @@ async fn the_portal_in_a_browser() {
         .await
         .expect("run node");
     let _ = std::fs::remove_file(&export);
+    let _ = std::fs::remove_file(&small);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "the browser run failed:\n{stdout}\n{stderr}");
@@ -97,10 +108,14 @@ async fn the_portal_in_a_browser() {
     let keys = "select count(*) from api_keys where name = 'portal-test' and revoked_at is null";
     assert_eq!(app.count(keys).await, 1);
     let user = result["user"].as_str().unwrap_or_default();
+    let theirs = format!("select external_user_id from users where id = '{user}'");
+    let external: Option<String> =
+        app.db().await.query_one(&theirs, &[]).await.expect(&theirs).get(0);
+    assert_eq!(external.as_deref(), Some("ada-42"), "the create form's own id");
     let imported = format!(
         "select count(*) from sync_runs where user_id = '{user}' and source = 'xml_import' and status in ('success', 'partial')"
     );
-    assert_eq!(app.count(&imported).await, 1);
+    assert_eq!(app.count(&imported).await, 2, "the export, and the small one");
     let ranked = format!(
         "select count(*) from source_priorities where user_id = '{user}' and kind = 'data_source'"
     );

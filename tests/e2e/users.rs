@@ -137,6 +137,12 @@ async fn list_pages_filters_and_sorts() {
     assert_eq!(found.body["total"], 1);
     let found = app.get("/api/v1/users?search=%25", &key).await;
     assert_eq!(found.body["total"], 1);
+    // A full id finds its user too.
+    let found = app.get(&format!("/api/v1/users?search={}", ids[2].to_uppercase()), &key).await;
+    assert_eq!(
+        (found.body["total"].clone(), found.body["items"][0]["id"].clone()),
+        (json!(1), json!(ids[2]))
+    );
     let found = app.get("/api/v1/users?external_user_id=e4", &key).await;
     assert_eq!(found.body["total"], 1);
     assert_eq!(found.body["items"][0]["id"], ids[4].as_str());

@@ -316,6 +316,50 @@ async fn signed_deliveries_retried_with_the_same_id_until_accepted() {
     assert_eq!(id(&got[2].0), test_id);
     assert!(python_verifies(&secret, &got[2].0, &got[2].1).await);
 
+    // The endpoint's own messages, newest first, each with its payload and its delivery here.
+    let own = format!("/api/v1/webhooks/endpoints/{endpoint_id}/messages");
+    let mut r = app.get(&own, &admin).await;
+    for _ in 0..50 {
+        if r.body["data"][0]["statusText"] == "success" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        r = app.get(&own, &admin).await;
+    }
+    assert_eq!(r.status, 200, "{}", r.body);
+    let m = &r.body["data"];
+    assert_eq!(m.as_array().map(Vec::len), Some(2), "{}", r.body);
+    assert_eq!(
+        (m[0]["id"].clone(), m[0]["statusText"].clone()),
+        (json!(test_id), json!("success"))
+    );
+    assert_eq!(m[1]["eventType"], "workout.created");
+    assert_eq!((m[1]["status"].clone(), m[1]["attempts"].clone()), (json!(0), json!(2)));
+    assert_eq!(m[1]["payload"]["data"]["type"], "running");
+    assert_eq!(m[1]["channels"], json!([format!("user.{user}")]));
+    let p1 = app.get(&format!("{own}?limit=1"), &admin).await;
+    assert_eq!(p1.body["done"], false);
+    let it = p1.body["iterator"].as_str().unwrap_or("").to_string();
+    let p2 = app.get(&format!("{own}?limit=1&iterator={it}"), &admin).await;
+    assert_eq!(
+        (p2.body["data"][0]["id"].clone(), p2.body["done"].clone()),
+        (m[1]["id"].clone(), json!(true))
+    );
+    let r = app.get(&format!("{own}?event_types=sleep.created"), &admin).await;
+    assert_eq!(r.body["data"], json!([]));
+    // Another endpoint has none of them; an unknown one is 404.
+    let other = app
+        .post(
+            "/api/v1/webhooks/endpoints",
+            &admin,
+            json!({"url": "https://hooks.example.com/other"}),
+        )
+        .await
+        .str("id");
+    let r = app.get(&format!("/api/v1/webhooks/endpoints/{other}/messages"), &admin).await;
+    assert_eq!(r.body["data"], json!([]), "{}", r.body);
+    assert_eq!(app.get("/api/v1/webhooks/endpoints/ep_nope/messages", &admin).await.status, 404);
+
     // After a rotation both secrets verify, for 24 hours: receivers switch without a gap.
     let rotate = format!("/api/v1/webhooks/endpoints/{endpoint_id}/secret/rotate");
     let new_secret = app.post(&rotate, &admin, json!({})).await.str("key");

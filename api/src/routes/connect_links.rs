@@ -26,7 +26,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 /// A link's lifetime when the request names none, and its bounds, in minutes.
 const DEFAULT_MINUTES: i64 = 30;
 const MIN_MINUTES: i64 = 5;
-const MAX_MINUTES: i64 = 7 * 24 * 60;
+pub(crate) const MAX_MINUTES: i64 = 7 * 24 * 60;
 /// Vendors a link may name.
 const MAX_PROVIDERS: usize = 32;
 
@@ -129,12 +129,9 @@ async fn create_link(
     let minutes = body.expires_in_minutes.unwrap_or(DEFAULT_MINUTES);
     let mut checks = Checks::default();
     checks.range(body_loc("expires_in_minutes"), minutes, MIN_MINUTES, MAX_MINUTES);
-    checks.range(
-        body_loc("providers"),
-        body.providers.as_ref().map_or(0, Vec::len) as i64,
-        0,
-        MAX_PROVIDERS as i64,
-    );
+    if let Some(list) = &body.providers {
+        checks.range(body_loc("providers"), list.len() as i64, 1, MAX_PROVIDERS as i64);
+    }
     checks.finish()?;
     let user_id = existing_user(&state, &user_id).await?;
     let providers = match body.providers {

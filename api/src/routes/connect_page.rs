@@ -7,7 +7,7 @@
 
 use axum::Json;
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
 use schema::catalogue::providers::Provider;
@@ -21,18 +21,31 @@ use utoipa_axum::routes;
 use crate::AppState;
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::extract::ClientAddr;
-use crate::routes::oauth::{AuthorizeOut, Completion, Flow};
-use crate::security::secrets;
+use crate::routes::oauth::{Completion, Flow};
 use crate::security::throttle::Attempt;
+use crate::security::{cookies, secrets};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(show_link)).routes(routes!(start_connecting, disconnect))
 }
 
-/// The cookie that binds a link to its browser.
+/// The cookie that binds a link to its browser: random bytes, as hex.
 const COOKIE: &str = "wearhouse_connect";
-/// How long a browser keeps it: the longest a link lives.
-const COOKIE_SECONDS: u64 = 7 * 24 * 3600;
+const COOKIE_BYTES: usize = 32;
+/// How long a browser keeps it: the longest a link lives (renewed on each visit).
+const COOKIE_SECONDS: u64 = super::connect_links::MAX_MINUTES as u64 * 60;
+/// Connections started and ended from one link within [`ACTIONS_WINDOW_SECONDS`]: each costs
+/// a vendor call or a pending flow (which may push out the user's others).
+const ACTIONS_PER_LINK: i64 = 20;
+const ACTIONS_WINDOW_SECONDS: i64 = 15 * 60;
+
+/// Where connecting sends the browser.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ConnectingOut {
+    /// The vendor's authorization page, for this browser only: the flow is bound to it (a
+    /// cookie set with this answer), so the URL connects no one elsewhere.
+    pub authorization_url: String,
+}
 
 /// What the page shows.
 #[derive(Debug, Serialize, ToSchema)]
@@ -62,32 +75,29 @@ pub struct VendorStateOut {
 /// A browser's cookie as sent, when it has the shape this service gives out.
 fn browser_cookie(headers: &HeaderMap) -> Option<String> {
     let value = super::oauth::cookie(headers, COOKIE)?;
-    (value.len() == 64 && value.bytes().all(|b| b.is_ascii_hexdigit())).then(|| value.to_string())
+    let shaped = value.len() == 2 * COOKIE_BYTES && value.bytes().all(|b| b.is_ascii_hexdigit());
+    shaped.then(|| value.to_string())
 }
 
-/// The `Set-Cookie` that gives a browser its cookie, under `PUBLIC_URL`'s own path.
-fn cookie_header(state: &AppState, value: &str) -> Option<HeaderValue> {
-    let public = url::Url::parse(&state.config.public_url).ok()?;
-    let secure = if public.scheme() == "https" { "; Secure" } else { "" };
-    let path = format!("{}/api/v1/connect/", public.path().trim_end_matches('/'));
-    HeaderValue::from_str(&format!(
-        "{COOKIE}={value}; Path={path}; Max-Age={COOKIE_SECONDS}; HttpOnly; SameSite=Strict{secure}"
-    ))
-    .ok()
-}
-
-/// A live link opened in this browser, and the cookie to give it when it had none.
+/// A live link opened in this browser, and the browser's cookie (new, or renewed).
 struct Visit {
     link: ConnectLink,
-    new_cookie: Option<String>,
+    cookie: String,
 }
 
 impl Visit {
-    /// `response` with the browser's new cookie, if it was given one.
+    /// `response` with the browser's cookie set again: its lifetime starts anew.
     fn answer(&self, state: &AppState, response: impl IntoResponse) -> Response {
         let mut response = response.into_response();
-        if let Some(value) = self.new_cookie.as_deref().and_then(|v| cookie_header(state, v)) {
-            response.headers_mut().insert(header::SET_COOKIE, value);
+        let cookie = cookies::Cookie {
+            name: COOKIE,
+            value: &self.cookie,
+            path: "/api/v1/connect/",
+            max_age: COOKIE_SECONDS,
+            same_site: "Strict",
+        };
+        if let Some(value) = cookies::set_cookie(&state.config.public_url, &cookie) {
+            response.headers_mut().append(header::SET_COOKIE, value);
         }
         response
     }
@@ -106,16 +116,10 @@ async fn visit(
         let detail = format!("Too many links that do not exist; try again in {wait} seconds");
         return Err(ApiError::too_many_requests(detail, wait));
     }
-    let (cookie, new_cookie) = match browser_cookie(headers) {
-        Some(c) => (c, None),
-        None => {
-            let c = secrets::random_hex(32);
-            (c.clone(), Some(c))
-        }
-    };
+    let cookie = browser_cookie(headers).unwrap_or_else(|| secrets::random_hex(COOKIE_BYTES));
     let gone = |detail: &str| ApiError::client(StatusCode::GONE, detail);
     match schema::connect_links::open(&state.db, token, &cookie).await? {
-        Opened::Live(link) => Ok(Visit { link, new_cookie }),
+        Opened::Live(link) => Ok(Visit { link, cookie }),
         Opened::Unknown => {
             state.connect_misses.failed(&attempt).await;
             Err(ApiError::not_found("This link is not valid. Ask whoever sent it for a new one."))
@@ -152,12 +156,36 @@ async fn visit_for(
     (token, raw): &(String, String),
 ) -> ApiResult<(Visit, &'static Provider)> {
     let visit = visit(state, address, headers, token).await?;
+    counted_action(state, &visit.link).await?;
     let chosen = offered(state, &visit.link)
         .await?
         .into_iter()
         .find(|p| p.slug == raw)
         .ok_or_else(|| ApiError::not_found(format!("This link does not offer '{raw}'")))?;
     Ok((visit, chosen))
+}
+
+/// Counts an action on a link's vendors; past [`ACTIONS_PER_LINK`] in the window, 429.
+async fn counted_action(state: &AppState, link: &ConnectLink) -> ApiResult<()> {
+    let key = format!("{}:connect-actions:{}", state.config.redis_key_prefix, link.id);
+    let mut redis = state.redis.clone();
+    let (count, ttl): (i64, i64) = redis::pipe()
+        .incr(&key, 1)
+        .cmd("EXPIRE")
+        .arg(&key)
+        .arg(ACTIONS_WINDOW_SECONDS)
+        .arg("NX")
+        .ignore()
+        .ttl(&key)
+        .query_async(&mut redis)
+        .await?;
+    if count > ACTIONS_PER_LINK {
+        let wait = ttl.max(1) as u64;
+        let detail =
+            format!("Too many connections started from this link; try again in {wait} seconds");
+        return Err(ApiError::too_many_requests(detail, wait));
+    }
+    Ok(())
 }
 
 /// What the connect page shows: the deployment, and each vendor the link offers with the
@@ -218,8 +246,9 @@ async fn show_link(
     params(("token" = String, Path, description = "The link's token"),
            ("provider" = String, Path, description = "Lowercase provider identifier")),
     responses(
-        (status = 200, body = AuthorizeOut), (status = 404, body = ErrorBody),
-        (status = 410, body = ErrorBody), (status = 429, body = ErrorBody),
+        (status = 200, body = ConnectingOut), (status = 400, body = ErrorBody),
+        (status = 404, body = ErrorBody), (status = 410, body = ErrorBody),
+        (status = 429, body = ErrorBody),
     ))]
 async fn start_connecting(
     address: ClientAddr,
@@ -238,8 +267,12 @@ async fn start_connecting(
         completion: Completion::Auto,
         page: Some(super::connect_links::page_url(&state, &path.0)),
     };
-    let started = super::oauth::begin(&state, flow).await?;
-    Ok(visit.answer(&state, Json(started)))
+    let (authorization_url, binding) = super::oauth::begin_bound(&state, flow).await?;
+    let mut response = visit.answer(&state, Json(ConnectingOut { authorization_url }));
+    if let Some(binding) = binding {
+        response.headers_mut().append(header::SET_COOKIE, binding);
+    }
+    Ok(response)
 }
 
 /// Disconnects the link's user from a vendor it offers, at the vendor too

@@ -111,7 +111,7 @@ fn flat(v: &Option<Option<String>>) -> Option<&str> {
     params(
         ("page" = Option<i64>, Query, description = "1-based page number", minimum = 1),
         ("limit" = Option<i64>, Query, description = "Page size (default 20)", minimum = 1, maximum = 100),
-        ("search" = Option<String>, Query, description = "Case-insensitive match on email, first or last name"),
+        ("search" = Option<String>, Query, description = "Case-insensitive match on email, first or last name, external_user_id or id (any part)"),
         ("email" = Option<String>, Query, description = "Exact email"),
         ("external_user_id" = Option<String>, Query, description = "Deprecated exact filter"),
         ("sort_by" = Option<String>, Query, description = "created_at, email, first_name, last_name or last_synced_at"),

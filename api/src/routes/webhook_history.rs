@@ -23,6 +23,7 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(list_attempts))
         .routes(routes!(list_messages))
+        .routes(routes!(list_endpoint_messages))
         .routes(routes!(send_test))
         .routes(routes!(resend))
         .routes(routes!(recover))
@@ -122,8 +123,23 @@ fn list_params(params: &mut Params) -> ListParams {
     ListParams { limit, cursor, newer, before, after, event_types }
 }
 
-/// Cuts a `limit + 1` page and names the cursors around it.
-fn page<T>(mut rows: Vec<T>, p: &ListParams, id: impl Fn(&T) -> String) -> ListOut<T> {
+/// Cuts a `limit + 1` page, names the cursors around it, and makes each row an answer.
+fn page<T, U>(
+    rows: Vec<T>,
+    p: &ListParams,
+    id: impl Fn(&T) -> String,
+    out: impl FnMut(T) -> U,
+) -> ListOut<U> {
+    let cut = cut(rows, p, id);
+    ListOut {
+        data: cut.data.into_iter().map(out).collect(),
+        done: cut.done,
+        iterator: cut.iterator,
+        prev_iterator: cut.prev_iterator,
+    }
+}
+
+fn cut<T>(mut rows: Vec<T>, p: &ListParams, id: impl Fn(&T) -> String) -> ListOut<T> {
     let more = rows.len() as i64 > p.limit;
     if more {
         if p.newer {
@@ -136,6 +152,26 @@ fn page<T>(mut rows: Vec<T>, p: &ListParams, id: impl Fn(&T) -> String) -> ListO
     let prev_iterator = rows.first().map(|r| format!("-{}", id(r)));
     // Going forward, done means nothing older; going back, nothing newer.
     ListOut { data: rows, done: !more, iterator, prev_iterator }
+}
+
+/// The list parameters of an endpoint's attempts or messages, with the delivery status.
+fn endpoint_filter(params: &mut Params) -> (ListParams, AttemptFilter) {
+    let p = list_params(params);
+    // Every number 0..=3 names a state (the range is checked first).
+    let status = params
+        .raw("status")
+        .is_some()
+        .then(|| DeliveryStatus::from_code(params.int("status", 0, 0, 3) as i16))
+        .flatten();
+    let filter = AttemptFilter {
+        before: p.before,
+        after: p.after,
+        status,
+        event_types: p.event_types.clone(),
+        cursor: p.cursor.clone(),
+        newer: p.newer,
+    };
+    (p, filter)
 }
 
 async fn endpoint_exists(state: &AppState, id: &str) -> ApiResult<()> {
@@ -157,31 +193,70 @@ async fn list_attempts(
     Query(mut params): Query,
 ) -> ApiResult<Json<ListOut<AttemptOut>>> {
     enabled(&state)?;
-    let p = list_params(&mut params);
-    // Every number 0..=3 names a state (the range is checked first).
-    let status = params
-        .raw("status")
-        .is_some()
-        .then(|| DeliveryStatus::from_code(params.int("status", 0, 0, 3) as i16))
-        .flatten();
+    let (p, filter) = endpoint_filter(&mut params);
     params.finish()?;
     endpoint_exists(&state, &id).await?;
-    let filter = AttemptFilter {
-        before: p.before,
-        after: p.after,
-        status,
-        event_types: p.event_types.clone(),
-        cursor: p.cursor.clone(),
-        newer: p.newer,
-    };
     let rows = schema::webhook_deliveries::attempts(&state.db, &id, &filter, p.limit).await?;
-    let out = page(rows, &p, |a| a.id.clone());
-    Ok(Json(ListOut {
-        data: out.data.into_iter().map(attempt_out).collect(),
-        done: out.done,
-        iterator: out.iterator,
-        prev_iterator: out.prev_iterator,
-    }))
+    Ok(Json(page(rows, &p, |a| a.id.clone(), attempt_out)))
+}
+
+/// A message as one endpoint got it: the message with its payload, and its delivery there.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EndpointMessageOut {
+    #[serde(flatten)]
+    pub msg: MessageOut,
+    /// The delivery's: 0 success, 1 pending, 2 failed, 3 sending.
+    pub status: i16,
+    pub status_text: &'static str,
+    /// Attempts made for this endpoint.
+    pub attempts: i32,
+    /// When the next attempt is due, while pending.
+    pub next_attempt: Option<DateTime<Utc>>,
+}
+
+/// The messages sent to one endpoint, newest first, each with its payload and its delivery's
+/// status there (Svix's "attempted messages" of an endpoint). `status` filters by delivery
+/// status; `before` and `after` bound the messages' times.
+#[utoipa::path(get, path = "/webhooks/endpoints/{endpoint_id}/messages", tag = "webhooks",
+    params(("endpoint_id" = String, Path), ("limit" = Option<i64>, Query, description = "1 to 250, default 50"),
+        ("iterator" = Option<String>, Query), ("before" = Option<String>, Query), ("after" = Option<String>, Query),
+        ("status" = Option<i64>, Query, description = "0 success, 1 pending, 2 failed, 3 sending"),
+        ("event_types" = Option<Vec<String>>, Query)),
+    responses((status = 200, body = ListOut<EndpointMessageOut>), (status = 401, body = ErrorBody),
+        (status = 404, body = ErrorBody), (status = 422, body = ValidationBody), (status = 503, body = ErrorBody)),
+    security(("bearer" = [])))]
+async fn list_endpoint_messages(
+    _auth: DeveloperAuth,
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    Query(mut params): Query,
+) -> ApiResult<Json<ListOut<EndpointMessageOut>>> {
+    enabled(&state)?;
+    let (p, filter) = endpoint_filter(&mut params);
+    params.finish()?;
+    endpoint_exists(&state, &id).await?;
+    let rows = schema::endpoint_messages::list(&state.db, &id, &filter, p.limit).await?;
+    Ok(Json(page(
+        rows,
+        &p,
+        |m| m.id.clone(),
+        |m| EndpointMessageOut {
+            msg: MessageOut {
+                id: m.id,
+                event_type: m.event_type,
+                event_id: m.event_id,
+                timestamp: m.created_at,
+                channels: channels(m.user_id),
+                tags: Vec::new(),
+                payload: Some(m.payload),
+            },
+            status: m.status.code(),
+            status_text: m.status.as_str(),
+            attempts: m.attempts,
+            next_attempt: m.next_attempt_at,
+        },
+    )))
 }
 
 /// Every message sent, newest first (payloads are in each attempt's `msg`).
@@ -211,25 +286,20 @@ async fn list_messages(
         p.limit,
     )
     .await?;
-    let out = page(rows, &p, |m| m.id.clone());
-    Ok(Json(ListOut {
-        data: out
-            .data
-            .into_iter()
-            .map(|m| MessageOut {
-                id: m.id,
-                event_type: m.event_type,
-                event_id: m.event_id,
-                timestamp: m.created_at,
-                channels: channels(m.user_id),
-                tags: Vec::new(),
-                payload: None,
-            })
-            .collect(),
-        done: out.done,
-        iterator: out.iterator,
-        prev_iterator: out.prev_iterator,
-    }))
+    Ok(Json(page(
+        rows,
+        &p,
+        |m| m.id.clone(),
+        |m| MessageOut {
+            id: m.id,
+            event_type: m.event_type,
+            event_id: m.event_id,
+            timestamp: m.created_at,
+            channels: channels(m.user_id),
+            tags: Vec::new(),
+            payload: None,
+        },
+    )))
 }
 
 #[derive(Debug, Default, Deserialize, ToSchema)]

@@ -33,7 +33,7 @@ async function walk(path, params) {
 
 const day = (t) => new Date(t).toISOString().slice(0, 10);
 
-export function Data({ userId }) {
+export function Data({ userId, version }) {
   const [range, setRange] = useState(RANGES[2]);
   const [end] = useState(() => new Date(Math.ceil(Date.now() / 3_600_000) * 3_600_000));
   const start = new Date(end.getTime() - range.days * 86_400_000);
@@ -48,7 +48,7 @@ export function Data({ userId }) {
       api(`${base}/health-scores?${new URLSearchParams({ start_date: day(start), end_date: day(end), limit: "200" })}`),
     ]);
     return { hr, activity, night: sleep.data[0] || null, workouts, scores: scores.data };
-  }, [userId, range.key]);
+  }, [userId, range.key, version]);
   const at = (t) => Date.parse(t) / 1000;
   const hr = data && [data.hr.map((p) => at(p.timestamp)), data.hr.map((p) => p.value)];
   const days = data && data.activity.map((d) => Date.parse(`${d.date}T12:00:00Z`) / 1000);

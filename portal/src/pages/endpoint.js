@@ -7,8 +7,25 @@ import { Confirm, Copy, Failure, useAction, useLoad, when } from "../ui.js";
 
 const STATUS = ["success", "pending", "failed", "sending"];
 
+/** Pages of a Svix-style list (`{data, done, iterator, prevIterator}`): [page, error, reload, pager]. */
+function usePages(path, deps) {
+  const [at, setAt] = useState("");
+  const [page, error, reload] = useLoad(() => api(`${path}${at ? `&iterator=${encodeURIComponent(at)}` : ""}`), [...deps, at]);
+  const pager = page && (!page.done || at) && html`<nav class="pager" aria-label="Pages">
+    <button type="button" class="secondary" disabled=${!at} onClick=${() => setAt(page.prevIterator || "")}>Newer</button>
+    <button type="button" class="secondary" disabled=${page.done} onClick=${() => setAt(page.iterator)}>Older</button>
+  </nav>`;
+  return [page, error, reload, pager];
+}
+
+/** A payload or a response body, opened on demand. */
+function Shown({ label, text }) {
+  if (!text) return "—";
+  return html`<details><summary>${label}</summary><pre class="payload">${text}</pre></details>`;
+}
+
 function Attempts({ id, turn }) {
-  const [page, error, reload] = useLoad(() => api(`/webhooks/endpoints/${id}/attempts?limit=50`), [id, turn]);
+  const [page, error, reload, pager] = usePages(`/webhooks/endpoints/${id}/attempts?limit=20`, [id, turn]);
   return html`<section aria-labelledby="attempts">
     <h2 id="attempts">Delivery attempts</h2>
     <button type="button" class="link" onClick=${reload}>Refresh</button>
@@ -19,12 +36,14 @@ function Attempts({ id, turn }) {
       <tbody>${page.data.map((a) => html`<tr data-attempt=${a.id}>
         <td>${when(a.timestamp)}</td><td>${a.msg ? a.msg.eventType : ""}</td>
         <td><span class=${`status status-${STATUS[a.status]}`}>${STATUS[a.status] || a.status}</span></td>
-        <td>${a.responseStatusCode || "—"}</td><td>${a.responseDurationMs} ms</td></tr>`)}</tbody></table></div>`)}
+        <td>${a.responseStatusCode || "—"} <${Shown} label="Body" text=${a.response} /></td><td>${a.responseDurationMs} ms</td></tr>`)}</tbody></table></div>`)}
+    ${pager}
   </section>`;
 }
 
-function Messages({ id, onResent }) {
-  const [page, error, reload] = useLoad(() => api(`/webhooks/messages?limit=20`), [id]);
+/** This endpoint's own messages, each with its payload and where its delivery stands. */
+function Messages({ id, turn, onResent }) {
+  const [page, error, reload, pager] = usePages(`/webhooks/endpoints/${id}/messages?limit=20`, [id, turn]);
   const [run, busy, actionError] = useAction();
   const [since, setSince] = useState("");
   const [recovered, setRecovered] = useState(null);
@@ -42,13 +61,17 @@ function Messages({ id, onResent }) {
     });
   };
   return html`<section aria-labelledby="messages">
-    <h2 id="messages">Messages</h2>
+    <h2 id="messages">Messages to this endpoint</h2>
     <${Failure} error=${error || actionError} />
-    ${page && html`<div class="scroll"><table>
-      <thead><tr><th scope="col">When</th><th scope="col">Event</th><th scope="col"><span class="sr">Actions</span></th></tr></thead>
-      <tbody>${page.data.map((m) => html`<tr><td>${when(m.timestamp)}</td><td>${m.eventType}</td>
+    ${page && (page.data.length === 0 ? html`<p>No messages yet.</p>` : html`<div class="scroll"><table>
+      <thead><tr><th scope="col">When</th><th scope="col">Event</th><th scope="col">Delivery</th>
+        <th scope="col">Payload</th><th scope="col"><span class="sr">Actions</span></th></tr></thead>
+      <tbody>${page.data.map((m) => html`<tr data-message=${m.id}><td>${when(m.timestamp)}</td><td>${m.eventType}</td>
+        <td><span class=${`status status-${m.statusText}`}>${m.statusText}</span> · ${m.attempts} attempt${m.attempts === 1 ? "" : "s"}</td>
+        <td><${Shown} label="Payload" text=${m.payload && JSON.stringify(m.payload, null, 2)} /></td>
         <td><button type="button" class="secondary" disabled=${busy} onClick=${() => resend(m)}>Resend</button></td></tr>`)}</tbody>
-    </table></div>`}
+    </table></div>`)}
+    ${pager}
     <form onSubmit=${recover} class="inline" aria-label="Recover failed messages">
       <label>Send again every failed message since <input type="datetime-local" required value=${since}
         onInput=${(e) => setSince(e.target.value)} /></label>
@@ -89,8 +112,7 @@ export function Endpoint({ id }) {
     <p><a href="#/settings">← Settings</a></p>
     <${Failure} error=${error || actionError} />
     ${ep && html`<header class="user"><div><h1>${ep.url}</h1>
-        <p class="muted">${ep.id} · ${ep.disabled ? "disabled" : "enabled"} · events: ${ep.filter_types ? ep.filter_types.join(", ") : "all"}
-          · user: ${ep.user_id || "all"}</p></div>
+        <p class="muted">${ep.id} · ${ep.disabled ? "disabled" : "enabled"} · events: ${ep.filter_types ? ep.filter_types.join(", ") : "all"} · user: ${ep.user_id || "all"}</p></div>
         <${Confirm} label="Delete endpoint" question="Delete this endpoint?" busy=${busy} onConfirm=${remove} /></header>
       <p class="actions">
         <button type="button" class="secondary" onClick=${toggle} disabled=${busy}>${ep.disabled ? "Enable" : "Disable"}</button>
@@ -104,6 +126,6 @@ export function Endpoint({ id }) {
       </div>
       ${sent && html`<p role="status" class="ok">Test event sent (${sent}).</p>`}
       <${Attempts} id=${id} turn=${turn} />
-      <${Messages} id=${id} onResent=${() => setTurn((t) => t + 1)} />`}
+      <${Messages} id=${id} turn=${turn} onResent=${() => setTurn((t) => t + 1)} />`}
   </section>`;
 }

@@ -46,7 +46,7 @@ function Storage({ s }) {
             <th scope="col">Bytes a sample</th><th scope="col">Measured</th></tr></thead>
           <tbody>${s.largest_users.map(
             (u) => html`<tr>
-              <td><a href=${`#/users/${u.user_id}`}>${u.user_id.slice(0, 8)}</a></td>
+              <td><a href=${`#/users/${u.user_id}`}><code>${u.user_id}</code></a></td>
               <td>${u.samples.toLocaleString()}</td><td>${size(u.bytes)}</td>
               <td>${perSample(u.bytes_per_sample)}</td><td>${when(u.measured_at)}</td></tr>`,
           )}</tbody></table></div>`}`;
@@ -63,6 +63,7 @@ export function Overview() {
     <h1>Overview</h1>
     <${Failure} error=${error} />
     ${o && html`<div class="figures">
+        <${Figure} label="users" value=${o.users_total.toLocaleString()} hint=${html`<a href="#/users">all users</a>`} />
         <${Figure} label="samples stored in the last hour" value=${o.samples_last_hour.toLocaleString()}
           hint=${`${o.runs_last_hour} runs`} />
         <${Figure} label="SDK batches waiting" value=${o.batches_queued} />
@@ -80,7 +81,7 @@ export function Overview() {
             <tbody>${o.recent_runs.map(
               (r) => html`<tr>
                 <td>${when(r.updated_at)}</td>
-                <td><a href=${`#/users/${r.user_id}`}>${r.user_id.slice(0, 8)}</a></td>
+                <td><a href=${`#/users/${r.user_id}`}>${r.user_email || html`<code>${r.user_id}</code>`}</a></td>
                 <td>${r.provider}</td><td>${r.source}</td><td><${Status} value=${r.status} /></td>
                 <td>${r.error || r.message || ""}</td></tr>`,
             )}</tbody></table></div>`}

@@ -18,14 +18,16 @@ function Keys() {
       reload();
     }
   };
-  const rename = (k) =>
+  // The key being renamed, and the name typed so far.
+  const [renaming, setRenaming] = useState(null);
+  const rename = (e) => {
+    e.preventDefault();
     run(async () => {
-      const next = prompt("New name", k.name);
-      if (next && next.trim()) {
-        await api(`/developer/api-keys/${k.id}`, { method: "PATCH", json: { name: next.trim() } });
-        reload();
-      }
+      await api(`/developer/api-keys/${renaming.id}`, { method: "PATCH", json: { name: renaming.name.trim() } });
+      setRenaming(null);
+      reload();
     });
+  };
   const rotate = (k) =>
     run(async () => {
       setShown(await api(`/developer/api-keys/${k.id}/rotate`, { method: "POST" }));
@@ -46,13 +48,22 @@ function Keys() {
     ${shown && html`<div class="secret" role="status">
       <p>The key <strong>${shown.name}</strong>. It is shown this once: copy it now.</p>
       <code data-key>${shown.key}</code> <${Copy} text=${shown.key} />
+      <p>Your backend sends it in the <code>X-Service-API-Key</code> header (not <code>Authorization</code>), e.g.:</p>
+      <pre class="payload" data-curl>curl -H "X-Service-API-Key: ${shown.key}" ${location.origin}/api/v1/users</pre>
+      <p>Every operation is in the <a href="/docs" target="_blank" rel="noopener">API reference</a>.</p>
       <button type="button" class="link" onClick=${() => setShown(null)}>Done</button></div>`}
     <${Failure} error=${error || actionError} />
     ${keys && html`<div class="scroll"><table>
       <thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Created</th><th scope="col"><span class="sr">Actions</span></th></tr></thead>
       <tbody>${keys.map((k) => html`<tr>
-        <td>${k.name}</td><td><code>${k.prefix}…</code></td><td>${when(k.created_at)}</td>
-        <td class="actions"><button type="button" class="secondary" onClick=${() => rename(k)}>Rename</button>
+        <td>${renaming && renaming.id === k.id
+          ? html`<form class="inline" onSubmit=${rename} aria-label=${`Rename ${k.name}`}>
+              <label>New name <input value=${renaming.name} maxlength="100" required
+                onInput=${(e) => setRenaming({ ...renaming, name: e.target.value })} /></label>
+              <button type="submit" disabled=${busy}>Save</button>
+              <button type="button" class="secondary" onClick=${() => setRenaming(null)}>Cancel</button></form>`
+          : k.name}</td><td><code>${k.prefix}…</code></td><td>${when(k.created_at)}</td>
+        <td class="actions"><button type="button" class="secondary" onClick=${() => setRenaming({ id: k.id, name: k.name })}>Rename</button>
           <button type="button" class="secondary" onClick=${() => rotate(k)}>Rotate</button>
           <${Confirm} label="Revoke" question=${`Revoke ${k.name}?`} busy=${busy} onConfirm=${() => revoke(k)} /></td></tr>`)}
       </tbody></table></div>`}

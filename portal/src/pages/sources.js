@@ -10,8 +10,8 @@ function name(ds) {
   return ds.display_name || [ds.provider, ds.device_model, ds.source].filter(Boolean).join(" · ");
 }
 
-export function Sources({ userId }) {
-  const [priorities, error, reload] = useLoad(() => api(`/users/${userId}/priorities`), [userId]);
+export function Sources({ userId, version }) {
+  const [priorities, error, reload] = useLoad(() => api(`/users/${userId}/priorities`), [userId, version]);
   const [order, setOrder] = useState([]);
   const [dragged, setDragged] = useState(null);
   const [save, saving, saveError] = useAction();

@@ -1,5 +1,6 @@
 // Uploads an Apple Health export straight to object storage: the multipart flow, parts in
 // parallel, a failed part tried again, the progress shown; then the import's run is followed.
+// A file under the multipart minimum (5 MiB) goes through the API's direct upload instead.
 import { html } from "htm/preact";
 import { useState } from "preact/hooks";
 
@@ -39,16 +40,34 @@ export function Upload({ userId, onQueued }) {
   const [progress, setProgress] = useState(null);
   const [error, setError] = useState(null);
   const [busy, setBusy] = useState(false);
+  // A new key empties the file box once a file is sent.
+  const [box, setBox] = useState(0);
   const base = `/users/${userId}/import/phonehealth/xml/storage/multipart`;
+  const queued = (taskId) => {
+    onQueued(taskId);
+    setFile(null);
+    setBox((b) => b + 1);
+  };
   const start = async (e) => {
     e.preventDefault();
     if (!file) return;
     setError(null);
+    setBusy(true);
     if (file.size < MIN_SIZE) {
-      setError(new Error("The multipart upload takes files of 5 MiB or more."));
+      const form = new FormData();
+      form.append("file", file, file.name);
+      setProgress(0);
+      try {
+        const done = await api(`/users/${userId}/import/phonehealth/xml/direct`, { method: "POST", multipart: form });
+        setProgress(1);
+        queued(done.task_id);
+      } catch (err) {
+        setError(err);
+      } finally {
+        setBusy(false);
+      }
       return;
     }
-    setBusy(true);
     let upload;
     try {
       upload = await api(`${base}/create`, {
@@ -84,8 +103,7 @@ export function Upload({ userId, onQueued }) {
         method: "POST",
         json: { key: upload.key, upload_id: upload.upload_id, parts },
       });
-      onQueued(done.task_id);
-      setFile(null);
+      queued(done.task_id);
     } catch (err) {
       setError(err);
       if (upload) {
@@ -99,7 +117,7 @@ export function Upload({ userId, onQueued }) {
     <h2 id="import">Import an Apple Health export</h2>
     <form onSubmit=${start} aria-label="Import an export">
       <label>export.zip or export.xml
-        <input type="file" accept=".zip,.xml" onChange=${(e) => { setFile(e.target.files[0] || null); setProgress(null); }} />
+        <input key=${box} type="file" accept=".zip,.xml" onChange=${(e) => { setFile(e.target.files[0] || null); setProgress(null); }} />
       </label>
       <button type="submit" disabled=${!file || busy}>${busy ? "Uploading…" : "Upload and import"}</button>
     </form>

@@ -7,8 +7,8 @@ import { Data } from "./data.js";
 import { Sources } from "./sources.js";
 import { Upload } from "./upload.js";
 
-function Connections({ userId }) {
-  const [list, error, reload] = useLoad(() => api(`/users/${userId}/connections`), [userId]);
+function Connections({ userId, version }) {
+  const [list, error, reload] = useLoad(() => api(`/users/${userId}/connections`), [userId, version]);
   const [vendors] = useLoad(() => api("/oauth/providers?cloud_only=true&enabled_only=true"), []);
   const [run, busy, actionError] = useAction();
   const connect = (provider) =>
@@ -46,7 +46,7 @@ function Connections({ userId }) {
 
 /** A connect link to send the user: a page where they connect their wearables themselves. */
 function ConnectLinks({ userId }) {
-  const [links, error, reload] = useLoad(() => api(`/users/${userId}/connect-links?limit=5`), [userId]);
+  const [links, error, reload] = useLoad(() => api(`/users/${userId}/connect-links?limit=20`), [userId]);
   const [run, busy, actionError] = useAction();
   const [made, setMade] = useState(null);
   const make = () =>
@@ -64,7 +64,7 @@ function ConnectLinks({ userId }) {
   return html`<section aria-labelledby="connect-links">
     <h2 id="connect-links">Connect link</h2>
     <p class="muted">A page the user opens to connect their wearables, without a login. It works in the first
-      browser that opens it, for 30 minutes.</p>
+      browser that opens it, until it expires.</p>
     <${Failure} error=${error || actionError} />
     <p><button type="button" disabled=${busy} onClick=${make}>Make a connect link</button></p>
     ${made && html`<div class="secret" role="status"><p>Send this link to the user:</p>
@@ -80,7 +80,10 @@ function ConnectLinks({ userId }) {
   </section>`;
 }
 
-function Runs({ userId, follow }) {
+/** Runs that are over. */
+const SETTLED = new Set(["success", "partial", "failed"]);
+
+function Runs({ userId, follow, onSettled }) {
   const [runs, setRuns] = useState([]);
   const [error, setError] = useState(null);
   useEffect(() => {
@@ -97,6 +100,11 @@ function Runs({ userId, follow }) {
     };
   }, [userId]);
   const followed = follow && runs.find((r) => r.run_id === follow);
+  // The followed import is over: what it stored shows everywhere on the page.
+  const settled = followed && SETTLED.has(followed.status);
+  useEffect(() => {
+    if (settled) onSettled();
+  }, [follow, settled]);
   return html`<section aria-labelledby="runs">
     <h2 id="runs">Sync runs (last 24 h, live)</h2>
     <${Failure} error=${error} />
@@ -114,10 +122,22 @@ function Runs({ userId, follow }) {
   </section>`;
 }
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 export function User({ id }) {
+  if (!UUID.test(id)) {
+    return html`<section><p><a href="#/users">← Users</a></p>
+      <p class="failure" role="alert">“${id}” is not a user id (a UUID).</p></section>`;
+  }
+  return html`<${UserPage} id=${id} />`;
+}
+
+function UserPage({ id }) {
   const [user, error] = useLoad(() => api(`/users/${id}`), [id]);
   const [remove, removing, removeError] = useAction();
   const [followed, setFollowed] = useState(null);
+  // Counts the imports that ended here: the sections showing stored data load again.
+  const [version, setVersion] = useState(0);
   const del = async () => {
     const gone = await remove(() => api(`/users/${id}`, { method: "DELETE" }));
     if (gone) location.hash = "#/users";
@@ -130,11 +150,11 @@ export function User({ id }) {
         <p class="muted">${user.id} · created ${when(user.created_at)}</p></div>
       <${Confirm} label="Delete user" question="Delete this user and all their data?" busy=${removing} onConfirm=${del} />
     </header>
-    <${Connections} userId=${id} />
+    <${Connections} userId=${id} version=${version} />
     <${ConnectLinks} userId=${id} />
-    <${Sources} userId=${id} />
+    <${Sources} userId=${id} version=${version} />
     <${Upload} userId=${id} onQueued=${setFollowed} />
-    <${Runs} userId=${id} follow=${followed} />
-    <${Data} userId=${id} />`}
+    <${Runs} userId=${id} follow=${followed} onSettled=${() => setVersion((v) => v + 1)} />
+    <${Data} userId=${id} version=${version} />`}
   </section>`;
 }

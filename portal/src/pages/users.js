@@ -15,16 +15,16 @@ export function Users() {
     if (query) q.set("search", query);
     return api(`/users?${q}`);
   }, [page, query]);
-  const [email, setEmail] = useState("");
+  const [fields, setFields] = useState({ email: "", first_name: "", external_user_id: "" });
   const [create, creating, createError] = useAction();
   const add = async (e) => {
     e.preventDefault();
-    const user = await create(() => api("/users", { method: "POST", json: { email: email.trim() } }));
-    if (user) {
-      setEmail("");
-      location.hash = `#/users/${user.id}`;
-    }
+    // Only what was typed: the API takes each field or none.
+    const body = Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, v.trim()]).filter(([, v]) => v));
+    const user = await create(() => api("/users", { method: "POST", json: body }));
+    if (user) location.hash = `#/users/${user.id}`;
   };
+  const field = (name) => (e) => setFields({ ...fields, [name]: e.target.value });
   const find = (e) => {
     e.preventDefault();
     setPage(1);
@@ -34,18 +34,21 @@ export function Users() {
     <h1>Users</h1>
     <div class="bar">
       <form onSubmit=${find} role="search" aria-label="Find users">
-        <label>Search <input type="search" value=${search} placeholder="email, name or id"
+        <label>Search <input type="search" value=${search} placeholder="email, name, your id or ours"
           onInput=${(e) => setSearch(e.target.value)} /></label>
         <button type="submit" class="secondary">Search</button>
       </form>
       <form onSubmit=${add} aria-label="Create a user">
-        <label>New user's email <input type="email" required value=${email}
-          onInput=${(e) => setEmail(e.target.value)} /></label>
+        <label>New user's email <input type="email" value=${fields.email} onInput=${field("email")} /></label>
+        <label>First name <input value=${fields.first_name} maxlength="100" onInput=${field("first_name")} /></label>
+        <label>Your id for them <input value=${fields.external_user_id} maxlength="255" placeholder="external_user_id"
+          onInput=${field("external_user_id")} /></label>
         <button type="submit" disabled=${creating}>Create user</button>
       </form>
     </div>
     <${Failure} error=${createError || error} />
-    ${list && html`<p>${list.total} user${list.total === 1 ? "" : "s"}</p>
+    ${list && list.total === 0 && html`<p class="empty">${query ? `No user matches “${query}”.` : "No users yet: create the first above."}</p>`}
+    ${list && list.total > 0 && html`<p>${list.total} user${list.total === 1 ? "" : "s"}</p>
       <div class="scroll"><table>
         <thead><tr><th scope="col">Email</th><th scope="col">Created</th><th scope="col">Last sync</th>
           <th scope="col">Connected</th></tr></thead>

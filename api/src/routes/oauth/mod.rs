@@ -30,6 +30,7 @@ use vendors::{Endpoints, OAuthError, Vendor};
 use crate::AppState;
 use crate::error::{ApiError, ApiResult, ErrorBody, ValidationBody};
 use crate::extract::{Query, SdkAuth};
+use crate::security::cookies;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -184,19 +185,35 @@ fn binding_cookie(
     oauth_state: &str,
     value: Option<&str>,
 ) -> Option<HeaderValue> {
-    let public = url::Url::parse(&state.config.public_url).ok()?;
-    let secure = if public.scheme() == "https" { "; Secure" } else { "" };
-    let (value, age) = match value {
+    let (value, max_age) = match value {
         Some(v) => (v, pending::STATE_SECONDS),
         None => ("", 0),
     };
-    let name = pending::cookie_name(oauth_state);
-    // Under PUBLIC_URL's own path, where a proxy serves the service below a prefix.
-    let path = format!("{}/api/v1/oauth/{slug}/", public.path().trim_end_matches('/'));
-    HeaderValue::from_str(&format!(
-        "{name}={value}; Path={path}; Max-Age={age}; HttpOnly; SameSite=Lax{secure}"
-    ))
-    .ok()
+    let cookie = cookies::Cookie {
+        name: &pending::cookie_name(oauth_state),
+        value,
+        path: &format!("/api/v1/oauth/{slug}/"),
+        max_age,
+        same_site: "Lax",
+    };
+    cookies::set_cookie(&state.config.public_url, &cookie)
+}
+
+/// Starts a flow already bound to the calling browser (a connect page's): the vendor's URL to
+/// send it to, and the binding cookie to set on the answer. Unlike `authorize`'s link, the URL
+/// is worth nothing in another browser: the callback wants the cookie.
+pub(crate) async fn begin_bound(
+    state: &AppState,
+    flow: Flow<'_>,
+) -> ApiResult<(String, Option<HeaderValue>)> {
+    let slug = flow.slug;
+    let started = begin(state, flow).await?;
+    match pending::bind(state, &started.state, slug).await? {
+        Ok((secret, vendor_url)) => {
+            Ok((vendor_url, binding_cookie(state, slug, &started.state, Some(&secret))))
+        }
+        Err(_) => Err(ApiError::Other("a flow just started could not be bound".into())),
+    }
 }
 
 /// The link `authorize` hands out: binds the authorization to this browser, then sends it on
@@ -298,11 +315,11 @@ async fn connect(
             Some(d) => format!("{error}: {d}"),
             None => error,
         };
+        // A connect page's flow goes back to its page; any other is left to expire, as before.
         if let Some(s) = &oauth_state
-            && let Some(flow) = pending::abandon(state, s, provider).await?
-            && let Some(page) = &flow.page
+            && let Some((page, slug)) = pending::abandon_page_flow(state, s, provider).await
         {
-            return Ok(back_to_page(page, &flow.provider, Some(&message)));
+            return Ok(back_to_page(&page, &slug, Some(&message)));
         }
         return Ok(to_error_page(&message));
     }
@@ -316,10 +333,15 @@ async fn connect(
         Err(pending::Refused::Invalid) => {
             return Err(ApiError::bad_request("Invalid or expired state parameter"));
         }
-        Err(pending::Refused::OtherBrowser) => {
-            return Err(ApiError::bad_request(
-                "This authorization was started in another browser; start connecting again",
-            ));
+        Err(pending::Refused::OtherBrowser(page)) => {
+            const OTHER: &str =
+                "This authorization was started in another browser; start connecting again";
+            // A connect page's flow: back to the page, which says so (in an app's own browser
+            // the vendor's app may send the user back to another one).
+            return match page {
+                Some(page) => Ok(back_to_page(&page, provider, Some(OTHER))),
+                None => Err(ApiError::bad_request(OTHER)),
+            };
         }
     };
     let outcome = exchange(state, provider, &pending, &code).await;

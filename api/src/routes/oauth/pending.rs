@@ -139,8 +139,9 @@ pub(super) async fn bind(
 pub(super) enum Refused {
     /// Unknown, expired, taken already, or for another provider.
     Invalid,
-    /// The browser that came back is not the one that opened the link.
-    OtherBrowser,
+    /// The browser that came back is not the one that opened the link; the flow's connect
+    /// page, if it is a page's.
+    OtherBrowser(Option<String>),
 }
 
 /// Takes the flow out of Redis, whoever asks (it works once): the flow, and the hash of the
@@ -180,18 +181,23 @@ pub(super) async fn take(
         (Some(bound), Some(cookie)) => crate::security::secrets::same(&bound, &digest(cookie)),
         _ => false,
     };
-    Ok(if same { Ok(pending) } else { Err(Refused::OtherBrowser) })
+    Ok(if same { Ok(pending) } else { Err(Refused::OtherBrowser(pending.page)) })
 }
 
-/// Takes a flow the vendor ended with an error, whichever browser came back: nothing is
-/// connected, so only where the browser goes next depends on it.
-pub(super) async fn abandon(
+/// A connect page's flow the vendor ended with an error (`?error=`), taken: its page and
+/// provider, whichever browser came back (nothing is connected). Another flow is left as it is,
+/// and so is everything when Redis cannot be asked: the caller then answers as for any flow.
+pub(super) async fn abandon_page_flow(
     state: &AppState,
     oauth_state: &str,
     provider: &str,
-) -> ApiResult<Option<Pending>> {
-    let (pending, _) = take_any(state, oauth_state).await?;
-    Ok(pending.filter(|p| p.provider == provider))
+) -> Option<(String, String)> {
+    let mut redis = state.redis.clone();
+    let stored: Option<String> = redis.get(key(state, "state", oauth_state)).await.ok()?;
+    let flow = serde_json::from_str::<Pending>(&stored?).ok()?;
+    let page = flow.page.filter(|_| flow.provider == provider)?;
+    take_any(state, oauth_state).await.ok()?;
+    Some((page, flow.provider))
 }
 
 /// The value of cookie `name` in a request's `Cookie` headers.
