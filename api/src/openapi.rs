@@ -75,6 +75,7 @@ pub(crate) fn router(direct_upload_max_bytes: usize) -> OpenApiRouter<AppState> 
         .merge(routes::users::router())
         .merge(routes::connections::router())
         .merge(routes::data_sources::router())
+        .merge(routes::coverage::router())
         .merge(routes::providers::router())
         .merge(routes::oauth::router())
         .merge(routes::vendor_sync::router())

@@ -56,6 +56,7 @@ pub(crate) const OPERATION_IDS: &[(&str, &str, &str)] = &[
     ("DELETE", "/api/v1/users/{user_id}/connect-links/{link_id}", "connect_links_revoke"),
     ("GET", "/api/v1/users/{user_id}/connections", "connections_list"),
     ("DELETE", "/api/v1/users/{user_id}/connections/{provider}", "connections_delete"),
+    ("GET", "/api/v1/users/{user_id}/data-coverage", "data_coverage_get"),
     ("GET", "/api/v1/users/{user_id}/data-sources", "data_sources_list"),
     ("GET", "/api/v1/users/{user_id}/events/menstrual-cycles", "menstrual_cycles_list"),
     (

@@ -3,8 +3,10 @@ import { html } from "htm/preact";
 import { useEffect, useRef } from "preact/hooks";
 import uPlot from "uplot";
 
-/** A uPlot chart of `data` ([xs, ...ys], xs in Unix seconds) with `series` options. */
-export function Chart({ title, data, series, height = 220, bars = false, label }) {
+/** A uPlot chart of `data` ([xs, ...ys], xs in Unix seconds) with `series` options, over
+ * `span` ([from, to], Unix seconds: the chosen range, not just the data's). Daily bars sit on
+ * days: their axis counts in days. */
+export function Chart({ title, data, series, height = 220, bars = false, label, span }) {
   const box = useRef(null);
   useEffect(() => {
     const el = box.current;
@@ -16,8 +18,10 @@ export function Chart({ title, data, series, height = 220, bars = false, label }
         width,
         height,
         series: [{}, ...series.map((s) => ({ width: 1.5, points: { show: data[0].length < 60 }, paths, ...s }))],
-        axes: [{}, { size: 64 }],
-        legend: { show: true },
+        scales: span ? { x: { time: true, range: () => (bars ? [span[0] - 43_200, span[1] + 43_200] : span) } } : {},
+        axes: [bars ? { space: 60, incrs: [86_400, 7 * 86_400, 30 * 86_400] } : {}, { size: 64 }],
+        // The legend names the series; values show while hovering, not "--" before.
+        legend: { show: true, live: false },
       },
       data,
       el,
@@ -28,7 +32,7 @@ export function Chart({ title, data, series, height = 220, bars = false, label }
       removeEventListener("resize", resize);
       plot.destroy();
     };
-  }, [data, height, bars]);
+  }, [data, height, bars, span && span[0], span && span[1]]);
   const empty = !data || data[0].length === 0;
   return html`<figure class="chart">
     <figcaption>${title}</figcaption>
@@ -83,6 +87,9 @@ function Stages({ data, series, title }) {
   </figure>`;
 }
 
+/** A type as people write it: `strength_training` → "Strength training". */
+const named = (t) => (t ? t.charAt(0).toUpperCase() + t.slice(1).replace(/_/g, " ") : "Workout");
+
 /** Workouts along the range, each a bar from its start to its end. */
 export function Timeline({ workouts, from, to }) {
   const span = Math.max(1, to - from);
@@ -93,11 +100,12 @@ export function Timeline({ workouts, from, to }) {
       ${workouts.map((w) => {
         const s = Date.parse(w.start_time);
         const e = Date.parse(w.end_time);
-        const left = Math.max(0, ((s - from) / span) * 100);
-        const width = Math.max(0.6, ((e - s) / span) * 100);
+        // Inside the figure, whatever sticks out of the range.
+        const left = Math.min(99.4, Math.max(0, ((s - from) / span) * 100));
+        const width = Math.min(100 - left, Math.max(0.6, ((Math.min(e, to) - Math.max(s, from)) / span) * 100));
         return html`<li>
           <span class="bar" style=${`margin-left:${left}%;width:${width}%`}></span>
-          <span>${w.type} · ${new Date(s).toLocaleString()} · ${Math.round(w.duration_seconds / 60)} min
+          <span>${named(w.type)} · ${new Date(s).toLocaleString()} · ${Math.round(w.duration_seconds / 60)} min
             ${w.calories_kcal ? ` · ${Math.round(w.calories_kcal)} kcal` : ""}
             ${w.distance_meters ? ` · ${(w.distance_meters / 1000).toFixed(2)} km` : ""}</span>
         </li>`;

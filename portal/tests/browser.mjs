@@ -136,6 +136,18 @@ try {
   const runs = await page.locator("tr[data-run]").filter({ hasText: "xml_import" }).count();
   if (runs < 2) throw new Error(`${runs} import runs listed, not 2`);
 
+  step("the charts say where the data lies, and go back to a chosen day");
+  const covered = await page.locator("[data-coverage]").textContent();
+  if (!/Data from \d{4}-\d{2}-\d{2} to \d{4}-\d{2}-\d{2}/.test(covered)) throw new Error(`coverage: '${covered}'`);
+  // A week ending the day after the first: the small export's day, before the big one's.
+  const firstDay = covered.match(/from (\d{4}-\d{2}-\d{2})/)[1];
+  const dayAfter = new Date(Date.parse(`${firstDay}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
+  await page.getByRole("button", { name: "7d" }).click();
+  await page.getByLabel("Ending on").fill(dayAfter);
+  await page.locator('[role=img][aria-label="Heart rate"]').first().waitFor();
+  await page.waitForFunction(() => Number(document.querySelector('[role=img][aria-label="Heart rate"]')?.getAttribute("data-points")) > 0);
+  await page.getByRole("button", { name: "30d" }).click();
+
   step("reorder the user's sources");
   const first = (await page.locator(".sources li .name").first().textContent()).trim();
   await page.getByRole("button", { name: `Move ${first} down` }).click();

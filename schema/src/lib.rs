@@ -9,6 +9,7 @@ pub mod blocks;
 pub mod catalogue;
 pub mod connect_links;
 pub mod connections;
+pub mod coverage;
 pub mod data_sources;
 pub mod db;
 pub mod developers;

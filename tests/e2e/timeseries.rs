@@ -2,7 +2,7 @@
 //! downsampling and source priority.
 
 use chrono::{DateTime, Duration, Utc};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::fixtures::{at, phone, push, watch};
 use crate::util::{Auth, TestApp};
@@ -697,4 +697,45 @@ async fn every_resolution_answers_what_raw_samples_give() {
     let (differing, _) = crate::sdk_sync::rollups_against_samples(&app, &user).await;
     assert_eq!(differing, 0, "rollups differ from a recount after values changed");
     check("after changes").await;
+}
+
+/// Where a user's samples lie, per series, without reading a sample: what the portal opens its
+/// charts on.
+#[tokio::test]
+async fn data_coverage_says_where_the_samples_lie() {
+    let app = TestApp::spawn().await;
+    let key = app.api_key().await;
+    let user = app.user(&key, json!({})).await;
+    let path = format!("/api/v1/users/{user}/data-coverage");
+    let r = app.get(&path, &key).await;
+    assert_eq!(r.body, json!({"first_day": null, "last_day": null, "series": []}), "{}", r.body);
+    seed(&app, &key, &user).await;
+    let r = app.get(&path, &key).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(
+        (r.body["first_day"].clone(), r.body["last_day"].clone()),
+        (json!("2026-03-10"), json!("2026-03-12"))
+    );
+    let series = |name: &str| {
+        let list = r.body["series"].as_array().cloned().unwrap_or_default();
+        list.into_iter().find(|s| s["type"] == name).unwrap_or(Value::Null)
+    };
+    let hr = series("heart_rate");
+    assert_eq!(
+        (
+            hr["first_day"].clone(),
+            hr["last_day"].clone(),
+            hr["days"].clone(),
+            hr["samples"].clone()
+        ),
+        (json!("2026-03-10"), json!("2026-03-12"), json!(3), json!(62)),
+        "{hr}"
+    );
+    assert_eq!(hr["unit"], "bpm");
+    let steps = series("steps");
+    assert_eq!((steps["days"].clone(), steps["samples"].clone()), (json!(1), json!(12)), "{steps}");
+    assert_eq!(app.get(&path, &Auth::None).await.status, 401);
+    let nobody = uuid::Uuid::new_v4();
+    let r = app.get(&format!("/api/v1/users/{nobody}/data-coverage"), &key).await;
+    r.assert_error(404, &format!("User with ID: {nobody} not found."));
 }

@@ -6,6 +6,7 @@ pub mod bucket_events;
 pub mod connect_links;
 pub mod connect_page;
 pub mod connections;
+pub mod coverage;
 pub mod data_sources;
 pub mod event_types;
 pub mod events;

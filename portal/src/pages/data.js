@@ -8,11 +8,12 @@ import { Chart, Hypnogram, Timeline } from "../charts.js";
 import { Failure, useLoad } from "../ui.js";
 
 const RANGES = [
-  { key: "1d", days: 1, resolution: "5min" },
-  { key: "7d", days: 7, resolution: "1hour" },
-  { key: "30d", days: 30, resolution: "1hour" },
-  { key: "1y", days: 365, resolution: "1day" },
+  { key: "1d", days: 1, resolution: "5min", per: "5 min" },
+  { key: "7d", days: 7, resolution: "1hour", per: "hour" },
+  { key: "30d", days: 30, resolution: "1hour", per: "hour" },
+  { key: "1y", days: 365, resolution: "1day", per: "day" },
 ];
+const DAY = 86_400_000;
 /** Pages of a cursor walk, at most (a chart of thousands of points is enough). */
 const MAX_PAGES = 40;
 
@@ -33,22 +34,38 @@ async function walk(path, params) {
 
 const day = (t) => new Date(t).toISOString().slice(0, 10);
 
+/** The end of the UTC day `date` (YYYY-MM-DD) as a Date. */
+const endOf = (date) => new Date(Date.parse(`${date}T00:00:00Z`) + DAY);
+
+/** Where the charts open: on the user's latest data when it is older than today. */
+function ending(coverage) {
+  const now = new Date(Math.ceil(Date.now() / 3_600_000) * 3_600_000);
+  if (!coverage || !coverage.last_day) return now;
+  const last = endOf(coverage.last_day);
+  return last < now ? last : now;
+}
+
 export function Data({ userId, version }) {
   const [range, setRange] = useState(RANGES[2]);
-  const [end] = useState(() => new Date(Math.ceil(Date.now() / 3_600_000) * 3_600_000));
-  const start = new Date(end.getTime() - range.days * 86_400_000);
+  const [coverage] = useLoad(() => api(`/users/${userId}/data-coverage`), [userId, version]);
+  // The end chosen in the date box, else where the data ends.
+  const [chosen, setChosen] = useState(null);
+  const end = chosen ? endOf(chosen) : ending(coverage);
+  const start = new Date(end.getTime() - range.days * DAY);
   const iso = (t) => t.toISOString();
   const [data, error] = useLoad(async () => {
+    if (!coverage) return null;
     const base = `/users/${userId}`;
     const [hr, activity, sleep, workouts, scores] = await Promise.all([
       walk(`${base}/timeseries`, { start_time: iso(start), end_time: iso(end), types: "heart_rate", resolution: range.resolution }),
-      walk(`${base}/summaries/activity`, { start_date: day(start), end_date: day(end) }),
+      walk(`${base}/summaries/activity`, { start_date: day(start), end_date: day(new Date(end.getTime() - 1)) }),
       api(`${base}/events/sleep?${new URLSearchParams({ start_date: iso(start), end_date: iso(end), limit: "1" })}`),
       walk(`${base}/events/workouts`, { start_date: iso(start), end_date: iso(end) }),
       api(`${base}/health-scores?${new URLSearchParams({ start_date: day(start), end_date: day(end), limit: "200" })}`),
     ]);
     return { hr, activity, night: sleep.data[0] || null, workouts, scores: scores.data };
-  }, [userId, range.key, version]);
+  }, [userId, range.key, version, coverage, end.getTime()]);
+  const span = [start.getTime() / 1000, end.getTime() / 1000];
   const at = (t) => Date.parse(t) / 1000;
   const hr = data && [data.hr.map((p) => at(p.timestamp)), data.hr.map((p) => p.value)];
   const days = data && data.activity.map((d) => Date.parse(`${d.date}T12:00:00Z`) / 1000);
@@ -62,21 +79,28 @@ export function Data({ userId, version }) {
   };
   return html`<section aria-labelledby="data">
     <h2 id="data">Data</h2>
-    <div role="group" aria-label="Range" class="ranges">
-      ${RANGES.map((r) => html`<button type="button" class=${r.key === range.key ? "" : "secondary"}
-        aria-pressed=${r.key === range.key} onClick=${() => setRange(r)}>${r.key}</button>`)}
+    ${coverage && html`<p class="muted" data-coverage>${coverage.first_day
+      ? `Data from ${coverage.first_day} to ${coverage.last_day} (UTC days).`
+      : "No samples stored yet."}</p>`}
+    <div class="ranges">
+      <div role="group" aria-label="Range" class="ranges">
+        ${RANGES.map((r) => html`<button type="button" class=${r.key === range.key ? "" : "secondary"}
+          aria-pressed=${r.key === range.key} onClick=${() => setRange(r)}>${r.key}</button>`)}
+      </div>
+      <label class="progress">Ending on <input type="date" value=${day(new Date(end.getTime() - 1))}
+        min=${coverage && coverage.first_day} onChange=${(e) => setChosen(e.target.value || null)} /></label>
     </div>
     <${Failure} error=${error} />
     ${!data && !error && html`<p role="status">Loading…</p>`}
     ${data && html`<div class="charts">
-      <${Chart} title=${`Heart rate (bpm, ${range.resolution === "raw" ? "every sample" : `per ${range.resolution}`})`}
+      <${Chart} title=${`Heart rate (bpm, mean per ${range.per})`} span=${span}
         data=${hr} series=${[{ label: "heart rate", stroke: "#dc2626" }]} label="Heart rate" />
-      <${Chart} title="Steps per day" data=${steps} bars=${true} series=${[{ label: "steps", stroke: "#2563eb", fill: "#93c5fd" }]} />
-      <${Chart} title="Energy per day (kcal)" data=${energy} bars=${true} series=${[{ label: "kcal", stroke: "#ea580c", fill: "#fdba74" }]} />
+      <${Chart} title="Steps per day" data=${steps} bars=${true} span=${span} series=${[{ label: "steps", stroke: "#2563eb", fill: "#93c5fd" }]} />
+      <${Chart} title="Energy per day (kcal)" data=${energy} bars=${true} span=${span} series=${[{ label: "kcal", stroke: "#ea580c", fill: "#fdba74" }]} />
       <${Hypnogram} night=${data.night} />
       <${Timeline} workouts=${data.workouts} from=${start.getTime()} to=${end.getTime()} />
-      <${Chart} title="Recovery score" data=${scoreData("recovery")} series=${[{ label: "recovery", stroke: "#059669" }]} />
-      <${Chart} title="Sleep score" data=${scoreData("sleep")} series=${[{ label: "sleep", stroke: "#7c3aed" }]} />
+      <${Chart} title="Recovery score" data=${scoreData("recovery")} span=${span} series=${[{ label: "recovery", stroke: "#059669" }]} />
+      <${Chart} title="Sleep score" data=${scoreData("sleep")} span=${span} series=${[{ label: "sleep", stroke: "#7c3aed" }]} />
     </div>`}
   </section>`;
 }
