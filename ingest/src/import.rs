@@ -119,21 +119,18 @@ impl Imported {
         }
     }
 
-    /// The run's final report: `success`, `partial` (items dropped) or `failed`.
+    /// The run's final report: `success`, `partial` (items dropped for a fault of theirs) or
+    /// `failed`.
     pub fn run_report(&self) -> Finish {
-        let dropped = self.report.dropped_count();
         let (status, message) = match &self.error {
             Some(_) => (
                 RunStatus::Failed,
                 format!("Apple Health import failed after {} chunk(s)", self.chunks),
             ),
-            None => match RunStatus::completed(dropped) {
-                RunStatus::Partial => (
-                    RunStatus::Partial,
-                    format!("Apple Health import completed ({dropped} item(s) dropped)"),
-                ),
-                status => (status, "Apple Health import completed".to_string()),
-            },
+            None => (
+                RunStatus::completed(self.report.problem_count()),
+                format!("Apple Health import completed{}", self.report.said()),
+            ),
         };
         Finish {
             status,

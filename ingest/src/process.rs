@@ -126,15 +126,9 @@ pub async fn process_sdk_batch(
         link: schema::data_sources::Link::Push,
     };
     let written = store::write(&tx, target, &n).await?;
-    let dropped = n.report.dropped_count();
-    let message = if dropped == 0 {
-        format!("{} batch saved", n.provider)
-    } else {
-        format!("{} batch saved ({dropped} item(s) dropped)", n.provider)
-    };
     let finish = Finish {
-        status: RunStatus::completed(dropped),
-        message,
+        status: RunStatus::completed(n.report.problem_count()),
+        message: format!("{} batch saved{}", n.provider, n.report.said()),
         counts: counts(&n, &written),
         dropped: n.report.dropped_json(),
         error: None,

@@ -28,6 +28,11 @@ impl Tally {
     }
 }
 
+/// A drop reason that names a type not kept here, not a fault of the item.
+fn unsupported(reason: &str) -> bool {
+    reason.ends_with(".unknown_type")
+}
+
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Report {
     /// Items received, by kind (`records`, `sleep`, `workouts`).
@@ -75,6 +80,26 @@ impl Report {
         self.dropped.values().map(|t| t.count).sum()
     }
 
+    /// Items dropped because something was wrong with them: what makes a run `partial`. Items
+    /// of a type this service keeps no series for (stand hours, mindful minutes) are skipped,
+    /// not wrong: a run that dropped only those succeeded, and says what it skipped.
+    pub fn problem_count(&self) -> u64 {
+        self.dropped.iter().filter(|(r, _)| !unsupported(r)).map(|(_, t)| t.count).sum()
+    }
+
+    /// What a run's message adds: ` (2 item(s) dropped, 144 of unsupported types skipped)`, or
+    /// nothing.
+    pub fn said(&self) -> String {
+        let problems = self.problem_count();
+        let skipped = self.dropped_count() - problems;
+        match (problems, skipped) {
+            (0, 0) => String::new(),
+            (p, 0) => format!(" ({p} item(s) dropped)"),
+            (0, s) => format!(" ({s} item(s) of unsupported types skipped)"),
+            (p, s) => format!(" ({p} item(s) dropped, {s} of unsupported types skipped)"),
+        }
+    }
+
     /// `{reason: {count, examples}}`, warnings under `warnings`.
     pub fn dropped_json(&self) -> Value {
         let mut out = serde_json::Map::new();
@@ -91,6 +116,19 @@ impl Report {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unsupported_types_are_skipped_not_problems() {
+        let mut r = Report::default();
+        assert_eq!(r.said(), "");
+        r.drop("record.unknown_type", Some("HKCategoryTypeIdentifierAppleStandHour".into()));
+        r.drop("record.unknown_type", None);
+        assert_eq!((r.problem_count(), r.dropped_count()), (0, 2));
+        assert_eq!(r.said(), " (2 item(s) of unsupported types skipped)");
+        r.drop("record.invalid_value", None);
+        assert_eq!(r.problem_count(), 1);
+        assert_eq!(r.said(), " (1 item(s) dropped, 2 of unsupported types skipped)");
+    }
 
     #[test]
     fn tallies_keep_a_few_distinct_examples() {

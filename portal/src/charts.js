@@ -4,9 +4,9 @@ import { useEffect, useRef } from "preact/hooks";
 import uPlot from "uplot";
 
 /** A uPlot chart of `data` ([xs, ...ys], xs in Unix seconds) with `series` options, over
- * `span` ([from, to], Unix seconds: the chosen range, not just the data's). Daily bars sit on
- * days: their axis counts in days. */
-export function Chart({ title, data, series, height = 220, bars = false, label, span }) {
+ * `span` ([from, to], Unix seconds: the chosen range, not just the data's). Bars stand for
+ * `step` seconds each (a day by default) and their axis counts in whole steps. */
+export function Chart({ title, data, series, height = 220, bars = false, label, span, step = 86_400 }) {
   const box = useRef(null);
   useEffect(() => {
     const el = box.current;
@@ -18,8 +18,9 @@ export function Chart({ title, data, series, height = 220, bars = false, label, 
         width,
         height,
         series: [{}, ...series.map((s) => ({ width: 1.5, points: { show: data[0].length < 60 }, paths, ...s }))],
-        scales: span ? { x: { time: true, range: () => (bars ? [span[0] - 43_200, span[1] + 43_200] : span) } } : {},
-        axes: [bars ? { space: 60, incrs: [86_400, 7 * 86_400, 30 * 86_400] } : {}, { size: 64 }],
+        // Bars (one per `step` seconds) get half a step either side, and ticks in whole steps.
+        scales: span ? { x: { time: true, range: () => (bars ? [span[0] - step / 2, span[1] + step / 2] : span) } } : {},
+        axes: [bars ? { space: 60, incrs: [1, 3, 6, 12, 24, 7 * 24, 30 * 24].map((n) => n * 3600).filter((n) => n >= step) } : {}, { size: 64 }],
         // The legend names the series; values show while hovering, not "--" before.
         legend: { show: true, live: false },
       },
@@ -32,7 +33,7 @@ export function Chart({ title, data, series, height = 220, bars = false, label, 
       removeEventListener("resize", resize);
       plot.destroy();
     };
-  }, [data, height, bars, span && span[0], span && span[1]]);
+  }, [data, height, bars, step, span && span[0], span && span[1]]);
   const empty = !data || data[0].length === 0;
   return html`<figure class="chart">
     <figcaption>${title}</figcaption>

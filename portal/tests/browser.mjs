@@ -111,6 +111,13 @@ try {
   await page.locator(".notice[data-run]").filter({ hasText: /success|partial/ }).waitFor({ timeout: 180_000 });
   await page.locator("progress").waitFor();
 
+  step("what the import did not store is listed by reason; types not kept do not make it partial");
+  const imported = page.locator("tr[data-run]").filter({ hasText: "xml_import" }).first();
+  await imported.getByText(/items? not stored/).click();
+  await imported.getByText("types not kept here (skipped)").waitFor();
+  const status = (await imported.locator(".status").textContent()).trim();
+  console.log(`  import ${status}: ${(await imported.locator("details").textContent()).replace(/\s+/g, " ").slice(0, 200)}`);
+
   step("without a reload: the sources, the heart-rate chart's points and the night's hypnogram");
   await page.locator(".sources li").first().waitFor();
   const emptied = await page.getByLabel("export.zip or export.xml").inputValue();
@@ -183,6 +190,10 @@ try {
   await payload.waitFor({ state: "visible" });
   if (!(await payload.textContent()).includes('"data"')) throw new Error("the payload shows no data");
   await shot("webhook");
+
+  step("the overview charts what was stored per hour");
+  await page.getByRole("link", { name: "Overview" }).click();
+  await page.waitForFunction(() => Number(document.querySelector('[role=img][aria-label="Samples stored per hour"]')?.getAttribute("data-points")) > 0);
 
   step("phone width");
   await page.setViewportSize({ width: 390, height: 844 });

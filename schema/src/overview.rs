@@ -27,8 +27,19 @@ pub struct Overview {
     /// Users of the deployment.
     pub users_total: i64,
     pub recent_runs: Vec<RecentRun>,
+    /// Samples stored by the runs that ended in each of the last 24 hours, oldest first (hours
+    /// without runs left out).
+    pub ingest_by_hour: Vec<IngestHour>,
     /// What the stored data costs, per table and for the largest users.
     pub storage: crate::storage::Storage,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct IngestHour {
+    /// The hour's start.
+    pub hour: DateTime<Utc>,
+    pub samples: i64,
+    pub runs: i64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -88,6 +99,20 @@ pub async fn overview(db: &Db, recent: i64, largest: i64) -> Result<Overview> {
             })
         })
         .collect::<Result<Vec<_>>>()?;
+    let ingest_by_hour = client
+        .query(
+            "select date_trunc('hour', ended_at),
+                    coalesce(sum((counts->>'samples_inserted')::int8), 0)::int8, count(*)
+             from sync_runs where ended_at > now() - interval '24 hours'
+             group by 1 order by 1",
+            &[],
+        )
+        .await?
+        .iter()
+        .map(|r| {
+            Ok(IngestHour { hour: r.try_get(0)?, samples: r.try_get(1)?, runs: r.try_get(2)? })
+        })
+        .collect::<Result<Vec<_>>>()?;
     Ok(Overview {
         batches_queued: row.try_get(0)?,
         imports_pending: row.try_get(1)?,
@@ -98,6 +123,7 @@ pub async fn overview(db: &Db, recent: i64, largest: i64) -> Result<Overview> {
         runs_last_hour: row.try_get(6)?,
         users_total: row.try_get(7)?,
         recent_runs,
+        ingest_by_hour,
         storage: crate::storage::storage(db, largest).await?,
     })
 }

@@ -25,9 +25,10 @@ pub enum RunStatus {
 }
 
 impl RunStatus {
-    /// A run that stored what it could: `partial` when it dropped items, else `success`.
-    pub fn completed(dropped: u64) -> RunStatus {
-        if dropped == 0 { RunStatus::Success } else { RunStatus::Partial }
+    /// A run that stored what it could: `partial` when it dropped items for a fault of theirs
+    /// (`problems`: ingest's `Report::problem_count`), else `success`.
+    pub fn completed(problems: u64) -> RunStatus {
+        if problems == 0 { RunStatus::Success } else { RunStatus::Partial }
     }
 
     pub fn as_str(self) -> &'static str {

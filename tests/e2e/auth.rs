@@ -277,5 +277,9 @@ async fn the_overview_says_what_the_deployment_is_doing() {
     assert_eq!(r.body["recent_runs"][0]["status"], "success");
     assert_eq!(r.body["recent_runs"][0]["user_email"], "ada@example.com");
     assert_eq!(r.body["users_total"], 2);
+    let hours = r.body["ingest_by_hour"].as_array().cloned().unwrap_or_default();
+    let stored: i64 = hours.iter().filter_map(|h| h["samples"].as_i64()).sum();
+    assert_eq!(Some(stored), r.body["samples_last_hour"].as_i64(), "{}", r.body);
+    assert!(hours.iter().all(|h| h["runs"].as_i64() >= Some(1)), "{}", r.body);
     assert_eq!(app.get("/api/v1/developer/overview", &key).await.status, 401, "developers only");
 }

@@ -620,9 +620,8 @@ impl Puller {
         }
         let (_, counts) =
             ingest::process::write_pulled(&tx, pull.user_id, pull.id, &n, self.outbox).await?;
-        let dropped = n.report.dropped_count();
         let finish = Finish {
-            status: RunStatus::completed(dropped),
+            status: RunStatus::completed(n.report.problem_count()),
             message: match pull.kind {
                 PullKind::Backfill => {
                     format!("{} history requested; it arrives by notification", pull.provider)

@@ -2,6 +2,7 @@ import { html } from "htm/preact";
 import { useEffect } from "preact/hooks";
 
 import { api } from "../api.js";
+import { Chart } from "../charts.js";
 import { Failure, Status, useLoad, when } from "../ui.js";
 
 function Figure({ label, value, hint }) {
@@ -72,6 +73,10 @@ export function Overview() {
         <${Figure} label="webhook deliveries waiting" value=${o.deliveries_pending} />
         <${Figure} label="failed deliveries (24 h)" value=${o.delivery_failures_24h} />
       </div>
+      <${Chart} title="Samples stored per hour (last 24 h)" bars=${true} step=${3600}
+        span=${[Math.floor(Date.now() / 3_600_000) * 3600 - 23 * 3600, Math.floor(Date.now() / 3_600_000) * 3600 + 3600]}
+        data=${[o.ingest_by_hour.map((h) => Date.parse(h.hour) / 1000 + 1800), o.ingest_by_hour.map((h) => h.samples)]}
+        series=${[{ label: "samples", stroke: "#047857", fill: "#6ee7b7" }]} label="Samples stored per hour" />
       <h2>Recent sync runs</h2>
       ${o.recent_runs.length === 0
         ? html`<p>No runs yet.</p>`

@@ -83,27 +83,50 @@ function ConnectLinks({ userId }) {
 /** Runs that are over. */
 const SETTLED = new Set(["success", "partial", "failed"]);
 
+/** Drop reasons in words; the code itself for the rest. */
+const REASONS = { "record.unknown_type": "types not kept here (skipped)" };
+
+/** What a run dropped, by reason, with examples: opened on demand. */
+function Dropped({ dropped }) {
+  const reasons = Object.entries(dropped || {}).filter(([k]) => k !== "warnings");
+  if (reasons.length === 0) return null;
+  const total = reasons.reduce((n, [, t]) => n + t.count, 0);
+  return html`<details class="dropped"><summary>${total} item${total === 1 ? "" : "s"} not stored</summary><ul>
+    ${reasons.map(([reason, t]) => html`<li><strong>${REASONS[reason] || reason}</strong>: ${t.count}
+      ${t.examples && t.examples.length ? html` <span class="muted">(e.g. ${t.examples.join(", ")})</span>` : ""}</li>`)}
+  </ul></details>`;
+}
+
 function Runs({ userId, follow, onSettled }) {
   const [runs, setRuns] = useState([]);
   const [error, setError] = useState(null);
+  const [turn, setTurn] = useState(0);
   useEffect(() => {
     let live = true;
     api(`/users/${userId}/sync/runs?limit=20`).then((r) => live && setRuns(r), (e) => live && setError(e));
-    // Live: every run's change as it happens.
-    const stop = stream(`/users/${userId}/sync/stream?replay=0`, (name, run) => {
-      if (name !== "sync.status") return;
-      setRuns((rs) => [{ ...run, last_update: run.timestamp }, ...rs.filter((r) => r.run_id !== run.run_id)]);
-    });
     return () => {
       live = false;
-      stop();
     };
+  }, [userId, turn]);
+  useEffect(() => {
+    // Live: every run's change as it happens (the stream's events lack the dropped items,
+    // which the list read again once the followed run ends brings).
+    const stop = stream(`/users/${userId}/sync/stream?replay=0`, (name, run) => {
+      if (name !== "sync.status") return;
+      setRuns((rs) => {
+        const old = rs.find((r) => r.run_id === run.run_id);
+        return [{ ...old, ...run, last_update: run.timestamp }, ...rs.filter((r) => r.run_id !== run.run_id)];
+      });
+    });
+    return stop;
   }, [userId]);
   const followed = follow && runs.find((r) => r.run_id === follow);
   // The followed import is over: what it stored shows everywhere on the page.
   const settled = followed && SETTLED.has(followed.status);
   useEffect(() => {
-    if (settled) onSettled();
+    if (!settled) return;
+    onSettled();
+    setTurn((t) => t + 1);
   }, [follow, settled]);
   return html`<section aria-labelledby="runs">
     <h2 id="runs">Sync runs (last 24 h, live)</h2>
@@ -118,7 +141,7 @@ function Runs({ userId, follow, onSettled }) {
         <td>${when(r.last_update || r.ended_at || r.created_at)}</td><td>${r.provider}</td><td>${r.source}</td>
         <td><${Status} value=${r.status} /></td>
         <td>${r.counts && r.counts.samples_inserted !== undefined ? `${r.counts.samples_inserted} samples` : ""}</td>
-        <td>${r.error || r.message || ""}</td></tr>`)}</tbody></table></div>`}
+        <td>${r.error || r.message || ""}<${Dropped} dropped=${r.dropped} /></td></tr>`)}</tbody></table></div>`}
   </section>`;
 }
 
