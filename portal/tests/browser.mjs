@@ -155,6 +155,27 @@ try {
   await page.waitForFunction(() => Number(document.querySelector('[role=img][aria-label="Heart rate"]')?.getAttribute("data-points")) > 0);
   await page.getByRole("button", { name: "30d" }).click();
 
+  step("the series: where each lies, its samples in the window, and a CSV of them");
+  const hrRow = page.locator('tr[data-series="heart_rate"]');
+  await hrRow.waitFor();
+  await page.getByRole("button", { name: "Samples of heart_rate", exact: true }).click();
+  await page.locator('[data-samples="heart_rate"] tbody tr').first().waitFor();
+  const [csvFile] = await Promise.all([
+    page.waitForEvent("download"),
+    page.getByRole("button", { name: "Download heart_rate as CSV", exact: true }).click(),
+  ]);
+  const text = await new Promise((resolve, reject) => {
+    csvFile.createReadStream().then((s) => {
+      let out = "";
+      s.on("data", (c) => (out += c));
+      s.on("end", () => resolve(out));
+      s.on("error", reject);
+    }, reject);
+  });
+  const rows = text.trim().split("\n");
+  if (rows[0] !== "timestamp,type,value,unit,provider,device,is_daily_total" || rows.length < 2) throw new Error(`the CSV: ${rows.slice(0, 2)}`);
+  console.log(`  heart_rate CSV: ${rows.length - 1} samples`);
+
   step("reorder the user's sources");
   const first = (await page.locator(".sources li .name").first().textContent()).trim();
   await page.getByRole("button", { name: `Move ${first} down` }).click();

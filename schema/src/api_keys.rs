@@ -17,9 +17,11 @@ pub struct ApiKey {
     pub created_by: Option<Uuid>,
     pub created_at: DateTime<Utc>,
     pub revoked_at: Option<DateTime<Utc>>,
+    /// When it last authenticated a call (to the minute).
+    pub last_used_at: Option<DateTime<Utc>>,
 }
 
-const COLUMNS: &str = "id, name, prefix, created_by, created_at, revoked_at";
+const COLUMNS: &str = "id, name, prefix, created_by, created_at, revoked_at, last_used_at";
 
 fn from_row(row: &Row) -> Result<ApiKey> {
     Ok(ApiKey {
@@ -29,6 +31,7 @@ fn from_row(row: &Row) -> Result<ApiKey> {
         created_by: row.try_get("created_by")?,
         created_at: row.try_get("created_at")?,
         revoked_at: row.try_get("revoked_at")?,
+        last_used_at: row.try_get("last_used_at")?,
     })
 }
 
@@ -65,6 +68,29 @@ pub async fn find_active(db: &Db, key: &str) -> Result<Option<ApiKey>> {
     let sql = format!("select {COLUMNS} from api_keys where key_hash = $1 and revoked_at is null");
     let stmt = client.prepare_cached(&sql).await?;
     client.query_opt(&stmt, &[&secret_hash(key)]).await?.as_ref().map(from_row).transpose()
+}
+
+/// How stale a key's `last_used_at` may grow before a call writes it again: one write a
+/// minute per key at most, however busy the key.
+pub const USE_RECORDED_EVERY_SECONDS: i64 = 60;
+
+/// Whether a call by `key` should record its use now.
+pub fn use_is_due(key: &ApiKey, now: DateTime<Utc>) -> bool {
+    key.last_used_at.is_none_or(|t| (now - t).num_seconds() >= USE_RECORDED_EVERY_SECONDS)
+}
+
+/// Records that key `id` authenticated a call (if no other call did within the minute).
+pub async fn record_use(db: &Db, id: Uuid) -> Result<()> {
+    let client = db.client().await?;
+    client
+        .execute(
+            "update api_keys set last_used_at = now()
+             where id = $1 and (last_used_at is null
+                                or last_used_at < now() - make_interval(secs => $2))",
+            &[&id, &(USE_RECORDED_EVERY_SECONDS as f64)],
+        )
+        .await?;
+    Ok(())
 }
 
 /// Active keys, newest first.
@@ -119,4 +145,26 @@ pub async fn rotate(
     let key = insert_on(&tx, &name, new_key, new_prefix, created_by).await?;
     tx.commit().await?;
     Ok(Some(key))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_keys_use_is_written_once_a_minute_at_most() {
+        let now = Utc::now();
+        let key = |last: Option<DateTime<Utc>>| ApiKey {
+            id: Uuid::nil(),
+            name: "k".into(),
+            prefix: "sk-".into(),
+            created_by: None,
+            created_at: now,
+            revoked_at: None,
+            last_used_at: last,
+        };
+        assert!(use_is_due(&key(None), now));
+        assert!(!use_is_due(&key(Some(now - chrono::Duration::seconds(59))), now));
+        assert!(use_is_due(&key(Some(now - chrono::Duration::seconds(60))), now));
+    }
 }

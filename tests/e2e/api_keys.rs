@@ -28,6 +28,26 @@ async fn key_lifecycle() {
     assert!(items[0].get("key").is_none());
     assert!(!list.body.to_string().contains(&key));
 
+    // Its use is recorded beside the call, once a minute at most.
+    let used = |db: tokio_postgres::Client| async move {
+        let sql = "select last_used_at from api_keys";
+        db.query_one(sql, &[]).await.expect(sql).get::<_, Option<chrono::DateTime<chrono::Utc>>>(0)
+    };
+    let mut first = None;
+    for _ in 0..50 {
+        first = used(app.db().await).await;
+        if first.is_some() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let first = first.expect("the key's use recorded");
+    assert_eq!(app.get("/api/v1/users", &key_auth).await.status, 200);
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert_eq!(used(app.db().await).await, Some(first), "not written again within the minute");
+    let list = app.get("/api/v1/developer/api-keys", &admin).await;
+    assert!(list.body[0]["last_used_at"].is_string(), "{}", list.body);
+
     // Only a hash is stored.
     let db = app.db().await;
     let rows = db.query("select key_hash, prefix from api_keys", &[]).await.expect("query");

@@ -73,7 +73,19 @@ pub(crate) fn bearer_token(headers: &axum::http::HeaderMap) -> Option<&str> {
 
 async fn key_principal(state: &AppState, key: &str) -> ApiResult<Principal> {
     match schema::api_keys::find_active(&state.db, key).await? {
-        Some(found) => Ok(Principal::ApiKey(found.id)),
+        Some(found) => {
+            // Its last use, recorded beside the call (at most once a minute): never a reason
+            // for the call to wait or fail.
+            if schema::api_keys::use_is_due(&found, chrono::Utc::now()) {
+                let db = state.db.clone();
+                tokio::spawn(async move {
+                    if let Err(e) = schema::api_keys::record_use(&db, found.id).await {
+                        tracing::warn!(error = %e, key = %found.id, "could not record a key's use");
+                    }
+                });
+            }
+            Ok(Principal::ApiKey(found.id))
+        }
         None => Err(ApiError::unauthorized(INVALID_KEY)),
     }
 }

@@ -36,6 +36,8 @@ pub struct ApiKeyOut {
     pub created_by: Option<Uuid>,
     pub created_at: DateTime<Utc>,
     pub revoked_at: Option<DateTime<Utc>>,
+    /// When it last authenticated a call (to the minute); null: never.
+    pub last_used_at: Option<DateTime<Utc>>,
 }
 
 /// A key just created: the only time the full key is shown.
@@ -63,6 +65,7 @@ impl From<ApiKey> for ApiKeyOut {
             created_by: k.created_by,
             created_at: k.created_at,
             revoked_at: k.revoked_at,
+            last_used_at: k.last_used_at,
         }
     }
 }

@@ -6,6 +6,7 @@ import { useState } from "preact/hooks";
 import { api } from "../api.js";
 import { Chart, Hypnogram, Timeline } from "../charts.js";
 import { Failure, useLoad } from "../ui.js";
+import { Series } from "./series.js";
 
 const RANGES = [
   { key: "1d", days: 1, resolution: "5min", per: "5 min" },
@@ -102,5 +103,6 @@ export function Data({ userId, version }) {
       <${Chart} title="Recovery score" data=${scoreData("recovery")} span=${span} series=${[{ label: "recovery", stroke: "#059669" }]} />
       <${Chart} title="Sleep score" data=${scoreData("sleep")} span=${span} series=${[{ label: "sleep", stroke: "#7c3aed" }]} />
     </div>`}
+    <${Series} userId=${userId} coverage=${coverage} from=${start} to=${end} />
   </section>`;
 }

@@ -54,7 +54,8 @@ function Keys() {
       <button type="button" class="link" onClick=${() => setShown(null)}>Done</button></div>`}
     <${Failure} error=${error || actionError} />
     ${keys && html`<div class="scroll"><table>
-      <thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Created</th><th scope="col"><span class="sr">Actions</span></th></tr></thead>
+      <thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Created</th><th scope="col">Last used</th>
+        <th scope="col"><span class="sr">Actions</span></th></tr></thead>
       <tbody>${keys.map((k) => html`<tr>
         <td>${renaming && renaming.id === k.id
           ? html`<form class="inline" onSubmit=${rename} aria-label=${`Rename ${k.name}`}>
@@ -63,6 +64,7 @@ function Keys() {
               <button type="submit" disabled=${busy}>Save</button>
               <button type="button" class="secondary" onClick=${() => setRenaming(null)}>Cancel</button></form>`
           : k.name}</td><td><code>${k.prefix}…</code></td><td>${when(k.created_at)}</td>
+        <td>${k.last_used_at ? when(k.last_used_at) : "never"}</td>
         <td class="actions"><button type="button" class="secondary" onClick=${() => setRenaming({ id: k.id, name: k.name })}>Rename</button>
           <button type="button" class="secondary" onClick=${() => rotate(k)}>Rotate</button>
           <${Confirm} label="Revoke" question=${`Revoke ${k.name}?`} busy=${busy} onConfirm=${() => revoke(k)} /></td></tr>`)}
