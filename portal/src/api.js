@@ -137,6 +137,22 @@ function schedule() {
 
 schedule();
 
+// The session lives in one tab (sessionStorage): a tab opened from it (a user in a new tab)
+// asks the open tabs for theirs instead of showing the login.
+const tabs = typeof BroadcastChannel === "function" ? new BroadcastChannel("wearhouse.session") : null;
+if (tabs) {
+  tabs.onmessage = (e) => {
+    const mine = session();
+    if (e.data === "ask" && mine && mine.expiresAt > Date.now()) tabs.postMessage({ session: mine });
+    else if (e.data && e.data.session && !mine) {
+      sessionStorage.setItem(SESSION, JSON.stringify(e.data.session));
+      schedule();
+      tell("in");
+    }
+  };
+  if (!session()) tabs.postMessage("ask");
+}
+
 /** Reads a streamed answer (`text/event-stream`) with the session's token, calling `onEvent`
  * with each event's name and parsed data; returns a function that stops it. */
 export function stream(path, onEvent) {

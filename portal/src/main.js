@@ -58,7 +58,12 @@ function Nav({ parts }) {
 function App() {
   const [state, setState] = useState(session() ? "in" : "out");
   const parts = useRoute();
-  useEffect(() => onSession(setState), []);
+  useEffect(() => {
+    const off = onSession(setState);
+    // A session another tab handed over before this listened.
+    if (session()) setState("in");
+    return off;
+  }, []);
   if (state !== "in") return html`<${Login} expired=${state === "expired"} />`;
   return html`<div class="shell">
     <${Nav} parts=${parts} />
@@ -66,4 +71,21 @@ function App() {
   </div>`;
 }
 
-render(html`<${App} />`, document.getElementById("app"));
+const root = document.getElementById("app");
+render(html`<${App} />`, root);
+
+// At phone width tables stack into cards (style.css): each cell is labelled with its column's
+// heading, kept up to date as pages render.
+function labelCells() {
+  for (const table of root.querySelectorAll("table")) {
+    const heads = [...table.querySelectorAll("thead th")].map((th) => th.textContent.trim());
+    if (heads[heads.length - 1] === "Actions") heads[heads.length - 1] = "";
+    for (const row of table.querySelectorAll("tbody tr")) {
+      [...row.children].forEach((cell, i) => {
+        const label = heads[i] || "";
+        if (cell.dataset.label !== label) cell.dataset.label = label;
+      });
+    }
+  }
+}
+new MutationObserver(labelCells).observe(root, { childList: true, subtree: true });

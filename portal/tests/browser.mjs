@@ -222,8 +222,26 @@ try {
     await page.goto(`${base}/${hash}`);
     await page.locator("main h1").first().waitFor();
     await page.waitForTimeout(300);
+    const wide = await page.evaluate(() => document.documentElement.scrollWidth);
+    if (wide > 390) {
+      // Name the widest elements, to say what to mend.
+      const culprits = await page.evaluate(() =>
+        [...document.querySelectorAll("main *")]
+          .filter((e) => e.getBoundingClientRect().right > 391 && e.children.length === 0)
+          .slice(0, 5)
+          .map((e) => `${e.tagName.toLowerCase()}.${e.className} '${(e.textContent || "").trim().slice(0, 40)}' ${Math.round(e.getBoundingClientRect().right)}`),
+      );
+      throw new Error(`${name} is ${wide} px wide on a 390 px phone: ${culprits.join("; ")}`);
+    }
     await shot(name);
   }
+
+  step("a user opened in a new tab needs no second login");
+  await page.setViewportSize({ width: 1280, height: 900 });
+  const tab = await page.context().newPage();
+  await tab.goto(`${base}/#/users/${userId}`);
+  await tab.getByRole("heading", { name: "ada@example.com" }).waitFor();
+  await tab.close();
 
   step("log out");
   await page.getByRole("button", { name: "Log out" }).click();

@@ -57,14 +57,16 @@ export function Data({ userId, version }) {
   const [data, error] = useLoad(async () => {
     if (!coverage) return null;
     const base = `/users/${userId}`;
-    const [hr, activity, sleep, workouts, scores] = await Promise.all([
+    const [hr, activity, sleep, workouts, scores, recovery] = await Promise.all([
       walk(`${base}/timeseries`, { start_time: iso(start), end_time: iso(end), types: "heart_rate", resolution: range.resolution }),
       walk(`${base}/summaries/activity`, { start_date: day(start), end_date: day(new Date(end.getTime() - 1)) }),
       api(`${base}/events/sleep?${new URLSearchParams({ start_date: iso(start), end_date: iso(end), limit: "1" })}`),
       walk(`${base}/events/workouts`, { start_date: iso(start), end_date: iso(end) }),
       api(`${base}/health-scores?${new URLSearchParams({ start_date: day(start), end_date: day(end), limit: "200" })}`),
+      // The vendor's score, else one computed from the stored data (phone data too).
+      walk(`${base}/summaries/recovery`, { start_date: day(start), end_date: day(new Date(end.getTime() - 1)) }),
     ]);
-    return { hr, activity, night: sleep.data[0] || null, workouts, scores: scores.data };
+    return { hr, activity, night: sleep.data[0] || null, workouts, scores: scores.data, recovery };
   }, [userId, range.key, version, coverage, end.getTime()]);
   const span = [start.getTime() / 1000, end.getTime() / 1000];
   const at = (t) => Date.parse(t) / 1000;
@@ -72,6 +74,8 @@ export function Data({ userId, version }) {
   const days = data && data.activity.map((d) => Date.parse(`${d.date}T12:00:00Z`) / 1000);
   const steps = data && [days, data.activity.map((d) => d.steps ?? null)];
   const energy = data && [days, data.activity.map((d) => d.total_calories_kcal ?? d.active_calories_kcal ?? null)];
+  const scored = data && data.recovery.filter((d) => d.recovery_score != null);
+  const recovery = data && [scored.map((d) => Date.parse(`${d.date}T12:00:00Z`) / 1000), scored.map((d) => d.recovery_score)];
   const score = (category) =>
     data && data.scores.filter((s) => s.category === category).sort((a, b) => at(a.recorded_at) - at(b.recorded_at));
   const scoreData = (category) => {
@@ -100,7 +104,8 @@ export function Data({ userId, version }) {
       <${Chart} title="Energy per day (kcal)" data=${energy} bars=${true} span=${span} series=${[{ label: "kcal", stroke: "#ea580c", fill: "#fdba74" }]} />
       <${Hypnogram} night=${data.night} />
       <${Timeline} workouts=${data.workouts} from=${start.getTime()} to=${end.getTime()} />
-      <${Chart} title="Recovery score" data=${scoreData("recovery")} span=${span} series=${[{ label: "recovery", stroke: "#059669" }]} />
+      <${Chart} title="Recovery score (the vendor's, else computed)" data=${recovery} span=${span}
+        series=${[{ label: "recovery", stroke: "#059669" }]} label="Recovery score" />
       <${Chart} title="Sleep score" data=${scoreData("sleep")} span=${span} series=${[{ label: "sleep", stroke: "#7c3aed" }]} />
     </div>`}
     <${Series} userId=${userId} coverage=${coverage} from=${start} to=${end} />
