@@ -120,6 +120,10 @@ try {
 
   step("without a reload: the sources, the heart-rate chart's points and the night's hypnogram");
   await page.locator(".sources li").first().waitFor();
+  // The phone's connection, by its name, with when it last synced (as the users' list has it).
+  const phoneRow = page.getByRole("row").filter({ has: page.getByRole("cell", { name: "Apple Health", exact: true }) });
+  await phoneRow.waitFor();
+  if ((await phoneRow.locator("td").nth(2).textContent()).trim() === "—") throw new Error("the connection has no last sync");
   const emptied = await page.getByLabel("export.zip or export.xml").inputValue();
   if (emptied) throw new Error(`the file box still holds ${emptied}`);
   const points = async (label) => {

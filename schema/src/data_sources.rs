@@ -102,9 +102,12 @@ pub async fn upsert_pushed(
         unique.iter().map(|s| f(s)).collect()
     };
     let rows = client.query(&client.prepare_cached("with c as (
-                 insert into connections (id, user_id, provider, status) values ($1, $2, $3, $10)
+                 insert into connections (id, user_id, provider, status, last_synced_at)
+                 values ($1, $2, $3, $10, case when $11 then now() end)
                  on conflict (user_id, provider) do update
                      set status = case when $11 then excluded.status else connections.status end,
+                         last_synced_at = case when $11 then now()
+                                               else connections.last_synced_at end,
                          updated_at = case when connections.status = excluded.status
                                            then connections.updated_at else now() end
                  returning id)

@@ -66,6 +66,12 @@ async fn ios_batch_is_stored_with_the_right_values() {
     }
     let task = r.str("task_id");
     assert_eq!(app.wait_batch(&task).await, "done");
+    // The phone's connection says when it last synced, as the user's listing does.
+    let conns = app.get(&format!("/api/v1/users/{user}/connections"), &key).await;
+    let listed = app.get(&format!("/api/v1/users/{user}"), &key).await;
+    let synced = conns.body[0]["last_synced_at"].as_str().unwrap_or("none").to_string();
+    let user_synced = listed.body["last_synced_at"].as_str().unwrap_or("").to_string();
+    assert_eq!(synced.get(..16), user_synced.get(..16), "{}", conns.body);
 
     let rows = stored(&app, &user).await;
     let approx = |slug: &str, want: f64| {

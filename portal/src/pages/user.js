@@ -9,7 +9,10 @@ import { Upload } from "./upload.js";
 
 function Connections({ userId, version }) {
   const [list, error, reload] = useLoad(() => api(`/users/${userId}/connections`), [userId, version]);
-  const [vendors] = useLoad(() => api("/oauth/providers?cloud_only=true&enabled_only=true"), []);
+  const [providers] = useLoad(() => api("/oauth/providers"), []);
+  const vendors = providers && providers.filter((p) => p.has_cloud_api && p.is_enabled);
+  // Providers by their names ("Apple Health"), not their identifiers ("phonehealth").
+  const named = (slug) => (providers && (providers.find((p) => p.provider === slug) || {}).name) || slug;
   const [run, busy, actionError] = useAction();
   const connect = (provider) =>
     run(async () => {
@@ -32,10 +35,10 @@ function Connections({ userId, version }) {
       <thead><tr><th scope="col">Provider</th><th scope="col">Status</th><th scope="col">Last sync</th>
         <th scope="col">Last error</th><th scope="col">Next pull</th><th scope="col"><span class="sr">Actions</span></th></tr></thead>
       <tbody>${list.map((c) => html`<tr>
-        <td>${c.provider}</td><td><${Status} value=${c.status} /></td><td>${when(c.last_synced_at)}</td>
+        <td>${named(c.provider)}</td><td><${Status} value=${c.status} /></td><td>${when(c.last_synced_at)}</td>
         <td>${c.last_pull_error || "—"}</td><td>${when(c.next_pull_at)}</td>
         <td>${c.status === "active" && c.rest_pull !== undefined && vendors && vendors.some((v) => v.provider === c.provider)
-          ? html`<${Confirm} label="Disconnect" question=${`Disconnect ${c.provider}?`} busy=${busy}
+          ? html`<${Confirm} label="Disconnect" question=${`Disconnect ${named(c.provider)}?`} busy=${busy}
               onConfirm=${() => disconnect(c.provider)} />`
           : null}</td></tr>`)}</tbody></table></div>`}
     ${vendors && vendors.length > 0 && html`<p class="actions">Connect:
