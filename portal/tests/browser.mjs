@@ -150,7 +150,8 @@ try {
   step("the charts say where the data lies, and go back to a chosen day");
   const covered = await page.locator("[data-coverage]").textContent();
   if (!/Data from \d{4}-\d{2}-\d{2} to \d{4}-\d{2}-\d{2}/.test(covered)) throw new Error(`coverage: '${covered}'`);
-  // A week ending the day after the first: the small export's day, before the big one's.
+  // A week ending the day after the first: the small export's day, over a year before the big
+  // one's.
   const firstDay = covered.match(/from (\d{4}-\d{2}-\d{2})/)[1];
   const dayAfter = new Date(Date.parse(`${firstDay}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
   await page.getByRole("button", { name: "7d" }).click();
@@ -239,6 +240,19 @@ try {
     }
     await shot(name);
   }
+
+  step("a user whose data ended over a year ago: the charts open on it");
+  await page.getByRole("link", { name: "Users", exact: true }).click();
+  await page.getByLabel("New user's email").fill("old@example.com");
+  await page.getByRole("button", { name: "Create user" }).click();
+  await page.getByRole("heading", { name: "old@example.com" }).waitFor();
+  await page.getByLabel("export.zip or export.xml").setInputFiles(env("SMALL_EXPORT"));
+  await page.getByRole("button", { name: "Upload and import" }).click();
+  await page.locator(".notice[data-run]").filter({ hasText: /success|partial/ }).waitFor({ timeout: 60_000 });
+  await page.waitForFunction(() => Number(document.querySelector('[role=img][aria-label="Heart rate"]')?.getAttribute("data-points")) > 0);
+  const oldDays = await page.locator("[data-coverage]").textContent();
+  const lastDay = oldDays.match(/to (\d{4}-\d{2}-\d{2})/)[1];
+  if (Date.now() - Date.parse(lastDay) < 365 * 86_400_000) throw new Error(`the old export ends ${lastDay}`);
 
   step("a user opened in a new tab needs no second login");
   await page.setViewportSize({ width: 1280, height: 900 });

@@ -7,10 +7,11 @@ use uuid::Uuid;
 
 use crate::{Db, Result};
 
-/// One series of a user.
+/// One series of a user: from one source, or from all (`data_source_id` null).
 #[derive(Debug, Clone, PartialEq)]
 pub struct SeriesCoverage {
     pub series_type_id: i16,
+    pub data_source_id: Option<Uuid>,
     /// The UTC midnights of the first and last days holding samples.
     pub first_day: DateTime<Utc>,
     pub last_day: DateTime<Utc>,
@@ -19,15 +20,17 @@ pub struct SeriesCoverage {
     pub samples: i64,
 }
 
-/// Every series of the user with samples, by series id.
+/// Every series of the user with samples: for each, first its figures over all sources, then
+/// each source's.
 pub async fn of_user(db: &Db, user_id: Uuid) -> Result<Vec<SeriesCoverage>> {
     let client = db.client().await?;
     let rows = client
         .query(
-            "select series_type_id, min(day), max(day), count(distinct day),
+            "select series_type_id, data_source_id, min(day), max(day), count(distinct day),
                     sum(sample_count + total_count)::int8
              from utc_day_rollups where user_id = $1
-             group by series_type_id order by series_type_id",
+             group by grouping sets ((series_type_id), (series_type_id, data_source_id))
+             order by series_type_id, data_source_id nulls first",
             &[&user_id],
         )
         .await?;
@@ -35,10 +38,11 @@ pub async fn of_user(db: &Db, user_id: Uuid) -> Result<Vec<SeriesCoverage>> {
         .map(|r| {
             Ok(SeriesCoverage {
                 series_type_id: r.try_get(0)?,
-                first_day: r.try_get(1)?,
-                last_day: r.try_get(2)?,
-                days: r.try_get(3)?,
-                samples: r.try_get(4)?,
+                data_source_id: r.try_get(1)?,
+                first_day: r.try_get(2)?,
+                last_day: r.try_get(3)?,
+                days: r.try_get(4)?,
+                samples: r.try_get(5)?,
             })
         })
         .collect()

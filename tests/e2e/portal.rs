@@ -58,11 +58,12 @@ async fn the_portal_in_a_browser() {
         let mut file = std::io::BufWriter::new(std::fs::File::create(&export).expect("export"));
         ingest::export::generate::write_export(&mut file, &spec).expect("write the export");
     }
-    // And one day, under the multipart minimum of 5 MiB: the direct upload takes it.
+    // And one day over a year ago, under the multipart minimum of 5 MiB: the direct upload
+    // takes it, and the charts find it.
     let small = std::env::temp_dir().join(format!("portal-small-{}.xml", uuid::Uuid::new_v4()));
     {
         let mut spec = ingest::export::generate::ExportSpec::new(1);
-        spec.start = (chrono::Utc::now() - chrono::Duration::days(13)).date_naive();
+        spec.start = (chrono::Utc::now() - chrono::Duration::days(400)).date_naive();
         let mut file = std::io::BufWriter::new(std::fs::File::create(&small).expect("export"));
         ingest::export::generate::write_export(&mut file, &spec).expect("write the export");
     }

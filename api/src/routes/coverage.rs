@@ -2,6 +2,8 @@
 //! first and last day, days and samples), so a reader (the portal's charts) opens on the data
 //! instead of on today.
 
+use std::collections::HashMap;
+
 use axum::Json;
 use axum::extract::{Path, State};
 use chrono::NaiveDate;
@@ -9,10 +11,12 @@ use serde::Serialize;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
+use uuid::Uuid;
 
 use crate::AppState;
 use crate::error::{ApiResult, ErrorBody};
 use crate::extract::ApiAuth;
+use crate::routes::data_sources::display_name;
 use crate::routes::existing_user;
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -39,6 +43,19 @@ pub struct SeriesCoverageOut {
     pub days: i64,
     /// Samples stored, daily totals included.
     pub samples: i64,
+    /// The same, per source, the most samples first.
+    pub sources: Vec<SourceCoverageOut>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SourceCoverageOut {
+    /// The data source's id (`GET /users/{user_id}/data-sources`) and name.
+    pub data_source_id: Uuid,
+    pub display_name: String,
+    pub first_day: NaiveDate,
+    pub last_day: NaiveDate,
+    pub days: i64,
+    pub samples: i64,
 }
 
 /// Where the user's samples lie: per series, the first and last UTC day with samples, the days
@@ -57,20 +74,45 @@ async fn data_coverage(
 ) -> ApiResult<Json<CoverageOut>> {
     let id = existing_user(&state, &user_id).await?;
     let rows = schema::coverage::of_user(&state.db, id).await?;
-    let series: Vec<SeriesCoverageOut> = rows
-        .into_iter()
-        .filter_map(|c| {
-            let t = schema::catalogue::series_types::by_id(c.series_type_id)?;
-            Some(SeriesCoverageOut {
+    let names: HashMap<Uuid, String> = schema::data_sources::list_for_user(&state.db, id)
+        .await?
+        .iter()
+        .map(|d| (d.id, display_name(d)))
+        .collect();
+    let mut series: Vec<SeriesCoverageOut> = Vec::new();
+    for row in rows {
+        let Some(t) = schema::catalogue::series_types::by_id(row.series_type_id) else {
+            continue;
+        };
+        let (first_day, last_day) = (row.first_day.date_naive(), row.last_day.date_naive());
+        match row.data_source_id {
+            // A series' figures over all sources come first, then each source's.
+            None => series.push(SeriesCoverageOut {
                 series_type: t.slug.to_string(),
                 unit: t.unit.to_string(),
-                first_day: c.first_day.date_naive(),
-                last_day: c.last_day.date_naive(),
-                days: c.days,
-                samples: c.samples,
-            })
-        })
-        .collect();
+                first_day,
+                last_day,
+                days: row.days,
+                samples: row.samples,
+                sources: Vec::new(),
+            }),
+            Some(source) => {
+                if let Some(s) = series.last_mut() {
+                    s.sources.push(SourceCoverageOut {
+                        data_source_id: source,
+                        display_name: names.get(&source).cloned().unwrap_or_default(),
+                        first_day,
+                        last_day,
+                        days: row.days,
+                        samples: row.samples,
+                    });
+                }
+            }
+        }
+    }
+    for s in &mut series {
+        s.sources.sort_by_key(|c| std::cmp::Reverse(c.samples));
+    }
     Ok(Json(CoverageOut {
         first_day: series.iter().map(|s| s.first_day).min(),
         last_day: series.iter().map(|s| s.last_day).max(),

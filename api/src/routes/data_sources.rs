@@ -40,7 +40,7 @@ pub struct DataSourceList {
     pub total: i64,
 }
 
-fn display_name(d: &DataSource) -> String {
+pub(crate) fn display_name(d: &DataSource) -> String {
     let provider = providers::by_slug(&d.provider).map(|p| p.name).unwrap_or(d.provider.as_str());
     match d.device_model.as_deref().or(d.original_source_name.as_deref()).or(d.source.as_deref()) {
         Some(what) => format!("{provider} - {what}"),
