@@ -76,6 +76,7 @@ try {
   await page.getByRole("link", { name: "Users" }).click();
   await page.getByLabel("New user's email").fill("ada@example.com");
   await page.getByLabel("Your id for them").fill("ada-42");
+  await page.getByLabel("Last name").fill("Lovelace");
   await page.getByRole("button", { name: "Create user" }).click();
   await page.getByRole("heading", { name: "ada@example.com" }).waitFor();
   const userId = page.url().split("/").pop();

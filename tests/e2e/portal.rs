@@ -109,10 +109,11 @@ async fn the_portal_in_a_browser() {
     let keys = "select count(*) from api_keys where name = 'portal-test' and revoked_at is null";
     assert_eq!(app.count(keys).await, 1);
     let user = result["user"].as_str().unwrap_or_default();
-    let theirs = format!("select external_user_id from users where id = '{user}'");
-    let external: Option<String> =
-        app.db().await.query_one(&theirs, &[]).await.expect(&theirs).get(0);
+    let theirs = format!("select external_user_id, last_name from users where id = '{user}'");
+    let row = app.db().await.query_one(&theirs, &[]).await.expect(&theirs);
+    let (external, last): (Option<String>, Option<String>) = (row.get(0), row.get(1));
     assert_eq!(external.as_deref(), Some("ada-42"), "the create form's own id");
+    assert_eq!(last.as_deref(), Some("Lovelace"));
     let imported = format!(
         "select count(*) from sync_runs where user_id = '{user}' and source = 'xml_import' and status in ('success', 'partial')"
     );

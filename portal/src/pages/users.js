@@ -15,7 +15,7 @@ export function Users() {
     if (query) q.set("search", query);
     return api(`/users?${q}`);
   }, [page, query]);
-  const [fields, setFields] = useState({ email: "", first_name: "", external_user_id: "" });
+  const [fields, setFields] = useState({ email: "", first_name: "", last_name: "", external_user_id: "" });
   const [create, creating, createError] = useAction();
   const add = async (e) => {
     e.preventDefault();
@@ -41,6 +41,7 @@ export function Users() {
       <form onSubmit=${add} aria-label="Create a user">
         <label>New user's email <input type="email" value=${fields.email} onInput=${field("email")} /></label>
         <label>First name <input value=${fields.first_name} maxlength="100" onInput=${field("first_name")} /></label>
+        <label>Last name <input value=${fields.last_name} maxlength="100" onInput=${field("last_name")} /></label>
         <label>Your id for them <input value=${fields.external_user_id} maxlength="255" placeholder="external_user_id"
           onInput=${field("external_user_id")} /></label>
         <button type="submit" disabled=${creating}>Create user</button>
