@@ -31,6 +31,12 @@ function tell(state) {
 }
 
 export function logout(state = "out") {
+  forget(state);
+  // Logged out by hand: every tab is.
+  if (state === "out" && tabs) tabs.postMessage({ kind: "out" });
+}
+
+function forget(state) {
   sessionStorage.removeItem(SESSION);
   clearTimeout(timer);
   // Logged out by hand: the next login opens on the overview, not the last page.
@@ -138,19 +144,31 @@ function schedule() {
 schedule();
 
 // The session lives in one tab (sessionStorage): a tab opened from it (a user in a new tab)
-// asks the open tabs for theirs instead of showing the login.
+// asks the open tabs for theirs instead of showing the login. A tab takes a session only in
+// answer to its own question (a random nonce, for two seconds), and logging out in one tab
+// logs out every tab: none hands a session back afterwards.
 const tabs = typeof BroadcastChannel === "function" ? new BroadcastChannel("wearhouse.session") : null;
+let asking = null;
 if (tabs) {
   tabs.onmessage = (e) => {
+    const m = e.data || {};
     const mine = session();
-    if (e.data === "ask" && mine && mine.expiresAt > Date.now()) tabs.postMessage({ session: mine });
-    else if (e.data && e.data.session && !mine) {
-      sessionStorage.setItem(SESSION, JSON.stringify(e.data.session));
+    if (m.kind === "ask" && mine && mine.expiresAt > Date.now()) {
+      tabs.postMessage({ kind: "session", to: m.nonce, session: mine });
+    } else if (m.kind === "session" && asking && m.to === asking && !mine) {
+      asking = null;
+      sessionStorage.setItem(SESSION, JSON.stringify(m.session));
       schedule();
       tell("in");
+    } else if (m.kind === "out" && mine) {
+      forget("out");
     }
   };
-  if (!session()) tabs.postMessage("ask");
+  if (!session()) {
+    asking = crypto.randomUUID();
+    tabs.postMessage({ kind: "ask", nonce: asking });
+    setTimeout(() => (asking = null), 2000);
+  }
 }
 
 /** Reads a streamed answer (`text/event-stream`) with the session's token, calling `onEvent`

@@ -260,11 +260,17 @@ try {
   const tab = await page.context().newPage();
   await tab.goto(`${base}/#/users/${userId}`);
   await tab.getByRole("heading", { name: "ada@example.com" }).waitFor();
-  await tab.close();
 
-  step("log out");
+  step("log out: every tab is, and a new tab finds no session to take");
   await page.getByRole("button", { name: "Log out" }).click();
   await page.getByRole("button", { name: "Log in" }).waitFor();
+  await tab.getByRole("button", { name: "Log in" }).waitFor();
+  await tab.close();
+  const late = await page.context().newPage();
+  await late.goto(`${base}/#/users/${userId}`);
+  await late.waitForTimeout(2500);
+  await late.getByRole("button", { name: "Log in" }).waitFor();
+  await late.close();
   if (new URL(page.url()).hash) throw new Error(`the address keeps ${new URL(page.url()).hash} after logging out`);
   console.log(`RESULT ${JSON.stringify({ key_prefix: key.slice(0, 12), user: userId, moved: first })}`);
 } catch (e) {

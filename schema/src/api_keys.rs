@@ -79,15 +79,16 @@ pub fn use_is_due(key: &ApiKey, now: DateTime<Utc>) -> bool {
     key.last_used_at.is_none_or(|t| (now - t).num_seconds() >= USE_RECORDED_EVERY_SECONDS)
 }
 
-/// Records that key `id` authenticated a call (if no other call did within the minute).
-pub async fn record_use(db: &Db, id: Uuid) -> Result<()> {
+/// Records that key `id` authenticated a call at `now` (if no other call did within the
+/// minute, by the same clock and rule as [`use_is_due`]: one rule, the application's clock).
+pub async fn record_use(db: &Db, id: Uuid, now: DateTime<Utc>) -> Result<()> {
     let client = db.client().await?;
+    let stale = now - chrono::Duration::seconds(USE_RECORDED_EVERY_SECONDS);
     client
         .execute(
-            "update api_keys set last_used_at = now()
-             where id = $1 and (last_used_at is null
-                                or last_used_at < now() - make_interval(secs => $2))",
-            &[&id, &(USE_RECORDED_EVERY_SECONDS as f64)],
+            "update api_keys set last_used_at = $2
+             where id = $1 and (last_used_at is null or last_used_at <= $3)",
+            &[&id, &now, &stale],
         )
         .await?;
     Ok(())

@@ -1,6 +1,8 @@
-//! Where a user's samples lie: per series, the first and last UTC day holding samples, how many
-//! days and samples, read from the UTC day rollups (a row per series, source and day, sealed or
-//! not) without reading a sample. What the portal opens its charts on.
+//! Where a user's samples lie: per series (and per source), the first and last UTC day holding
+//! samples and how many samples, without reading a sample: the days not sealed yet from their
+//! UTC day rollups (a row per series, source and day), the sealed ones from their blocks' first
+//! and last instants and counts (a sealed day's rollup row is gone). What the portal opens its
+//! charts on.
 
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
@@ -12,10 +14,10 @@ use crate::{Db, Result};
 pub struct SeriesCoverage {
     pub series_type_id: i16,
     pub data_source_id: Option<Uuid>,
-    /// The UTC midnights of the first and last days holding samples.
-    pub first_day: DateTime<Utc>,
-    pub last_day: DateTime<Utc>,
-    pub days: i64,
+    /// The first and last instants known to hold samples: a rollup's day start, or a block's
+    /// first and last sample.
+    pub first: DateTime<Utc>,
+    pub last: DateTime<Utc>,
     /// Samples, daily totals included.
     pub samples: i64,
 }
@@ -26,9 +28,15 @@ pub async fn of_user(db: &Db, user_id: Uuid) -> Result<Vec<SeriesCoverage>> {
     let client = db.client().await?;
     let rows = client
         .query(
-            "select series_type_id, data_source_id, min(day), max(day), count(distinct day),
-                    sum(sample_count + total_count)::int8
-             from utc_day_rollups where user_id = $1
+            "with parts as (
+                 select series_type_id, data_source_id, day as first, day as last,
+                        sample_count + total_count as samples
+                 from utc_day_rollups where user_id = $1 and not sealed
+                 union all
+                 select series_type_id, data_source_id, first_ts, last_ts, sample_count
+                 from sample_blocks where user_id = $1)
+             select series_type_id, data_source_id, min(first), max(last), sum(samples)::int8
+             from parts
              group by grouping sets ((series_type_id), (series_type_id, data_source_id))
              order by series_type_id, data_source_id nulls first",
             &[&user_id],
@@ -39,10 +47,9 @@ pub async fn of_user(db: &Db, user_id: Uuid) -> Result<Vec<SeriesCoverage>> {
             Ok(SeriesCoverage {
                 series_type_id: r.try_get(0)?,
                 data_source_id: r.try_get(1)?,
-                first_day: r.try_get(2)?,
-                last_day: r.try_get(3)?,
-                days: r.try_get(4)?,
-                samples: r.try_get(5)?,
+                first: r.try_get(2)?,
+                last: r.try_get(3)?,
+                samples: r.try_get(4)?,
             })
         })
         .collect()

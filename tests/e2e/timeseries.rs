@@ -722,28 +722,28 @@ async fn data_coverage_says_where_the_samples_lie() {
     };
     let hr = series("heart_rate");
     assert_eq!(
-        (
-            hr["first_day"].clone(),
-            hr["last_day"].clone(),
-            hr["days"].clone(),
-            hr["samples"].clone()
-        ),
-        (json!("2026-03-10"), json!("2026-03-12"), json!(3), json!(62)),
+        (hr["first_day"].clone(), hr["last_day"].clone(), hr["samples"].clone()),
+        (json!("2026-03-10"), json!("2026-03-12"), json!(62)),
         "{hr}"
     );
     assert_eq!(hr["unit"], "bpm");
     let steps = series("steps");
-    assert_eq!((steps["days"].clone(), steps["samples"].clone()), (json!(1), json!(12)), "{steps}");
+    assert_eq!(steps["samples"], 12, "{steps}");
     // Per source, the most samples first: the phone's steps and the watch's, six each.
     let sources = steps["sources"].as_array().cloned().unwrap_or_default();
     assert_eq!(sources.len(), 2, "{steps}");
-    assert!(sources.iter().all(|s| s["samples"] == 6 && s["days"] == 1), "{steps}");
+    assert!(sources.iter().all(|s| s["samples"] == 6 && s["last_day"] == "2026-03-10"), "{steps}");
     assert!(
         sources.iter().all(|s| s["display_name"].as_str().is_some_and(|n| !n.is_empty())),
         "{steps}"
     );
     assert_eq!(hr["sources"].as_array().map(Vec::len), Some(1), "{hr}");
     assert_eq!(hr["sources"][0]["samples"], 62);
+    // Sealed, the days' rollup rows are gone: the blocks say the same.
+    let before = app.get(&path, &key).await.body;
+    assert!(crate::sealing::seal_all(&app).await.days > 0);
+    assert_eq!(app.count("select count(*) from utc_day_rollups where not sealed").await, 0);
+    assert_eq!(app.get(&path, &key).await.body, before);
     assert_eq!(app.get(&path, &Auth::None).await.status, 401);
     let nobody = uuid::Uuid::new_v4();
     let r = app.get(&format!("/api/v1/users/{nobody}/data-coverage"), &key).await;

@@ -76,10 +76,11 @@ async fn key_principal(state: &AppState, key: &str) -> ApiResult<Principal> {
         Some(found) => {
             // Its last use, recorded beside the call (at most once a minute): never a reason
             // for the call to wait or fail.
-            if schema::api_keys::use_is_due(&found, chrono::Utc::now()) {
+            let now = chrono::Utc::now();
+            if schema::api_keys::use_is_due(&found, now) {
                 let db = state.db.clone();
                 tokio::spawn(async move {
-                    if let Err(e) = schema::api_keys::record_use(&db, found.id).await {
+                    if let Err(e) = schema::api_keys::record_use(&db, found.id, now).await {
                         tracing::warn!(error = %e, key = %found.id, "could not record a key's use");
                     }
                 });

@@ -1,5 +1,5 @@
-//! `GET /api/v1/users/{user_id}/data-coverage`: where a user's samples lie, per series (the
-//! first and last day, days and samples), so a reader (the portal's charts) opens on the data
+//! `GET /api/v1/users/{user_id}/data-coverage`: where a user's samples lie, per series and
+//! source (the first and last day, and the samples), so a reader (the portal's charts) opens on the data
 //! instead of on today.
 
 use std::collections::HashMap;
@@ -40,7 +40,6 @@ pub struct SeriesCoverageOut {
     /// The first and last UTC days holding samples of it.
     pub first_day: NaiveDate,
     pub last_day: NaiveDate,
-    pub days: i64,
     /// Samples stored, daily totals included.
     pub samples: i64,
     /// The same, per source, the most samples first.
@@ -54,12 +53,11 @@ pub struct SourceCoverageOut {
     pub display_name: String,
     pub first_day: NaiveDate,
     pub last_day: NaiveDate,
-    pub days: i64,
     pub samples: i64,
 }
 
-/// Where the user's samples lie: per series, the first and last UTC day with samples, the days
-/// and the samples, and the span of them all.
+/// Where the user's samples lie: per series and per source, the first and last UTC day with
+/// samples and the samples, sealed or not, and the span of them all.
 #[utoipa::path(get, path = "/users/{user_id}/data-coverage", tag = "data",
     params(("user_id" = String, Path, description = "The user's UUID")),
     responses(
@@ -84,7 +82,7 @@ async fn data_coverage(
         let Some(t) = schema::catalogue::series_types::by_id(row.series_type_id) else {
             continue;
         };
-        let (first_day, last_day) = (row.first_day.date_naive(), row.last_day.date_naive());
+        let (first_day, last_day) = (row.first.date_naive(), row.last.date_naive());
         match row.data_source_id {
             // A series' figures over all sources come first, then each source's.
             None => series.push(SeriesCoverageOut {
@@ -92,7 +90,6 @@ async fn data_coverage(
                 unit: t.unit.to_string(),
                 first_day,
                 last_day,
-                days: row.days,
                 samples: row.samples,
                 sources: Vec::new(),
             }),
@@ -103,7 +100,6 @@ async fn data_coverage(
                         display_name: names.get(&source).cloned().unwrap_or_default(),
                         first_day,
                         last_day,
-                        days: row.days,
                         samples: row.samples,
                     });
                 }

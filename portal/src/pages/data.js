@@ -48,26 +48,28 @@ function ending(coverage) {
 
 export function Data({ userId, version }) {
   const [range, setRange] = useState(RANGES[2]);
-  const [coverage] = useLoad(() => api(`/users/${userId}/data-coverage`), [userId, version]);
+  const [coverage, coverageError] = useLoad(() => api(`/users/${userId}/data-coverage`), [userId, version]);
   // The end chosen in the date box, else where the data ends.
   const [chosen, setChosen] = useState(null);
   const end = chosen ? endOf(chosen) : ending(coverage);
   const start = new Date(end.getTime() - range.days * DAY);
   const iso = (t) => t.toISOString();
+  // Charts load once where the data lies is known (or could not be: then up to now).
+  const ready = Boolean(coverage || coverageError);
   const [data, error] = useLoad(async () => {
-    if (!coverage) return null;
+    if (!ready) return null;
     const base = `/users/${userId}`;
     const [hr, activity, sleep, workouts, scores, recovery] = await Promise.all([
       walk(`${base}/timeseries`, { start_time: iso(start), end_time: iso(end), types: "heart_rate", resolution: range.resolution }),
       walk(`${base}/summaries/activity`, { start_date: day(start), end_date: day(new Date(end.getTime() - 1)) }),
       api(`${base}/events/sleep?${new URLSearchParams({ start_date: iso(start), end_date: iso(end), limit: "1" })}`),
       walk(`${base}/events/workouts`, { start_date: iso(start), end_date: iso(end) }),
-      api(`${base}/health-scores?${new URLSearchParams({ start_date: day(start), end_date: day(end), limit: "200" })}`),
+      api(`${base}/health-scores?${new URLSearchParams({ start_date: day(start), end_date: day(new Date(end.getTime() - 1)), limit: "200" })}`),
       // The vendor's score, else one computed from the stored data (phone data too).
       walk(`${base}/summaries/recovery`, { start_date: day(start), end_date: day(new Date(end.getTime() - 1)) }),
     ]);
     return { hr, activity, night: sleep.data[0] || null, workouts, scores: scores.data, recovery };
-  }, [userId, range.key, version, coverage, end.getTime()]);
+  }, [userId, range.key, ready, coverage, end.getTime()]);
   const span = [start.getTime() / 1000, end.getTime() / 1000];
   const at = (t) => Date.parse(t) / 1000;
   const hr = data && [data.hr.map((p) => at(p.timestamp)), data.hr.map((p) => p.value)];
@@ -95,7 +97,7 @@ export function Data({ userId, version }) {
       <label class="progress">Ending on <input type="date" value=${day(new Date(end.getTime() - 1))}
         min=${coverage && coverage.first_day} onChange=${(e) => setChosen(e.target.value || null)} /></label>
     </div>
-    <${Failure} error=${error} />
+    <${Failure} error=${error || coverageError} />
     ${!data && !error && html`<p role="status">Loading…</p>`}
     ${data && html`<div class="charts">
       <${Chart} title=${`Heart rate (bpm, mean per ${range.per})`} span=${span}

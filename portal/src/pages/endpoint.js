@@ -11,9 +11,14 @@ const STATUS = ["success", "pending", "failed", "sending"];
 function usePages(path, deps) {
   const [at, setAt] = useState("");
   const [page, error, reload] = useLoad(() => api(`${path}${at ? `&iterator=${encodeURIComponent(at)}` : ""}`), [...deps, at]);
-  const pager = page && (!page.done || at) && html`<nav class="pager" aria-label="Pages">
-    <button type="button" class="secondary" disabled=${!at} onClick=${() => setAt(page.prevIterator || "")}>Newer</button>
-    <button type="button" class="secondary" disabled=${page.done} onClick=${() => setAt(page.iterator)}>Older</button>
+  // `done` says there is nothing further in the direction the page was asked in: older going
+  // forward, newer going back ("-" iterators).
+  const back = at.startsWith("-");
+  const newer = page && (back ? !page.done : Boolean(at));
+  const older = page && (back ? page.data.length > 0 : !page.done);
+  const pager = page && (newer || older) && html`<nav class="pager" aria-label="Pages">
+    <button type="button" class="secondary" disabled=${!newer} onClick=${() => setAt(page.prevIterator || "")}>Newer</button>
+    <button type="button" class="secondary" disabled=${!older} onClick=${() => setAt(page.iterator)}>Older</button>
   </nav>`;
   return [page, error, reload, pager];
 }

@@ -12,9 +12,13 @@ const CSV_MAX_PAGES = 1000;
 const query = (type, from, to, extra = {}) =>
   new URLSearchParams({ types: type, start_time: from.toISOString(), end_time: to.toISOString(), limit: "100", ...extra });
 
+/** A CSV cell: quoted when it holds a separator, and text a spreadsheet would run as a formula
+ * (`=`, `+`, `-`, `@` first: device names come from phones) kept as text. Numbers stay numbers. */
 function csvField(v) {
-  const s = v == null ? "" : String(v);
-  return /[",\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+  if (typeof v === "number") return String(v);
+  let s = v == null ? "" : String(v);
+  if (/^[=+\-@\t\r]/.test(s)) s = `'${s}`;
+  return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
 /** Every sample of `type` in [from, to) as CSV text. */
@@ -67,11 +71,11 @@ export function Series({ userId, coverage, from, to }) {
     <${Failure} error=${error} />
     <div class="scroll"><table>
       <thead><tr><th scope="col">Series</th><th scope="col">Unit</th><th scope="col">First day</th><th scope="col">Last day</th>
-        <th scope="col">Days</th><th scope="col">Samples</th><th scope="col">Sources</th><th scope="col"><span class="sr">Actions</span></th></tr></thead>
+        <th scope="col">Samples</th><th scope="col">Sources</th><th scope="col"><span class="sr">Actions</span></th></tr></thead>
       <tbody>${coverage.series.map((s) => html`<tr data-series=${s.type}>
-        <td>${s.type}</td><td>${s.unit}</td><td>${s.first_day}</td><td>${s.last_day}</td><td>${s.days}</td>
+        <td>${s.type}</td><td>${s.unit}</td><td>${s.first_day}</td><td>${s.last_day}</td>
         <td>${s.samples.toLocaleString()}</td>
-        <td>${s.sources.map((c) => html`<span class="source" title=${`${c.first_day} to ${c.last_day}, ${c.days} days`}>${c.display_name || "?"}: ${c.samples.toLocaleString()}</span>`)}</td>
+        <td>${s.sources.map((c) => html`<span class="source" title=${`${c.first_day} to ${c.last_day}`}>${c.display_name || "?"}: ${c.samples.toLocaleString()}</span>`)}</td>
         <td class="actions"><button type="button" class="secondary" aria-expanded=${open === s.type}
             aria-label=${`Samples of ${s.type}`} onClick=${() => setOpen(open === s.type ? null : s.type)}>Samples</button>
           <button type="button" class="secondary" disabled=${busy} aria-label=${`Download ${s.type} as CSV`}
