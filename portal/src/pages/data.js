@@ -73,11 +73,14 @@ export function Data({ userId, version }) {
   const span = [start.getTime() / 1000, end.getTime() / 1000];
   const at = (t) => Date.parse(t) / 1000;
   const hr = data && [data.hr.map((p) => at(p.timestamp)), data.hr.map((p) => p.value)];
-  const days = data && data.activity.map((d) => Date.parse(`${d.date}T12:00:00Z`) / 1000);
+  // A summary's date is the user's local day: its bar stands at that date's noon on the
+  // browser's clock, which is how the chart's axis reads dates.
+  const noon = (date) => new Date(`${date}T12:00:00`).getTime() / 1000;
+  const days = data && data.activity.map((d) => noon(d.date));
   const steps = data && [days, data.activity.map((d) => d.steps ?? null)];
   const energy = data && [days, data.activity.map((d) => d.total_calories_kcal ?? d.active_calories_kcal ?? null)];
   const scored = data && data.recovery.filter((d) => d.recovery_score != null);
-  const recovery = data && [scored.map((d) => Date.parse(`${d.date}T12:00:00Z`) / 1000), scored.map((d) => d.recovery_score)];
+  const recovery = data && [scored.map((d) => noon(d.date)), scored.map((d) => d.recovery_score)];
   const score = (category) =>
     data && data.scores.filter((s) => s.category === category).sort((a, b) => at(a.recorded_at) - at(b.recorded_at));
   const scoreData = (category) => {
