@@ -41,6 +41,17 @@ fn from_row(r: &Row) -> Result<ProviderSetting> {
     })
 }
 
+/// `provider`'s setting among `settings` (every stored one, from [`all`]), if it has one.
+pub fn of<'a>(settings: &'a [ProviderSetting], provider: &str) -> Option<&'a ProviderSetting> {
+    settings.iter().find(|s| s.provider == provider)
+}
+
+/// Whether a provider with this setting is enabled: one without a setting is, as
+/// [`is_enabled`] says in SQL.
+pub fn enabled(setting: Option<&ProviderSetting>) -> bool {
+    setting.is_none_or(|s| s.is_enabled)
+}
+
 /// Every stored setting.
 pub async fn all(db: &Db) -> Result<Vec<ProviderSetting>> {
     let client = db.client().await?;

@@ -137,8 +137,9 @@ async fn visit(
 /// any.
 async fn offered(state: &AppState, link: &ConnectLink) -> ApiResult<Vec<&'static Provider>> {
     let settings = schema::provider_settings::all(&state.db).await?;
-    let enabled =
-        |slug: &str| settings.iter().find(|s| s.provider == slug).is_none_or(|s| s.is_enabled);
+    let enabled = |slug: &str| {
+        schema::provider_settings::enabled(schema::provider_settings::of(&settings, slug))
+    };
     let named = |slug: &str| link.providers.as_ref().is_none_or(|l| l.iter().any(|s| s == slug));
     Ok(vendors::VENDORS
         .iter()

@@ -48,7 +48,7 @@ impl ProviderOut {
             provider: p.slug.to_string(),
             name: p.name.to_string(),
             has_cloud_api: p.has_cloud_api,
-            is_enabled: setting.is_none_or(|s| s.is_enabled),
+            is_enabled: schema::provider_settings::enabled(setting),
             icon_url: p.icon_url(),
             live_sync_mode: p.live_sync_mode.and(mode).map(|m| m.as_str().to_string()),
             live_sync_configurable: p.live_sync_configurable,
@@ -73,7 +73,7 @@ fn listed(state: &AppState) -> impl Iterator<Item = &'static Provider> + '_ {
 async fn all_providers(state: &AppState) -> ApiResult<Vec<ProviderOut>> {
     let settings = schema::provider_settings::all(&state.db).await?;
     Ok(listed(state)
-        .map(|p| ProviderOut::new(p, settings.iter().find(|s| s.provider == p.slug)))
+        .map(|p| ProviderOut::new(p, schema::provider_settings::of(&settings, p.slug)))
         .collect())
 }
 

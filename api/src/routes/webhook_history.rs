@@ -71,8 +71,19 @@ pub struct ListOut<T> {
     pub prev_iterator: Option<String>,
 }
 
-fn channels(user: Option<uuid::Uuid>) -> Vec<String> {
-    user.map(|u| vec![format!("user.{u}")]).unwrap_or_default()
+impl MessageOut {
+    /// A message as answered: `user.<id>` its channel for a user's events.
+    fn new(
+        id: String,
+        event_type: String,
+        event_id: String,
+        timestamp: DateTime<Utc>,
+        user: Option<uuid::Uuid>,
+        payload: Option<Value>,
+    ) -> MessageOut {
+        let channels = user.map(|u| vec![format!("user.{u}")]).unwrap_or_default();
+        MessageOut { id, event_type, event_id, timestamp, channels, tags: Vec::new(), payload }
+    }
 }
 
 fn attempt_out(a: AttemptRow) -> AttemptOut {
@@ -88,15 +99,14 @@ fn attempt_out(a: AttemptRow) -> AttemptOut {
         status_text: a.status.as_str(),
         trigger_type: a.trigger_type.code(),
         timestamp: a.created_at,
-        msg: MessageOut {
-            id: a.message_id,
-            event_type: a.event_type,
-            event_id: a.event_id,
-            timestamp: a.message_created_at,
-            channels: channels(a.user_id),
-            tags: Vec::new(),
-            payload: Some(a.payload),
-        },
+        msg: MessageOut::new(
+            a.message_id,
+            a.event_type,
+            a.event_id,
+            a.message_created_at,
+            a.user_id,
+            Some(a.payload),
+        ),
     }
 }
 
@@ -125,21 +135,11 @@ fn list_params(params: &mut Params) -> ListParams {
 
 /// Cuts a `limit + 1` page, names the cursors around it, and makes each row an answer.
 fn page<T, U>(
-    rows: Vec<T>,
+    mut rows: Vec<T>,
     p: &ListParams,
     id: impl Fn(&T) -> String,
     out: impl FnMut(T) -> U,
 ) -> ListOut<U> {
-    let cut = cut(rows, p, id);
-    ListOut {
-        data: cut.data.into_iter().map(out).collect(),
-        done: cut.done,
-        iterator: cut.iterator,
-        prev_iterator: cut.prev_iterator,
-    }
-}
-
-fn cut<T>(mut rows: Vec<T>, p: &ListParams, id: impl Fn(&T) -> String) -> ListOut<T> {
     let more = rows.len() as i64 > p.limit;
     if more {
         if p.newer {
@@ -151,7 +151,7 @@ fn cut<T>(mut rows: Vec<T>, p: &ListParams, id: impl Fn(&T) -> String) -> ListOu
     let iterator = rows.last().map(&id);
     let prev_iterator = rows.first().map(|r| format!("-{}", id(r)));
     // Going forward, done means nothing older; going back, nothing newer.
-    ListOut { data: rows, done: !more, iterator, prev_iterator }
+    ListOut { data: rows.into_iter().map(out).collect(), done: !more, iterator, prev_iterator }
 }
 
 /// The list parameters of an endpoint's attempts or messages, with the delivery status.
@@ -242,15 +242,14 @@ async fn list_endpoint_messages(
         &p,
         |m| m.id.clone(),
         |m| EndpointMessageOut {
-            msg: MessageOut {
-                id: m.id,
-                event_type: m.event_type,
-                event_id: m.event_id,
-                timestamp: m.created_at,
-                channels: channels(m.user_id),
-                tags: Vec::new(),
-                payload: Some(m.payload),
-            },
+            msg: MessageOut::new(
+                m.id,
+                m.event_type,
+                m.event_id,
+                m.created_at,
+                m.user_id,
+                Some(m.payload),
+            ),
             status: m.status.code(),
             status_text: m.status.as_str(),
             attempts: m.attempts,
@@ -290,15 +289,7 @@ async fn list_messages(
         rows,
         &p,
         |m| m.id.clone(),
-        |m| MessageOut {
-            id: m.id,
-            event_type: m.event_type,
-            event_id: m.event_id,
-            timestamp: m.created_at,
-            channels: channels(m.user_id),
-            tags: Vec::new(),
-            payload: None,
-        },
+        |m| MessageOut::new(m.id, m.event_type, m.event_id, m.created_at, m.user_id, None),
     )))
 }
 

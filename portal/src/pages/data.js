@@ -53,6 +53,8 @@ export function Data({ userId, version }) {
   const [chosen, setChosen] = useState(null);
   const end = chosen ? endOf(chosen) : ending(coverage);
   const start = new Date(end.getTime() - range.days * DAY);
+  // The window's last day: its end is the midnight after it.
+  const lastDay = day(new Date(end.getTime() - 1));
   const iso = (t) => t.toISOString();
   // Charts load once where the data lies is known (or could not be: then up to now).
   const ready = Boolean(coverage || coverageError);
@@ -61,12 +63,12 @@ export function Data({ userId, version }) {
     const base = `/users/${userId}`;
     const [hr, activity, sleep, workouts, scores, recovery] = await Promise.all([
       walk(`${base}/timeseries`, { start_time: iso(start), end_time: iso(end), types: "heart_rate", resolution: range.resolution }),
-      walk(`${base}/summaries/activity`, { start_date: day(start), end_date: day(new Date(end.getTime() - 1)) }),
+      walk(`${base}/summaries/activity`, { start_date: day(start), end_date: lastDay }),
       api(`${base}/events/sleep?${new URLSearchParams({ start_date: iso(start), end_date: iso(end), limit: "1" })}`),
       walk(`${base}/events/workouts`, { start_date: iso(start), end_date: iso(end) }),
-      api(`${base}/health-scores?${new URLSearchParams({ start_date: day(start), end_date: day(new Date(end.getTime() - 1)), limit: "200" })}`),
+      api(`${base}/health-scores?${new URLSearchParams({ start_date: day(start), end_date: lastDay, limit: "200" })}`),
       // The vendor's score, else one computed from the stored data (phone data too).
-      walk(`${base}/summaries/recovery`, { start_date: day(start), end_date: day(new Date(end.getTime() - 1)) }),
+      walk(`${base}/summaries/recovery`, { start_date: day(start), end_date: lastDay }),
     ]);
     return { hr, activity, night: sleep.data[0] || null, workouts, scores: scores.data, recovery };
   }, [userId, range.key, ready, coverage, end.getTime()]);
@@ -97,7 +99,7 @@ export function Data({ userId, version }) {
         ${RANGES.map((r) => html`<button type="button" class=${r.key === range.key ? "" : "secondary"}
           aria-pressed=${r.key === range.key} onClick=${() => setRange(r)}>${r.key}</button>`)}
       </div>
-      <label class="progress">Ending on <input type="date" value=${day(new Date(end.getTime() - 1))}
+      <label class="progress">Ending on <input type="date" value=${lastDay}
         min=${coverage && coverage.first_day} onChange=${(e) => setChosen(e.target.value || null)} /></label>
     </div>
     <${Failure} error=${error || coverageError} />
