@@ -19,9 +19,10 @@ if ! command -v chromium >/dev/null; then
 fi
 # An independent Standard Webhooks implementation checks our signatures (tests/e2e/webhook_delivery.rs).
 # openapi-spec-validator checks the served OpenAPI document (tests/e2e/catalogues.rs), and
-# openapi-python-client generates the client tests/e2e/clients.rs drives.
+# openapi-python-client generates the client tests/e2e/clients.rs drives, and aiosmtpd receives
+# the team's invitation mails (tests/e2e/team.rs).
 for module in standardwebhooks:standardwebhooks openapi_spec_validator:openapi-spec-validator \
-  openapi_python_client:openapi-python-client; do
+  openapi_python_client:openapi-python-client aiosmtpd:aiosmtpd; do
   python3 -c "import ${module%%:*}" 2>/dev/null || python3 -m pip install -q --user "${module#*:}" \
     || python3 -m pip install -q --break-system-packages --user "${module#*:}"
 done

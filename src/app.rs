@@ -173,7 +173,7 @@ async fn run_api(
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
     let storage = settings.s3.storage();
-    let state = api::build_state(db, redis, queue, storage, keys, settings.api())
+    let state = api::build_state(db, redis, queue, storage, keys, settings.api()?)
         .await
         .context("starting the API")?;
     api::serve(listener, state, shutdown).await.context("serving the API")

@@ -185,6 +185,36 @@ pub struct Settings {
     #[arg(long, env = "DELETE_AFTER_DAYS", global = true, default_value_t = 0)]
     pub delete_after_days: u32,
 
+    /// Put every request that reads or changes a user's data, and every developer action, on
+    /// the audit trail (`GET /api/v1/developer/audit`). Off only to measure what it costs.
+    #[arg(long, env = "AUDIT_TRAIL", global = true, default_value_t = true, action = clap::ArgAction::Set)]
+    pub audit_trail: bool,
+
+    /// Days the audit trail is kept (30 to 36,500).
+    #[arg(long, env = "AUDIT_RETENTION_DAYS", global = true, default_value_t = 400,
+          value_parser = clap::value_parser!(u32).range(30..=36_500))]
+    pub audit_retention_days: u32,
+
+    /// Hours an invitation to join the team can be accepted (1 to 720).
+    #[arg(long, env = "TEAM_INVITATION_HOURS", global = true, default_value_t = 72,
+          value_parser = clap::value_parser!(u32).range(1..=720))]
+    pub team_invitation_hours: u32,
+
+    /// Mail server that sends team invitations, e.g. `smtps://user:pass@smtp.example.com` or
+    /// `smtp://localhost:25` (plain, for a relay on the same host). Unset: the invitation link
+    /// is only shown to the developer who made it.
+    #[arg(long, env = "SMTP_URL", global = true)]
+    pub smtp_url: Option<String>,
+
+    /// The sender of invitation mails.
+    #[arg(
+        long,
+        env = "SMTP_FROM",
+        global = true,
+        default_value = "wearhouse <wearhouse@localhost>"
+    )]
+    pub smtp_from: String,
+
     /// Write webhook events (the outbox) for every ingested batch.
     #[arg(long, env = "OUTGOING_WEBHOOKS_ENABLED", global = true, default_value_t = false, action = clap::ArgAction::Set)]
     pub outgoing_webhooks_enabled: bool,
@@ -307,8 +337,15 @@ impl Settings {
         Ok(std::sync::Arc::new(keys))
     }
 
-    pub fn api(&self) -> api::ApiConfig {
-        api::ApiConfig {
+    pub fn api(&self) -> anyhow::Result<api::ApiConfig> {
+        let mailer = match self.smtp_url.as_deref().filter(|u| !u.trim().is_empty()) {
+            Some(url) => Some(
+                api::mail::Mailer::new(url.trim(), &self.smtp_from)
+                    .map_err(|e| anyhow::anyhow!("SMTP_URL or SMTP_FROM: {e}"))?,
+            ),
+            None => None,
+        };
+        Ok(api::ApiConfig {
             secret_key: self.secret_key.clone().filter(|k| !k.is_empty()),
             access_token_minutes: self.access_token_expire_minutes,
             refresh_token_lifetime: chrono::Duration::days(self.sdk_refresh_token_days.into()),
@@ -352,7 +389,10 @@ impl Settings {
                 allow_http_loopback: self.webhooks_allow_http_loopback,
                 allow_private: self.webhooks_allow_private_targets,
             },
-        }
+            audit_trail: self.audit_trail,
+            team_invitation_lifetime: chrono::Duration::hours(self.team_invitation_hours.into()),
+            mailer,
+        })
     }
 
     /// The webhook sender's settings; an unreadable schedule is refused at start.
@@ -406,6 +446,7 @@ impl Settings {
             pulls,
             pull_concurrency: 2,
             seal: self.seal(),
+            audit_retention_days: i32::try_from(self.audit_retention_days).unwrap_or(i32::MAX),
             lifecycle: (self.delete_after_days > 0).then(|| ingest::lifecycle::LifecycleConfig {
                 days: self.delete_after_days,
                 every: Duration::from_secs(3600),

@@ -1,11 +1,14 @@
 //! The wearhouse HTTP API: axum routers per resource, auth extractors, the contract's error and
 //! envelope conventions, and the OpenAPI 3.1 document generated from the handlers.
 
+pub mod access;
+pub mod audit;
 pub mod dates;
 pub mod error;
 pub mod extract;
+pub mod mail;
 mod openapi;
-mod operation_ids;
+mod operations;
 pub mod pagination;
 pub mod routes;
 pub mod security;
@@ -80,6 +83,12 @@ pub struct ApiConfig {
     pub oauth_redirect_allowlist: Vec<String>,
     /// The cloud vendors this deployment has credentials for.
     pub vendors: vendors::VendorConfig,
+    /// Whether requests are put on the audit trail (`AUDIT_TRAIL`).
+    pub audit_trail: bool,
+    /// How long an invitation to join the team can be accepted.
+    pub team_invitation_lifetime: chrono::Duration,
+    /// Sends invitations by mail (`SMTP_URL`); `None`: the link is only shown.
+    pub mailer: Option<mail::Mailer>,
 }
 
 /// Which event dispatches the processing of an uploaded export. Only the configured one does,
@@ -119,6 +128,8 @@ pub struct AppState {
     pub sync_hub: Arc<sync_hub::SyncHub>,
     /// Talks to vendors' token endpoints (no redirects followed).
     pub vendor_http: reqwest::Client,
+    /// Puts requests on the audit trail.
+    pub trail: audit::Trail,
     pub config: Arc<ApiConfig>,
 }
 
@@ -197,6 +208,7 @@ pub async fn build_state(
             "sync status hub: no Redis subscription yet; /sync/stream answers 503 until then"
         );
     }
+    let trail = audit::Trail::start(db.clone(), config.audit_trail);
     Ok(AppState {
         db,
         redis,
@@ -213,6 +225,7 @@ pub async fn build_state(
         notification_budgets: Arc::new(routes::vendor_webhooks::Budgets::new()),
         sync_hub,
         vendor_http: vendors::oauth::http_client()?,
+        trail,
         config: Arc::new(config),
     })
 }
@@ -247,10 +260,12 @@ async fn ensure_admin(db: &schema::Db, config: &ApiConfig) -> Result<(), StartEr
 /// The whole HTTP application.
 pub fn router(state: AppState) -> Router {
     let (api, mut doc) = openapi::router(state.config.direct_upload_max_bytes).split_for_parts();
-    operation_ids::apply(&mut doc);
+    operations::apply(&mut doc);
     openapi::mark_public(&mut doc);
-    // `route_layer`: only matched routes are timed, after routing has named their pattern.
-    api.route_layer(axum::middleware::from_fn(routes::metrics::track))
+    // `route_layer`: only matched routes are timed and recorded, after routing has named their
+    // pattern.
+    api.route_layer(axum::middleware::from_fn_with_state(state.clone(), audit::record))
+        .route_layer(axum::middleware::from_fn(routes::metrics::track))
         .merge(openapi::docs(doc))
         .merge(routes::static_files::router())
         .merge(routes::portal::router())
@@ -287,8 +302,13 @@ pub async fn serve(
     let addr = listener.local_addr()?;
     tracing::info!(%addr, "API listening");
     // Connection info: the login throttle counts failures per client address.
+    let trail = state.trail.clone();
     let app = router(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
     axum::serve(listener, app).with_graceful_shutdown(shutdown.cancelled_owned()).await?;
+    // What the last requests put on record is written before the process ends.
+    if !trail.flush(Duration::from_secs(5)).await {
+        tracing::error!("the audit trail's last records could not be written");
+    }
     Ok(())
 }
 

@@ -24,7 +24,9 @@ use crate::routes;
     modifiers(&SecuritySchemes),
     tags(
         (name = "auth", description = "Developer login"),
-        (name = "api-keys", description = "API keys (developer token required)"),
+        (name = "api-keys", description = "API keys (developer token required) and their scopes"),
+        (name = "team", description = "Developers, their roles, and invitations to join"),
+        (name = "audit", description = "Who read or changed whose data"),
         (name = "sdk-tokens", description = "User-scoped tokens for the mobile SDK"),
         (name = "users", description = "End users and their connections and data sources"),
         (name = "providers", description = "Where data comes from"),
@@ -68,6 +70,8 @@ pub(crate) fn router(direct_upload_max_bytes: usize) -> OpenApiRouter<AppState> 
         .merge(routes::auth::router())
         .merge(routes::overview::router())
         .merge(routes::api_keys::router())
+        .merge(routes::team::router())
+        .merge(routes::audit::router())
         .merge(routes::sdk_tokens::router())
         .merge(routes::invitation_codes::router())
         .merge(routes::connect_links::router())
@@ -102,7 +106,7 @@ pub(crate) fn router(direct_upload_max_bytes: usize) -> OpenApiRouter<AppState> 
 /// vendor notifications verified by their signatures, catalogues, health): it says so with
 /// `security: []`, so generated clients send no credentials there and no reader has to guess.
 pub(crate) fn mark_public(doc: &mut OpenApiDoc) {
-    for (_, _, op) in crate::operation_ids::operations(doc) {
+    for (_, _, op) in crate::operations::operations(doc) {
         op.security.get_or_insert_with(Vec::new);
     }
 }

@@ -56,7 +56,8 @@ with sizes as (
 expiring(name) as (values ('outbox'), ('webhook_messages'), ('webhook_deliveries'),
   ('webhook_attempts'), ('sync_runs'), ('sdk_batches'), ('vendor_pages'), ('vendor_pulls'),
   ('imports'), ('uploads'), ('export_routes'), ('object_deletions'), ('refinery_schema_history'),
-  ('user_storage'), ('block_repacks'), ('invitation_codes'), ('connect_links')),
+  ('user_storage'), ('block_repacks'), ('invitation_codes'), ('connect_links'),
+  ('team_invitations'), ('audit_events')),
 n as (select (select count(*) from samples)
               + (select coalesce(sum(sample_count), 0) from sample_blocks)::numeric as samples)
 select 'table', 'bytes', 'bytes/sample', 'kind'

@@ -59,6 +59,8 @@ pub struct WorkerConfig {
     pub seal: Option<crate::sealer::SealConfig>,
     /// Deletes health data past `DELETE_AFTER_DAYS`; `None`: kept for ever.
     pub lifecycle: Option<crate::lifecycle::LifecycleConfig>,
+    /// Days the audit trail is kept.
+    pub audit_retention_days: i32,
 }
 
 impl Default for WorkerConfig {
@@ -77,6 +79,7 @@ impl Default for WorkerConfig {
             pull_concurrency: 2,
             seal: Some(crate::sealer::SealConfig::default()),
             lifecycle: None,
+            audit_retention_days: 400,
         }
     }
 }
@@ -253,6 +256,7 @@ async fn sweep(db: Db, queue: JobQueue, config: WorkerConfig, shutdown: Cancella
             tracing::warn!(error = %e, "emptying deleted users' objects failed");
         }
         expire(&db, config.retention_days).await;
+        expire_audit(&db, config.audit_retention_days).await;
         measure_stale(&db).await;
     }
 }
@@ -302,6 +306,17 @@ async fn expire(db: &Db, days: i32) {
         if total > 0 {
             tracing::info!(rows = total, what = what.name(), "deleted past retention");
         }
+    }
+}
+
+/// Deletes the audit trail past its retention: whole chunks, then up to `LIMIT` rows of the
+/// chunk the boundary cuts.
+async fn expire_audit(db: &Db, days: i32) {
+    const LIMIT: i64 = 10_000;
+    match schema::audit::expire(db, days, LIMIT).await {
+        Ok(0) => {}
+        Ok(rows) => tracing::info!(rows, "deleted audit records past retention"),
+        Err(e) => tracing::warn!(error = %e, "deleting audit records past retention failed"),
     }
 }
 

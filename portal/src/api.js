@@ -119,6 +119,14 @@ export async function login(email, password) {
   tell("in");
 }
 
+/** Accepts an invitation to the team: the new developer's session begins. */
+export async function join(token, password) {
+  keep(await api("/team/join", { method: "POST", json: { token, password }, anonymous: true }));
+  tell("in");
+  // The link is spent: the portal opens on the overview (and the link leaves the history).
+  location.replace("#/");
+}
+
 /** Changes the password; the answer is this session's new token (every other session ends). */
 export async function changePassword(current, next) {
   keep(await api("/auth/password", { method: "POST", json: { current_password: current, new_password: next } }));

@@ -4,9 +4,11 @@ import { html } from "htm/preact";
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
 
-import { logout, onSession, session } from "./api.js";
+import { api, logout, onSession, session } from "./api.js";
 import { Account } from "./pages/account.js";
+import { Audit } from "./pages/audit.js";
 import { Endpoint } from "./pages/endpoint.js";
+import { Join } from "./pages/join.js";
 import { Login } from "./pages/login.js";
 import { Overview } from "./pages/overview.js";
 import { Settings } from "./pages/settings.js";
@@ -28,19 +30,20 @@ function useRoute() {
   return parts;
 }
 
-function Page({ parts }) {
+function Page({ parts, me }) {
   const [first, second, third, fourth] = parts;
   if (first === "users" && second) return html`<${User} id=${second} />`;
   if (first === "users") return html`<${Users} />`;
   if (first === "settings" && second === "webhooks" && third) {
     return html`<${Endpoint} id=${third} tab=${fourth} />`;
   }
-  if (first === "settings") return html`<${Settings} />`;
+  if (first === "settings") return html`<${Settings} me=${me} />`;
+  if (first === "audit") return html`<${Audit} />`;
   if (first === "account") return html`<${Account} />`;
   return html`<${Overview} />`;
 }
 
-function Nav({ parts }) {
+function Nav({ parts, me }) {
   const here = parts[0] || "";
   const link = (to, label, key) =>
     html`<a href=${`#/${to}`} aria-current=${here === key ? "page" : undefined}>${label}</a>`;
@@ -48,7 +51,8 @@ function Nav({ parts }) {
     <a class="brand" href="#/">wearhouse</a>
     <nav aria-label="Main">
       ${link("", "Overview", "")} ${link("users", "Users", "users")}
-      ${link("settings", "Settings", "settings")} ${link("account", "Account", "account")}
+      ${link("settings", "Settings", "settings")}
+      ${me && me.role !== "viewer" && link("audit", "Audit", "audit")} ${link("account", "Account", "account")}
       <a href="/docs" target="_blank" rel="noopener">API reference</a>
     </nav>
     <button type="button" class="secondary" onClick=${() => logout()}>Log out</button>
@@ -64,10 +68,17 @@ function App() {
     if (session()) setState("in");
     return off;
   }, []);
+  // Who is logged in: their role decides what the pages offer (the API decides what they may).
+  const [me, setMe] = useState(null);
+  useEffect(() => {
+    setMe(null);
+    if (state === "in") api("/auth/me").then(setMe, () => setMe(null));
+  }, [state]);
+  if (parts[0] === "join" && parts[1]) return html`<${Join} token=${parts[1]} />`;
   if (state !== "in") return html`<${Login} expired=${state === "expired"} />`;
   return html`<div class="shell">
-    <${Nav} parts=${parts} />
-    <main id="main"><${Page} parts=${parts} /></main>
+    <${Nav} parts=${parts} me=${me} />
+    <main id="main"><${Page} parts=${parts} me=${me} /></main>
   </div>`;
 }
 

@@ -9,6 +9,60 @@ use uuid::Uuid;
 
 use crate::{Db, Result, secret_hash};
 
+/// What a key may do: one of the bits of [`Scopes`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(i16)]
+pub enum Scope {
+    /// Users and their data.
+    Read = 1,
+    /// Users, deletion of data, imports, syncs and connections.
+    Write = 2,
+    /// SDK tokens and invitation codes.
+    Sdk = 4,
+}
+
+impl Scope {
+    pub const ALL: [Scope; 3] = [Scope::Read, Scope::Write, Scope::Sdk];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::Read => "read",
+            Scope::Write => "write",
+            Scope::Sdk => "sdk",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Scope> {
+        Scope::ALL.into_iter().find(|s| s.as_str() == name)
+    }
+}
+
+/// A key's scopes, stored as the sum of their bits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Scopes(i16);
+
+impl Scopes {
+    /// What keys made before scopes could do, and a new key's default.
+    pub const ALL: Scopes = Scopes(7);
+
+    pub fn of(scopes: impl IntoIterator<Item = Scope>) -> Scopes {
+        Scopes(scopes.into_iter().fold(0, |bits, s| bits | s as i16))
+    }
+
+    pub fn has(self, scope: Scope) -> bool {
+        self.0 & scope as i16 != 0
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.0 & Scopes::ALL.0 == 0
+    }
+
+    /// In the order of [`Scope::ALL`].
+    pub fn list(self) -> Vec<Scope> {
+        Scope::ALL.into_iter().filter(|s| self.has(*s)).collect()
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct ApiKey {
     pub id: Uuid,
@@ -19,9 +73,10 @@ pub struct ApiKey {
     pub revoked_at: Option<DateTime<Utc>>,
     /// When it last authenticated a call (to the minute).
     pub last_used_at: Option<DateTime<Utc>>,
+    pub scopes: Scopes,
 }
 
-const COLUMNS: &str = "id, name, prefix, created_by, created_at, revoked_at, last_used_at";
+const COLUMNS: &str = "id, name, prefix, created_by, created_at, revoked_at, last_used_at, scopes";
 
 fn from_row(row: &Row) -> Result<ApiKey> {
     Ok(ApiKey {
@@ -32,33 +87,38 @@ fn from_row(row: &Row) -> Result<ApiKey> {
         created_at: row.try_get("created_at")?,
         revoked_at: row.try_get("revoked_at")?,
         last_used_at: row.try_get("last_used_at")?,
+        scopes: Scopes(row.try_get("scopes")?),
     })
 }
 
-/// Stores a new key. `key` is the full secret; only its hash and `prefix` are kept.
-pub async fn insert(
-    db: &Db,
-    name: &str,
-    key: &str,
-    prefix: &str,
-    created_by: Option<Uuid>,
-) -> Result<ApiKey> {
-    insert_on(&db.client().await?, name, key, prefix, created_by).await
+/// A key to store: `key` is the full secret; only its hash and `prefix` are kept.
+#[derive(Debug, Clone, Copy)]
+pub struct NewKey<'a> {
+    pub name: &'a str,
+    pub key: &'a str,
+    pub prefix: &'a str,
+    pub scopes: Scopes,
+    pub created_by: Option<Uuid>,
 }
 
-async fn insert_on(
-    client: &impl GenericClient,
-    name: &str,
-    key: &str,
-    prefix: &str,
-    created_by: Option<Uuid>,
-) -> Result<ApiKey> {
+/// Stores a new key.
+pub async fn insert(db: &Db, new: NewKey<'_>) -> Result<ApiKey> {
+    insert_on(&db.client().await?, new).await
+}
+
+async fn insert_on(client: &impl GenericClient, new: NewKey<'_>) -> Result<ApiKey> {
     let sql = format!(
-        "insert into api_keys (id, name, key_hash, prefix, created_by)
-         values ($1, $2, $3, $4, $5) returning {COLUMNS}"
+        "insert into api_keys (id, name, key_hash, prefix, created_by, scopes)
+         values ($1, $2, $3, $4, $5, $6) returning {COLUMNS}"
     );
-    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 5] =
-        [&Uuid::now_v7(), &name, &secret_hash(key), &prefix, &created_by];
+    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 6] = [
+        &Uuid::now_v7(),
+        &new.name,
+        &secret_hash(new.key),
+        &new.prefix,
+        &new.created_by,
+        &new.scopes.0,
+    ];
     from_row(&client.query_one(&sql, &params).await?)
 }
 
@@ -121,8 +181,8 @@ pub async fn revoke(db: &Db, id: Uuid) -> Result<Option<ApiKey>> {
     client.query_opt(&sql, &[&id]).await?.as_ref().map(from_row).transpose()
 }
 
-/// Replaces an active key by a new one with the same name, in one transaction: the old key
-/// stops working exactly when the new one starts. `None` if there was no active key.
+/// Replaces an active key by a new one with the same name and scopes, in one transaction: the
+/// old key stops working exactly when the new one starts. `None` if there was no active key.
 pub async fn rotate(
     db: &Db,
     id: Uuid,
@@ -135,7 +195,7 @@ pub async fn rotate(
     let Some(old) = tx
         .query_opt(
             "update api_keys set revoked_at = now() where id = $1 and revoked_at is null
-             returning name",
+             returning name, scopes",
             &[&id],
         )
         .await?
@@ -143,7 +203,9 @@ pub async fn rotate(
         return Ok(None);
     };
     let name: String = old.try_get(0)?;
-    let key = insert_on(&tx, &name, new_key, new_prefix, created_by).await?;
+    let scopes = Scopes(old.try_get(1)?);
+    let new = NewKey { name: &name, key: new_key, prefix: new_prefix, scopes, created_by };
+    let key = insert_on(&tx, new).await?;
     tx.commit().await?;
     Ok(Some(key))
 }
@@ -163,9 +225,21 @@ mod tests {
             created_at: now,
             revoked_at: None,
             last_used_at: last,
+            scopes: Scopes::ALL,
         };
         assert!(use_is_due(&key(None), now));
         assert!(!use_is_due(&key(Some(now - chrono::Duration::seconds(59))), now));
         assert!(use_is_due(&key(Some(now - chrono::Duration::seconds(60))), now));
+    }
+
+    #[test]
+    fn scopes_are_bits_and_keys_before_scopes_have_all() {
+        let rw = Scopes::of([Scope::Read, Scope::Write]);
+        assert!(rw.has(Scope::Read) && rw.has(Scope::Write) && !rw.has(Scope::Sdk));
+        assert_eq!(rw.list(), vec![Scope::Read, Scope::Write]);
+        assert_eq!(Scopes::of(Scope::ALL), Scopes::ALL);
+        assert!(Scopes::of([]).is_empty());
+        assert_eq!(Scope::parse("sdk"), Some(Scope::Sdk));
+        assert_eq!(Scope::parse("admin"), None);
     }
 }

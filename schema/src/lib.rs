@@ -5,6 +5,7 @@
 //! that user's id, so callers cannot forget the scope.
 
 pub mod api_keys;
+pub mod audit;
 pub mod blocks;
 pub mod catalogue;
 pub mod connect_links;
@@ -38,6 +39,7 @@ mod smallint_enum;
 pub mod storage;
 pub mod summaries;
 pub mod sync_runs;
+pub mod team_invitations;
 pub mod timeseries;
 pub mod uploads;
 pub mod users;

@@ -1,6 +1,6 @@
 //! What is kept only for a while (`BATCH_RETENTION_DAYS`): stored SDK batches, ended sync runs,
-//! ended vendor pulls with the pages they kept, invitation codes and connect links past their
-//! expiry. The data they produced stays.
+//! ended vendor pulls with the pages they kept, invitation codes, connect links and team
+//! invitations past their expiry. The data they produced stays.
 
 use crate::{Db, Result};
 
@@ -17,15 +17,18 @@ pub enum Expiring {
     InvitationCodes,
     /// Connect links, by when they expired.
     ConnectLinks,
+    /// Invitations to join the team, by when they expired (accepted or not).
+    TeamInvitations,
 }
 
 impl Expiring {
-    pub const ALL: [Expiring; 5] = [
+    pub const ALL: [Expiring; 6] = [
         Expiring::Batches,
         Expiring::Runs,
         Expiring::Pulls,
         Expiring::InvitationCodes,
         Expiring::ConnectLinks,
+        Expiring::TeamInvitations,
     ];
 
     pub fn name(self) -> &'static str {
@@ -35,6 +38,7 @@ impl Expiring {
             Expiring::Pulls => "vendor pulls",
             Expiring::InvitationCodes => "invitation codes",
             Expiring::ConnectLinks => "connect links",
+            Expiring::TeamInvitations => "team invitations",
         }
     }
 
@@ -48,6 +52,7 @@ impl Expiring {
             Expiring::Pulls => ("vendor_pulls", "updated_at", "status <> 'queued'"),
             Expiring::InvitationCodes => ("invitation_codes", "expires_at", "true"),
             Expiring::ConnectLinks => ("connect_links", "expires_at", "true"),
+            Expiring::TeamInvitations => ("team_invitations", "expires_at", "true"),
         }
     }
 }

@@ -12,7 +12,7 @@ use crate::{Db, Result};
 
 /// Tables whose rows expire or only serve delivery (retention, webhook history, raw batches,
 /// vendor pages, imports): outside the bytes-a-sample figure of the durable data.
-pub const EXPIRING: [&str; 16] = [
+pub const EXPIRING: [&str; 18] = [
     "outbox",
     "webhook_messages",
     "webhook_deliveries",
@@ -31,6 +31,9 @@ pub const EXPIRING: [&str; 16] = [
     // Onboarding credentials, purged once expired.
     "invitation_codes",
     "connect_links",
+    "team_invitations",
+    // The audit trail: kept for its retention (`AUDIT_RETENTION_DAYS`), not health data.
+    "audit_events",
 ];
 
 /// The tables of a user's health data (what a user's bytes are measured over), each with what

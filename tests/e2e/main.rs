@@ -6,7 +6,9 @@
 mod fixtures;
 mod util;
 
+mod access;
 mod api_keys;
+mod audit;
 mod auth;
 mod binary;
 mod catalogues;
@@ -28,6 +30,7 @@ mod sdk_tokens;
 mod sealing;
 mod secrets;
 mod summaries;
+mod team;
 mod timeseries;
 mod users;
 mod vendor_nights;

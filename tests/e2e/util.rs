@@ -225,6 +225,11 @@ pub fn settings(database: &str) -> Settings {
         seal_after_hours: 48,
         seal_quiet_minutes: 60,
         delete_after_days: 0,
+        audit_trail: true,
+        audit_retention_days: 400,
+        team_invitation_hours: 72,
+        smtp_url: None,
+        smtp_from: "Acme Health <team@acme.example>".into(),
         outgoing_webhooks_enabled: true,
         // Tests deliver to receivers on this machine.
         // Retries in a fraction of a second.

@@ -16,8 +16,11 @@ use axum::http::request::Parts;
 use uuid::Uuid;
 
 use crate::AppState;
+use crate::access::{self, Grant};
+use crate::audit::{Actor, record_actor};
 use crate::error::{ApiError, ApiResult};
 use crate::security::tokens::{Scope, Verified};
+use schema::audit::ActorKind;
 
 pub(super) const API_KEY_HEADER: &str = "x-service-api-key";
 /// The header the mobile SDKs of the reference system send.
@@ -71,7 +74,25 @@ pub(crate) fn bearer_token(headers: &axum::http::HeaderMap) -> Option<&str> {
     (!token.is_empty()).then_some(token)
 }
 
-async fn key_principal(state: &AppState, key: &str) -> ApiResult<Principal> {
+/// Records who makes the request and lets them through if their grant has what the operation
+/// needs (`access`), else the 403 naming what is missing.
+fn admit(parts: &Parts, principal: Principal, grant: Grant) -> ApiResult<Principal> {
+    let actor = match principal {
+        Principal::Developer(id) => Actor { kind: ActorKind::Developer, id: Some(id) },
+        Principal::ApiKey(id) => Actor { kind: ActorKind::ApiKey, id: Some(id) },
+    };
+    record_actor(parts, actor);
+    access::check(grant, access::need_of(parts))?;
+    Ok(principal)
+}
+
+/// A developer, admitted by their role.
+fn admit_developer(parts: &Parts, dev: &schema::developers::Developer) -> ApiResult<Principal> {
+    admit(parts, Principal::Developer(dev.id), Grant::Role(dev.role))
+}
+
+/// The caller holding API key `key`, admitted by its scopes.
+async fn key_principal(state: &AppState, parts: &Parts, key: &str) -> ApiResult<Principal> {
     match schema::api_keys::find_active(&state.db, key).await? {
         Some(found) => {
             // Its last use, recorded beside the call (at most once a minute): never a reason
@@ -85,7 +106,7 @@ async fn key_principal(state: &AppState, key: &str) -> ApiResult<Principal> {
                     }
                 });
             }
-            Ok(Principal::ApiKey(found.id))
+            admit(parts, Principal::ApiKey(found.id), Grant::Scopes(found.scopes))
         }
         None => Err(ApiError::unauthorized(INVALID_KEY)),
     }
@@ -125,10 +146,10 @@ impl FromRequestParts<AppState> for ApiAuth {
         if let Some(token) = bearer(parts)
             && let Some(dev) = developer_token(state, token).await?
         {
-            return Ok(ApiAuth(Principal::Developer(dev.id)));
+            return admit_developer(parts, &dev).map(ApiAuth);
         }
         match api_key(parts) {
-            Some(key) => key_principal(state, key).await.map(ApiAuth),
+            Some(key) => key_principal(state, parts, key).await.map(ApiAuth),
             None => Err(ApiError::unauthorized(AUTH_REQUIRED)),
         }
     }
@@ -148,7 +169,10 @@ impl FromRequestParts<AppState> for DeveloperAuth {
                 Err(ApiError::bearer_unauthorized(SDK_TOKEN_REFUSED))
             }
             Some(v) => match developer_of(state, v).await? {
-                Some(dev) => Ok(DeveloperAuth(dev)),
+                Some(dev) => {
+                    admit_developer(parts, &dev)?;
+                    Ok(DeveloperAuth(dev))
+                }
                 None => Err(ApiError::bearer_unauthorized(BAD_CREDENTIALS)),
             },
             None => Err(ApiError::bearer_unauthorized(BAD_CREDENTIALS)),
@@ -184,17 +208,21 @@ impl FromRequestParts<AppState> for SdkAuth {
         let token = bearer(parts);
         if let Some(token) = token {
             match state.tokens.verify(token) {
-                Some(v) if v.scope == Scope::Sdk => return Ok(SdkAuth::User(v.subject)),
+                Some(v) if v.scope == Scope::Sdk => {
+                    // Bound to its own user (`ensure_user`) on the routes that take it.
+                    record_actor(parts, Actor { kind: ActorKind::User, id: Some(v.subject) });
+                    return Ok(SdkAuth::User(v.subject));
+                }
                 Some(v) => {
                     if let Some(dev) = developer_of(state, v).await? {
-                        return Ok(SdkAuth::Service(Principal::Developer(dev.id)));
+                        return admit_developer(parts, &dev).map(SdkAuth::Service);
                     }
                 }
                 None => {}
             }
         }
         match (api_key(parts), token) {
-            (Some(key), _) => key_principal(state, key).await.map(SdkAuth::Service),
+            (Some(key), _) => key_principal(state, parts, key).await.map(SdkAuth::Service),
             // A token was sent but is expired or invalid: 401 makes the SDK refresh it.
             (None, Some(_)) => Err(ApiError::bearer_unauthorized(BAD_CREDENTIALS)),
             (None, None) => Err(ApiError::unauthorized(SDK_AUTH_REQUIRED)),

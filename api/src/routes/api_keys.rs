@@ -1,19 +1,23 @@
 //! `/api/v1/developer/api-keys`: API keys for the integration API (developer token required).
 //! The full key is shown once, when it is created or rotated; afterwards only its prefix.
 
+use axum::Extension;
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
-use schema::api_keys::ApiKey;
+use schema::api_keys::{ApiKey, NewKey, Scope, Scopes};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use utoipa::ToSchema;
+use utoipa::openapi::schema::Type;
+use utoipa::openapi::{Array, ArrayBuilder, ObjectBuilder};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
 use crate::AppState;
+use crate::audit::AuditNote;
 use crate::error::{ApiError, ApiResult, ErrorBody, FieldError, ValidationBody};
 use crate::extract::{ApiJson, DeveloperAuth, path_uuid};
 use crate::security::secrets;
@@ -38,6 +42,19 @@ pub struct ApiKeyOut {
     pub revoked_at: Option<DateTime<Utc>>,
     /// When it last authenticated a call (to the minute); null: never.
     pub last_used_at: Option<DateTime<Utc>>,
+    /// What it may do: `read` (users and their data), `write` (users, data deletion,
+    /// imports, syncs, connections), `sdk` (SDK tokens and invitation codes).
+    #[schema(schema_with = scopes_schema)]
+    pub scopes: Vec<&'static str>,
+}
+
+/// The OpenAPI schema of a key's scopes.
+fn scopes_schema() -> Array {
+    let scope = ObjectBuilder::new()
+        .schema_type(Type::String)
+        .enum_values(Some(Scope::ALL.map(Scope::as_str)))
+        .build();
+    ArrayBuilder::new().items(scope).unique_items(true).build()
 }
 
 /// A key just created: the only time the full key is shown.
@@ -54,6 +71,11 @@ pub struct ApiKeyIn {
     /// Defaults to `Default`.
     #[serde(default)]
     pub name: Option<String>,
+    /// What the key may do; default all three (`read`, `write`, `sdk`). A call outside them is
+    /// 403 naming the scope missing.
+    #[serde(default)]
+    #[schema(schema_with = scopes_schema)]
+    pub scopes: Option<Vec<String>>,
 }
 
 impl From<ApiKey> for ApiKeyOut {
@@ -66,8 +88,43 @@ impl From<ApiKey> for ApiKeyOut {
             created_at: k.created_at,
             revoked_at: k.revoked_at,
             last_used_at: k.last_used_at,
+            scopes: k.scopes.list().into_iter().map(Scope::as_str).collect(),
         }
     }
+}
+
+/// The scopes asked for: each one of `read`, `write`, `sdk`, at least one; all when absent.
+fn parse_scopes(asked: Option<&[String]>) -> ApiResult<Scopes> {
+    let Some(asked) = asked else { return Ok(Scopes::ALL) };
+    let mut checks = Checks::default();
+    let mut scopes = Vec::new();
+    for (i, name) in asked.iter().enumerate() {
+        match Scope::parse(name) {
+            Some(scope) => scopes.push(scope),
+            None => checks.push(
+                FieldError::new(
+                    vec![json!("body"), json!("scopes"), json!(i)],
+                    "enum",
+                    "Input should be 'read', 'write' or 'sdk'",
+                    json!(name),
+                )
+                .with_ctx(json!({ "expected": "'read', 'write' or 'sdk'" })),
+            ),
+        }
+    }
+    if asked.is_empty() {
+        checks.push(
+            FieldError::new(
+                body_loc("scopes"),
+                "too_short",
+                "List should have at least 1 item after validation, not 0",
+                json!([]),
+            )
+            .with_ctx(json!({ "field_type": "List", "min_length": 1, "actual_length": 0 })),
+        );
+    }
+    checks.finish()?;
+    Ok(Scopes::of(scopes))
 }
 
 fn check_name(name: &str) -> ApiResult<()> {
@@ -112,14 +169,17 @@ async fn create_key(
     DeveloperAuth(dev): DeveloperAuth,
     State(state): State<AppState>,
     ApiJson(body): ApiJson<ApiKeyIn>,
-) -> ApiResult<(StatusCode, Json<ApiKeyCreated>)> {
+) -> ApiResult<(StatusCode, Extension<AuditNote>, Json<ApiKeyCreated>)> {
     let name = body.name.unwrap_or_else(|| "Default".to_string());
     check_name(&name)?;
+    let scopes = parse_scopes(body.scopes.as_deref())?;
     let (key, prefix) = secrets::new_api_key();
-    let stored =
-        schema::api_keys::insert(&state.db, name.trim(), &key, &prefix, Some(dev.id)).await?;
+    let new =
+        NewKey { name: name.trim(), key: &key, prefix: &prefix, scopes, created_by: Some(dev.id) };
+    let stored = schema::api_keys::insert(&state.db, new).await?;
     tracing::info!(key_id = %stored.id, developer = %dev.id, "created API key");
-    Ok((StatusCode::CREATED, Json(ApiKeyCreated { key_info: stored.into(), key })))
+    let note = AuditNote::resource(stored.id);
+    Ok((StatusCode::CREATED, Extension(note), Json(ApiKeyCreated { key_info: stored.into(), key })))
 }
 
 #[derive(Debug, Deserialize, ToSchema)]

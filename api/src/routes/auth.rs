@@ -11,7 +11,11 @@ use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouterExt};
 use utoipa_axum::routes;
 use uuid::Uuid;
 
+use axum::Extension;
+use schema::developers::{Developer, Role};
+
 use crate::AppState;
+use crate::audit::AuditNote;
 use crate::error::{ApiError, ApiResult, ErrorBody, ValidationBody};
 use crate::extract::{ClientAddr, DeveloperAuth};
 use crate::security::passwords;
@@ -28,7 +32,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 /// How long a developer session lasts from its login, however often its token is renewed.
 const SESSION_HOURS: i64 = 12;
 /// The shortest password a developer may choose.
-const MIN_PASSWORD: usize = 10;
+pub(crate) const MIN_PASSWORD: usize = 10;
 /// The longest username (an email address: RFC 5321 allows 320 characters).
 const MAX_USERNAME: usize = 320;
 /// The largest login form read.
@@ -58,8 +62,24 @@ pub struct DeveloperOut {
     pub email: String,
     pub first_name: Option<String>,
     pub last_name: Option<String>,
+    #[schema(schema_with = crate::routes::team::role_schema)]
+    pub role: Role,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+}
+
+impl From<Developer> for DeveloperOut {
+    fn from(dev: Developer) -> DeveloperOut {
+        DeveloperOut {
+            id: dev.id,
+            email: dev.email,
+            first_name: dev.first_name,
+            last_name: dev.last_name,
+            role: dev.role,
+            created_at: dev.created_at,
+            updated_at: dev.updated_at,
+        }
+    }
 }
 
 const WRONG_LOGIN: &str = "Incorrect email or password";
@@ -82,7 +102,7 @@ async fn login(
     State(state): State<AppState>,
     ClientAddr(address): ClientAddr,
     body: Result<Bytes, axum::extract::rejection::BytesRejection>,
-) -> ApiResult<Json<LoginOut>> {
+) -> ApiResult<(Extension<AuditNote>, Json<LoginOut>)> {
     let body = body.map_err(|e| match e.status() {
         StatusCode::PAYLOAD_TOO_LARGE => {
             ApiError::client(e.status(), "The login form is too large")
@@ -123,11 +143,12 @@ async fn login(
     };
     state.logins.succeeded(&attempt).await;
     let began = Utc::now().timestamp();
-    session_token(&state, developer.id, began, developer.credential_version)
+    let token = session_token(&state, developer.id, began, developer.credential_version)?;
+    Ok((Extension(AuditNote::developer(developer.id)), token))
 }
 
 /// A developer token of a session that began at `began`, under credential `version`.
-fn session_token(
+pub(crate) fn session_token(
     state: &AppState,
     developer: Uuid,
     began: i64,
@@ -189,14 +210,7 @@ async fn change_password(
     headers: axum::http::HeaderMap,
     crate::extract::ApiJson(body): crate::extract::ApiJson<PasswordIn>,
 ) -> ApiResult<Json<LoginOut>> {
-    if body.new_password.chars().count() < MIN_PASSWORD {
-        return Err(ApiError::Validation(vec![crate::error::FieldError::new(
-            crate::validate::body_loc("new_password"),
-            "string_too_short",
-            format!("String should have at least {MIN_PASSWORD} characters"),
-            serde_json::json!(null),
-        )]));
-    }
+    check_new_password("new_password", &body.new_password)?;
     let busy = |_| ApiError::Later {
         status: StatusCode::SERVICE_UNAVAILABLE,
         detail: "Too many logins at once; try again in a moment".into(),
@@ -231,17 +245,24 @@ async fn change_password(
     session_token(&state, dev.id, began, version)
 }
 
+/// A password a developer chooses: at least [`MIN_PASSWORD`] characters, else the 422 on
+/// `field`.
+pub(crate) fn check_new_password(field: &str, password: &str) -> ApiResult<()> {
+    if password.chars().count() < MIN_PASSWORD {
+        return Err(ApiError::Validation(vec![crate::error::FieldError::new(
+            crate::validate::body_loc(field),
+            "string_too_short",
+            format!("String should have at least {MIN_PASSWORD} characters"),
+            serde_json::json!(null),
+        )]));
+    }
+    Ok(())
+}
+
 /// The developer the bearer token belongs to.
 #[utoipa::path(get, path = "/auth/me", tag = "auth",
     responses((status = 200, body = DeveloperOut), (status = 401, body = ErrorBody)),
     security(("bearer" = [])))]
 async fn me(DeveloperAuth(dev): DeveloperAuth) -> Json<DeveloperOut> {
-    Json(DeveloperOut {
-        id: dev.id,
-        email: dev.email,
-        first_name: dev.first_name,
-        last_name: dev.last_name,
-        created_at: dev.created_at,
-        updated_at: dev.updated_at,
-    })
+    Json(dev.into())
 }

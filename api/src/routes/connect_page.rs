@@ -273,6 +273,7 @@ async fn start_connecting(
     if let Some(binding) = binding {
         response.headers_mut().append(header::SET_COOKIE, binding);
     }
+    response.extensions_mut().insert(crate::audit::AuditNote::user(visit.link.user_id));
     Ok(response)
 }
 
@@ -295,7 +296,9 @@ async fn disconnect(
     let (visit, chosen) = visit_for(&state, address, &headers, &path).await?;
     let user = visit.link.user_id;
     if super::connections::disconnect_user(&state, user, chosen.slug).await? {
-        Ok(visit.answer(&state, StatusCode::NO_CONTENT))
+        let mut response = visit.answer(&state, StatusCode::NO_CONTENT);
+        response.extensions_mut().insert(crate::audit::AuditNote::user(user));
+        Ok(response)
     } else {
         Err(ApiError::not_found(format!("Not connected to {}", chosen.name)))
     }

@@ -1,4 +1,5 @@
-//! `GET /health`: whether the service can reach its database and Redis, checked for real.
+//! `GET /health`: whether the service can reach its database and Redis, checked for real, and
+//! whether its audit trail is written.
 
 use std::time::Duration;
 
@@ -28,6 +29,9 @@ pub struct HealthOut {
     pub redis: &'static str,
     /// The TimescaleDB edition: `apache` or `community`.
     pub timescaledb: &'static str,
+    /// The audit trail: `ok`, `unwritable` (requests that need credentials are refused with
+    /// 503 until it is written again) or `off` (`AUDIT_TRAIL=false`).
+    pub audit: &'static str,
 }
 
 const CHECK_TIMEOUT: Duration = Duration::from_secs(2);
@@ -48,7 +52,8 @@ async fn health(State(state): State<AppState>) -> (StatusCode, Json<HealthOut>) 
         matches!(tokio::time::timeout(CHECK_TIMEOUT, ping).await, Ok(Ok(_)))
     };
     let (db_ok, redis_ok) = tokio::join!(db, redis);
-    let healthy = db_ok && redis_ok;
+    let trail = state.trail.state();
+    let healthy = db_ok && redis_ok && trail != crate::audit::TrailState::Unwritable;
     let body = HealthOut {
         status: if healthy { "ok" } else { "degraded" },
         version: env!("CARGO_PKG_VERSION"),
@@ -58,6 +63,7 @@ async fn health(State(state): State<AppState>) -> (StatusCode, Json<HealthOut>) 
             Edition::Apache => "apache",
             Edition::Community => "community",
         },
+        audit: trail.as_str(),
     };
     let status = if healthy { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };
     (status, Json(body))

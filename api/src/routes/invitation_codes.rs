@@ -103,7 +103,7 @@ async fn redeem_code(
     ClientAddr(address): ClientAddr,
     State(state): State<AppState>,
     ApiJson(body): ApiJson<RedeemIn>,
-) -> ApiResult<Json<TokenOut>> {
+) -> ApiResult<(axum::Extension<crate::audit::AuditNote>, Json<TokenOut>)> {
     let code = well_formed(&body.code)?;
     let attempt = Attempt { account: code[..COUNTED_PREFIX].to_string(), address };
     if let Some(wait) = state.redeems.blocked(&attempt).await {
@@ -115,7 +115,8 @@ async fn redeem_code(
         state.redeems.failed(&attempt).await;
         return Err(ApiError::not_found(INVALID_CODE));
     };
-    Ok(Json(issue_pair(&state, user_id, "invitation_code").await?))
+    let note = axum::Extension(crate::audit::AuditNote::user(user_id));
+    Ok((note, Json(issue_pair(&state, user_id, "invitation_code").await?)))
 }
 
 /// The code when it has a code's shape (8 of `A-Z`, `2-9`), else the contract's 422.

@@ -1,6 +1,7 @@
 //! One file per route group; each exports `router()`.
 
 pub mod api_keys;
+pub mod audit;
 pub mod auth;
 pub mod bucket_events;
 pub mod connect_links;
@@ -25,6 +26,7 @@ pub mod sdk_tokens;
 pub mod static_files;
 pub mod summaries;
 pub mod sync_status;
+pub mod team;
 pub mod timeseries;
 pub mod users;
 pub mod vendor_sync;

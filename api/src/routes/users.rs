@@ -12,6 +12,7 @@ use utoipa_axum::routes;
 use uuid::Uuid;
 
 use crate::AppState;
+use crate::audit::AuditNote;
 use crate::error::{ApiError, ApiResult, ErrorBody, ValidationBody};
 use crate::extract::{ApiAuth, ApiJson, DeveloperAuth, Query, double_option, path_uuid};
 use crate::pagination::OffsetPage;
@@ -156,7 +157,7 @@ async fn create_user(
     _auth: ApiAuth,
     State(state): State<AppState>,
     ApiJson(body): ApiJson<UserIn>,
-) -> ApiResult<(StatusCode, Json<UserOut>)> {
+) -> ApiResult<(StatusCode, axum::Extension<AuditNote>, Json<UserOut>)> {
     check(
         body.first_name.as_deref(),
         body.last_name.as_deref(),
@@ -170,7 +171,8 @@ async fn create_user(
         external_user_id: body.external_user_id,
     };
     let user = schema::users::insert(&state.db, &new).await?;
-    Ok((StatusCode::CREATED, Json(user.into())))
+    let note = axum::Extension(AuditNote::user(user.id));
+    Ok((StatusCode::CREATED, note, Json(user.into())))
 }
 
 #[utoipa::path(get, path = "/users/{user_id}", tag = "users",

@@ -4,14 +4,23 @@ import { useEffect, useState } from "preact/hooks";
 import { api } from "../api.js";
 import { Confirm, Copy, Failure, useAction, useLoad, when } from "../ui.js";
 
-function Keys() {
+const SCOPES = [
+  ["read", "read users and their data"],
+  ["write", "change users and their data, imports, syncs, connections"],
+  ["sdk", "SDK tokens and invitation codes"],
+];
+
+function Keys({ manage }) {
   const [keys, error, reload] = useLoad(() => api("/developer/api-keys"), []);
   const [name, setName] = useState("");
+  const [scopes, setScopes] = useState(SCOPES.map(([s]) => s));
+  const toggle = (scope, on) =>
+    setScopes(SCOPES.map(([s]) => s).filter((s) => (s === scope ? on : scopes.includes(s))));
   const [shown, setShown] = useState(null);
   const [run, busy, actionError] = useAction();
   const create = async (e) => {
     e.preventDefault();
-    const key = await run(() => api("/developer/api-keys", { method: "POST", json: { name: name.trim() || "Default" } }));
+    const key = await run(() => api("/developer/api-keys", { method: "POST", json: { name: name.trim() || "Default", scopes } }));
     if (key) {
       setShown(key);
       setName("");
@@ -41,12 +50,15 @@ function Keys() {
     });
   return html`<section aria-labelledby="keys">
     <h2 id="keys">API keys</h2>
-    <form onSubmit=${create} aria-label="Create an API key" class="inline">
+    ${manage && html`<form onSubmit=${create} aria-label="Create an API key" class="inline">
       <label>Name <input value=${name} maxlength="100" placeholder="backend" onInput=${(e) => setName(e.target.value)} /></label>
-      <button type="submit" disabled=${busy}>Create key</button>
-    </form>
+      <fieldset class="inline"><legend>May</legend>
+        ${SCOPES.map(([scope, what]) => html`<label title=${what}><input type="checkbox" checked=${scopes.includes(scope)}
+          onChange=${(e) => toggle(scope, e.target.checked)} /> ${scope}</label>`)}</fieldset>
+      <button type="submit" disabled=${busy || scopes.length === 0}>Create key</button>
+    </form>`}
     ${shown && html`<div class="secret" role="status">
-      <p>The key <strong>${shown.name}</strong>. It is shown this once: copy it now.</p>
+      <p>The key <strong>${shown.name}</strong> (${shown.scopes.join(", ")}). It is shown this once: copy it now.</p>
       <code data-key>${shown.key}</code> <${Copy} text=${shown.key} />
       <p>Your backend sends it in the <code>X-Service-API-Key</code> header (not <code>Authorization</code>), e.g.:</p>
       <pre class="payload" data-curl>curl -H "X-Service-API-Key: ${shown.key}" ${location.origin}/api/v1/users</pre>
@@ -54,8 +66,8 @@ function Keys() {
       <button type="button" class="link" onClick=${() => setShown(null)}>Done</button></div>`}
     <${Failure} error=${error || actionError} />
     ${keys && html`<div class="scroll"><table>
-      <thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Created</th><th scope="col">Last used</th>
-        <th scope="col"><span class="sr">Actions</span></th></tr></thead>
+      <thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Scopes</th><th scope="col">Created</th>
+        <th scope="col">Last used</th><th scope="col"><span class="sr">Actions</span></th></tr></thead>
       <tbody>${keys.map((k) => html`<tr>
         <td>${renaming && renaming.id === k.id
           ? html`<form class="inline" onSubmit=${rename} aria-label=${`Rename ${k.name}`}>
@@ -63,11 +75,11 @@ function Keys() {
                 onInput=${(e) => setRenaming({ ...renaming, name: e.target.value })} /></label>
               <button type="submit" disabled=${busy}>Save</button>
               <button type="button" class="secondary" onClick=${() => setRenaming(null)}>Cancel</button></form>`
-          : k.name}</td><td><code>${k.prefix}…</code></td><td>${when(k.created_at)}</td>
+          : k.name}</td><td><code>${k.prefix}…</code></td><td>${k.scopes.join(", ")}</td><td>${when(k.created_at)}</td>
         <td>${k.last_used_at ? when(k.last_used_at) : "never"}</td>
-        <td class="actions"><button type="button" class="secondary" onClick=${() => setRenaming({ id: k.id, name: k.name })}>Rename</button>
+        <td class="actions">${manage && html`<button type="button" class="secondary" onClick=${() => setRenaming({ id: k.id, name: k.name })}>Rename</button>
           <button type="button" class="secondary" onClick=${() => rotate(k)}>Rotate</button>
-          <${Confirm} label="Revoke" question=${`Revoke ${k.name}?`} busy=${busy} onConfirm=${() => revoke(k)} /></td></tr>`)}
+          <${Confirm} label="Revoke" question=${`Revoke ${k.name}?`} busy=${busy} onConfirm=${() => revoke(k)} />`}</td></tr>`)}
       </tbody></table></div>`}
   </section>`;
 }
@@ -166,6 +178,100 @@ function Webhooks() {
   </section>`;
 }
 
-export function Settings() {
-  return html`<section><h1>Settings</h1><${Keys} /><${Priorities} /><${Webhooks} /></section>`;
+const ROLES = [
+  ["viewer", "reads, changes nothing"],
+  ["admin", "everything but the team's owners"],
+  ["owner", "everything"],
+];
+
+/** Whether a developer of role `by` may give someone of role `from` the role `to`: the API's
+ * rule (`Role::may_manage`), so the page offers only what will be accepted. */
+function mayManage(by, from, to) {
+  if (by === "owner") return true;
+  return by === "admin" && from !== "owner" && to !== "owner";
+}
+
+function Team({ me }) {
+  const manage = me && me.role !== "viewer";
+  const [members, error, reload] = useLoad(() => api("/developer/team"), []);
+  const [pending, pendingError, reloadPending] = useLoad(
+    () => (manage ? api("/developer/team/invitations") : Promise.resolve([])),
+    [manage],
+  );
+  const [email, setEmail] = useState("");
+  const [role, setRole] = useState("viewer");
+  const [made, setMade] = useState(null);
+  const [run, busy, actionError] = useAction();
+  const invite = async (e) => {
+    e.preventDefault();
+    const answer = await run(() => api("/developer/team/invitations", { method: "POST", json: { email: email.trim(), role } }));
+    if (answer) {
+      setMade(answer);
+      setEmail("");
+      reloadPending();
+    }
+  };
+  const change = (m, to) =>
+    run(async () => {
+      await api(`/developer/team/${m.id}`, { method: "PATCH", json: { role: to } });
+      reload();
+    });
+  const remove = (m) =>
+    run(async () => {
+      await api(`/developer/team/${m.id}`, { method: "DELETE" });
+      reload();
+    });
+  const withdraw = (i) =>
+    run(async () => {
+      await api(`/developer/team/invitations/${i.id}`, { method: "DELETE" });
+      if (made && made.id === i.id) setMade(null);
+      reloadPending();
+    });
+  const who = (m) => [m.first_name, m.last_name].filter(Boolean).join(" ");
+  return html`<section aria-labelledby="team">
+    <h2 id="team">Team</h2>
+    <${Failure} error=${error || pendingError || actionError} />
+    ${members && html`<div class="scroll"><table>
+      <thead><tr><th scope="col">Email</th><th scope="col">Name</th><th scope="col">Role</th><th scope="col">Since</th>
+        <th scope="col"><span class="sr">Actions</span></th></tr></thead>
+      <tbody>${members.map((m) => html`<tr>
+        <td>${m.email}${me && me.id === m.id ? " (you)" : ""}</td><td>${who(m) || "—"}</td>
+        <td>${manage && mayManage(me.role, m.role, m.role)
+          ? html`<select aria-label=${`Role of ${m.email}`} value=${m.role} disabled=${busy}
+              onChange=${(e) => change(m, e.target.value)}>
+              ${ROLES.filter(([r]) => mayManage(me.role, m.role, r)).map(([r]) => html`<option value=${r}>${r}</option>`)}
+            </select>`
+          : m.role}</td>
+        <td>${when(m.created_at)}</td>
+        <td class="actions">${manage && mayManage(me.role, m.role, null) && html`<${Confirm} label="Remove"
+          question=${`Remove ${m.email} from the team?`} busy=${busy} onConfirm=${() => remove(m)} />`}</td></tr>`)}
+      </tbody></table></div>`}
+    ${manage && html`<h3>Invite a colleague</h3>
+      <form onSubmit=${invite} aria-label="Invite a colleague" class="inline">
+        <label>Email <input type="email" required value=${email} placeholder="colleague@example.com"
+          onInput=${(e) => setEmail(e.target.value)} /></label>
+        <label>Role <select value=${role} onChange=${(e) => setRole(e.target.value)}>
+          ${ROLES.filter(([r]) => mayManage(me.role, r, r)).map(([r, what]) => html`<option value=${r}>${r}: ${what}</option>`)}
+        </select></label>
+        <button type="submit" disabled=${busy}>Invite</button>
+      </form>`}
+    ${made && html`<div class="secret" role="status">
+      <p>${made.mailed ? html`A mail with this link went to <strong>${made.email}</strong>.` : html`Send this link to <strong>${made.email}</strong> yourself:`}
+        It works once, until ${when(made.expires_at)}, and is shown only now.</p>
+      <code data-invitation>${made.url}</code> <${Copy} text=${made.url} />
+      <button type="button" class="link" onClick=${() => setMade(null)}>Done</button></div>`}
+    ${pending && pending.length > 0 && html`<h3>Invitations not yet accepted</h3><div class="scroll"><table>
+      <thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Until</th>
+        <th scope="col"><span class="sr">Actions</span></th></tr></thead>
+      <tbody>${pending.map((i) => html`<tr><td>${i.email}</td><td>${i.role}</td><td>${when(i.expires_at)}</td>
+        <td class="actions">${mayManage(me.role, i.role, i.role) && html`<${Confirm} label="Withdraw"
+          question=${`Withdraw the invitation of ${i.email}?`} busy=${busy} onConfirm=${() => withdraw(i)} />`}</td></tr>`)}
+      </tbody></table></div>`}
+  </section>`;
+}
+
+export function Settings({ me }) {
+  const manage = me && me.role !== "viewer";
+  return html`<section><h1>Settings</h1><${Team} me=${me} /><${Keys} manage=${manage} /><${Priorities} />
+    <${Webhooks} /></section>`;
 }
