@@ -91,13 +91,11 @@ async fn list_audit(
 ) -> ApiResult<Json<AuditPage>> {
     let user_id = params.uuid("user_id", false);
     let actor_id = params.uuid("actor_id", false);
-    let kind = match params.raw("actor_type") {
-        Some(_) => Some(params.choice("actor_type", &ACTOR_KINDS, "")),
-        None => None,
-    };
+    let named = params.raw("actor_type").is_some();
+    let kind = named.then(|| params.choice("actor_type", &ACTOR_KINDS, ""));
     let operation = params.string("operation");
     let from = params.time("start_time", false).map(|t| t.at);
-    let to = params.time("end_time", false).map(|t| crate::dates::end_bound(t));
+    let to = params.time("end_time", false).map(crate::dates::end_bound);
     let limit = params.limit(50, 500);
     let raw_cursor = params.string("cursor");
     params.finish()?;
