@@ -32,7 +32,19 @@ export function Audit() {
     setFilter(typed);
     setCursors([null]);
   };
-  const by = (e) => (e.actor_id ? `${e.actor_type} ${e.actor_id.slice(0, 8)}` : e.actor_type);
+  // Who by name where the page knows it: the team's emails, the live keys' names. Ids are
+  // time-ordered (their first digits are alike), so an unknown one shows its last digits.
+  const [names] = useLoad(
+    () => Promise.all([api("/developer/team"), api("/developer/api-keys")]).then(([team, keys]) =>
+      new Map([...team.map((d) => [d.id, d.email]), ...keys.map((k) => [k.id, `key ${k.name}`])])),
+    [],
+  );
+  const short = (id) => `…${id.slice(-8)}`;
+  const by = (e) => {
+    if (!e.actor_id) return e.actor_type;
+    const known = names && names.get(e.actor_id);
+    return known || `${e.actor_type} ${short(e.actor_id)}`;
+  };
   return html`<section>
     <h1>Audit trail</h1>
     <p class="muted">Every request that read or changed a user's data, and every change to the deployment, with who made it.</p>
@@ -53,7 +65,7 @@ export function Audit() {
         <th scope="col">Resource</th><th scope="col">Status</th><th scope="col">Address</th></tr></thead>
       <tbody>${page.data.map((e) => html`<tr>
         <td>${when(e.at)}</td><td title=${e.actor_id || ""}>${by(e)}</td><td><code>${e.operation}</code></td>
-        <td>${e.user_id ? html`<a href=${`#/users/${e.user_id}`}>${e.user_id.slice(0, 8)}</a>` : "—"}</td>
+        <td>${e.user_id ? html`<a href=${`#/users/${e.user_id}`} title=${e.user_id}>${short(e.user_id)}</a>` : "—"}</td>
         <td>${e.resource_id || "—"}</td><td>${e.status}</td><td>${e.client_address || "—"}</td></tr>`)}
       </tbody></table></div>
       ${page.data.length === 0 && html`<p class="muted">Nothing on record matches.</p>`}

@@ -256,7 +256,7 @@ function Team({ me }) {
         <button type="submit" disabled=${busy}>Invite</button>
       </form>`}
     ${made && html`<div class="secret" role="status">
-      <p>${made.mailed ? html`A mail with this link went to <strong>${made.email}</strong>.` : html`Send this link to <strong>${made.email}</strong> yourself:`}
+      <p>${made.mailed ? html`A mail with this link went to <strong>${made.email}</strong>.` : html`Send this link to <strong>${made.email}</strong> yourself.`}${" "}
         It works once, until ${when(made.expires_at)}, and is shown only now.</p>
       <code data-invitation>${made.url}</code> <${Copy} text=${made.url} />
       <button type="button" class="link" onClick=${() => setMade(null)}>Done</button></div>`}
