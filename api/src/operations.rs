@@ -311,4 +311,41 @@ mod tests {
         // No stale rows: every row of the table names an operation that exists.
         assert_eq!(named, OPERATIONS.len(), "the table has rows for routes that are gone");
     }
+
+    /// utoipa names a component after its type: two types of one name in the API would be one
+    /// schema in the document, and a client would read one as the other.
+    #[test]
+    fn no_two_schemas_share_a_name() {
+        fn files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+            for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    files(&path, out);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    out.push(path);
+                }
+            }
+        }
+        let mut found = Vec::new();
+        files(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), &mut found);
+        let mut names = HashSet::new();
+        for file in found {
+            let text = std::fs::read_to_string(&file).unwrap_or_default();
+            let mut derives_schema = false;
+            for line in text.lines().map(str::trim) {
+                if line.starts_with("#[derive(") {
+                    derives_schema = line.contains("ToSchema");
+                } else if derives_schema
+                    && let Some(rest) =
+                        line.strip_prefix("pub struct ").or_else(|| line.strip_prefix("pub enum "))
+                {
+                    let name: String =
+                        rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+                    assert!(names.insert(name.clone()), "{name} names two schemas ({file:?})");
+                    derives_schema = false;
+                }
+            }
+        }
+        assert!(names.len() > 50, "{names:?}");
+    }
 }

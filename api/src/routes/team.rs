@@ -53,7 +53,7 @@ const NO_INVITATION: &str = "This invitation is not valid or has expired. Ask fo
 
 /// An invitation as listed (its link is shown only when it is made).
 #[derive(Debug, Serialize, ToSchema)]
-pub struct InvitationOut {
+pub struct TeamInvitationOut {
     pub id: Uuid,
     pub email: String,
     #[schema(schema_with = role_schema)]
@@ -63,9 +63,9 @@ pub struct InvitationOut {
     pub expires_at: DateTime<Utc>,
 }
 
-impl From<Invitation> for InvitationOut {
-    fn from(i: Invitation) -> InvitationOut {
-        InvitationOut {
+impl From<Invitation> for TeamInvitationOut {
+    fn from(i: Invitation) -> TeamInvitationOut {
+        TeamInvitationOut {
             id: i.id,
             email: i.email,
             role: i.role,
@@ -78,9 +78,9 @@ impl From<Invitation> for InvitationOut {
 
 /// An invitation just made: the only time its link is shown.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct InvitationCreated {
+pub struct TeamInvitationCreated {
     #[serde(flatten)]
-    pub invitation: InvitationOut,
+    pub invitation: TeamInvitationOut,
     /// The link to send to the colleague; it works once, until `expires_at`.
     pub url: String,
     /// Whether it was sent by mail (`SMTP_URL`); false: pass the link on yourself.
@@ -88,27 +88,27 @@ pub struct InvitationCreated {
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
-pub struct InvitationIn {
+pub struct TeamInvitationIn {
     pub email: String,
     #[schema(schema_with = role_schema)]
     pub role: Role,
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
-pub struct MemberIn {
+pub struct TeamMemberIn {
     #[schema(schema_with = role_schema)]
     pub role: Role,
 }
 
 /// An invitation's token, as its link carries it.
 #[derive(Debug, Deserialize, ToSchema)]
-pub struct TokenIn {
+pub struct TeamTokenIn {
     pub token: String,
 }
 
 /// What an invitation link says, for the page that accepts it.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct InvitationShown {
+pub struct TeamInvitationShown {
     pub email: String,
     #[schema(schema_with = role_schema)]
     pub role: Role,
@@ -118,7 +118,7 @@ pub struct InvitationShown {
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
-pub struct JoinIn {
+pub struct TeamJoinIn {
     pub token: String,
     /// At least 10 characters.
     pub password: String,
@@ -157,7 +157,7 @@ fn changed(outcome: TeamChange, id: Uuid) -> ApiResult<schema::developers::Devel
 /// Gives a member another role. Admins change admins and viewers only, and make no owner; the
 /// last owner stays owner (409).
 #[utoipa::path(patch, path = "/developer/team/{developer_id}", tag = "team",
-    params(("developer_id" = Uuid, Path)), request_body = MemberIn,
+    params(("developer_id" = Uuid, Path)), request_body = TeamMemberIn,
     responses((status = 200, body = DeveloperOut), (status = 401, body = ErrorBody),
               (status = 403, body = ErrorBody), (status = 404, body = ErrorBody),
               (status = 409, body = ErrorBody), (status = 422, body = ValidationBody)),
@@ -166,7 +166,7 @@ async fn change_member(
     DeveloperAuth(dev): DeveloperAuth,
     State(state): State<AppState>,
     Path(raw): Path<String>,
-    ApiJson(body): ApiJson<MemberIn>,
+    ApiJson(body): ApiJson<TeamMemberIn>,
 ) -> ApiResult<Json<DeveloperOut>> {
     let id = path_uuid(&raw)?;
     let outcome = schema::developers::change(&state.db, id, dev.role, Some(body.role)).await?;
@@ -192,18 +192,18 @@ async fn remove_member(
 
 /// Invitations not accepted, withdrawn or expired, newest first.
 #[utoipa::path(get, path = "/developer/team/invitations", tag = "team",
-    responses((status = 200, body = Vec<InvitationOut>), (status = 401, body = ErrorBody),
+    responses((status = 200, body = Vec<TeamInvitationOut>), (status = 401, body = ErrorBody),
               (status = 403, body = ErrorBody)),
     security(("bearer" = [])))]
 async fn list_invitations(
     _auth: DeveloperAuth,
     State(state): State<AppState>,
-) -> ApiResult<Json<Vec<InvitationOut>>> {
+) -> ApiResult<Json<Vec<TeamInvitationOut>>> {
     let pending = schema::team_invitations::pending(&state.db).await?;
     Ok(Json(pending.into_iter().map(Into::into).collect()))
 }
 
-fn check_invitation(body: &InvitationIn) -> ApiResult<()> {
+fn check_invitation(body: &TeamInvitationIn) -> ApiResult<()> {
     let mut checks = Checks::default();
     checks.email("email", Some(body.email.trim()));
     checks.max_len("email", Some(&body.email), 320);
@@ -215,16 +215,16 @@ fn check_invitation(body: &InvitationIn) -> ApiResult<()> {
 /// withdraws the older one. Admins invite admins and viewers. An address already in the team
 /// is 409.
 #[utoipa::path(post, path = "/developer/team/invitations", tag = "team",
-    request_body = InvitationIn,
-    responses((status = 201, body = InvitationCreated), (status = 401, body = ErrorBody),
+    request_body = TeamInvitationIn,
+    responses((status = 201, body = TeamInvitationCreated), (status = 401, body = ErrorBody),
               (status = 403, body = ErrorBody), (status = 409, body = ErrorBody),
               (status = 422, body = ValidationBody)),
     security(("bearer" = [])))]
 async fn invite(
     DeveloperAuth(dev): DeveloperAuth,
     State(state): State<AppState>,
-    ApiJson(body): ApiJson<InvitationIn>,
-) -> ApiResult<(StatusCode, Extension<AuditNote>, Json<InvitationCreated>)> {
+    ApiJson(body): ApiJson<TeamInvitationIn>,
+) -> ApiResult<(StatusCode, Extension<AuditNote>, Json<TeamInvitationCreated>)> {
     check_invitation(&body)?;
     if !dev.role.may_manage(body.role, Some(body.role)) {
         return Err(ApiError::forbidden("Only an owner can invite an owner"));
@@ -263,7 +263,7 @@ async fn invite(
         None => false,
     };
     let note = AuditNote::resource(made.id);
-    let out = InvitationCreated { invitation: made.into(), url, mailed };
+    let out = TeamInvitationCreated { invitation: made.into(), url, mailed };
     Ok((StatusCode::CREATED, Extension(note), Json(out)))
 }
 
@@ -311,21 +311,21 @@ async fn no_invitation(state: &AppState, attempt: &Attempt) -> ApiError {
 
 /// What an invitation link says (the address and role it invites), for the page that accepts
 /// it. An unknown, used, withdrawn or expired token is one 404; too many from one address 429.
-#[utoipa::path(post, path = "/team/invitation", tag = "team", request_body = TokenIn,
-    responses((status = 200, body = InvitationShown), (status = 404, body = ErrorBody),
+#[utoipa::path(post, path = "/team/invitation", tag = "team", request_body = TeamTokenIn,
+    responses((status = 200, body = TeamInvitationShown), (status = 404, body = ErrorBody),
               (status = 422, body = ValidationBody), (status = 429, body = ErrorBody)))]
 async fn show_invitation(
     State(state): State<AppState>,
     address: ClientAddr,
-    ApiJson(body): ApiJson<TokenIn>,
-) -> ApiResult<Json<InvitationShown>> {
+    ApiJson(body): ApiJson<TeamTokenIn>,
+) -> ApiResult<Json<TeamInvitationShown>> {
     let attempt = Attempt { account: String::new(), address: address.0 };
     not_blocked(&state, &attempt).await?;
     let Some(invitation) = schema::team_invitations::find_live(&state.db, &body.token).await?
     else {
         return Err(no_invitation(&state, &attempt).await);
     };
-    Ok(Json(InvitationShown {
+    Ok(Json(TeamInvitationShown {
         email: invitation.email,
         role: invitation.role,
         expires_at: invitation.expires_at,
@@ -337,14 +337,14 @@ async fn show_invitation(
 /// password chosen here, and is logged in (the answer is a login's). The link then never works
 /// again. An unknown, used, withdrawn or expired token is one 404; a password under 10
 /// characters 422; an address that joined meanwhile 409.
-#[utoipa::path(post, path = "/team/join", tag = "team", request_body = JoinIn,
+#[utoipa::path(post, path = "/team/join", tag = "team", request_body = TeamJoinIn,
     responses((status = 201, body = LoginOut), (status = 404, body = ErrorBody),
               (status = 409, body = ErrorBody), (status = 422, body = ValidationBody),
               (status = 429, body = ErrorBody), (status = 503, body = ErrorBody)))]
 async fn join(
     State(state): State<AppState>,
     address: ClientAddr,
-    ApiJson(body): ApiJson<JoinIn>,
+    ApiJson(body): ApiJson<TeamJoinIn>,
 ) -> ApiResult<(StatusCode, Extension<AuditNote>, Json<LoginOut>)> {
     check_new_password("password", &body.password)?;
     let attempt = Attempt { account: String::new(), address: address.0 };
@@ -383,7 +383,7 @@ mod tests {
 
     #[test]
     fn an_invitation_needs_an_address() {
-        let body = |email: &str| InvitationIn { email: email.into(), role: Role::Viewer };
+        let body = |email: &str| TeamInvitationIn { email: email.into(), role: Role::Viewer };
         assert!(check_invitation(&body("ada@example.com")).is_ok());
         assert!(check_invitation(&body("ada")).is_err());
     }
