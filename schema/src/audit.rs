@@ -24,6 +24,9 @@ pub enum ActorKind {
 smallint_enum!(ActorKind { Developer, ApiKey, User, Anonymous });
 
 impl ActorKind {
+    pub const ALL: [ActorKind; 4] =
+        [ActorKind::Developer, ActorKind::ApiKey, ActorKind::User, ActorKind::Anonymous];
+
     pub fn as_str(self) -> &'static str {
         match self {
             ActorKind::Developer => "developer",
@@ -34,9 +37,7 @@ impl ActorKind {
     }
 
     pub fn parse(name: &str) -> Option<ActorKind> {
-        [ActorKind::Developer, ActorKind::ApiKey, ActorKind::User, ActorKind::Anonymous]
-            .into_iter()
-            .find(|k| k.as_str() == name)
+        ActorKind::ALL.into_iter().find(|k| k.as_str() == name)
     }
 }
 

@@ -337,13 +337,7 @@ async fn unknown_connect_links_are_throttled_per_address() {
 /// the connection rows and the `connection.created`/`revoked` webhooks at a receiver.
 #[tokio::test]
 async fn the_connect_page_in_a_browser() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let portal = root.join("portal");
-    assert!(
-        portal.join("node_modules/playwright-core").is_dir()
-            && std::path::Path::new(crate::portal::CHROMIUM).exists(),
-        "the portal's packages or Chromium are missing: scripts/test.sh installs them"
-    );
+    let portal = crate::portal::portal_dir();
     let vendors = vendors().await;
     let app = app_with(Mode::All, &vendors).await;
     let admin = app.admin().await;
@@ -369,12 +363,7 @@ async fn the_connect_page_in_a_browser() {
     let deleted = app.call(Method::DELETE, &format!("/api/v1/users/{other}"), &admin, None).await;
     assert_eq!(deleted.status, 200);
 
-    let asked = std::env::var_os("PORTAL_SCREENSHOTS");
-    let shots = match &asked {
-        Some(dir) => root.join(dir),
-        None => std::env::temp_dir().join(format!("connect-shots-{}", uuid::Uuid::new_v4())),
-    };
-    std::fs::create_dir_all(&shots).expect("the screenshots' directory");
+    let shots = crate::portal::Screenshots::new("connect");
     let origins: Vec<String> = vendors.iter().map(|(_, m, _)| m.base.clone()).collect();
     let out = tokio::process::Command::new("node")
         .arg("tests/connect.mjs")
@@ -383,7 +372,7 @@ async fn the_connect_page_in_a_browser() {
         .env("LINK", &link)
         .env("EXPIRED_LINK", url(expired))
         .env("DELETED_LINK", &orphan)
-        .env("SCREENSHOTS", &shots)
+        .env("SCREENSHOTS", &shots.dir)
         .env("CHROMIUM", crate::portal::CHROMIUM)
         .env("ALSO_ALLOWED", origins.join(","))
         .stdin(Stdio::null())
@@ -427,9 +416,7 @@ async fn the_connect_page_in_a_browser() {
     for name in
         ["connect", "connect-connected", "connect-refused", "connect-used", "connect-expired"]
     {
-        assert!(shots.join(format!("{name}.png")).is_file(), "no screenshot {name}");
+        assert!(shots.dir.join(format!("{name}.png")).is_file(), "no screenshot {name}");
     }
-    if asked.is_none() {
-        let _ = std::fs::remove_dir_all(&shots);
-    }
+    shots.done();
 }

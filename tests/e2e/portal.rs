@@ -16,6 +16,44 @@ use crate::util::{ADMIN_EMAIL, ADMIN_PASSWORD, Mode, TestApp};
 
 pub(crate) const CHROMIUM: &str = "/usr/bin/chromium";
 
+/// The portal's folder, where its browser scripts run, once its packages and Chromium are
+/// installed (by scripts/test.sh).
+pub(crate) fn portal_dir() -> std::path::PathBuf {
+    let portal = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("portal");
+    assert!(
+        portal.join("node_modules/playwright-core").is_dir()
+            && std::path::Path::new(CHROMIUM).exists(),
+        "the portal's packages or Chromium are missing: scripts/test.sh installs them (scripts/portal.sh, apt chromium)"
+    );
+    portal
+}
+
+/// Where a browser run puts its screenshots: `PORTAL_SCREENSHOTS` when asked to refresh the
+/// README's, else a temporary folder, removed by [`Screenshots::done`] so that a run leaves the
+/// checkout as it was.
+pub(crate) struct Screenshots {
+    pub dir: std::path::PathBuf,
+    asked: bool,
+}
+
+impl Screenshots {
+    pub(crate) fn new(name: &str) -> Screenshots {
+        let asked = std::env::var_os("PORTAL_SCREENSHOTS");
+        let dir = match &asked {
+            Some(dir) => std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(dir),
+            None => std::env::temp_dir().join(format!("{name}-shots-{}", uuid::Uuid::new_v4())),
+        };
+        std::fs::create_dir_all(&dir).expect("the screenshots' directory");
+        Screenshots { dir, asked: asked.is_some() }
+    }
+
+    pub(crate) fn done(self) {
+        if !self.asked {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
 /// A webhook receiver: answers 204 and keeps the bodies.
 pub(crate) async fn receiver() -> (String, Arc<Mutex<Vec<Value>>>) {
     let got = Arc::new(Mutex::new(Vec::new()));
@@ -41,13 +79,7 @@ pub(crate) async fn receiver() -> (String, Arc<Mutex<Vec<Value>>>) {
 
 #[tokio::test]
 async fn the_portal_in_a_browser() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let portal = root.join("portal");
-    assert!(
-        portal.join("node_modules/playwright-core").is_dir()
-            && std::path::Path::new(CHROMIUM).exists(),
-        "the portal's packages or Chromium are missing: scripts/test.sh installs them (scripts/portal.sh, apt chromium)"
-    );
+    let portal = portal_dir();
     let app = TestApp::spawn_with(Mode::All, |_| {}).await;
     let (hook, received) = receiver().await;
     // Twelve days up to today: the portal's 30-day range shows them.
@@ -68,13 +100,7 @@ async fn the_portal_in_a_browser() {
         ingest::export::generate::write_export(&mut file, &spec).expect("write the export");
     }
     assert!(std::fs::metadata(&small).map(|m| m.len()).unwrap_or(0) < 5 * 1024 * 1024);
-    // A run leaves the checkout as it was, unless asked to refresh the README's screenshots.
-    let asked = std::env::var_os("PORTAL_SCREENSHOTS");
-    let shots = match &asked {
-        Some(dir) => root.join(dir),
-        None => std::env::temp_dir().join(format!("portal-shots-{}", uuid::Uuid::new_v4())),
-    };
-    std::fs::create_dir_all(&shots).expect("the screenshots' directory");
+    let shots = Screenshots::new("portal");
     let storage = app.settings.s3.s3_endpoint.clone().unwrap_or_default();
     let storage =
         url::Url::parse(&storage).map(|u| u.origin().ascii_serialization()).unwrap_or_default();
@@ -87,7 +113,7 @@ async fn the_portal_in_a_browser() {
         .env("EXPORT", &export)
         .env("SMALL_EXPORT", &small)
         .env("RECEIVER", &hook)
-        .env("SCREENSHOTS", &shots)
+        .env("SCREENSHOTS", &shots.dir)
         .env("CHROMIUM", CHROMIUM)
         .env("ALSO_ALLOWED", &storage)
         .stdin(Stdio::null())
@@ -138,9 +164,7 @@ async fn the_portal_in_a_browser() {
         "phone-user",
         "phone-settings",
     ] {
-        assert!(shots.join(format!("{name}.png")).is_file(), "no screenshot {name}");
+        assert!(shots.dir.join(format!("{name}.png")).is_file(), "no screenshot {name}");
     }
-    if asked.is_none() {
-        let _ = std::fs::remove_dir_all(&shots);
-    }
+    shots.done();
 }

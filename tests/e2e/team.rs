@@ -19,9 +19,21 @@ async fn invite(app: &TestApp, by: &Auth, email: &str, role: &str) -> (String, S
     assert_eq!(r.body["role"], role);
     assert_eq!(r.body["mailed"], false);
     let url = r.str("url");
-    let token = url.rsplit_once("/#/join/").map(|(_, t)| t.to_string()).expect("a join link");
     assert!(url.starts_with(&app.settings.public_url), "{url}");
-    (r.str("id"), token)
+    (r.str("id"), token_of(&url))
+}
+
+/// The token of an invitation link.
+fn token_of(url: &str) -> String {
+    url.rsplit_once("/#/join/").map(|(_, t)| t.to_string()).expect("a join link")
+}
+
+/// A port nothing listens on (for now).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
 }
 
 async fn join(app: &TestApp, token: &str, password: &str) -> Resp {
@@ -219,10 +231,7 @@ struct SmtpServer {
 
 impl SmtpServer {
     async fn start() -> SmtpServer {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("a free port")
-            .port();
+        let port = free_port();
         let child = tokio::process::Command::new("python3")
             .args(["-u", "-m", "aiosmtpd", "-n", "-l", &format!("127.0.0.1:{port}")])
             .args(["-c", "aiosmtpd.handlers.Debugging"])
@@ -302,16 +311,12 @@ async fn invitations_are_mailed_when_smtp_is_set() {
     assert!(mail.contains("Subject: Join Acme Health on wearhouse"), "{mail}");
     assert!(mail.contains(&r.str("url")), "the link is in the mail: {mail}");
     // The mailed link works.
-    let token = r.str("url").rsplit_once("/#/join/").map(|(_, t)| t.to_string()).expect("link");
-    assert_eq!(join(&app, &token, "fay's long password").await.status, 201);
+    assert_eq!(join(&app, &token_of(&r.str("url")), "fay's long password").await.status, 201);
 }
 
 #[tokio::test]
 async fn an_unreachable_mail_server_leaves_the_link_to_pass_on() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port();
+    let port = free_port();
     let url = format!("smtp://127.0.0.1:{port}");
     let app = TestApp::spawn_with(crate::util::Mode::All, |s| s.smtp_url = Some(url)).await;
     let owner = app.admin().await;
@@ -332,27 +337,16 @@ async fn an_unreachable_mail_server_leaves_the_link_to_pass_on() {
 /// removed, her session ended. Checked here: the rows the browser left.
 #[tokio::test]
 async fn the_team_in_a_browser() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let portal = root.join("portal");
-    assert!(
-        portal.join("node_modules/playwright-core").is_dir()
-            && std::path::Path::new(crate::portal::CHROMIUM).exists(),
-        "the portal's packages or Chromium are missing: scripts/test.sh installs them"
-    );
+    let portal = crate::portal::portal_dir();
     let app = TestApp::spawn_at_own_url(crate::util::Mode::ApiOnly, |_| {}).await;
-    let asked = std::env::var_os("PORTAL_SCREENSHOTS");
-    let shots = match &asked {
-        Some(dir) => root.join(dir),
-        None => std::env::temp_dir().join(format!("team-shots-{}", uuid::Uuid::new_v4())),
-    };
-    std::fs::create_dir_all(&shots).expect("the screenshots' directory");
+    let shots = crate::portal::Screenshots::new("team");
     let out = tokio::process::Command::new("node")
         .arg("tests/team.mjs")
         .current_dir(&portal)
         .env("BASE", &app.base)
         .env("EMAIL", ADMIN_EMAIL)
         .env("PASSWORD", crate::util::ADMIN_PASSWORD)
-        .env("SCREENSHOTS", &shots)
+        .env("SCREENSHOTS", &shots.dir)
         .env("CHROMIUM", crate::portal::CHROMIUM)
         .stdin(std::process::Stdio::null())
         .output()
@@ -361,9 +355,7 @@ async fn the_team_in_a_browser() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "the browser run failed:\n{stdout}\n{stderr}");
-    if asked.is_none() {
-        let _ = std::fs::remove_dir_all(&shots);
-    }
+    shots.done();
     let accepted = "select count(*) from team_invitations where accepted_at is not null";
     assert_eq!(app.count(accepted).await, 1);
     assert_eq!(app.count("select count(*) from developers").await, 1, "the member was removed");

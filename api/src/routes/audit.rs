@@ -20,8 +20,6 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(list_audit))
 }
 
-const ACTOR_KINDS: [&str; 4] = ["developer", "api_key", "user", "anonymous"];
-
 /// One request on record.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct AuditEventOut {
@@ -92,7 +90,8 @@ async fn list_audit(
     let user_id = params.uuid("user_id", false);
     let actor_id = params.uuid("actor_id", false);
     let named = params.raw("actor_type").is_some();
-    let kind = named.then(|| params.choice("actor_type", &ACTOR_KINDS, ""));
+    let kinds = ActorKind::ALL.map(ActorKind::as_str);
+    let kind = named.then(|| params.choice("actor_type", &kinds, ""));
     let operation = params.string("operation");
     let from = params.time("start_time", false).map(|t| t.at);
     let to = params.time("end_time", false).map(crate::dates::end_bound);

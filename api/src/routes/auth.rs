@@ -130,12 +130,7 @@ async fn login(
     }
     let developer = schema::developers::find_by_email(&state.db, username.trim()).await?;
     let hash = developer.as_ref().map(|d| d.password_hash.clone());
-    let ok =
-        passwords::verify_on(&state.hashes, password, hash).await.map_err(|_| ApiError::Later {
-            status: StatusCode::SERVICE_UNAVAILABLE,
-            detail: "Too many logins at once; try again in a moment".into(),
-            retry_after: 1,
-        })?;
+    let ok = passwords::verify_on(&state.hashes, password, hash).await.map_err(hashes_busy)?;
     let Some(developer) = developer.filter(|_| ok) else {
         tracing::info!(?address, "failed developer login");
         state.logins.failed(&attempt).await;
@@ -211,11 +206,6 @@ async fn change_password(
     crate::extract::ApiJson(body): crate::extract::ApiJson<PasswordIn>,
 ) -> ApiResult<Json<LoginOut>> {
     check_new_password("new_password", &body.new_password)?;
-    let busy = |_| ApiError::Later {
-        status: StatusCode::SERVICE_UNAVAILABLE,
-        detail: "Too many logins at once; try again in a moment".into(),
-        retry_after: 1,
-    };
     // A stolen token guessing the password it would then change is throttled like a login.
     let attempt = Attempt { account: dev.email.clone(), address };
     if let Some(wait) = state.logins.blocked(&attempt).await {
@@ -223,14 +213,12 @@ async fn change_password(
     }
     let ok = passwords::verify_on(&state.hashes, body.current_password, Some(dev.password_hash))
         .await
-        .map_err(busy)?;
+        .map_err(hashes_busy)?;
     if !ok {
         state.logins.failed(&attempt).await;
         return Err(ApiError::bad_request("Incorrect password"));
     }
-    let new = body.new_password;
-    let hash = state.hashes.run(move || passwords::hash(&new)).await.map_err(busy)?;
-    let hash = hash.map_err(|e| ApiError::Other(format!("hashing a password: {e}")))?;
+    let hash = hash_password(&state, body.new_password).await?;
     // Only under the version this session was checked against: a change made meanwhile by
     // another session ended this one.
     let version =
@@ -243,6 +231,21 @@ async fn change_password(
         .map(|c| c.auth.unwrap_or(c.iat))
         .unwrap_or_else(|| Utc::now().timestamp());
     session_token(&state, dev.id, began, version)
+}
+
+/// The 503 when every password-hash thread is busy with its queue full.
+fn hashes_busy<E>(_: E) -> ApiError {
+    ApiError::Later {
+        status: StatusCode::SERVICE_UNAVAILABLE,
+        detail: "Too many logins at once; try again in a moment".into(),
+        retry_after: 1,
+    }
+}
+
+/// The hash of a password a developer chose, made on the password-hash threads.
+pub(crate) async fn hash_password(state: &AppState, password: String) -> ApiResult<String> {
+    let hash = state.hashes.run(move || passwords::hash(&password)).await.map_err(hashes_busy)?;
+    hash.map_err(|e| ApiError::Other(format!("hashing a password: {e}")))
 }
 
 /// A password a developer chooses: at least [`MIN_PASSWORD`] characters, else the 422 on

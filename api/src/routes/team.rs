@@ -22,7 +22,9 @@ use crate::AppState;
 use crate::audit::AuditNote;
 use crate::error::{ApiError, ApiResult, ErrorBody, ValidationBody};
 use crate::extract::{ApiJson, ClientAddr, DeveloperAuth, path_uuid};
-use crate::routes::auth::{DeveloperOut, LoginOut, check_new_password, session_token};
+use crate::routes::auth::{
+    DeveloperOut, LoginOut, check_new_password, hash_password, session_token,
+};
 use crate::security::secrets;
 use crate::security::throttle::Attempt;
 use crate::validate::Checks;
@@ -47,6 +49,10 @@ pub(crate) fn role_schema() -> Object {
              changes nothing",
         ))
         .build()
+}
+
+fn already_in_team() -> ApiError {
+    ApiError::client(StatusCode::CONFLICT, "A developer with this email is already in the team")
 }
 
 const NO_INVITATION: &str = "This invitation is not valid or has expired. Ask for a new one.";
@@ -231,10 +237,7 @@ async fn invite(
     }
     let email = body.email.trim();
     if schema::developers::find_by_email(&state.db, email).await?.is_some() {
-        return Err(ApiError::client(
-            StatusCode::CONFLICT,
-            "A developer with this email is already in the team",
-        ));
+        return Err(already_in_team());
     }
     let token = secrets::new_connect_token();
     let lifetime = state.config.team_invitation_lifetime;
@@ -353,24 +356,11 @@ async fn join(
     if schema::team_invitations::find_live(&state.db, &body.token).await?.is_none() {
         return Err(no_invitation(&state, &attempt).await);
     }
-    let password = body.password;
-    let hash = state.hashes.run(move || crate::security::passwords::hash(&password)).await;
-    let hash = hash
-        .map_err(|_| ApiError::Later {
-            status: StatusCode::SERVICE_UNAVAILABLE,
-            detail: "Too many logins at once; try again in a moment".into(),
-            retry_after: 1,
-        })?
-        .map_err(|e| ApiError::Other(format!("hashing a password: {e}")))?;
+    let hash = hash_password(&state, body.password).await?;
     let dev = match schema::team_invitations::accept(&state.db, &body.token, &hash).await {
         Ok(Some(dev)) => dev,
         Ok(None) => return Err(no_invitation(&state, &attempt).await),
-        Err(schema::Error::Conflict(_)) => {
-            return Err(ApiError::client(
-                StatusCode::CONFLICT,
-                "A developer with this email is already in the team",
-            ));
-        }
+        Err(schema::Error::Conflict(_)) => return Err(already_in_team()),
         Err(e) => return Err(e.into()),
     };
     let token = session_token(&state, dev.id, Utc::now().timestamp(), dev.credential_version)?;
