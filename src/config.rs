@@ -179,6 +179,12 @@ pub struct Settings {
     #[arg(long, env = "SEAL_QUIET_MINUTES", global = true, default_value_t = 60)]
     pub seal_quiet_minutes: u64,
 
+    /// Sealers each worker (and `wearhouse seal`) runs side by side, each with a share of the
+    /// users: more seal a backlog faster, each holding a database connection.
+    #[arg(long, env = "SEAL_JOBS", global = true, default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub seal_jobs: u32,
+
     /// Health data (samples, rollups, sessions) whose time lies wholly before the UTC midnight
     /// this many days ago is deleted, whole blocks and chunks at a time, by a pass an hour;
     /// 0 (the default): kept for ever.
@@ -459,6 +465,7 @@ impl Settings {
         (self.seal_after_hours > 0).then(|| ingest::sealer::SealConfig {
             after: Duration::from_secs(self.seal_after_hours * 3600),
             quiet: Duration::from_secs(self.seal_quiet_minutes * 60),
+            jobs: self.seal_jobs,
             ..Default::default()
         })
     }

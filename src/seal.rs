@@ -14,12 +14,17 @@ use crate::app;
 use crate::config::Settings;
 
 /// Seals until nothing is due, or until `stop` (Ctrl-C, SIGTERM) between two rounds: what was
-/// sealed stays, and running it again goes on.
+/// sealed stays, and running it again goes on. `SEAL_JOBS` sealers share the users.
 pub async fn run(settings: &Settings, now: bool, stop: CancellationToken) -> anyhow::Result<()> {
     app::migrate(settings).await?;
     let db = app::connect_db(settings).await?;
     let config = if now {
-        SealConfig { after: Duration::ZERO, quiet: Duration::ZERO, ..SealConfig::default() }
+        SealConfig {
+            after: Duration::ZERO,
+            quiet: Duration::ZERO,
+            jobs: settings.seal_jobs,
+            ..SealConfig::default()
+        }
     } else {
         let Some(config) = settings.seal() else {
             println!("sealing is off (SEAL_AFTER_HOURS=0): nothing sealed; --now seals anyway");
@@ -28,17 +33,24 @@ pub async fn run(settings: &Settings, now: bool, stop: CancellationToken) -> any
         config
     };
     let started = Instant::now();
+    // SEAL_JOBS sealers, each on its share of the users, report each round here.
+    let (rounds, mut sealed) = tokio::sync::mpsc::unbounded_channel::<Sealing>();
+    let mut sealers = tokio::task::JoinSet::new();
+    for share in config.shares() {
+        let (db, rounds, stop) = (db.clone(), rounds.clone(), stop.clone());
+        sealers.spawn(async move {
+            while !stop.is_cancelled() {
+                let done = ingest::sealer::seal_due(&db, &share).await?;
+                if !done.progressed() || rounds.send(done).is_err() {
+                    break;
+                }
+            }
+            Ok::<(), schema::Error>(())
+        });
+    }
+    drop(rounds);
     let mut total = Sealing::default();
-    loop {
-        if stop.is_cancelled() {
-            let Sealing { days, samples, .. } = total;
-            println!("stopped: sealed {days} day(s), {samples} sample(s); run it again to go on");
-            return Ok(());
-        }
-        let done = ingest::sealer::seal_due(&db, &config).await.context("sealing")?;
-        if !done.progressed() {
-            break;
-        }
+    while let Some(done) = sealed.recv().await {
         total += done;
         let Sealing { days, samples, bytes, sessions } = total;
         let secs = started.elapsed().as_secs_f64().max(1e-3);
@@ -46,6 +58,14 @@ pub async fn run(settings: &Settings, now: bool, stop: CancellationToken) -> any
             "sealed {days} day(s), {samples} sample(s) into {bytes} bytes ({:.0} samples/s), {sessions} session(s)",
             samples as f64 / secs
         );
+    }
+    while let Some(sealer) = sealers.join_next().await {
+        sealer.context("a sealer stopped")?.context("sealing")?;
+    }
+    if stop.is_cancelled() {
+        let Sealing { days, samples, .. } = total;
+        println!("stopped: sealed {days} day(s), {samples} sample(s); run it again to go on");
+        return Ok(());
     }
     // Caught up: the disk sealing emptied is given back now, not once autovacuum has counted.
     let before = config.first_unsealed_day(chrono::Utc::now());

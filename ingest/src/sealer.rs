@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use schema::Db;
-use schema::blocks::{DayKey, Sealing};
+use schema::blocks::{DayKey, Sealing, Share};
 use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 
@@ -23,6 +23,10 @@ pub struct SealConfig {
     pub idle: Duration,
     /// Days taken from the worklist a round.
     pub round: i64,
+    /// Sealers side by side (`SEAL_JOBS`), each with a share of the users.
+    pub jobs: u32,
+    /// The users this sealer takes.
+    pub share: Share,
 }
 
 impl Default for SealConfig {
@@ -32,6 +36,8 @@ impl Default for SealConfig {
             quiet: Duration::from_secs(3600),
             idle: Duration::from_secs(60),
             round: 512,
+            jobs: 1,
+            share: Share::ALL,
         }
     }
 }
@@ -41,6 +47,11 @@ impl SealConfig {
     pub fn first_unsealed_day(&self, now: DateTime<Utc>) -> DateTime<Utc> {
         let after = chrono::Duration::from_std(self.after).unwrap_or(chrono::Duration::MAX);
         schema::blocks::store::utc_day(now - after)
+    }
+
+    /// One sealer's config for each of the `jobs` shares of the users.
+    pub fn shares(&self) -> Vec<SealConfig> {
+        Share::split(self.jobs).map(|share| SealConfig { share, ..*self }).collect()
     }
 }
 
@@ -79,7 +90,7 @@ pub async fn seal_due(db: &Db, config: &SealConfig) -> schema::Result<Sealing> {
     let after = chrono::Duration::from_std(config.after).unwrap_or(chrono::Duration::MAX);
     let quiet = chrono::Duration::from_std(config.quiet).unwrap_or(chrono::Duration::MAX);
     let day_before = config.first_unsealed_day(now);
-    let due = schema::blocks::due(db, day_before, now - quiet, config.round).await?;
+    let due = schema::blocks::due(db, day_before, now - quiet, config.round, config.share).await?;
     // The users of the oldest due days, each once, in that order; each has all its due days
     // sealed (up to a round of them), so a backlog seals a transaction's worth of days at a
     // time, where the oldest days alone spread over many users, a few days each.
@@ -118,7 +129,7 @@ pub async fn seal_due(db: &Db, config: &SealConfig) -> schema::Result<Sealing> {
             tracing::warn!(error = %e, %user, "measuring a user's storage failed");
         }
     }
-    if total.days == 0 {
+    if total.days == 0 && config.share.is_first() {
         // Caught up: the blocks sealed before blocks spanned days are packed again, a user a
         // round (counted as sealed days, so the sealer goes on without resting).
         if let Some(user) = schema::blocks::store::repack_due(db).await? {
@@ -159,7 +170,7 @@ pub async fn seal_due(db: &Db, config: &SealConfig) -> schema::Result<Sealing> {
 
 /// Seals due days until `shutdown`, resting when none are due.
 pub async fn run(db: Db, config: SealConfig, shutdown: CancellationToken) {
-    tracing::info!(after = ?config.after, quiet = ?config.quiet, "sealer started");
+    tracing::info!(after = ?config.after, quiet = ?config.quiet, share = ?config.share, "sealer started");
     loop {
         let rest = match seal_due(&db, &config).await {
             Ok(done) if done.progressed() => {

@@ -112,7 +112,7 @@ pub async fn run(db: Db, queue: JobQueue, config: WorkerConfig, shutdown: Cancel
     if let Some(pulls) = config.pulls.clone() {
         tasks.spawn(wake(pulls, queue.clone(), shutdown.clone()));
     }
-    if let Some(seal) = config.seal {
+    for seal in config.seal.iter().flat_map(|seal| seal.shares()) {
         tasks.spawn(crate::sealer::run(db.clone(), seal, shutdown.clone()));
     }
     if let Some(lifecycle) = config.lifecycle {

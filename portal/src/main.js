@@ -5,6 +5,7 @@ import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
 
 import { api, logout, onSession, session } from "./api.js";
+import { Me, useManage } from "./ui.js";
 import { Account } from "./pages/account.js";
 import { Audit } from "./pages/audit.js";
 import { Endpoint } from "./pages/endpoint.js";
@@ -43,8 +44,9 @@ function Page({ parts, me }) {
   return html`<${Overview} />`;
 }
 
-function Nav({ parts, me }) {
+function Nav({ parts }) {
   const here = parts[0] || "";
+  const manage = useManage();
   const link = (to, label, key) =>
     html`<a href=${`#/${to}`} aria-current=${here === key ? "page" : undefined}>${label}</a>`;
   return html`<header class="top">
@@ -52,7 +54,7 @@ function Nav({ parts, me }) {
     <nav aria-label="Main">
       ${link("", "Overview", "")} ${link("users", "Users", "users")}
       ${link("settings", "Settings", "settings")}
-      ${me && me.role !== "viewer" && link("audit", "Audit", "audit")} ${link("account", "Account", "account")}
+      ${manage && link("audit", "Audit", "audit")} ${link("account", "Account", "account")}
       <a href="/docs" target="_blank" rel="noopener">API reference</a>
     </nav>
     <button type="button" class="secondary" onClick=${() => logout()}>Log out</button>
@@ -76,10 +78,10 @@ function App() {
   }, [state]);
   if (parts[0] === "join" && parts[1]) return html`<${Join} token=${parts[1]} />`;
   if (state !== "in") return html`<${Login} expired=${state === "expired"} />`;
-  return html`<div class="shell">
-    <${Nav} parts=${parts} me=${me} />
+  return html`<${Me.Provider} value=${me}><div class="shell">
+    <${Nav} parts=${parts} />
     <main id="main"><${Page} parts=${parts} me=${me} /></main>
-  </div>`;
+  </div></${Me.Provider}>`;
 }
 
 const root = document.getElementById("app");

@@ -1,6 +1,17 @@
 // Small pieces every page uses: the failure banner, a table, a confirmation, copy to clipboard.
 import { html } from "htm/preact";
-import { useEffect, useState } from "preact/hooks";
+import { createContext } from "preact";
+import { useContext, useEffect, useState } from "preact/hooks";
+
+/** Who is logged in (`/auth/me`); null while it loads. */
+export const Me = createContext(null);
+
+/** Whether the developer logged in may change things (any role but viewer): pages offer their
+ * changes only then, so a viewer meets no form that can only fail (the API decides either way). */
+export function useManage() {
+  const me = useContext(Me);
+  return Boolean(me && me.role !== "viewer");
+}
 
 /** A failure in plain words, announced to screen readers. */
 export function Failure({ error }) {

@@ -507,6 +507,54 @@ async fn sealing_beside_ingest_of_the_same_days_loses_and_doubles_nothing() {
     assert_same(&sealed, &answers(&app, &key, &user).await, "sealed beside ingest, then rows");
 }
 
+/// Seals with `config` until it has nothing left to do.
+async fn seal_share(db: &schema::Db, config: &ingest::sealer::SealConfig) {
+    while ingest::sealer::seal_due(db, config).await.expect("seal").progressed() {}
+}
+
+#[tokio::test]
+async fn sealers_side_by_side_take_each_user_once_and_seal_every_day() {
+    let (app, key, first) = seeded().await;
+    let mut users = vec![first];
+    for _ in 0..5 {
+        let user = app.user(&key, serde_json::json!({})).await;
+        app.sync_and_wait(&user, &key, &dataset()).await;
+        users.push(user);
+    }
+    let mut before = Vec::new();
+    for user in &users {
+        before.push(answers(&app, &key, user).await);
+    }
+    let stored = stored_samples(&app).await;
+    let jobs = ingest::sealer::SealConfig {
+        after: std::time::Duration::ZERO,
+        quiet: std::time::Duration::ZERO,
+        jobs: 2,
+        ..Default::default()
+    };
+    let shares = jobs.shares();
+    assert_eq!(shares.len(), 2);
+    let db = db(&app).await;
+    // The second share alone takes whole users: none is left half sealed.
+    seal_share(&db, &shares[1]).await;
+    // A sealed day leaves the worklist (`utc_day_rollups`) for a block.
+    let split = "select count(*) from (select distinct user_id from sample_blocks) b
+                 join (select distinct user_id from utc_day_rollups where not sealed) r using (user_id)";
+    assert_eq!(app.count(split).await, 0, "a user is wholly in one share");
+    let sealed_users = "select count(distinct user_id) from sample_blocks";
+    let second = app.count(sealed_users).await;
+    // Both side by side seal the rest, each day once.
+    tokio::join!(seal_share(&db, &shares[0]), seal_share(&db, &shares[1]));
+    assert_eq!(app.count("select count(*) from utc_day_rollups where not sealed").await, 0);
+    assert_eq!(app.count(sealed_users).await, 6);
+    let hashed = "select count(*) from users where (hashtext(id::text) & 2147483647) % 2 = 1";
+    assert_eq!(second, app.count(hashed).await, "the second share took its users, only");
+    assert_eq!(stored_samples(&app).await, stored, "every sample once");
+    for (user, before) in users.iter().zip(&before) {
+        assert_same(before, &answers(&app, &key, user).await, "sealed by two sealers");
+    }
+}
+
 /// Local day rollups as sealing leaves them after converting a backlog: most rows gone, a few
 /// on every page (the days at blocks' edges). Packing moves the rows behind what they need to
 /// the front and gives the rest of the heap back, every row kept; a packed heap is left alone.

@@ -224,6 +224,7 @@ pub fn settings(database: &str) -> Settings {
         batch_retention_days: 30,
         seal_after_hours: 48,
         seal_quiet_minutes: 60,
+        seal_jobs: 1,
         delete_after_days: 0,
         audit_trail: true,
         audit_retention_days: 400,

@@ -3,7 +3,7 @@ import { html } from "htm/preact";
 import { useState } from "preact/hooks";
 
 import { api } from "../api.js";
-import { Confirm, Copy, Failure, useAction, useLoad, when } from "../ui.js";
+import { Confirm, Copy, Failure, useAction, useLoad, useManage, when } from "../ui.js";
 
 const STATUS = ["success", "pending", "failed", "sending"];
 
@@ -52,6 +52,7 @@ function Messages({ id, turn, onResent }) {
   const [run, busy, actionError] = useAction();
   const [since, setSince] = useState("");
   const [recovered, setRecovered] = useState(null);
+  const manage = useManage();
   const resend = (m) =>
     run(async () => {
       await api(`/webhooks/endpoints/${id}/messages/${m.id}/resend`, { method: "POST" });
@@ -74,14 +75,14 @@ function Messages({ id, turn, onResent }) {
       <tbody>${page.data.map((m) => html`<tr data-message=${m.id}><td>${when(m.timestamp)}</td><td>${m.eventType}</td>
         <td><span class=${`status status-${m.statusText}`}>${m.statusText}</span> · ${m.attempts} attempt${m.attempts === 1 ? "" : "s"}</td>
         <td><${Shown} label="Payload" text=${m.payload && JSON.stringify(m.payload, null, 2)} /></td>
-        <td><button type="button" class="secondary" disabled=${busy} onClick=${() => resend(m)}>Resend</button></td></tr>`)}</tbody>
+        <td>${manage && html`<button type="button" class="secondary" disabled=${busy} onClick=${() => resend(m)}>Resend</button>`}</td></tr>`)}</tbody>
     </table></div>`)}
     ${pager}
-    <form onSubmit=${recover} class="inline" aria-label="Recover failed messages">
+    ${manage && html`<form onSubmit=${recover} class="inline" aria-label="Recover failed messages">
       <label>Send again every failed message since <input type="datetime-local" required value=${since}
         onInput=${(e) => setSince(e.target.value)} /></label>
       <button type="submit" class="secondary" disabled=${busy}>Recover</button>
-    </form>
+    </form>`}
     ${recovered !== null && html`<p role="status" class="ok">${recovered} messages queued again.</p>`}
     <button type="button" class="link" onClick=${reload}>Refresh</button>
   </section>`;
@@ -95,6 +96,7 @@ export function Endpoint({ id }) {
   const [sent, setSent] = useState(null);
   const [turn, setTurn] = useState(0);
   const [run, busy, actionError] = useAction();
+  const manage = useManage();
   const toggle = () =>
     run(async () => {
       await api(`/webhooks/endpoints/${id}`, { method: "PATCH", json: { disabled: !ep.disabled } });
@@ -118,8 +120,8 @@ export function Endpoint({ id }) {
     <${Failure} error=${error || actionError} />
     ${ep && html`<header class="user"><div><h1>${ep.url}</h1>
         <p class="muted">${ep.id} · ${ep.disabled ? "disabled" : "enabled"} · events: ${ep.filter_types ? ep.filter_types.join(", ") : "all"} · user: ${ep.user_id || "all"}</p></div>
-        <${Confirm} label="Delete endpoint" question="Delete this endpoint?" busy=${busy} onConfirm=${remove} /></header>
-      <p class="actions">
+        ${manage && html`<${Confirm} label="Delete endpoint" question="Delete this endpoint?" busy=${busy} onConfirm=${remove} />`}</header>
+      ${manage && html`<p class="actions">
         <button type="button" class="secondary" onClick=${toggle} disabled=${busy}>${ep.disabled ? "Enable" : "Disable"}</button>
         <button type="button" class="secondary" onClick=${showSecret} disabled=${busy}>Show secret</button>
         <button type="button" class="secondary" onClick=${rotate} disabled=${busy}>Rotate secret</button></p>
@@ -128,7 +130,7 @@ export function Endpoint({ id }) {
         <label>Test event <select value=${eventType} onChange=${(e) => setEventType(e.target.value)}>
           ${(types || [{ name: "workout.created" }]).map((t) => html`<option value=${t.name}>${t.name}</option>`)}</select></label>
         <button type="button" onClick=${test} disabled=${busy}>Send a test event</button>
-      </div>
+      </div>`}
       ${sent && html`<p role="status" class="ok">Test event sent (${sent}).</p>`}
       <${Attempts} id=${id} turn=${turn} />
       <${Messages} id=${id} turn=${turn} onResent=${() => setTurn((t) => t + 1)} />`}

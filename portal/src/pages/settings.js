@@ -2,7 +2,7 @@ import { html } from "htm/preact";
 import { useEffect, useState } from "preact/hooks";
 
 import { api } from "../api.js";
-import { Confirm, Copy, Failure, useAction, useLoad, when } from "../ui.js";
+import { Confirm, Copy, Failure, useAction, useLoad, useManage, when } from "../ui.js";
 
 const SCOPES = [
   ["read", "read users and their data"],
@@ -10,7 +10,8 @@ const SCOPES = [
   ["sdk", "SDK tokens and invitation codes"],
 ];
 
-function Keys({ manage }) {
+function Keys() {
+  const manage = useManage();
   const [keys, error, reload] = useLoad(() => api("/developer/api-keys"), []);
   const [name, setName] = useState("");
   const [scopes, setScopes] = useState(SCOPES.map(([s]) => s));
@@ -84,7 +85,7 @@ function Keys({ manage }) {
   </section>`;
 }
 
-function Ordered({ label, items, setItems }) {
+function Ordered({ label, items, setItems, manage }) {
   const move = (i, j) => {
     if (j < 0 || j >= items.length) return;
     const next = items.slice();
@@ -93,8 +94,8 @@ function Ordered({ label, items, setItems }) {
   };
   return html`<div><h3>${label}</h3><ol class="sources">
     ${items.map((p, i) => html`<li><span class="rank">${i + 1}</span><span class="name">${p}</span>
-      <button type="button" class="secondary" aria-label=${`Move ${p} up`} disabled=${i === 0} onClick=${() => move(i, i - 1)}>↑</button>
-      <button type="button" class="secondary" aria-label=${`Move ${p} down`} disabled=${i === items.length - 1} onClick=${() => move(i, i + 1)}>↓</button></li>`)}
+      ${manage && html`<button type="button" class="secondary" aria-label=${`Move ${p} up`} disabled=${i === 0} onClick=${() => move(i, i - 1)}>↑</button>
+      <button type="button" class="secondary" aria-label=${`Move ${p} down`} disabled=${i === items.length - 1} onClick=${() => move(i, i + 1)}>↓</button>`}</li>`)}
   </ol></div>`;
 }
 
@@ -113,6 +114,7 @@ function Priorities() {
   const [types, setTypes] = useState([]);
   const [run, busy, saveError] = useAction();
   const [saved, setSaved] = useState(false);
+  const manage = useManage();
   useEffect(() => {
     if (current) {
       const [p, listed] = current;
@@ -129,9 +131,9 @@ function Priorities() {
     <h2 id="priorities">Source priorities of the deployment</h2>
     <p class="muted">Where sources overlap, data of the better-ranked one is read first. A user's own order wins.</p>
     <${Failure} error=${error || saveError} />
-    <div class="columns"><${Ordered} label="Providers" items=${providers} setItems=${setProviders} />
-      <${Ordered} label="Device types" items=${types} setItems=${setTypes} /></div>
-    <button type="button" onClick=${save} disabled=${busy || !current}>Save priorities</button>
+    <div class="columns"><${Ordered} label="Providers" items=${providers} setItems=${setProviders} manage=${manage} />
+      <${Ordered} label="Device types" items=${types} setItems=${setTypes} manage=${manage} /></div>
+    ${manage && html`<button type="button" onClick=${save} disabled=${busy || !current}>Save priorities</button>`}
     ${saved && html`<span role="status" class="ok"> Saved.</span>`}
   </section>`;
 }
@@ -144,6 +146,7 @@ function Webhooks() {
   const [filters, setFilters] = useState([]);
   const [userId, setUserId] = useState("");
   const [run, busy, actionError] = useAction();
+  const manage = useManage();
   const create = async (e) => {
     e.preventDefault();
     const body = { url: url.trim(), description };
@@ -162,7 +165,7 @@ function Webhooks() {
         <td>${ep.filter_types ? ep.filter_types.join(", ") : "all"}</td><td>${ep.user_id || "all"}</td>
         <td>${ep.disabled ? `disabled${ep.disabled_reason ? ` (${ep.disabled_reason})` : ""}` : "enabled"}</td></tr>`)}
       </tbody></table></div>`}
-    <h3>Add an endpoint</h3>
+    ${manage && html`<h3>Add an endpoint</h3>
     <form onSubmit=${create} aria-label="Add a webhook endpoint" class="narrow">
       <label>URL <input type="url" required value=${url} placeholder="https://example.com/hooks" onInput=${(e) => setUrl(e.target.value)} /></label>
       <label>Description <input value=${description} maxlength="500" onInput=${(e) => setDescription(e.target.value)} /></label>
@@ -173,7 +176,7 @@ function Webhooks() {
       <label>Only this user's events (a user id; empty: all users)
         <input value=${userId} onInput=${(e) => setUserId(e.target.value)} /></label>
       <button type="submit" disabled=${busy}>Add endpoint</button>
-    </form>
+    </form>`}
     <button type="button" class="link" onClick=${reload}>Refresh</button>
   </section>`;
 }
@@ -192,7 +195,7 @@ function mayManage(by, from, to) {
 }
 
 function Team({ me }) {
-  const manage = me && me.role !== "viewer";
+  const manage = useManage();
   const [members, error, reload] = useLoad(() => api("/developer/team"), []);
   const [pending, pendingError, reloadPending] = useLoad(
     () => (manage ? api("/developer/team/invitations") : Promise.resolve([])),
@@ -271,7 +274,6 @@ function Team({ me }) {
 }
 
 export function Settings({ me }) {
-  const manage = me && me.role !== "viewer";
-  return html`<section><h1>Settings</h1><${Team} me=${me} /><${Keys} manage=${manage} /><${Priorities} />
+  return html`<section><h1>Settings</h1><${Team} me=${me} /><${Keys} /><${Priorities} />
     <${Webhooks} /></section>`;
 }

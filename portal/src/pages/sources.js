@@ -4,7 +4,7 @@ import { html } from "htm/preact";
 import { useEffect, useState } from "preact/hooks";
 
 import { api } from "../api.js";
-import { Failure, useAction, useLoad } from "../ui.js";
+import { Failure, useAction, useLoad, useManage } from "../ui.js";
 
 function name(ds) {
   return ds.display_name || [ds.provider, ds.device_model, ds.source].filter(Boolean).join(" · ");
@@ -16,6 +16,8 @@ export function Sources({ userId, version }) {
   const [dragged, setDragged] = useState(null);
   const [save, saving, saveError] = useAction();
   const [saved, setSaved] = useState(false);
+  // A viewer sees the order, and nothing to change it with.
+  const manage = useManage();
   useEffect(() => {
     if (priorities) setOrder(priorities.ranking.map((r) => r.data_source));
   }, [priorities]);
@@ -42,20 +44,20 @@ export function Sources({ userId, version }) {
     ${order.length === 0 && priorities ? html`<p>No data sources yet.</p>` : null}
     <ol class="sources">
       ${order.map(
-        (ds, i) => html`<li draggable="true" data-source=${ds.id}
+        (ds, i) => html`<li draggable=${manage ? "true" : "false"} data-source=${ds.id}
             onDragStart=${() => setDragged(i)} onDragOver=${(e) => e.preventDefault()}
             onDrop=${(e) => { e.preventDefault(); if (dragged !== null) move(dragged, i); setDragged(null); }}>
           <span class="rank">${i + 1}</span>
           <span class="name">${name(ds)}</span>
           <span class="kind">${ds.device_type || ""}</span>
-          <button type="button" class="secondary" aria-label=${`Move ${name(ds)} up`} disabled=${i === 0}
+          ${manage && html`<button type="button" class="secondary" aria-label=${`Move ${name(ds)} up`} disabled=${i === 0}
             onClick=${() => move(i, i - 1)}>↑</button>
           <button type="button" class="secondary" aria-label=${`Move ${name(ds)} down`} disabled=${i === order.length - 1}
-            onClick=${() => move(i, i + 1)}>↓</button>
+            onClick=${() => move(i, i + 1)}>↓</button>`}
         </li>`,
       )}
     </ol>
-    ${order.length > 1 && html`<button type="button" onClick=${submit} disabled=${saving}>Save order</button>`}
+    ${manage && order.length > 1 && html`<button type="button" onClick=${submit} disabled=${saving}>Save order</button>`}
     ${saved && html`<span role="status" class="ok"> Saved.</span>`}
   </section>`;
 }

@@ -2,7 +2,7 @@ import { html } from "htm/preact";
 import { useEffect, useState } from "preact/hooks";
 
 import { api, stream } from "../api.js";
-import { Confirm, Copy, Failure, Status, useAction, useLoad, when } from "../ui.js";
+import { Confirm, Copy, Failure, Status, useAction, useLoad, useManage, when } from "../ui.js";
 import { Data } from "./data.js";
 import { Sources } from "./sources.js";
 import { Upload } from "./upload.js";
@@ -10,7 +10,9 @@ import { Upload } from "./upload.js";
 function Connections({ userId, version }) {
   const [list, error, reload] = useLoad(() => api(`/users/${userId}/connections`), [userId, version]);
   const [providers] = useLoad(() => api("/oauth/providers"), []);
-  const vendors = providers && providers.filter((p) => p.has_cloud_api && p.is_enabled);
+  // A viewer sees the connections, and no vendor to connect or disconnect.
+  const manage = useManage();
+  const vendors = manage && providers && providers.filter((p) => p.has_cloud_api && p.is_enabled);
   // Providers by their names ("Apple Health"), not their identifiers ("phonehealth").
   const named = (slug) => (providers && (providers.find((p) => p.provider === slug) || {}).name) || slug;
   const [run, busy, actionError] = useAction();
@@ -64,12 +66,13 @@ function ConnectLinks({ userId }) {
       reload();
     });
   const live = (links || []).filter((l) => l.status === "active");
+  const manage = useManage();
   return html`<section aria-labelledby="connect-links">
     <h2 id="connect-links">Connect link</h2>
     <p class="muted">A page the user opens to connect their wearables, without a login. It works in the first
       browser that opens it, until it expires.</p>
     <${Failure} error=${error || actionError} />
-    <p><button type="button" disabled=${busy} onClick=${make}>Make a connect link</button></p>
+    ${manage && html`<p><button type="button" disabled=${busy} onClick=${make}>Make a connect link</button></p>`}
     ${made && html`<div class="secret" role="status"><p>Send this link to the user:</p>
       <p><code data-connect-link>${made.url}</code></p>
       <p class="actions"><${Copy} text=${made.url} label="Copy link" /> <span class="muted">until ${when(made.expires_at)}</span></p></div>`}
@@ -78,7 +81,7 @@ function ConnectLinks({ userId }) {
         <th scope="col"><span class="sr">Actions</span></th></tr></thead>
       <tbody>${live.map((l) => html`<tr><td>${when(l.created_at)}</td><td>${when(l.expires_at)}</td>
         <td>${l.opened_at ? when(l.opened_at) : "not yet"}</td>
-        <td><${Confirm} label="Revoke" question="Revoke this link?" busy=${busy} onConfirm=${() => revoke(l.id)} /></td>
+        <td>${manage && html`<${Confirm} label="Revoke" question="Revoke this link?" busy=${busy} onConfirm=${() => revoke(l.id)} />`}</td>
       </tr>`)}</tbody></table></div>`}
   </section>`;
 }
@@ -161,6 +164,7 @@ export function User({ id }) {
 function UserPage({ id }) {
   const [user, error] = useLoad(() => api(`/users/${id}`), [id]);
   const [remove, removing, removeError] = useAction();
+  const manage = useManage();
   const [followed, setFollowed] = useState(null);
   // Counts the imports that ended here: the sections showing stored data load again.
   const [version, setVersion] = useState(0);
@@ -174,12 +178,12 @@ function UserPage({ id }) {
     ${user && html`<header class="user">
       <div><h1>${user.email || "A user"}</h1>
         <p class="muted">${user.id} · created ${when(user.created_at)}</p></div>
-      <${Confirm} label="Delete user" question="Delete this user and all their data?" busy=${removing} onConfirm=${del} />
+      ${manage && html`<${Confirm} label="Delete user" question="Delete this user and all their data?" busy=${removing} onConfirm=${del} />`}
     </header>
     <${Connections} userId=${id} version=${version} />
     <${ConnectLinks} userId=${id} />
     <${Sources} userId=${id} version=${version} />
-    <${Upload} userId=${id} onQueued=${setFollowed} />
+    ${manage && html`<${Upload} userId=${id} onQueued=${setFollowed} />`}
     <${Runs} userId=${id} follow=${followed} onSettled=${() => setVersion((v) => v + 1)} />
     <${Data} userId=${id} version=${version} />`}
   </section>`;

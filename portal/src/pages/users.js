@@ -2,7 +2,7 @@ import { html } from "htm/preact";
 import { useState } from "preact/hooks";
 
 import { api } from "../api.js";
-import { Failure, useAction, useLoad, when } from "../ui.js";
+import { Failure, useAction, useLoad, useManage, when } from "../ui.js";
 
 const LIMIT = 20;
 
@@ -15,6 +15,7 @@ export function Users() {
     if (query) q.set("search", query);
     return api(`/users?${q}`);
   }, [page, query]);
+  const manage = useManage();
   const [fields, setFields] = useState({ email: "", first_name: "", last_name: "", external_user_id: "" });
   const [create, creating, createError] = useAction();
   const add = async (e) => {
@@ -38,17 +39,17 @@ export function Users() {
           onInput=${(e) => setSearch(e.target.value)} /></label>
         <button type="submit" class="secondary">Search</button>
       </form>
-      <form onSubmit=${add} aria-label="Create a user">
+      ${manage && html`<form onSubmit=${add} aria-label="Create a user">
         <label>New user's email <input type="email" value=${fields.email} onInput=${field("email")} /></label>
         <label>First name <input value=${fields.first_name} maxlength="100" onInput=${field("first_name")} /></label>
         <label>Last name <input value=${fields.last_name} maxlength="100" onInput=${field("last_name")} /></label>
         <label>Your id for them <input value=${fields.external_user_id} maxlength="255" placeholder="external_user_id"
           onInput=${field("external_user_id")} /></label>
         <button type="submit" disabled=${creating}>Create user</button>
-      </form>
+      </form>`}
     </div>
     <${Failure} error=${createError || error} />
-    ${list && list.total === 0 && html`<p class="empty">${query ? `No user matches “${query}”.` : "No users yet: create the first above."}</p>`}
+    ${list && list.total === 0 && html`<p class="empty">${query ? `No user matches “${query}”.` : manage ? "No users yet: create the first above." : "No users yet."}</p>`}
     ${list && list.total > 0 && html`<p>${list.total} user${list.total === 1 ? "" : "s"}</p>
       <div class="scroll"><table>
         <thead><tr><th scope="col">Email</th><th scope="col">Created</th><th scope="col">Last sync</th>

@@ -19,4 +19,4 @@ pub use read::{
     Figures, HourScope, PageLimit, Scope, SealedHours, SealedRows, fetch, fetch_figures, hours_sql,
     samples_sql, snapshot,
 };
-pub use store::{DayKey, Sealing, due, seal, unseal, unseal_user};
+pub use store::{DayKey, Sealing, Share, due, seal, unseal, unseal_user};

@@ -171,23 +171,52 @@ fn columns(keys: &[DayKey]) -> (Vec<i16>, Vec<Uuid>, Vec<DateTime<Utc>>) {
     (series, sources, days)
 }
 
+/// Which of several sealers running side by side one is: each takes the users whose id hashes
+/// to its index, so none waits on another's user lock or seals a day another just took.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Share {
+    index: u32,
+    of: u32,
+}
+
+impl Share {
+    /// The one sealer: every user.
+    pub const ALL: Share = Share { index: 0, of: 1 };
+
+    /// The `of` shares, each of one sealer (at least one).
+    pub fn split(of: u32) -> impl Iterator<Item = Share> {
+        let of = of.max(1);
+        (0..of).map(move |index| Share { index, of })
+    }
+
+    /// The first share: the one that also does the work no share is split by (packing again,
+    /// sessions, compaction).
+    pub fn is_first(&self) -> bool {
+        self.index == 0
+    }
+}
+
 /// Days due for sealing, oldest first: not sealed, started before `day_before` and unchanged
-/// since `unchanged_since`, at most `limit`, with their user.
+/// since `unchanged_since`, at most `limit`, with their user; only users of `share`.
 pub async fn due(
     db: &Db,
     day_before: DateTime<Utc>,
     unchanged_since: DateTime<Utc>,
     limit: i64,
+    share: Share,
 ) -> Result<Vec<(Uuid, DayKey)>> {
     let client = db.client().await?;
     let statement = client
         .prepare_cached(
             "select user_id, series_type_id, data_source_id, day from utc_day_rollups
              where not sealed and day < $1 and changed_at <= $2
+               and ($4::int = 1 or (hashtext(user_id::text) & 2147483647) % $4::int = $5::int)
              order by day limit $3",
         )
         .await?;
-    let rows = client.query(&statement, &[&day_before, &unchanged_since, &limit]).await?;
+    let (of, index) = (share.of as i32, share.index as i32);
+    let rows =
+        client.query(&statement, &[&day_before, &unchanged_since, &limit, &of, &index]).await?;
     rows.iter().map(|r| Ok((r.try_get(0)?, DayKey::from_row(r, 1)?))).collect()
 }
 
