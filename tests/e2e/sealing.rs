@@ -110,13 +110,20 @@ fn reads(user: &str) -> Vec<String> {
     out
 }
 
-async fn answers(app: &TestApp, key: &Auth, user: &str) -> Vec<(String, Value)> {
+/// The answers of [`reads`].
+async fn read_answers(app: &TestApp, key: &Auth, user: &str) -> Vec<(String, Value)> {
     let mut out = Vec::new();
     for path in reads(user) {
         let r = app.get(&path, key).await;
         assert_eq!(r.status, 200, "{path}: {}", r.body);
         out.push((path, r.body));
     }
+    out
+}
+
+/// The answers of [`reads`], and of pages walked by cursor.
+async fn answers(app: &TestApp, key: &Auth, user: &str) -> Vec<(String, Value)> {
+    let mut out = read_answers(app, key, user).await;
     // Pages walked by cursor: forward to the end, then back from the last page's previous
     // cursor; short pages, so each reads a bounded stretch of rows and blocks.
     let walks = [
@@ -516,14 +523,14 @@ async fn seal_share(db: &schema::Db, config: &ingest::sealer::SealConfig) {
 async fn sealers_side_by_side_take_each_user_once_and_seal_every_day() {
     let (app, key, first) = seeded().await;
     let mut users = vec![first];
-    for _ in 0..5 {
+    for _ in 0..3 {
         let user = app.user(&key, serde_json::json!({})).await;
         app.sync_and_wait(&user, &key, &dataset()).await;
         users.push(user);
     }
     let mut before = Vec::new();
     for user in &users {
-        before.push(answers(&app, &key, user).await);
+        before.push(read_answers(&app, &key, user).await);
     }
     let stored = stored_samples(&app).await;
     let jobs = ingest::sealer::SealConfig {
@@ -546,12 +553,12 @@ async fn sealers_side_by_side_take_each_user_once_and_seal_every_day() {
     // Both side by side seal the rest, each day once.
     tokio::join!(seal_share(&db, &shares[0]), seal_share(&db, &shares[1]));
     assert_eq!(app.count("select count(*) from utc_day_rollups where not sealed").await, 0);
-    assert_eq!(app.count(sealed_users).await, 6);
+    assert_eq!(app.count(sealed_users).await, 4);
     let hashed = "select count(*) from users where (hashtext(id::text) & 2147483647) % 2 = 1";
     assert_eq!(second, app.count(hashed).await, "the second share took its users, only");
     assert_eq!(stored_samples(&app).await, stored, "every sample once");
     for (user, before) in users.iter().zip(&before) {
-        assert_same(before, &answers(&app, &key, user).await, "sealed by two sealers");
+        assert_same(before, &read_answers(&app, &key, user).await, "sealed by two sealers");
     }
 }
 
@@ -694,8 +701,18 @@ async fn sample_chunks_sealing_emptied_are_rewritten() {
 
     let db = db(&app).await;
     let compact = || schema::blocks::compact::compact_sealed_chunks(&db, today, true);
-    let freed = compact().await.expect("compact");
-    let emptied_after = app.count(&sizes(emptied)).await;
+    // A chunk busy (autovacuum after the deletion) is left to the next round, as the sealer
+    // does; on a loaded box that takes a few rounds.
+    let mut freed = 0;
+    let mut emptied_after = emptied_before;
+    for _ in 0..30 {
+        freed += compact().await.expect("compact");
+        emptied_after = app.count(&sizes(emptied)).await;
+        if emptied_after * 5 < emptied_before {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    }
     assert!(emptied_after * 5 < emptied_before, "{emptied_before} -> {emptied_after} bytes");
     // At least that: the recent fill's first days may lie in an earlier chunk, emptied too.
     assert!(freed as i64 >= emptied_before - emptied_after, "{freed} bytes freed");

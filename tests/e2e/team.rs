@@ -332,6 +332,33 @@ async fn an_unreachable_mail_server_leaves_the_link_to_pass_on() {
     assert!(r.str("url").contains("/#/join/"));
 }
 
+/// Where `SMTP_URL` asks for TLS (`smtps://`, or STARTTLS with `?tls=required`), a server that
+/// offers none gets no mail: the invitation is made, not mailed, and nothing goes out in clear.
+#[tokio::test]
+async fn mail_never_goes_out_in_clear_where_tls_is_asked_for() {
+    let mut smtp = SmtpServer::start().await;
+    let port = smtp.port;
+    let invite = |url: String, email: &'static str| async move {
+        let app = TestApp::spawn_with(crate::util::Mode::All, |s| s.smtp_url = Some(url)).await;
+        let owner = app.admin().await;
+        let body = json!({"email": email, "role": "viewer"});
+        app.post("/api/v1/developer/team/invitations", &owner, body).await
+    };
+    for url in
+        [format!("smtp://127.0.0.1:{port}?tls=required"), format!("smtps://127.0.0.1:{port}")]
+    {
+        let r = invite(url.clone(), "ida@acme.example").await;
+        assert_eq!(r.status, 201, "{url}: {}", r.body);
+        assert_eq!(r.body["mailed"], false, "{url}: {}", r.body);
+    }
+    // The server's first message is the one sent in clear where clear was asked for.
+    let r = invite(format!("smtp://127.0.0.1:{port}"), "jon@acme.example").await;
+    assert_eq!(r.body["mailed"], true, "{}", r.body);
+    let mail = smtp.first_message().await;
+    assert!(mail.contains("To: jon@acme.example"), "{mail}");
+    assert!(!mail.contains("ida@acme.example"), "{mail}");
+}
+
 /// The team in Chromium (`portal/tests/team.mjs`): an invitation made, copied, accepted in a
 /// logged-out browser; the viewer's pages offer no changes; the audit trail found; the member
 /// removed, her session ended. Checked here: the rows the browser left.
