@@ -1,6 +1,6 @@
 //! The ingest jobs: announcements over durable work in PostgreSQL, on the one queue
-//! ([`queue::Queue`]), in two lanes with their own consumers, so that long imports never
-//! starve SDK batches: stream `<prefix>:jobs` (SDK batches), `<prefix>:imports` (export
+//! ([`queue::Queue`]), in three lanes with their own consumers, so that long imports and pulls
+//! waiting on vendors never starve SDK batches: stream `<prefix>:jobs` (SDK batches), `<prefix>:imports` (export
 //! imports) and `<prefix>:pulls` (cloud vendor pulls), consumer group `workers`, each trimmed to about a million entries.
 //!
 //! - A job is acknowledged only after its batch's transaction committed (or the batch was found

@@ -1,6 +1,7 @@
-//! The one queue: a Redis stream of typed tasks read through a consumer group. Both streams of
-//! the service use it: the ingest jobs (`<prefix>:jobs`, group `workers`) and the webhook
-//! deliveries (`<prefix>:webhooks`, group `senders`).
+//! The one queue: a Redis stream of typed tasks read through a consumer group. Every stream of
+//! the service uses it: the ingest jobs' three lanes (`<prefix>:jobs`, `<prefix>:imports` and
+//! `<prefix>:pulls`, group `workers`) and the webhook deliveries (`<prefix>:webhooks`, group
+//! `senders`).
 //!
 //! - An entry is one field, `task`: the JSON of the stream's task type (a serde-tagged enum).
 //!   An entry that does not decode (written by another version) is handed out as

@@ -3,7 +3,8 @@
 -- that source ranks better (ties: the older record). Sessions are assumed shorter than two days,
 -- which bounds the search (NEAR: the user's sessions that start from two days before e's start
 -- to its end, rows and sealed). RESOLVE: whether to; IDS/RANKS: the user's sources and ranks.
--- The summaries apply the same rule in Rust (rules/src/sleep.rs, `resolve`): change both together.
+-- The sleep summaries read their nights through this same filter (`schema::summaries::sleep_ending`),
+-- so the summaries and the event lists agree: the rule lives here only.
 and (not {resolve} or not exists (
     select 1 from {near} o
     where o.user_id = $1 and o.data_source_id <> e.data_source_id
