@@ -73,13 +73,14 @@ pub async fn run(settings: &Settings, now: bool, stop: CancellationToken) -> any
         .await
         .context("compacting chunks")?;
     let mut packed = 0;
-    loop {
-        // A round moves a bounded number of users; what landed behind the cut moves next.
-        let freed = schema::blocks::compact::pack_local_days(&db).await.context("packing")?;
-        if freed == 0 {
+    // A round moves a bounded number of users; the rest, and what landed behind the cut, move
+    // next (bounded: rows landing behind the cut for ever would not keep it going).
+    for _ in 0..1000 {
+        let round = schema::blocks::compact::pack_local_days(&db).await.context("packing")?;
+        packed += round.freed;
+        if !round.progressed() {
             break;
         }
-        packed += freed;
     }
     let indexes = schema::blocks::compact::compact_emptied_indexes(&db, true)
         .await

@@ -156,9 +156,10 @@ pub async fn seal_due(db: &Db, config: &SealConfig) -> schema::Result<Sealing> {
         if freed > 0 {
             tracing::info!(bytes = freed, "compacted the sample chunks sealing emptied");
         }
-        let freed = schema::blocks::compact::pack_local_days(db).await?;
-        if freed > 0 {
-            tracing::info!(bytes = freed, "packed the local day rollups sealing emptied");
+        let packing = schema::blocks::compact::pack_local_days(db).await?;
+        if packing.progressed() {
+            let (bytes, more) = (packing.freed, packing.more);
+            tracing::info!(bytes, more, "packed the local day rollups sealing emptied");
         }
         let freed = schema::blocks::compact::compact_emptied_indexes(db, false).await?;
         if freed > 0 {

@@ -577,14 +577,37 @@ async fn packing_gives_back_the_local_days_sealing_emptied() {
     let db = db(&app).await;
     let mut freed = 0;
     for _ in 0..5 {
-        freed += schema::blocks::compact::pack_local_days(&db).await.expect("pack");
+        freed += schema::blocks::compact::pack_local_days(&db).await.expect("pack").freed;
     }
     let size_after = app.count(LOCAL_DAYS_HEAP).await;
     assert!(size_after * 3 < size_before, "{size_before} -> {size_after} bytes");
     assert_eq!(freed as i64, size_before - size_after);
     assert_eq!(local_days(&client).await, before, "every row");
     // Packed: nothing more to give back.
-    assert_eq!(schema::blocks::compact::pack_local_days(&db).await.expect("pack again"), 0);
+    let again = schema::blocks::compact::pack_local_days(&db).await.expect("pack again");
+    assert!(!again.progressed(), "{again:?}");
+}
+
+/// A heap of more users than a round moves gives its end back once the last round moved the
+/// rest: the rounds before, which free nothing, are progress, not a fruitless round to rest on.
+#[tokio::test]
+async fn packing_many_users_goes_on_over_rounds_that_free_nothing_yet() {
+    let app = TestApp::spawn_with(crate::util::Mode::ApiOnly, |_| {}).await;
+    let client = app.db().await;
+    let before = sealed_local_days_of(&client, 2500, 4).await;
+    let size_before = app.count(LOCAL_DAYS_HEAP).await;
+    assert!(size_before > 8 << 20, "{size_before} bytes");
+    let db = db(&app).await;
+    let first = schema::blocks::compact::pack_local_days(&db).await.expect("pack");
+    assert!(first.more, "a round moves 2,000 users: {first:?}");
+    let mut freed = first.freed;
+    for _ in 0..5 {
+        freed += schema::blocks::compact::pack_local_days(&db).await.expect("pack").freed;
+    }
+    let size_after = app.count(LOCAL_DAYS_HEAP).await;
+    assert!(size_after * 3 < size_before, "{size_before} -> {size_after} bytes");
+    assert_eq!(freed as i64, size_before - size_after);
+    assert_eq!(local_days(&client).await, before, "every row");
 }
 
 const LOCAL_DAYS_HEAP: &str = "select pg_relation_size('daily_rollups')";
@@ -592,14 +615,23 @@ const LOCAL_DAYS_HEAP: &str = "select pg_relation_size('daily_rollups')";
 /// Fills `daily_rollups` as sealing a backlog leaves it: 300 users with 20 series over 20
 /// days, of which sealing took all but the first day. Answers [`local_days`].
 async fn sealed_local_days(client: &tokio_postgres::Client) -> (i64, i64, i64, i64) {
+    sealed_local_days_of(client, 300, 20).await
+}
+
+/// [`sealed_local_days`] of `users` users with `series` series each.
+async fn sealed_local_days_of(
+    client: &tokio_postgres::Client,
+    users: i32,
+    series: i32,
+) -> (i64, i64, i64, i64) {
     let fill =
-        "with u as (insert into users (id) select gen_random_uuid() from generate_series(1, 300)
+        "with u as (insert into users (id) select gen_random_uuid() from generate_series(1, $1)
                            returning id)
                 insert into daily_rollups (user_id, series_type_id, data_source_id, local_date,
                                            sample_count, value_sum)
                 select u.id, s, u.id, date '2025-01-01' + d, s + d, s * 1.5 + d
-                from u, generate_series(1, 20) s, generate_series(0, 19) d";
-    client.execute(fill, &[]).await.expect("fill");
+                from u, generate_series(1, $2) s, generate_series(0, 19) d";
+    client.execute(fill, &[&users, &series]).await.expect("fill");
     client
         .execute("delete from daily_rollups where local_date > '2025-01-01'", &[])
         .await
@@ -608,7 +640,7 @@ async fn sealed_local_days(client: &tokio_postgres::Client) -> (i64, i64, i64, i
     // later), as a round of the sealer, minutes after sealing, would find them.
     client.execute("select pg_stat_force_next_flush()", &[]).await.expect("flush");
     let rows = local_days(client).await;
-    assert_eq!(rows.0, 6000);
+    assert_eq!(rows.0, i64::from(users * series));
     rows
 }
 
@@ -646,12 +678,14 @@ async fn packing_passes_a_busy_user_and_rests_after_a_fruitless_round() {
     import.execute("select 1 from users where id = $1 for share", &[&last]).await.expect("lock");
 
     let db = db(&app).await;
-    assert_eq!(schema::blocks::compact::pack_local_days(&db).await.expect("pack"), 0);
+    let round = schema::blocks::compact::pack_local_days(&db).await.expect("pack");
+    assert_eq!(round, schema::blocks::compact::Packing::default());
     assert!(app.count(LOCAL_DAYS_HEAP).await >= size_before, "the heap's end kept");
     let vacuums = "select vacuum_count from pg_stat_all_tables where relname = 'daily_rollups'";
     let vacuumed = app.count(vacuums).await;
     assert!(vacuumed >= 2, "the round vacuumed ({vacuumed})");
-    assert_eq!(schema::blocks::compact::pack_local_days(&db).await.expect("rest"), 0);
+    let rest = schema::blocks::compact::pack_local_days(&db).await.expect("rest");
+    assert_eq!(rest, schema::blocks::compact::Packing::default());
     assert_eq!(app.count(vacuums).await, vacuumed, "rested: no VACUUM");
     import.rollback().await.expect("rollback");
     assert_eq!(local_days(&client).await, before, "every row");

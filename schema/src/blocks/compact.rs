@@ -127,10 +127,10 @@ const PACK_FLOOR: i64 = 8 << 20;
 /// The users whose rows are moved in one round of [`pack_local_days`].
 const PACK_USERS: i64 = 2000;
 
-/// How long a round of [`pack_local_days`] that freed nothing (the rows it moved landed behind
-/// the cut again, or their users were busy writing) keeps the next rounds from trying again
-/// while the heap and its rows stay as they were: the sealer calls it every idle minute, and
-/// each try vacuums the table twice.
+/// How long a round of [`pack_local_days`] that freed nothing and left no user to move (the
+/// rows it moved landed behind the cut again, or their users were busy writing) keeps the next
+/// rounds from trying again while the heap and its rows stay as they were: the sealer calls it
+/// every idle minute, and each try vacuums the table twice.
 const FRUITLESS_REST: std::time::Duration = std::time::Duration::from_secs(3600);
 
 /// The last fruitless round of [`pack_local_days`]: when, and the heap's size and counted rows
@@ -147,10 +147,27 @@ fn fruitless_before(now: std::time::Instant, size: i64, counted: i64) -> bool {
     })
 }
 
-/// Notes how a round ended at `now`: fruitless at `size` and `counted` when `freed` is 0.
-fn note_round(now: std::time::Instant, size: i64, counted: i64, freed: i64) {
+/// Notes how a round ended at `now`: fruitless at `size` and `counted` unless it `progressed`.
+fn note_round(now: std::time::Instant, size: i64, counted: i64, progressed: bool) {
     if let Ok(mut last) = FRUITLESS.lock() {
-        *last = (freed == 0).then_some((now, size, counted));
+        *last = (!progressed).then_some((now, size, counted));
+    }
+}
+
+/// What a round of [`pack_local_days`] did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Packing {
+    /// Bytes of the heap given back.
+    pub freed: u64,
+    /// Users were left behind the cut for the next round (a round moves at most
+    /// [`PACK_USERS`]): a heap of more users gives its end back only rounds later.
+    pub more: bool,
+}
+
+impl Packing {
+    /// Whether a next round may do more: this one freed bytes or left users to move.
+    pub fn progressed(&self) -> bool {
+        self.freed > 0 || self.more
     }
 }
 
@@ -162,9 +179,10 @@ fn note_round(now: std::time::Instant, size: i64, counted: i64, freed: i64) {
 /// writer lock, so that readers see each user's rows before or after and writers wait), and
 /// VACUUM cuts off the emptied end. Rows land where PostgreSQL's free space map sends them,
 /// which is mostly but not only the front: a round moves at most [`PACK_USERS`] users, and the
-/// next round moves what landed behind the cut. Returns the bytes given back.
-pub async fn pack_local_days(db: &Db) -> Result<u64> {
-    one_at_a_time(db, "wearhouse.pack_local_days", async |client| {
+/// next round moves the rest and what landed behind the cut.
+pub async fn pack_local_days(db: &Db) -> Result<Packing> {
+    let mut more = false;
+    let freed = one_at_a_time(db, "wearhouse.pack_local_days", async |client| {
         let size = size_of(client, "daily_rollups", Size::Heap).await?;
         let counted = counted_rows(client).await?;
         if size < PACK_FLOOR
@@ -193,6 +211,7 @@ pub async fn pack_local_days(db: &Db) -> Result<u64> {
             .iter()
             .map(|r| r.try_get(0))
             .collect::<std::result::Result<_, _>>()?;
+        more = users.len() as i64 == PACK_USERS;
         for user in users {
             move_forward(db, user, keep).await?;
         }
@@ -200,11 +219,15 @@ pub async fn pack_local_days(db: &Db) -> Result<u64> {
         client.batch_execute("vacuum daily_rollups").await?;
         let after = size_of(client, "daily_rollups", Size::Heap).await?;
         let freed = (size - after).max(0);
-        // Noted with the counters as the next round reads them: VACUUM just set them.
-        note_round(std::time::Instant::now(), after, counted_rows(client).await?, freed);
-        Ok(freed as u64)
+        // Noted with the counters as the next round reads them: VACUUM just set them. A round
+        // that left users to move is no fruitless one, though the heap's end stays.
+        let round = Packing { freed: freed as u64, more };
+        let counted = counted_rows(client).await?;
+        note_round(std::time::Instant::now(), after, counted, round.progressed());
+        Ok(round.freed)
     })
-    .await
+    .await?;
+    Ok(Packing { freed, more })
 }
 
 /// The live rows of `daily_rollups` by the activity counters (cheap; lost on a stats reset).
@@ -345,14 +368,14 @@ mod tests {
     #[test]
     fn a_fruitless_packing_rests_while_the_heap_stays_as_it_was() {
         let at = Instant::now();
-        note_round(at, 80 << 20, 1000, 0);
+        note_round(at, 80 << 20, 1000, false);
         assert!(fruitless_before(at + Duration::from_secs(60), 80 << 20, 1000));
         // The heap or its rows changed, or the rest is over: tried again.
         assert!(!fruitless_before(at + Duration::from_secs(60), 81 << 20, 1000));
         assert!(!fruitless_before(at + Duration::from_secs(60), 80 << 20, 900));
         assert!(!fruitless_before(at + FRUITLESS_REST, 80 << 20, 1000));
-        // A round that freed something clears it.
-        note_round(at, 80 << 20, 1000, 4096);
+        // A round that freed something, or left users to move, clears it.
+        note_round(at, 80 << 20, 1000, true);
         assert!(!fruitless_before(at + Duration::from_secs(60), 80 << 20, 1000));
     }
 }
