@@ -575,13 +575,7 @@ async fn packing_gives_back_the_local_days_sealing_emptied() {
     assert!(size_before > 8 << 20, "{size_before} bytes");
 
     let db = db(&app).await;
-    let mut freed = 0;
-    for _ in 0..5 {
-        freed += schema::blocks::compact::pack_local_days(&db).await.expect("pack").freed;
-    }
-    let size_after = app.count(LOCAL_DAYS_HEAP).await;
-    assert!(size_after * 3 < size_before, "{size_before} -> {size_after} bytes");
-    assert_eq!(freed as i64, size_before - size_after);
+    packed_down(&app, &db, size_before, 0).await;
     assert_eq!(local_days(&client).await, before, "every row");
     // Packed: nothing more to give back.
     let again = schema::blocks::compact::pack_local_days(&db).await.expect("pack again");
@@ -600,17 +594,22 @@ async fn packing_many_users_goes_on_over_rounds_that_free_nothing_yet() {
     let db = db(&app).await;
     let first = schema::blocks::compact::pack_local_days(&db).await.expect("pack");
     assert!(first.more, "a round moves 2,000 users: {first:?}");
-    let mut freed = first.freed;
-    for _ in 0..5 {
-        freed += schema::blocks::compact::pack_local_days(&db).await.expect("pack").freed;
-    }
-    let size_after = app.count(LOCAL_DAYS_HEAP).await;
-    assert!(size_after * 3 < size_before, "{size_before} -> {size_after} bytes");
-    assert_eq!(freed as i64, size_before - size_after);
+    packed_down(&app, &db, size_before, first.freed).await;
     assert_eq!(local_days(&client).await, before, "every row");
 }
 
 const LOCAL_DAYS_HEAP: &str = "select pg_relation_size('daily_rollups')";
+
+/// Five more rounds of packing, after `freed` bytes given back already: the heap ends under a
+/// third of `size_before`, smaller by the bytes the rounds said they gave back.
+async fn packed_down(app: &TestApp, db: &schema::Db, size_before: i64, mut freed: u64) {
+    for _ in 0..5 {
+        freed += schema::blocks::compact::pack_local_days(db).await.expect("pack").freed;
+    }
+    let size_after = app.count(LOCAL_DAYS_HEAP).await;
+    assert!(size_after * 3 < size_before, "{size_before} -> {size_after} bytes");
+    assert_eq!(freed as i64, size_before - size_after);
+}
 
 /// Fills `daily_rollups` as sealing a backlog leaves it: 300 users with 20 series over 20
 /// days, of which sealing took all but the first day. Answers [`local_days`].
