@@ -375,7 +375,6 @@ impl Settings {
             password_hash_threads: self.password_hash_threads,
             trust_forwarded_for: self.trust_forwarded_for,
             sync_stream_max_subscribers: self.sync_stream_max_subscribers.max(1),
-            redis_key_prefix: self.redis_key_prefix.clone(),
             public_url: self.public_url.clone(),
             deployment_name: self.deployment_name.trim().to_string(),
             oauth_redirect_allowlist: self

@@ -73,8 +73,6 @@ pub struct ApiConfig {
     pub password_hash_threads: usize,
     /// Take the client's address from `X-Forwarded-For` (behind a trusted reverse proxy).
     pub trust_forwarded_for: bool,
-    /// Prefix of the service's Redis keys.
-    pub redis_key_prefix: String,
     /// Where this service is reached from outside (vendors send users back under it).
     pub public_url: String,
     /// The deployment's name as end users see it (connect pages).
@@ -91,15 +89,7 @@ pub struct ApiConfig {
     pub mailer: Option<mail::Mailer>,
 }
 
-/// Which event dispatches the processing of an uploaded export. Only the configured one does,
-/// so a file is never processed twice.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum CompletionMode {
-    /// `multipart/complete` queues the import.
-    Client,
-    /// The bucket's object-created notification queues it.
-    BucketEvent,
-}
+pub use ingest::uploads::CompletionMode;
 
 /// What every handler can reach: cheap, cloneable handles.
 #[derive(Clone)]
@@ -176,14 +166,14 @@ pub async fn build_state(
     let hashes = Arc::new(HashPool::new(config.password_hash_threads, Duration::from_secs(2))?);
     let logins = Arc::new(FailureThrottle::new(
         redis.clone(),
-        &config.redis_key_prefix,
+        queue.keys(),
         "login",
         config.login_limits.clone(),
         secret.as_bytes(),
     ));
     let redeems = Arc::new(FailureThrottle::new(
         redis.clone(),
-        &config.redis_key_prefix,
+        queue.keys(),
         "invitation-code",
         config.redeem_limits.clone(),
         secret.as_bytes(),
@@ -194,15 +184,17 @@ pub async fn build_state(
         security::throttle::FailureLimits { per_account: u32::MAX, ..config.redeem_limits.clone() };
     let connect_misses = Arc::new(FailureThrottle::new(
         redis.clone(),
-        &config.redis_key_prefix,
+        queue.keys(),
         "connect-link",
         misses,
         secret.as_bytes(),
     ));
     let direct_uploads = Arc::new(tokio::sync::Semaphore::new(config.direct_upload_concurrency));
     let sync_streams = Arc::new(tokio::sync::Semaphore::new(config.sync_stream_max_subscribers));
-    let sync_hub =
-        Arc::new(sync_hub::SyncHub::start(queue.client().clone(), queue.sync_channel_pattern()));
+    let sync_hub = Arc::new(sync_hub::SyncHub::start(
+        queue.client().clone(),
+        queue.keys().sync_channel_pattern(),
+    ));
     if !sync_hub.wait_connected(Duration::from_secs(3)).await {
         tracing::warn!(
             "sync status hub: no Redis subscription yet; /sync/stream answers 503 until then"

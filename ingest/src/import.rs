@@ -16,8 +16,8 @@ use schema::Db;
 use schema::catalogue::event_types::SessionEvent;
 use schema::imports::PROVIDER;
 use schema::menstrual_cycles::CycleRow;
-use schema::sync_runs::{Finish, RunSource, RunStatus, SyncRun};
-use serde_json::{Value, json};
+use schema::sync_runs::{Finish, ImportCounts, RunCounts, RunSource, RunStatus, SyncRun};
+
 use uuid::Uuid;
 
 use crate::batch::{LatestOffset, Normalised};
@@ -135,20 +135,21 @@ impl Imported {
         Finish {
             status,
             message,
-            counts: self.counts(),
+            counts: Some(self.counts()),
             dropped: self.report.dropped_json(),
             error: self.error.as_ref().map(ToString::to_string),
             started_at: self.started_at,
         }
     }
 
-    fn counts(&self) -> Value {
-        let mut counts = store::run_counts(&self.report, &self.written);
-        counts.insert("bytes".into(), json!(self.progress.bytes));
-        counts.insert("chunks".into(), json!(self.chunks));
-        counts.insert("menstrual_cycles_saved".into(), json!(self.cycles_saved));
-        counts.insert("workout_routes_saved".into(), json!(self.routes_saved));
-        Value::Object(counts)
+    fn counts(&self) -> RunCounts {
+        let import = ImportCounts {
+            bytes: self.progress.bytes,
+            chunks: self.chunks,
+            menstrual_cycles_saved: self.cycles_saved,
+            workout_routes_saved: self.routes_saved,
+        };
+        RunCounts { import: Some(import), ..store::run_counts(&self.report, &self.written) }
     }
 }
 
@@ -210,7 +211,7 @@ pub async fn run_import(
     };
     let mut menstrual: Vec<MenstrualItem> = Vec::new();
     let mut last_report = Instant::now();
-    report_progress(db, t, "Import started", &json!({})).await;
+    report_progress(db, t, "Import started", None).await;
     // Two chunks are written at once: one PostgreSQL backend alone cannot keep up with the
     // reader. Chunks of new samples COPY side by side; the rest take turns (`write_chunk`).
     let mut writing: tokio::task::JoinSet<(Result<Written, ImportError>, ExportBatch)> =
@@ -259,7 +260,7 @@ pub async fn run_import(
         if last_report.elapsed() > Duration::from_secs(2) {
             last_report = Instant::now();
             let message = format!("Imported {} MB", out.progress.bytes / 1_000_000);
-            report_progress(db, t, &message, &out.counts()).await;
+            report_progress(db, t, &message, Some(&out.counts())).await;
         }
     }
     drop(rx);
@@ -294,7 +295,7 @@ pub async fn run_import(
 }
 
 /// Shows the run in progress (best effort: a lost update is no reason to stop an import).
-async fn report_progress(db: &Db, t: ImportTarget, message: &str, counts: &Value) {
+async fn report_progress(db: &Db, t: ImportTarget, message: &str, counts: Option<&RunCounts>) {
     if let Ok(c) = db.client().await {
         let _ =
             schema::sync_runs::progress(&c, t.run_id, t.user_id, PROVIDER, SOURCE, message, counts)

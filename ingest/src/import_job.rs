@@ -91,7 +91,7 @@ pub async fn run_claimed(
     };
     let settled = match retry_error(&done, import.attempts) {
         Some(error) => Settled::Retry { error },
-        None => Settled::Finished(done.run_report()),
+        None => Settled::Finished(Box::new(done.run_report())),
     };
     let status = settled.status();
     tracing::info!(import_id = %id, ?status, records = done.progress.records, "import stopped");

@@ -9,7 +9,7 @@
 //!   and the sweeper re-announces every batch and import still waiting in PostgreSQL.
 //! - Sync status events go out on the pub/sub channel `<prefix>:sync:<user_id>`.
 
-use queue::{Queue, QueueSpec};
+use queue::{Keys, Queue, QueueSpec, Stream};
 use redis::AsyncCommands;
 use redis::aio::ConnectionManager;
 use serde::{Deserialize, Serialize};
@@ -44,11 +44,11 @@ pub enum Lane {
 impl Lane {
     pub const ALL: [Lane; 3] = [Lane::Batches, Lane::Imports, Lane::Pulls];
 
-    fn stream(self, prefix: &str) -> String {
+    fn stream(self) -> Stream {
         match self {
-            Lane::Batches => format!("{prefix}:jobs"),
-            Lane::Imports => format!("{prefix}:imports"),
-            Lane::Pulls => format!("{prefix}:pulls"),
+            Lane::Batches => Stream::Batches,
+            Lane::Imports => Stream::Imports,
+            Lane::Pulls => Stream::Pulls,
         }
     }
 }
@@ -60,14 +60,15 @@ pub struct JobQueue {
     imports: Queue<Job>,
     pulls: Queue<Job>,
     conn: ConnectionManager,
-    prefix: String,
+    keys: Keys,
 }
 
 impl JobQueue {
     pub fn new(client: redis::Client, conn: ConnectionManager, prefix: &str) -> JobQueue {
+        let keys = Keys::new(prefix);
         let lane = |lane: Lane| {
-            let spec =
-                QueueSpec { stream: lane.stream(prefix), group: GROUP.into(), max_len: MAX_LEN };
+            let stream = keys.stream(lane.stream());
+            let spec = QueueSpec { stream, group: GROUP.into(), max_len: MAX_LEN };
             Queue::new(client.clone(), conn.clone(), spec)
         };
         JobQueue {
@@ -75,8 +76,13 @@ impl JobQueue {
             imports: lane(Lane::Imports),
             pulls: lane(Lane::Pulls),
             conn,
-            prefix: prefix.into(),
+            keys,
         }
+    }
+
+    /// The deployment's Redis keys.
+    pub fn keys(&self) -> &Keys {
+        &self.keys
     }
 
     /// One lane's stream: read, claim, acknowledge.
@@ -88,36 +94,35 @@ impl JobQueue {
         }
     }
 
-    /// The pub/sub channel of one user's sync status events.
-    pub fn sync_channel(&self, user_id: Uuid) -> String {
-        format!("{}:sync:{user_id}", self.prefix)
-    }
-
-    /// The pattern of every user's sync channel.
-    pub fn sync_channel_pattern(&self) -> String {
-        format!("{}:sync:*", self.prefix)
-    }
-
     pub fn client(&self) -> &redis::Client {
         self.batches.client()
     }
 
+    /// Announces jobs of `lane` to its workers: stored SDK batches, queued imports or due pulls
+    /// (the rows in PostgreSQL are the record; an announcement only wakes a worker).
+    pub async fn announce_in(&self, lane: Lane, ids: &[Uuid]) -> queue::Result<()> {
+        let job = |id| match lane {
+            Lane::Batches => Job::SdkBatch { id },
+            Lane::Imports => Job::Import { id },
+            Lane::Pulls => Job::Pull { id },
+        };
+        let jobs: Vec<Job> = ids.iter().map(|&id| job(id)).collect();
+        self.stream(lane).publish(&jobs).await
+    }
+
     /// Announces stored SDK batches to the workers.
-    pub async fn announce(&self, batch_ids: &[Uuid]) -> redis::RedisResult<()> {
-        let jobs: Vec<Job> = batch_ids.iter().map(|&id| Job::SdkBatch { id }).collect();
-        self.batches.publish(&jobs).await
+    pub async fn announce(&self, batch_ids: &[Uuid]) -> queue::Result<()> {
+        self.announce_in(Lane::Batches, batch_ids).await
     }
 
     /// Announces queued imports to the workers.
-    pub async fn announce_imports(&self, import_ids: &[Uuid]) -> redis::RedisResult<()> {
-        let jobs: Vec<Job> = import_ids.iter().map(|&id| Job::Import { id }).collect();
-        self.imports.publish(&jobs).await
+    pub async fn announce_imports(&self, import_ids: &[Uuid]) -> queue::Result<()> {
+        self.announce_in(Lane::Imports, import_ids).await
     }
 
-    /// Announces queued vendor pulls to the workers.
-    pub async fn announce_pulls(&self, pull_ids: &[Uuid]) -> redis::RedisResult<()> {
-        let jobs: Vec<Job> = pull_ids.iter().map(|&id| Job::Pull { id }).collect();
-        self.pulls.publish(&jobs).await
+    /// Announces due vendor pulls to the workers.
+    pub async fn announce_pulls(&self, pull_ids: &[Uuid]) -> queue::Result<()> {
+        self.announce_in(Lane::Pulls, pull_ids).await
     }
 
     /// Whether Redis answers (within two seconds).
@@ -129,7 +134,7 @@ impl JobQueue {
     pub async fn publish_sync(&self, user_id: Uuid, event: &serde_json::Value) {
         let mut conn = self.conn.clone();
         let res: redis::RedisResult<()> =
-            conn.publish(self.sync_channel(user_id), event.to_string()).await;
+            conn.publish(self.keys.sync_channel(user_id), event.to_string()).await;
         if let Err(e) = res {
             tracing::warn!(error = %e, "could not publish a sync status event");
         }

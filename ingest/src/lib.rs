@@ -28,6 +28,7 @@ pub mod sealer;
 mod sleep;
 mod store;
 mod time;
+pub mod uploads;
 pub mod worker;
 
 pub use batch::{LatestOffset, Normalised, Sample, Sources, Workout};

@@ -6,7 +6,7 @@
 use chrono::Utc;
 use schema::Db;
 use schema::sdk_batches::BatchStatus;
-use schema::sync_runs::{Finish, RunStatus, SyncRun};
+use schema::sync_runs::{Finish, RunCounts, RunStatus, SyncRun};
 use serde_json::json;
 use uuid::Uuid;
 
@@ -105,7 +105,7 @@ pub async fn process_sdk_batch(
             let finish = Finish {
                 status: RunStatus::Failed,
                 message: format!("{} batch failed", batch.provider),
-                counts: json!({}),
+                counts: None,
                 dropped: json!({}),
                 error: Some(e.to_string()),
                 started_at,
@@ -129,7 +129,7 @@ pub async fn process_sdk_batch(
     let finish = Finish {
         status: RunStatus::completed(n.report.problem_count()),
         message: format!("{} batch saved{}", n.provider, n.report.said()),
-        counts: counts(&n, &written),
+        counts: Some(store::run_counts(&n.report, &written)),
         dropped: n.report.dropped_json(),
         error: None,
         started_at,
@@ -150,7 +150,7 @@ pub async fn write_pulled(
     run_id: Uuid,
     n: &Normalised,
     outbox: bool,
-) -> Result<(Written, serde_json::Value), schema::Error> {
+) -> Result<(Written, RunCounts), schema::Error> {
     let last_offset =
         schema::users::lock_for_writing(tx, user_id, schema::users::WriterLock::Exclusive)
             .await?
@@ -164,12 +164,8 @@ pub async fn write_pulled(
     };
     let written = store::write(tx, target, n).await?;
     record_metrics(n, &written);
-    let counts = counts(n, &written);
+    let counts = store::run_counts(&n.report, &written);
     Ok((written, counts))
-}
-
-fn counts(n: &Normalised, w: &Written) -> serde_json::Value {
-    serde_json::Value::Object(store::run_counts(&n.report, w))
 }
 
 fn record_metrics(n: &Normalised, w: &Written) {

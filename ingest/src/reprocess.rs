@@ -24,14 +24,12 @@ pub async fn reprocess_user(
     mut progress: impl FnMut(usize, usize),
 ) -> Result<Reprocessed, ProcessError> {
     let ids = schema::sdk_batches::ids_for_user(db, user_id, since).await?;
-    let mut out = Reprocessed::default();
-    {
-        let mut client = db.client().await?;
-        let tx = client.transaction().await.map_err(schema::Error::from)?;
-        out.samples_deleted = schema::samples::delete_batches(&tx, user_id, &ids).await?;
-        out.workouts_deleted = schema::workouts::delete_batches(&tx, user_id, &ids).await?;
-        tx.commit().await.map_err(schema::Error::from)?;
-    }
+    let cleared = schema::replay::clear(db, user_id, &ids).await?;
+    let mut out = Reprocessed {
+        samples_deleted: cleared.samples,
+        workouts_deleted: cleared.workouts,
+        ..Reprocessed::default()
+    };
     for (i, id) in ids.iter().enumerate() {
         if let Processed::Failed(_) =
             process::process_sdk_batch(db, *id, Options { outbox: false, force: true }).await?

@@ -6,6 +6,7 @@ use deadpool_postgres::Transaction;
 use schema::catalogue::event_types::SessionEvent;
 use schema::samples::{SampleRow, Stored};
 use schema::sleep_sessions::{self, SleepRow};
+use schema::sync_runs::RunCounts;
 use schema::workouts;
 use uuid::Uuid;
 
@@ -26,28 +27,22 @@ pub struct Written {
     pub sleep_unchanged: u64,
 }
 
-/// A run's `counts`: what it received and dropped, and what writing stored. SDK batches and
-/// imports report these keys alike (imports add their own beside them).
-pub(crate) fn run_counts(
-    report: &Report,
-    w: &Written,
-) -> serde_json::Map<String, serde_json::Value> {
-    use serde_json::json;
-    [
-        ("received", json!(report.received)),
-        ("dropped", json!(report.dropped_count())),
-        ("samples_inserted", json!(w.samples.inserted)),
-        ("samples_updated", json!(w.samples.updated)),
-        ("samples_unchanged", json!(w.samples.unchanged)),
-        ("workouts_saved", json!(w.workouts_saved)),
-        ("workouts_duplicate", json!(w.workouts_duplicate)),
-        ("workouts_updated", json!(w.workouts_updated)),
-        ("sleep_sessions_saved", json!(w.sleep_saved)),
-        ("sleep_sessions_unchanged", json!(w.sleep_unchanged)),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v))
-    .collect()
+/// A run's counts: what it received and dropped, and what writing stored. SDK batches, pulls
+/// and imports report these alike (imports add their own).
+pub(crate) fn run_counts(report: &Report, w: &Written) -> RunCounts {
+    RunCounts {
+        received: report.received.clone(),
+        dropped: report.dropped_count(),
+        samples_inserted: w.samples.inserted,
+        samples_updated: w.samples.updated,
+        samples_unchanged: w.samples.unchanged,
+        workouts_saved: w.workouts_saved,
+        workouts_duplicate: w.workouts_duplicate,
+        workouts_updated: w.workouts_updated,
+        sleep_sessions_saved: w.sleep_saved,
+        sleep_sessions_unchanged: w.sleep_unchanged,
+        import: None,
+    }
 }
 
 /// Where and how to write.

@@ -222,34 +222,13 @@ async fn wake(
 async fn sweep(db: Db, queue: JobQueue, config: WorkerConfig, shutdown: CancellationToken) {
     while pause(config.sweep_every, &shutdown).await {
         if let Some(pulls) = &config.pulls {
-            let ids = pulls.due().await;
-            if !ids.is_empty()
-                && let Err(e) = queue.announce_pulls(&ids).await
-            {
-                tracing::warn!(error = %e, "re-announcing pulls failed; the next sweep retries");
-            }
+            reannounce(&queue, Lane::Pulls, Ok(pulls.due().await)).await;
         }
-        match schema::sdk_batches::take_unannounced(&db, config.sweep_grace, 1000).await {
-            Ok(ids) if !ids.is_empty() => {
-                tracing::info!(batches = ids.len(), "re-announcing queued batches");
-                if let Err(e) = queue.announce(&ids).await {
-                    tracing::warn!(error = %e, "re-announcing failed; the next sweep retries");
-                }
-            }
-            Ok(_) => {}
-            Err(e) => tracing::warn!(error = %e, "sweeping queued batches failed"),
-        }
+        let batches = schema::sdk_batches::take_unannounced(&db, config.sweep_grace, 1000).await;
+        reannounce(&queue, Lane::Batches, batches).await;
         let stale = crate::import_job::STALE_AFTER;
-        match schema::imports::take_unannounced(&db, config.sweep_grace, stale, 100).await {
-            Ok(ids) if !ids.is_empty() => {
-                tracing::info!(imports = ids.len(), "re-announcing waiting imports");
-                if let Err(e) = queue.announce_imports(&ids).await {
-                    tracing::warn!(error = %e, "re-announcing imports failed; the next sweep retries");
-                }
-            }
-            Ok(_) => {}
-            Err(e) => tracing::warn!(error = %e, "sweeping imports failed"),
-        }
+        let imports = schema::imports::take_unannounced(&db, config.sweep_grace, stale, 100).await;
+        reannounce(&queue, Lane::Imports, imports).await;
         if let Some(storage) = &config.storage
             && let Err(e) = storage.empty_deleted(&db, 10).await
         {
@@ -258,6 +237,29 @@ async fn sweep(db: Db, queue: JobQueue, config: WorkerConfig, shutdown: Cancella
         expire(&db, config.retention_days).await;
         expire_audit(&db, config.audit_retention_days).await;
         measure_stale(&db).await;
+    }
+}
+
+/// Announces again the jobs of `lane` the sweep found waiting in PostgreSQL (Redis may have
+/// lost them, or a pull's time came); a failure is retried by the next sweep.
+async fn reannounce(queue: &JobQueue, lane: Lane, found: Result<Vec<Uuid>, schema::Error>) {
+    let ids = match found {
+        Ok(ids) if ids.is_empty() => return,
+        Ok(ids) => ids,
+        Err(e) => {
+            tracing::warn!(error = %e, ?lane, "sweeping waiting jobs failed");
+            return;
+        }
+    };
+    // Due pulls are the sweep's routine; batches or imports found again mean Redis lost them.
+    match lane {
+        Lane::Pulls => tracing::debug!(jobs = ids.len(), ?lane, "announcing due jobs"),
+        Lane::Batches | Lane::Imports => {
+            tracing::info!(jobs = ids.len(), ?lane, "re-announcing waiting jobs")
+        }
+    }
+    if let Err(e) = queue.announce_in(lane, &ids).await {
+        tracing::warn!(error = %e, ?lane, "re-announcing failed; the next sweep retries");
     }
 }
 
@@ -384,7 +386,7 @@ async fn give_up_after(
         let finish = schema::sync_runs::Finish {
             status: RunStatus::Failed,
             message: format!("{} batch failed after {attempts} attempts", batch.provider),
-            counts: serde_json::json!({}),
+            counts: None,
             dropped: serde_json::json!({}),
             error: Some(error.to_string()),
             started_at: chrono::Utc::now(),

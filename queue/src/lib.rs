@@ -1,7 +1,8 @@
 //! The one queue: a Redis stream of typed tasks read through a consumer group. Every stream of
 //! the service uses it: the ingest jobs' three lanes (`<prefix>:jobs`, `<prefix>:imports` and
 //! `<prefix>:pulls`, group `workers`) and the webhook deliveries (`<prefix>:webhooks`, group
-//! `senders`).
+//! `senders`). Every Redis key of the service is named in [`keys`]; every failure is an
+//! [`Error`].
 //!
 //! - An entry is one field, `task`: the JSON of the stream's task type (a serde-tagged enum).
 //!   An entry that does not decode (written by another version) is handed out as
@@ -28,6 +29,21 @@ use redis::streams::{
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+
+pub mod keys;
+
+pub use keys::{Keys, Stream};
+
+/// What went wrong with the queue.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("redis: {0}")]
+    Redis(#[from] redis::RedisError),
+    #[error("encoding a task: {0}")]
+    Encode(#[from] serde_json::Error),
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// The field every entry carries its task in.
 const FIELD: &str = "task";
@@ -96,19 +112,13 @@ impl<T: Serialize + DeserializeOwned> Queue<T> {
     }
 
     /// Appends tasks in one round trip, trimming the stream to about `max_len`.
-    pub async fn publish(&self, tasks: &[T]) -> redis::RedisResult<()> {
+    pub async fn publish(&self, tasks: &[T]) -> Result<()> {
         if tasks.is_empty() {
             return Ok(());
         }
         let mut pipe = redis::pipe();
         for task in tasks {
-            let json = serde_json::to_string(task).map_err(|e| {
-                redis::RedisError::from((
-                    redis::ErrorKind::Client,
-                    "encoding a task",
-                    e.to_string(),
-                ))
-            })?;
+            let json = serde_json::to_string(task)?;
             pipe.xadd_maxlen(
                 &self.spec.stream,
                 StreamMaxlen::Approx(self.spec.max_len),
@@ -118,26 +128,26 @@ impl<T: Serialize + DeserializeOwned> Queue<T> {
             .ignore();
         }
         let mut conn = self.conn.clone();
-        pipe.query_async::<()>(&mut conn).await
+        Ok(pipe.query_async::<()>(&mut conn).await?)
     }
 
     /// Creates the stream and the consumer group when missing.
-    pub async fn ensure_group(&self) -> redis::RedisResult<()> {
+    pub async fn ensure_group(&self) -> Result<()> {
         let mut conn = self.conn.clone();
         let created: redis::RedisResult<()> =
             conn.xgroup_create_mkstream(&self.spec.stream, &self.spec.group, "0").await;
         match created {
-            Err(e) if e.code() != Some("BUSYGROUP") => Err(e),
+            Err(e) if e.code() != Some("BUSYGROUP") => Err(e.into()),
             _ => Ok(()),
         }
     }
 
     /// A connection of its own for blocking reads (no response time-out).
-    pub async fn reader(&self) -> redis::RedisResult<MultiplexedConnection> {
+    pub async fn reader(&self) -> Result<MultiplexedConnection> {
         let config = redis::AsyncConnectionConfig::new()
             .set_response_timeout(None)
             .set_connection_timeout(Some(Duration::from_secs(3)));
-        self.client.get_multiplexed_async_connection_with_config(&config).await
+        Ok(self.client.get_multiplexed_async_connection_with_config(&config).await?)
     }
 
     /// New entries for `consumer`, waiting up to `block` for some. Recreates a lost group.
@@ -147,7 +157,7 @@ impl<T: Serialize + DeserializeOwned> Queue<T> {
         consumer: &str,
         count: usize,
         block: Duration,
-    ) -> redis::RedisResult<Vec<Entry<T>>> {
+    ) -> Result<Vec<Entry<T>>> {
         let opts = StreamReadOptions::default()
             .group(&self.spec.group, consumer)
             .count(count)
@@ -168,7 +178,7 @@ impl<T: Serialize + DeserializeOwned> Queue<T> {
         consumer: &str,
         min_idle: Duration,
         count: usize,
-    ) -> redis::RedisResult<Vec<Entry<T>>> {
+    ) -> Result<Vec<Entry<T>>> {
         let mut conn = self.conn.clone();
         let opts = StreamAutoClaimOptions::default().count(count);
         let reply: redis::RedisResult<StreamAutoClaimReply> = conn
@@ -188,9 +198,9 @@ impl<T: Serialize + DeserializeOwned> Queue<T> {
     }
 
     /// A lost group is recreated (and nothing read this time); other errors are returned.
-    async fn recover(&self, e: redis::RedisError) -> redis::RedisResult<Vec<Entry<T>>> {
+    async fn recover(&self, e: redis::RedisError) -> Result<Vec<Entry<T>>> {
         if e.code() != Some("NOGROUP") {
-            return Err(e);
+            return Err(e.into());
         }
         tracing::warn!(stream = %self.spec.stream, "stream or group missing (Redis restarted?): recreating it");
         self.ensure_group().await?;
@@ -198,18 +208,18 @@ impl<T: Serialize + DeserializeOwned> Queue<T> {
     }
 
     /// Acknowledges an entry whose work is recorded, and deletes it from the stream.
-    pub async fn ack(&self, id: &str) -> redis::RedisResult<()> {
+    pub async fn ack(&self, id: &str) -> Result<()> {
         let mut pipe = redis::pipe();
         pipe.xack(&self.spec.stream, &self.spec.group, &[id]).ignore();
         pipe.xdel(&self.spec.stream, &[id]).ignore();
         let mut conn = self.conn.clone();
-        pipe.query_async::<()>(&mut conn).await
+        Ok(pipe.query_async::<()>(&mut conn).await?)
     }
 
     /// How many entries the stream holds.
-    pub async fn len(&self) -> redis::RedisResult<usize> {
+    pub async fn len(&self) -> Result<usize> {
         let mut conn = self.conn.clone();
-        conn.xlen(&self.spec.stream).await
+        Ok(conn.xlen(&self.spec.stream).await?)
     }
 
     /// Whether Redis answers (within two seconds).

@@ -404,3 +404,14 @@ pub async fn users_of(db: &Db, provider: &str, provider_user_id: &str) -> Result
         .await?;
     rows.iter().map(|r| Ok(r.try_get(0)?)).collect()
 }
+
+/// Marks a user's connection to `provider` synced now (a pull brought data).
+pub async fn mark_synced(client: &impl GenericClient, user_id: Uuid, provider: &str) -> Result<()> {
+    client
+        .execute(
+            "update connections set last_synced_at = now() where user_id = $1 and provider = $2",
+            &[&user_id, &provider],
+        )
+        .await?;
+    Ok(())
+}

@@ -26,7 +26,7 @@ pub struct EndpointMessage {
 /// more). The filter's `status` is the delivery's; its times bound the message's creation.
 pub async fn list(
     db: &Db,
-    endpoint_id: &str,
+    endpoint_id: &crate::ids::EndpointId,
     f: &AttemptFilter,
     limit: i64,
 ) -> Result<Vec<EndpointMessage>> {

@@ -35,7 +35,7 @@ pub enum ImportOrigin {
 /// How a claimed import ended: with its run's final report, or to be tried again.
 #[derive(Debug, Clone)]
 pub enum Settled {
-    Finished(Finish),
+    Finished(Box<Finish>),
     Retry { error: String },
 }
 
@@ -192,12 +192,12 @@ pub async fn claim(
         let finish = Finish {
             status: RunStatus::Failed,
             message: "Apple Health import failed".into(),
-            counts: serde_json::json!({}),
+            counts: None,
             dropped: serde_json::json!({}),
             error: Some(error),
             started_at: Utc::now(),
         };
-        let run = settle_in(&tx, id, import.user_id, &Settled::Finished(finish)).await?;
+        let run = settle_in(&tx, id, import.user_id, &Settled::Finished(Box::new(finish))).await?;
         tx.commit().await?;
         return Ok(run.map_or(Claim::Nothing, Claim::Parked));
     }

@@ -6,6 +6,10 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use uuid::Uuid;
 
+use crate::imports::ImportStatus;
+use crate::sdk_batches::BatchStatus;
+use crate::vendor_pulls::PullStatus;
+use crate::webhook_deliveries::DeliveryStatus;
 use crate::{Db, Result};
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -49,7 +53,7 @@ pub struct RecentRun {
     /// The user's email, when they have one: ids alone look alike.
     pub user_email: Option<String>,
     pub provider: String,
-    pub source: String,
+    pub source: crate::sync_runs::RunSource,
     pub status: String,
     pub message: Option<String>,
     pub error: Option<String>,
@@ -62,17 +66,27 @@ pub async fn overview(db: &Db, recent: i64, largest: i64) -> Result<Overview> {
     let row = client
         .query_one(
             "select
-               (select count(*) from sdk_batches where status = 'queued'),
-               (select count(*) from imports where status in ('queued', 'processing')),
-               (select count(*) from vendor_pulls where status = 'queued'),
-               (select count(*) from webhook_deliveries where status = 1),
+               (select count(*) from sdk_batches where status = $1),
+               (select count(*) from imports where status = any($2)),
+               (select count(*) from vendor_pulls where status = $3),
+               (select count(*) from webhook_deliveries where status = $4),
                (select count(*) from webhook_attempts
-                where status = 2 and created_at > now() - interval '24 hours'),
-               (select coalesce(sum((counts->>'samples_inserted')::int8), 0)::int8 from sync_runs
+                where status = $5 and created_at > now() - interval '24 hours'),
+               (select coalesce(sum((counts->>$6)::int8), 0)::int8 from sync_runs
                 where ended_at > now() - interval '1 hour'),
                (select count(*) from sync_runs where ended_at > now() - interval '1 hour'),
                (select count(*) from users)",
-            &[],
+            // Bound, not written out: each state is named by its enum. A statement prepared
+            // once a call is planned with these values, so the partial indexes on the waiting
+            // states still serve.
+            &[
+                &BatchStatus::Queued,
+                &[ImportStatus::Queued, ImportStatus::Processing].as_slice(),
+                &PullStatus::Queued,
+                &DeliveryStatus::Pending,
+                &DeliveryStatus::Failed,
+                &crate::sync_runs::SAMPLES_INSERTED,
+            ],
         )
         .await?;
     let recent_runs = client
@@ -102,10 +116,10 @@ pub async fn overview(db: &Db, recent: i64, largest: i64) -> Result<Overview> {
     let ingest_by_hour = client
         .query(
             "select date_trunc('hour', ended_at),
-                    coalesce(sum((counts->>'samples_inserted')::int8), 0)::int8, count(*)
+                    coalesce(sum((counts->>$1)::int8), 0)::int8, count(*)
              from sync_runs where ended_at > now() - interval '24 hours'
              group by 1 order by 1",
-            &[],
+            &[&crate::sync_runs::SAMPLES_INSERTED],
         )
         .await?
         .iter()

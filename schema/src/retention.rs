@@ -2,6 +2,11 @@
 //! ended vendor pulls with the pages they kept, invitation codes, connect links and team
 //! invitations past their expiry. The data they produced stays.
 
+use postgres_types::ToSql;
+
+use crate::sdk_batches::BatchStatus;
+use crate::sync_runs::RunStatus;
+use crate::vendor_pulls::PullStatus;
 use crate::{Db, Result};
 
 /// A kind of row that expires.
@@ -42,17 +47,26 @@ impl Expiring {
         }
     }
 
-    /// The table, its age column and what "ended" means there.
-    fn parts(self) -> (&'static str, &'static str, &'static str) {
+    /// The table, its age column and the states its rows end in (`None`: every row expires).
+    fn parts(self) -> (&'static str, &'static str, Option<Box<dyn ToSql + Sync + Send>>) {
         match self {
-            Expiring::Batches => ("sdk_batches", "received_at", "status <> 'queued'"),
+            Expiring::Batches => (
+                "sdk_batches",
+                "received_at",
+                Some(Box::new(vec![BatchStatus::Done, BatchStatus::Failed])),
+            ),
             Expiring::Runs => {
-                ("sync_runs", "updated_at", "status in ('success', 'partial', 'failed')")
+                let ended = vec![RunStatus::Success, RunStatus::Partial, RunStatus::Failed];
+                ("sync_runs", "updated_at", Some(Box::new(ended)))
             }
-            Expiring::Pulls => ("vendor_pulls", "updated_at", "status <> 'queued'"),
-            Expiring::InvitationCodes => ("invitation_codes", "expires_at", "true"),
-            Expiring::ConnectLinks => ("connect_links", "expires_at", "true"),
-            Expiring::TeamInvitations => ("team_invitations", "expires_at", "true"),
+            Expiring::Pulls => (
+                "vendor_pulls",
+                "updated_at",
+                Some(Box::new(vec![PullStatus::Done, PullStatus::Failed])),
+            ),
+            Expiring::InvitationCodes => ("invitation_codes", "expires_at", None),
+            Expiring::ConnectLinks => ("connect_links", "expires_at", None),
+            Expiring::TeamInvitations => ("team_invitations", "expires_at", None),
         }
     }
 }
@@ -61,11 +75,19 @@ impl Expiring {
 pub async fn delete_expired(db: &Db, what: Expiring, days: i32, limit: i64) -> Result<u64> {
     let (table, age, ended) = what.parts();
     let client = db.client().await?;
+    let mut params: Vec<&(dyn ToSql + Sync)> = vec![&days, &limit];
+    let states = match &ended {
+        Some(states) => {
+            params.push(states.as_ref());
+            "status = any($3)"
+        }
+        None => "true",
+    };
     let sql = format!(
         "delete from {table} where id in (
              select id from {table}
-             where {age} < now() - make_interval(days => $1) and {ended}
+             where {age} < now() - make_interval(days => $1) and {states}
              limit $2)"
     );
-    Ok(client.execute(&sql, &[&days, &limit]).await?)
+    Ok(client.execute(&sql, &params).await?)
 }

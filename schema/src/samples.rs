@@ -236,7 +236,11 @@ pub async fn store(
 /// Deletes the samples `batches` stored for a user (before a reprocess writes them again),
 /// sealed days included: under the user's exclusive writer lock, the user's blocks are moved
 /// back into rows first (the sealer seals them again once quiet).
-pub async fn delete_batches(tx: &Transaction<'_>, user_id: Uuid, batches: &[Uuid]) -> Result<u64> {
+pub(crate) async fn delete_batches(
+    tx: &Transaction<'_>,
+    user_id: Uuid,
+    batches: &[Uuid],
+) -> Result<u64> {
     if batches.is_empty() {
         return Ok(0);
     }

@@ -1,6 +1,8 @@
 //! Sync runs: one per ingest run (an SDK batch, an export import), with its counts and the
 //! reasons items were dropped. The sync-status endpoints read them.
 
+use std::collections::BTreeMap;
+
 use chrono::{DateTime, Utc};
 use deadpool_postgres::GenericClient;
 use postgres_types::{FromSql, ToSql};
@@ -71,8 +73,9 @@ impl RunStage {
     }
 }
 
-/// What produced a run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What produced a run (stored as its text in `sync_runs.source`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum RunSource {
     Sdk,
     XmlImport,
@@ -88,6 +91,38 @@ impl RunSource {
             RunSource::Pull => "pull",
         }
     }
+
+    fn parse(s: &str) -> Option<RunSource> {
+        [RunSource::Sdk, RunSource::XmlImport, RunSource::Pull]
+            .into_iter()
+            .find(|r| r.as_str() == s)
+    }
+}
+
+impl ToSql for RunSource {
+    fn to_sql(
+        &self,
+        ty: &postgres_types::Type,
+        out: &mut bytes::BytesMut,
+    ) -> std::result::Result<postgres_types::IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        self.as_str().to_sql(ty, out)
+    }
+
+    postgres_types::accepts!(TEXT, VARCHAR);
+    postgres_types::to_sql_checked!();
+}
+
+impl<'a> FromSql<'a> for RunSource {
+    fn from_sql(
+        ty: &postgres_types::Type,
+        raw: &'a [u8],
+    ) -> std::result::Result<RunSource, Box<dyn std::error::Error + Sync + Send>> {
+        let text = <&str as FromSql>::from_sql(ty, raw)?;
+        RunSource::parse(text)
+            .ok_or_else(|| format!("a run source this build does not know: {text}").into())
+    }
+
+    postgres_types::accepts!(TEXT, VARCHAR);
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -95,8 +130,7 @@ pub struct SyncRun {
     pub id: Uuid,
     pub user_id: Uuid,
     pub provider: String,
-    /// `sdk`, `xml_import`, …
-    pub source: String,
+    pub source: RunSource,
     pub status: RunStatus,
     pub stage: Option<RunStage>,
     pub message: Option<String>,
@@ -128,13 +162,55 @@ pub(crate) fn from_row(row: &tokio_postgres::Row) -> Result<SyncRun> {
     })
 }
 
+/// What a run counted, stored as its `counts` (a JSON object whose keys are these fields'
+/// names; the SQL that sums a key names it through a constant below, tested against this).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct RunCounts {
+    /// Items received, by kind.
+    pub received: BTreeMap<&'static str, u64>,
+    pub dropped: u64,
+    pub samples_inserted: i64,
+    pub samples_updated: i64,
+    pub samples_unchanged: i64,
+    pub workouts_saved: u64,
+    pub workouts_duplicate: u64,
+    pub workouts_updated: u64,
+    pub sleep_sessions_saved: u64,
+    pub sleep_sessions_unchanged: u64,
+    /// An export import's own counts, beside the others.
+    #[serde(flatten)]
+    pub import: Option<ImportCounts>,
+}
+
+/// What only an export import counts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct ImportCounts {
+    /// Bytes of the export read.
+    pub bytes: u64,
+    pub chunks: u64,
+    pub menstrual_cycles_saved: u64,
+    pub workout_routes_saved: u64,
+}
+
+/// The key of [`RunCounts::samples_inserted`] in a stored run's `counts`.
+pub(crate) const SAMPLES_INSERTED: &str = "samples_inserted";
+
+/// A run's `counts` as stored: `{}` for a run that counted nothing (it failed first, or has only
+/// started).
+fn counts_json(counts: Option<&RunCounts>) -> Value {
+    counts
+        .and_then(|c| serde_json::to_value(c).ok())
+        .unwrap_or_else(|| Value::Object(Default::default()))
+}
+
 /// What a finished (or failed) run reports.
 #[derive(Debug, Clone)]
 pub struct Finish {
     /// A final status (`success`, `partial` or `failed`).
     pub status: RunStatus,
     pub message: String,
-    pub counts: Value,
+    /// `None`: the run failed before it counted anything.
+    pub counts: Option<RunCounts>,
     pub dropped: Value,
     pub error: Option<String>,
     pub started_at: DateTime<Utc>,
@@ -162,6 +238,7 @@ pub async fn finish(
              returning *",
         )
         .await?;
+    let counts = counts_json(f.counts.as_ref());
     let row = client
         .query_one(
             &statement,
@@ -169,10 +246,10 @@ pub async fn finish(
                 &id,
                 &user_id,
                 &provider,
-                &source.as_str(),
+                &source,
                 &f.status,
                 &f.message,
-                &f.counts,
+                &counts,
                 &f.dropped,
                 &f.error,
                 &f.started_at,
@@ -191,9 +268,10 @@ pub async fn progress(
     provider: &str,
     source: RunSource,
     message: &str,
-    counts: &Value,
+    counts: Option<&RunCounts>,
 ) -> Result<()> {
     let status = RunStatus::InProgress;
+    let counts = counts_json(counts);
     client
         .execute(
             "insert into sync_runs (id, user_id, provider, source, status, stage, message, counts,
@@ -207,9 +285,9 @@ pub async fn progress(
                 &id,
                 &user_id,
                 &provider,
-                &source.as_str(),
+                &source,
                 &message,
-                counts,
+                &counts,
                 &status,
                 &status.stage(),
             ],

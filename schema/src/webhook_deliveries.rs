@@ -9,6 +9,7 @@ use chrono::{DateTime, Utc};
 use deadpool_postgres::GenericClient;
 use serde_json::Value;
 
+use crate::ids::{EndpointId, MessageId};
 use crate::smallint_enum::smallint_enum;
 use crate::{Db, Result};
 
@@ -66,8 +67,8 @@ smallint_enum!(TriggerType { Scheduled, Manual });
 /// A pending delivery of `message_id` to each endpoint, due now.
 pub async fn insert_pending(
     client: &impl GenericClient,
-    message_id: &str,
-    endpoint_ids: &[String],
+    message_id: &MessageId,
+    endpoint_ids: &[EndpointId],
 ) -> Result<()> {
     let statement = client
         .prepare_cached(
@@ -79,9 +80,15 @@ pub async fn insert_pending(
     Ok(())
 }
 
-/// Marks up to `limit` due pending deliveries as sending and returns them
-/// (`(message id, endpoint id)`), oldest due first.
-pub async fn claim_due(db: &Db, limit: i64) -> Result<Vec<(String, String)>> {
+/// A delivery: one message to one endpoint.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Delivery {
+    pub message: MessageId,
+    pub endpoint: EndpointId,
+}
+
+/// Marks up to `limit` due pending deliveries as sending and returns them, oldest due first.
+pub async fn claim_due(db: &Db, limit: i64) -> Result<Vec<Delivery>> {
     let client = db.client().await?;
     let statement = client
         .prepare_cached(
@@ -94,7 +101,7 @@ pub async fn claim_due(db: &Db, limit: i64) -> Result<Vec<(String, String)>> {
         )
         .await?;
     let rows = client.query(&statement, &[&limit]).await?;
-    rows.iter().map(|r| Ok((r.try_get(0)?, r.try_get(1)?))).collect()
+    rows.iter().map(|r| Ok(Delivery { message: r.try_get(0)?, endpoint: r.try_get(1)? })).collect()
 }
 
 /// Deliveries left sending for longer than `stale_seconds` (their sender died, or their
@@ -115,10 +122,10 @@ pub async fn reset_stuck(db: &Db, stale_seconds: f64) -> Result<u64> {
 pub struct Due {
     pub status: DeliveryStatus,
     pub attempts: i32,
-    pub message_id: String,
+    pub message_id: MessageId,
     pub event_type: String,
     pub payload: Value,
-    pub endpoint_id: String,
+    pub endpoint_id: EndpointId,
     pub url: String,
     /// Current first, then the rotated-out one while it still signs; sealed, as stored (open
     /// with [`Due::secrets`]).
@@ -126,7 +133,8 @@ pub struct Due {
     pub disabled: bool,
 }
 
-pub async fn load(db: &Db, message_id: &str, endpoint_id: &str) -> Result<Option<Due>> {
+pub async fn load(db: &Db, d: &Delivery) -> Result<Option<Due>> {
+    let (message_id, endpoint_id) = (&d.message, &d.endpoint);
     let client = db.client().await?;
     let statement = client
         .prepare_cached(
@@ -161,7 +169,8 @@ pub async fn load(db: &Db, message_id: &str, endpoint_id: &str) -> Result<Option
 impl Due {
     /// The endpoint's signing secrets, opened.
     pub fn secrets(&self, keys: &crate::sealed::MasterKeys) -> Result<Vec<String>> {
-        let open = |s: &String| crate::webhook_endpoints::open_secret(keys, &self.endpoint_id, s);
+        let open =
+            |s: &String| crate::webhook_endpoints::open_secret(keys, self.endpoint_id.as_str(), s);
         self.sealed_secrets.iter().map(open).collect()
     }
 }
@@ -245,12 +254,12 @@ pub async fn record(
 }
 
 /// Every delivery of a disabled or deleted endpoint is dropped from the queue as failed.
-pub async fn give_up(db: &Db, message_id: &str, endpoint_id: &str) -> Result<()> {
+pub async fn give_up(db: &Db, d: &Delivery) -> Result<()> {
     let client = db.client().await?;
     client
         .execute(
             "update webhook_deliveries set status = $3 where message_id = $1 and endpoint_id = $2",
-            &[&message_id, &endpoint_id, &DeliveryStatus::Failed],
+            &[&d.message, &d.endpoint, &DeliveryStatus::Failed],
         )
         .await?;
     Ok(())
@@ -291,7 +300,7 @@ pub struct AttemptFilter {
 /// One page of an endpoint's attempts, newest first (`limit + 1` rows, to know if there is more).
 pub async fn attempts(
     db: &Db,
-    endpoint_id: &str,
+    endpoint_id: &EndpointId,
     f: &AttemptFilter,
     limit: i64,
 ) -> Result<Vec<AttemptRow>> {
@@ -354,7 +363,7 @@ pub async fn attempts(
 
 /// Sends a message to an endpoint again (beyond the contract): a new pending delivery with a
 /// fresh schedule. `false` when the endpoint never had that message.
-pub async fn resend(db: &Db, endpoint_id: &str, message_id: &str) -> Result<bool> {
+pub async fn resend(db: &Db, endpoint_id: &EndpointId, message_id: &MessageId) -> Result<bool> {
     let client = db.client().await?;
     let n = client
         .execute(
@@ -368,7 +377,7 @@ pub async fn resend(db: &Db, endpoint_id: &str, message_id: &str) -> Result<bool
 
 /// Sends again every message that failed for good to an endpoint since `since` (beyond the
 /// contract); returns how many.
-pub async fn recover(db: &Db, endpoint_id: &str, since: DateTime<Utc>) -> Result<u64> {
+pub async fn recover(db: &Db, endpoint_id: &EndpointId, since: DateTime<Utc>) -> Result<u64> {
     let client = db.client().await?;
     Ok(client
         .execute(

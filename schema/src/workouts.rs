@@ -147,7 +147,7 @@ pub async fn insert_new(
 /// sealed ones included: the user's sealed sessions are rows again first (the sealer seals them
 /// again). The caller holds the user's exclusive writer lock (`samples::delete_batches` takes
 /// it).
-pub async fn delete_batches(
+pub(crate) async fn delete_batches(
     tx: &deadpool_postgres::Transaction<'_>,
     user_id: Uuid,
     batches: &[Uuid],

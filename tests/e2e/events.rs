@@ -193,6 +193,72 @@ async fn sleep_sessions_resolve_the_same_night_by_source_priority() {
     assert_eq!(kinds, [json!("ring"), json!("watch")]);
 }
 
+/// Two sources ranked alike (neither is in the ranking the filter is given: a source that
+/// appeared after the ranking was read) keep the same one of two overlapping sessions in SQL
+/// (the event lists' filter) as in Rust (the day rollups' pick, `rules::Ranking::rank`): the
+/// source with the smaller id, which here holds the newer session.
+#[tokio::test]
+async fn a_tie_in_rank_goes_the_same_way_in_sql_and_in_rust() {
+    let app = TestApp::spawn().await;
+    let key = app.api_key().await;
+    let user = app.user(&key, json!({})).await;
+    let at = |id: &str, start: &str, end: &str, device: Value| {
+        body(
+            vec![],
+            vec![workout(id, "running", start, end, 400.0, 8000.0, "+01:00", &device)],
+            vec![],
+        )
+    };
+    // The phone's source first, then the watch's run, then the phone's run over it.
+    app.sync_and_wait(
+        &user,
+        &key,
+        &at("P-EARLY", "2026-03-01T07:00:00Z", "2026-03-01T07:30:00Z", phone()),
+    )
+    .await;
+    app.sync_and_wait(
+        &user,
+        &key,
+        &at("W-RUN", "2026-03-10T07:00:00Z", "2026-03-10T07:40:00Z", watch()),
+    )
+    .await;
+    app.sync_and_wait(
+        &user,
+        &key,
+        &at("P-RUN", "2026-03-10T07:02:00Z", "2026-03-10T07:38:00Z", phone()),
+    )
+    .await;
+
+    let db = crate::sealing::db(&app).await;
+    let user_id: uuid::Uuid = user.parse().expect("user id");
+    let day = |d: &str| chrono::DateTime::parse_from_rfc3339(d).expect("time").to_utc();
+    let mut q = schema::sessions::EventQuery {
+        user_id,
+        start: day("2026-03-10T00:00:00Z"),
+        end: day("2026-03-11T00:00:00Z"),
+        after: None,
+        backward: false,
+        fetch: 10,
+        resolve: false,
+        sources: (Vec::new(), Vec::new()),
+    };
+    let both: Vec<schema::sessions::Workout> = schema::sessions::page(&db, &q).await.expect("page");
+    assert_eq!(both.len(), 2);
+    let (older, newer) =
+        if both[0].id < both[1].id { (&both[0], &both[1]) } else { (&both[1], &both[0]) };
+    assert!(
+        newer.data_source_id < older.data_source_id,
+        "the newer session's source is the older one"
+    );
+
+    q.resolve = true;
+    let kept: Vec<schema::sessions::Workout> = schema::sessions::page(&db, &q).await.expect("page");
+    let ranking = rules::Ranking::new(Vec::new());
+    let pick =
+        [older.data_source_id, newer.data_source_id].into_iter().min_by_key(|s| ranking.rank(*s));
+    assert_eq!(kept.iter().map(|w| Some(w.data_source_id)).collect::<Vec<_>>(), [pick]);
+}
+
 #[tokio::test]
 async fn deletes() {
     let app = TestApp::spawn().await;

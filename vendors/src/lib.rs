@@ -3,6 +3,7 @@
 
 pub mod calls;
 pub mod config;
+pub mod connect;
 mod fitbit;
 mod garmin;
 mod normal;

@@ -631,7 +631,7 @@ impl Puller {
                 }
                 PullKind::Fetch | PullKind::Push => format!("{} pull saved", pull.provider),
             },
-            counts,
+            counts: Some(counts),
             dropped: n.report.dropped_json(),
             error: None,
             started_at: started,
@@ -641,11 +641,7 @@ impl Puller {
         // Data came: the connection synced (a backfill request or a deregistration check
         // brings none).
         if matches!(pull.kind, PullKind::Fetch | PullKind::Push) {
-            tx.execute(
-                "update connections set last_synced_at = now() where user_id = $1 and provider = $2",
-                &[&pull.user_id, &pull.provider],
-            )
-            .await?;
+            schema::connections::mark_synced(&tx, pull.user_id, &pull.provider).await?;
         }
         tx.commit().await?;
         if let Some(next) = widened {
@@ -682,7 +678,7 @@ impl Puller {
         let finish = Finish {
             status: RunStatus::Failed,
             message: format!("{} pull failed", pull.provider),
-            counts: json!({}),
+            counts: None,
             dropped: json!({}),
             error: Some(why.to_string()),
             started_at: started,
@@ -766,14 +762,12 @@ pub async fn reprocess_user(
 ) -> Result<Reprocessed, schema::Error> {
     let pulls = schema::vendor_pulls::done_for_user(db, user_id, since).await?;
     let ids: Vec<Uuid> = pulls.iter().map(|(id, _)| *id).collect();
-    let mut out = Reprocessed { pulls: pulls.len(), ..Reprocessed::default() };
-    {
-        let mut client = db.client().await?;
-        let tx = client.transaction().await?;
-        out.samples_deleted = schema::samples::delete_batches(&tx, user_id, &ids).await?;
-        out.workouts_deleted = schema::workouts::delete_batches(&tx, user_id, &ids).await?;
-        tx.commit().await?;
-    }
+    let cleared = schema::replay::clear(db, user_id, &ids).await?;
+    let out = Reprocessed {
+        pulls: pulls.len(),
+        samples_deleted: cleared.samples,
+        workouts_deleted: cleared.workouts,
+    };
     for (id, provider) in pulls {
         let Some(vendor) = crate::by_slug(&provider) else { continue };
         let n = map_kept(db, vendor, id).await?;

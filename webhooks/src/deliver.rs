@@ -39,17 +39,17 @@ pub async fn send(
     let body = due.payload.to_string();
     let timestamp = chrono::Utc::now().timestamp();
     let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
-    let signature = match crate::sign::header(&secrets, &due.message_id, timestamp, body.as_bytes())
-    {
-        Ok(s) => s,
-        Err(e) => return refuse(format!("not sent: {e}")),
-    };
+    let signature =
+        match crate::sign::header(&secrets, due.message_id.as_str(), timestamp, body.as_bytes()) {
+            Ok(s) => s,
+            Err(e) => return refuse(format!("not sent: {e}")),
+        };
     let started = Instant::now();
     let result = http
         .post(&due.url)
         .timeout(timeout)
         .header("content-type", "application/json")
-        .header("webhook-id", &due.message_id)
+        .header("webhook-id", due.message_id.as_str())
         .header("webhook-timestamp", timestamp.to_string())
         .header("webhook-signature", signature)
         .body(body)

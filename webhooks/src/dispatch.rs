@@ -5,6 +5,7 @@
 
 use schema::Db;
 use schema::catalogue::series_types;
+use schema::ids::{EndpointId, MessageId};
 use schema::outbox::Payload;
 use schema::webhook_endpoints::Endpoint;
 use schema::webhook_messages::{self as messages, EventSample, OutboxEvent};
@@ -87,7 +88,7 @@ pub async fn dispatch_once(db: &Db, limit: i64) -> schema::Result<Dispatched> {
     let endpoints: Vec<Endpoint> = schema::webhook_endpoints::list(db).await?;
     let mut done = Dispatched { events: events.len(), ..Dispatched::default() };
     for e in &events {
-        let targets: Vec<String> = endpoints
+        let targets: Vec<EndpointId> = endpoints
             .iter()
             .filter(|ep| {
                 let t = Target {
@@ -97,14 +98,14 @@ pub async fn dispatch_once(db: &Db, limit: i64) -> schema::Result<Dispatched> {
                 };
                 receives(&t, &e.event_type, Some(e.user_id))
             })
-            .map(|ep| ep.id.clone())
+            .map(|ep| EndpointId(ep.id.clone()))
             .collect();
         for (k, body) in bodies(&tx, e).await?.iter().enumerate() {
             let event_id = format!("{}:{k}", e.id);
             let stored =
                 messages::insert_message(&tx, &e.event_type, &event_id, Some(e.user_id), body)
                     .await?;
-            if let Some(message_id) = stored {
+            if let Some(message_id) = stored.map(MessageId) {
                 done.messages += 1;
                 if !targets.is_empty() {
                     schema::webhook_deliveries::insert_pending(&tx, &message_id, &targets).await?;

@@ -12,8 +12,9 @@ use std::time::Duration;
 use queue::{Entry, Queue, QueueSpec, Task};
 use redis::aio::{ConnectionManager, MultiplexedConnection};
 use schema::Db;
+use schema::ids::{EndpointId, MessageId};
 use schema::sealed::MasterKeys;
-use schema::webhook_deliveries::{self as deliveries, DeliveryStatus};
+use schema::webhook_deliveries::{self as deliveries, Delivery, DeliveryStatus};
 use serde::{Deserialize, Serialize};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
@@ -29,13 +30,13 @@ const MAX_LEN: usize = 100_000;
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum SendTask {
     /// Attempt the delivery of a message to an endpoint (claimed: `sending`).
-    Delivery { message: String, endpoint: String },
+    Delivery { message: MessageId, endpoint: EndpointId },
 }
 
 /// The webhook stream of a deployment (`prefix` is `REDIS_KEY_PREFIX`).
 pub fn send_queue(client: redis::Client, conn: ConnectionManager, prefix: &str) -> Queue<SendTask> {
-    let spec =
-        QueueSpec { stream: format!("{prefix}:webhooks"), group: GROUP.into(), max_len: MAX_LEN };
+    let stream = queue::Keys::new(prefix).stream(queue::Stream::Webhooks);
+    let spec = QueueSpec { stream, group: GROUP.into(), max_len: MAX_LEN };
     Queue::new(client, conn, spec)
 }
 
@@ -159,7 +160,7 @@ async fn announce_loop(s: Arc<Shared>, shutdown: CancellationToken) {
             Ok(due) if !due.is_empty() => {
                 let tasks: Vec<SendTask> = due
                     .into_iter()
-                    .map(|(message, endpoint)| SendTask::Delivery { message, endpoint })
+                    .map(|d| SendTask::Delivery { message: d.message, endpoint: d.endpoint })
                     .collect();
                 if let Err(e) = s.queue.publish(&tasks).await {
                     // The sweep below makes them pending again.
@@ -218,7 +219,7 @@ async fn deliver_loop(s: Arc<Shared>, consumer: String, shutdown: CancellationTo
             let Ok(permit) = permits.clone().acquire_owned().await else { return };
             let s = s.clone();
             tokio::spawn(async move {
-                deliver(&s, &entry.id, &message, &endpoint).await;
+                deliver(&s, &entry.id, &Delivery { message, endpoint }).await;
                 drop(permit);
             });
         }
@@ -233,8 +234,9 @@ async fn ack(s: &Shared, entry_id: &str) {
     }
 }
 
-async fn deliver(s: &Shared, entry_id: &str, message: &str, endpoint: &str) {
-    let due = match deliveries::load(&s.db, message, endpoint).await {
+async fn deliver(s: &Shared, entry_id: &str, d: &Delivery) {
+    let (message, endpoint) = (d.message.as_str(), d.endpoint.as_str());
+    let due = match deliveries::load(&s.db, d).await {
         Ok(d) => d,
         Err(e) => {
             // Not acknowledged: claimed again later.
@@ -244,7 +246,7 @@ async fn deliver(s: &Shared, entry_id: &str, message: &str, endpoint: &str) {
     };
     if let Some(due) = due.filter(|d| d.status == DeliveryStatus::Sending) {
         if due.disabled {
-            let _ = deliveries::give_up(&s.db, message, endpoint).await;
+            let _ = deliveries::give_up(&s.db, d).await;
         } else {
             let secrets = match due.secrets(&s.keys) {
                 Ok(secrets) => secrets,

@@ -67,25 +67,12 @@ async fn events(
     if state.config.completion_mode != CompletionMode::BucketEvent {
         return Ok(Json(EventsOut { queued: Vec::new(), ignored: total }));
     }
-    let mut queued = Vec::new();
-    for (key, etag, size, user) in super::xml_import::created_objects(&event, storage.bucket()) {
-        if !schema::users::exists(&state.db, user).await? {
-            continue;
-        }
-        let new = schema::imports::NewImport {
-            user_id: user,
-            bucket: storage.bucket(),
-            key: &key,
-            etag: ingest::object_store::bare_etag(&etag),
-            size,
-            origin: schema::imports::ImportOrigin::BucketEvent,
-        };
-        if let Some(id) = schema::imports::queue(&state.db, &new).await? {
-            queued.push(id);
-        }
-    }
-    if let Err(e) = state.queue.announce_imports(&queued).await {
-        tracing::warn!(error = %e, "could not announce imports; the sweeper will");
-    }
+    let uploads = ingest::uploads::Uploads {
+        db: &state.db,
+        queue: &state.queue,
+        storage,
+        mode: state.config.completion_mode,
+    };
+    let queued = uploads.queue_reported(&event).await.map_err(super::xml_import::upload_failure)?;
     Ok(Json(EventsOut { ignored: total - queued.len(), queued }))
 }

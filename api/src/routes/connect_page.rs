@@ -168,7 +168,7 @@ async fn visit_for(
 
 /// Counts an action on a link's vendors; past [`ACTIONS_PER_LINK`] in the window, 429.
 async fn counted_action(state: &AppState, link: &ConnectLink) -> ApiResult<()> {
-    let key = format!("{}:connect-actions:{}", state.config.redis_key_prefix, link.id);
+    let key = state.queue.keys().connect_actions(link.id);
     let mut redis = state.redis.clone();
     let (count, ttl): (i64, i64) = redis::pipe()
         .incr(&key, 1)

@@ -39,7 +39,7 @@ pub struct SyncRunOut {
     pub user_id: Uuid,
     pub provider: String,
     /// `sdk`, `xml_import`, …
-    pub source: String,
+    pub source: &'static str,
     /// `queued`, `in_progress`, `success`, `partial` (some items dropped) or `failed`.
     pub status: &'static str,
     /// `queued`, `processing` or `completed`.
@@ -64,7 +64,7 @@ impl From<SyncRun> for SyncRunOut {
             run_id: r.id,
             user_id: r.user_id,
             provider: r.provider,
-            source: r.source,
+            source: r.source.as_str(),
             status: r.status.as_str(),
             stage: r.stage.map(|s| s.as_str()),
             message: r.message,

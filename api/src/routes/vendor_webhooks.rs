@@ -180,7 +180,7 @@ async fn read_body(
 /// Where a signed body without a timestamp is remembered.
 fn replay_key(state: &AppState, slug: &str, body: &[u8]) -> String {
     let digest = hex::encode(sha2::Sha256::digest(body));
-    format!("{}:vendor_notice:{slug}:{digest}", state.config.redis_key_prefix)
+    state.queue.keys().vendor_notice(slug, &digest)
 }
 
 /// A vendor's notification: proved, then stored as pulls.

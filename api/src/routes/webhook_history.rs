@@ -6,6 +6,7 @@ use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
+use schema::ids::{EndpointId, MessageId};
 use schema::webhook_deliveries::{AttemptFilter, AttemptRow, DeliveryStatus};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -196,7 +197,8 @@ async fn list_attempts(
     let (p, filter) = endpoint_filter(&mut params);
     params.finish()?;
     endpoint_exists(&state, &id).await?;
-    let rows = schema::webhook_deliveries::attempts(&state.db, &id, &filter, p.limit).await?;
+    let rows =
+        schema::webhook_deliveries::attempts(&state.db, &EndpointId(id), &filter, p.limit).await?;
     Ok(Json(page(rows, &p, |a| a.id.clone(), attempt_out)))
 }
 
@@ -236,7 +238,8 @@ async fn list_endpoint_messages(
     let (p, filter) = endpoint_filter(&mut params);
     params.finish()?;
     endpoint_exists(&state, &id).await?;
-    let rows = schema::endpoint_messages::list(&state.db, &id, &filter, p.limit).await?;
+    let rows =
+        schema::endpoint_messages::list(&state.db, &EndpointId(id), &filter, p.limit).await?;
     Ok(Json(page(
         rows,
         &p,
@@ -365,8 +368,8 @@ async fn send_test(
         schema::webhook_messages::insert_message(&client, &event_type, &event_id, None, &payload)
             .await?
             .ok_or_else(|| ApiError::client(StatusCode::CONFLICT, "Test event already sent"))?;
-    schema::webhook_deliveries::insert_pending(&client, &message_id, std::slice::from_ref(&id))
-        .await?;
+    let (message, endpoint) = (MessageId(message_id.clone()), EndpointId(id));
+    schema::webhook_deliveries::insert_pending(&client, &message, &[endpoint]).await?;
     Ok(Json(TestOut { message: "Test event sent successfully.".into(), message_id }))
 }
 
@@ -382,7 +385,8 @@ async fn resend(
     Path((id, message_id)): Path<(String, String)>,
 ) -> ApiResult<StatusCode> {
     enabled(&state)?;
-    if schema::webhook_deliveries::resend(&state.db, &id, &message_id).await? {
+    let (endpoint, message) = (EndpointId(id.clone()), MessageId(message_id.clone()));
+    if schema::webhook_deliveries::resend(&state.db, &endpoint, &message).await? {
         Ok(StatusCode::ACCEPTED)
     } else {
         Err(ApiError::not_found(format!("Message {message_id} was not sent to endpoint {id}.")))
@@ -416,6 +420,7 @@ async fn recover(
 ) -> ApiResult<(StatusCode, Json<RecoverOut>)> {
     enabled(&state)?;
     endpoint_exists(&state, &id).await?;
-    let recovered = schema::webhook_deliveries::recover(&state.db, &id, body.since).await?;
+    let recovered =
+        schema::webhook_deliveries::recover(&state.db, &EndpointId(id), body.since).await?;
     Ok((StatusCode::ACCEPTED, Json(RecoverOut { recovered })))
 }

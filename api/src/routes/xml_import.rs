@@ -14,11 +14,11 @@ use std::time::Duration;
 use axum::Json;
 use axum::extract::{DefaultBodyLimit, Multipart, Path, State};
 use axum::http::StatusCode;
-use ingest::object_store::{Storage, StorageError, bare_etag};
-use schema::imports::{ImportOrigin, NewImport};
-use schema::uploads::UploadStatus;
+use ingest::object_store::{Storage, StorageError};
+use ingest::uploads::{Completed, Part, UploadError, Uploads};
+use schema::imports::ImportOrigin;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::json;
 use std::collections::BTreeMap;
 use utoipa::ToSchema;
 use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouterExt};
@@ -68,6 +68,32 @@ fn storage(state: &AppState) -> ApiResult<&Storage> {
 fn storage_failure(e: StorageError) -> ApiError {
     tracing::warn!(error = %e, "object storage failed");
     ApiError::client(StatusCode::BAD_GATEWAY, "Object storage failed; retry later")
+}
+
+/// The upload workflows, where object storage is configured.
+fn uploads(state: &AppState) -> ApiResult<Uploads<'_>> {
+    Ok(Uploads {
+        db: &state.db,
+        queue: &state.queue,
+        storage: storage(state)?,
+        mode: state.config.completion_mode,
+    })
+}
+
+/// An upload workflow's failure, as the API answers it.
+pub(crate) fn upload_failure(e: UploadError) -> ApiError {
+    match e {
+        UploadError::PartsMismatch | UploadError::SizeMismatch { .. } => {
+            ApiError::bad_request(e.to_string())
+        }
+        UploadError::QueueUnavailable => {
+            ApiError::client(StatusCode::SERVICE_UNAVAILABLE, e.to_string())
+        }
+        UploadError::NotFound | UploadError::ObjectGone => ApiError::not_found(e.to_string()),
+        UploadError::Storage(e) => storage_failure(e),
+        UploadError::Db(e) => e.into(),
+        UploadError::Vanished => ApiError::Other(e.to_string()),
+    }
 }
 
 /// Checks the path: the platform is `phonehealth`, the store `storage`; then the user.
@@ -358,40 +384,6 @@ pub struct CompleteOut {
     pub message: Option<&'static str>,
 }
 
-/// Queues an import of a stored object and announces it; the id of the import (an object
-/// already queued keeps its first import).
-async fn queue_import(
-    state: &AppState,
-    user: Uuid,
-    key: &str,
-    etag: &str,
-    size: Option<i64>,
-    origin: ImportOrigin,
-) -> ApiResult<Uuid> {
-    let storage = storage(state)?;
-    let new = NewImport {
-        user_id: user,
-        bucket: storage.bucket(),
-        key,
-        etag: bare_etag(etag),
-        size,
-        origin,
-    };
-    let id = match schema::imports::queue(&state.db, &new).await? {
-        Some(id) => id,
-        None => schema::imports::find(&state.db, storage.bucket(), key, bare_etag(etag))
-            .await?
-            .ok_or_else(|| ApiError::Other("an import vanished while being queued".into()))?,
-    };
-    // The import is durable: if Redis fails here, the workers' sweeper announces it.
-    if let Err(e) = state.queue.announce_imports(&[id]).await {
-        tracing::warn!(error = %e, import_id = %id, "could not announce an import; the sweeper will");
-    }
-    Ok(id)
-}
-
-const MISMATCH: &str = "Completed parts do not match the parts stored for this multipart upload";
-
 /// Completes a multipart upload. Mode `client`: queues the import (202 with its `task_id`);
 /// mode `bucket_event`: the bucket's notification will (200).
 #[utoipa::path(post, path = "/users/{user_id}/import/{platform}/xml/{store}/multipart/complete", tag = "import",
@@ -412,108 +404,27 @@ async fn complete(
     let upload = own_upload(&state, user, &body.key, &body.upload_id).await?;
     let numbers: Vec<i64> = body.parts.iter().map(|p| p.part_number).collect();
     check_parts(&numbers, MAX_PARTS, "parts")?;
-    let storage = storage(&state)?;
-    let client_mode = state.config.completion_mode == CompletionMode::Client;
-    let bucket = storage.bucket().to_string();
-    if upload.status == UploadStatus::Completed {
-        // A repeated call (the client did not see the first answer): the same answer again;
-        // in client mode with the import, queued now if a failure left it out.
-        let task_id = match client_mode {
-            true => Some(import_of_completed(&state, user, &upload).await?),
-            false => None,
-        };
-        let status = if client_mode { StatusCode::ACCEPTED } else { StatusCode::OK };
-        let out = CompleteOut {
-            status: if client_mode { "processing" } else { "completed" },
-            key: body.key,
-            bucket,
-            task_id,
-            message: None,
-        };
-        return Ok((status, Json(out)));
-    }
-    match storage.list_parts(&body.key, &body.upload_id).await {
-        Ok(stored) => {
-            let mut given: Vec<(i32, &str)> =
-                body.parts.iter().map(|p| (p.part_number as i32, bare_etag(&p.etag))).collect();
-            given.sort();
-            let matches = given.len() == stored.len()
-                && given.iter().zip(&stored).all(|(g, s)| g.0 == s.0 && g.1 == bare_etag(&s.1));
-            if !matches {
-                return Err(ApiError::bad_request(MISMATCH));
-            }
-            // In client mode the upload is completed only if its processing can be queued.
-            if client_mode && !state.queue.ping().await {
-                return Err(ApiError::client(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "Unable to queue upload processing; the multipart upload remains incomplete",
-                ));
-            }
-            storage.complete(&body.key, &body.upload_id, &stored).await.map_err(storage_failure)?;
+    let parts: Vec<Part> = body
+        .parts
+        .into_iter()
+        .map(|p| Part { number: p.part_number as i32, etag: p.etag })
+        .collect();
+    let uploads = uploads(&state)?;
+    let completed = uploads.complete(&upload, &parts).await.map_err(upload_failure)?;
+    let (key, bucket) = (body.key, uploads.storage.bucket().to_string());
+    Ok(match completed {
+        Completed::Queued(id) => {
+            let task_id = Some(id);
+            let out = CompleteOut { status: "processing", key, bucket, task_id, message: None };
+            (StatusCode::ACCEPTED, Json(out))
         }
-        // Completed in storage by an earlier call that stopped before recording it: go on
-        // from the object (below), so the retry ends in the one import.
-        Err(StorageError::NoSuchUpload) => {}
-        Err(e) => return Err(storage_failure(e)),
-    }
-    let Some((etag, size)) = storage.head(&body.key).await.map_err(storage_failure)? else {
-        return Err(ApiError::not_found("Multipart upload not found"));
-    };
-    if size != upload.file_size {
-        // Parts of other sizes than announced: the file is not the one `create` was told of.
-        storage.delete(&body.key).await.map_err(storage_failure)?;
-        schema::uploads::abort(&state.db, upload.id).await?;
-        return Err(ApiError::bad_request(format!(
-            "The uploaded file is {size} bytes, not the {} announced when the upload was \
-             created; it was discarded",
-            upload.file_size
-        )));
-    }
-    if !client_mode {
-        schema::uploads::complete(&state.db, upload.id).await?;
-        let out = CompleteOut {
-            status: "completed",
-            key: body.key,
-            bucket,
-            task_id: None,
-            message: Some("Processing starts when the bucket reports the new object"),
-        };
-        return Ok((StatusCode::OK, Json(out)));
-    }
-    // The import first, then the upload's state: a failure between leaves the upload open,
-    // and the retry finds the import queued (one object, one import).
-    let id =
-        queue_import(&state, user, &body.key, &etag, Some(size), ImportOrigin::Multipart).await?;
-    schema::uploads::complete(&state.db, upload.id).await?;
-    Ok((
-        StatusCode::ACCEPTED,
-        Json(CompleteOut {
-            status: "processing",
-            key: body.key,
-            bucket,
-            task_id: Some(id),
-            message: None,
-        }),
-    ))
-}
-
-/// The import of a completed upload's object, queued now if it is missing.
-async fn import_of_completed(
-    state: &AppState,
-    user: Uuid,
-    upload: &schema::uploads::Upload,
-) -> ApiResult<Uuid> {
-    let storage = storage(state)?;
-    if let Some(id) =
-        schema::imports::find_by_key(&state.db, storage.bucket(), &upload.object_key).await?
-    {
-        return Ok(id);
-    }
-    let Some((etag, size)) = storage.head(&upload.object_key).await.map_err(storage_failure)?
-    else {
-        return Err(ApiError::not_found("The uploaded object no longer exists"));
-    };
-    queue_import(state, user, &upload.object_key, &etag, Some(size), ImportOrigin::Multipart).await
+        Completed::AwaitingEvent { repeated } => {
+            let message =
+                (!repeated).then_some("Processing starts when the bucket reports the new object");
+            let out = CompleteOut { status: "completed", key, bucket, task_id: None, message };
+            (StatusCode::OK, Json(out))
+        }
+    })
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -628,43 +539,18 @@ async fn direct(
     let Some((name, bytes)) = file else {
         return Err(ApiError::validation(crate::validate::missing(body_loc("file"))));
     };
-    let storage = storage(&state)?;
+    let uploads = uploads(&state)?;
     let key = object_key(user, &name);
     let size = bytes.len() as i64;
-    let etag = storage.put(&key, bytes).await.map_err(storage_failure)?;
-    let task_id = queue_import(&state, user, &key, &etag, Some(size), ImportOrigin::Direct).await?;
+    let etag = uploads.storage.put(&key, bytes).await.map_err(storage_failure)?;
+    let task_id = uploads
+        .queue_import(user, &key, &etag, Some(size), ImportOrigin::Direct)
+        .await
+        .map_err(upload_failure)?;
     Ok((
         StatusCode::ACCEPTED,
         Json(DirectOut { status: "processing", task_id, user_id: user, key }),
     ))
-}
-
-/// Reads the S3 event notification records this service cares about: objects created in its
-/// bucket under a user's `raw/` prefix. `(key, etag, size, user)`.
-pub fn created_objects(event: &Value, bucket: &str) -> Vec<(String, String, Option<i64>, Uuid)> {
-    let records = event.get("Records").and_then(Value::as_array).cloned().unwrap_or_default();
-    records
-        .iter()
-        .filter(|r| {
-            r.get("eventName").and_then(Value::as_str).is_some_and(|n| n.contains("ObjectCreated"))
-        })
-        .filter(|r| r.pointer("/s3/bucket/name").and_then(Value::as_str) == Some(bucket))
-        .filter_map(|r| {
-            let raw = r.pointer("/s3/object/key")?.as_str()?;
-            // Keys in notifications are URL-encoded, with `+` for spaces.
-            let key =
-                url::form_urlencoded::parse(format!("k={raw}").as_bytes()).next()?.1.into_owned();
-            let etag = r
-                .pointer("/s3/object/eTag")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string();
-            let size = r.pointer("/s3/object/size").and_then(Value::as_i64);
-            let (user, rest) = key.split_once('/')?;
-            let user = Uuid::parse_str(user).ok().filter(|_| rest.starts_with("raw/"))?;
-            Some((key, etag, size, user))
-        })
-        .collect()
 }
 
 #[cfg(test)]
@@ -680,22 +566,5 @@ mod tests {
         assert!(object_key(user, "").ends_with("-export.xml"));
         assert!(owns(user, &key).is_ok());
         assert!(owns(Uuid::now_v7(), &key).is_err());
-    }
-
-    #[test]
-    fn reads_s3_notifications() {
-        let user = Uuid::now_v7();
-        let event = json!({"Records": [
-            {"eventName": "s3:ObjectCreated:CompleteMultipartUpload", "s3": {"bucket": {"name": "b"},
-             "object": {"key": format!("{user}/raw/abc-my+export.zip"), "size": 10, "eTag": "e1"}}},
-            {"eventName": "s3:ObjectRemoved:Delete", "s3": {"bucket": {"name": "b"}, "object": {"key": format!("{user}/raw/x")}}},
-            {"eventName": "ObjectCreated:Put", "s3": {"bucket": {"name": "other"}, "object": {"key": format!("{user}/raw/y")}}},
-            {"eventName": "ObjectCreated:Put", "s3": {"bucket": {"name": "b"}, "object": {"key": "not-a-user/raw/z"}}},
-        ]});
-        let found = created_objects(&event, "b");
-        assert_eq!(
-            found,
-            vec![(format!("{user}/raw/abc-my export.zip"), "e1".to_string(), Some(10), user)]
-        );
     }
 }

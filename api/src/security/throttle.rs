@@ -9,6 +9,7 @@ use std::net::IpAddr;
 use std::time::Duration;
 
 use hmac::{Hmac, Mac};
+use queue::Keys;
 use redis::aio::ConnectionManager;
 use sha2::{Digest, Sha256};
 
@@ -31,23 +32,24 @@ pub struct Attempt {
 
 pub struct FailureThrottle {
     redis: ConnectionManager,
-    prefix: String,
+    keys: Keys,
+    /// What is counted: `login`, `invitation-code`, `connect-link`.
+    what: String,
     limits: FailureLimits,
     /// Keys the hash of account names, so Redis does not tell who tried to log in.
     key: Vec<u8>,
 }
 
 impl FailureThrottle {
-    /// Counts the failures of `what` (e.g. `login`) under the service's Redis `prefix`.
+    /// Counts the failures of `what` (e.g. `login`) under the service's Redis `keys`.
     pub fn new(
         redis: ConnectionManager,
-        prefix: &str,
+        keys: &Keys,
         what: &str,
         limits: FailureLimits,
         key: &[u8],
     ) -> FailureThrottle {
-        let prefix = format!("{prefix}:{what}-failures");
-        FailureThrottle { redis, prefix, limits, key: key.to_vec() }
+        FailureThrottle { redis, keys: keys.clone(), what: what.into(), limits, key: key.to_vec() }
     }
 
     /// The counters of an attempt, with the limit of each. An account's key is the keyed hash
@@ -61,9 +63,9 @@ impl FailureThrottle {
             Err(_) => hex::encode(Sha256::digest(name.as_bytes())),
         };
         let mut keys =
-            vec![(format!("{}:account:{account}", self.prefix), self.limits.per_account)];
+            vec![(self.keys.failures(&self.what, "account", account), self.limits.per_account)];
         if let Some(ip) = a.address {
-            keys.push((format!("{}:address:{ip}", self.prefix), self.limits.per_address));
+            keys.push((self.keys.failures(&self.what, "address", ip), self.limits.per_address));
         }
         keys
     }
@@ -79,7 +81,7 @@ impl FailureThrottle {
         let replies: Vec<(Option<u32>, i64)> = match pipe.query_async(&mut conn).await {
             Ok(r) => r,
             Err(e) => {
-                tracing::warn!(error = %e, prefix = %self.prefix, "throttle unavailable (Redis)");
+                tracing::warn!(error = %e, what = %self.what, "throttle unavailable (Redis)");
                 return None;
             }
         };
@@ -100,7 +102,7 @@ impl FailureThrottle {
         }
         let mut conn = self.redis.clone();
         if let Err(e) = pipe.query_async::<()>(&mut conn).await {
-            tracing::warn!(error = %e, prefix = %self.prefix, "could not count a failure (Redis)");
+            tracing::warn!(error = %e, what = %self.what, "could not count a failure (Redis)");
         }
     }
 

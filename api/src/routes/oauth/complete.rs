@@ -13,7 +13,9 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use super::{finish, pending};
+use vendors::connect::{Made, Refusal};
+
+use super::pending;
 use crate::AppState;
 use crate::error::{ApiError, ApiResult, ErrorBody, ValidationBody};
 use crate::extract::{ApiJson, SdkAuth};
@@ -135,18 +137,18 @@ pub(super) async fn complete(
         scope: handed.scope.clone(),
         raw: serde_json::Value::Null,
     };
-    let made = finish::Made {
+    let made = Made {
         vendor,
         ends: &ends,
         user_id: handed.user_id,
         tokens: &tokens,
         vendor_user: handed.vendor_user.as_deref(),
     };
-    match finish::finish(&state, made).await? {
+    match super::connector(&state).finish(made).await? {
         Ok(()) => {
             Ok(Json(CompletedOut { success: true, provider: slug.into(), user_id: handed.user_id }))
         }
-        Err(refusal @ finish::Refusal::Taken) => {
+        Err(refusal @ Refusal::Taken) => {
             Err(ApiError::client(StatusCode::CONFLICT, refusal.message(vendor)))
         }
         Err(refusal) => Err(ApiError::client(StatusCode::BAD_GATEWAY, refusal.message(vendor))),

@@ -7,11 +7,11 @@
 //! (always for an end user's SDK token) the client that started the flow finishes it
 //! ([`complete`]), so an unopened link passed on connects no one either. The state works once;
 //! the tokens are stored sealed under the master key. A vendor account is connected to one user
-//! at a time ([`finish`]). A `redirect_uri` must be under `PUBLIC_URL` or an entry of
-//! `OAUTH_REDIRECT_ALLOWLIST`, so the flow cannot be used as an open redirect.
+//! at a time. A `redirect_uri` must be under `PUBLIC_URL` or an entry of
+//! `OAUTH_REDIRECT_ALLOWLIST`, so the flow cannot be used as an open redirect. The connection
+//! itself is made by [`vendors::connect`].
 
 mod complete;
-mod finish;
 mod pending;
 
 pub use pending::Completion;
@@ -25,7 +25,8 @@ use serde::Serialize;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
-use vendors::{Endpoints, OAuthError, Vendor};
+use vendors::connect::{Connector, ExchangeError, Made};
+use vendors::{Endpoints, Vendor};
 
 use crate::AppState;
 use crate::error::{ApiError, ApiResult, ErrorBody, ValidationBody};
@@ -372,6 +373,18 @@ async fn connect(
     })
 }
 
+/// The workflow's reach, from the service's state.
+pub(super) fn connector(state: &AppState) -> Connector<'_> {
+    Connector {
+        db: &state.db,
+        keys: &state.keys,
+        http: &state.vendor_http,
+        queue: &state.queue,
+        public_url: &state.config.public_url,
+        outbox: state.config.outbox,
+    }
+}
+
 /// The code exchanged for the vendor's tokens, and the connection made (or handed to the
 /// client that finishes it).
 async fn exchange(
@@ -381,46 +394,35 @@ async fn exchange(
     code: &str,
 ) -> ApiResult<Outcome> {
     let (vendor, slug, ends) = usable(state, provider).await?;
-    let tokens = vendors::oauth::exchange(
-        &state.vendor_http,
-        vendor.oauth(),
-        &ends,
-        &callback_url(state, slug),
-        code,
-        pending.verifier.as_deref(),
-    )
-    .await
-    .map_err(|e| match e {
-        OAuthError::Refused(why) => ApiError::bad_request(format!(
-            "{} refused the authorization: {why}",
-            vendor.provider().name
-        )),
-        other => ApiError::client(
-            StatusCode::BAD_GATEWAY,
-            format!("Token exchange with {} failed: {other}", vendor.provider().name),
-        ),
-    })?;
-    if !schema::users::exists(&state.db, pending.user_id).await? {
-        return Err(ApiError::user_not_found(pending.user_id));
-    }
-    let vendor_user = vendors::vendor_user_id(&state.vendor_http, vendor, &ends, &tokens).await;
+    let connector = connector(state);
+    let verifier = pending.verifier.as_deref();
+    let granted = match connector.exchange(vendor, &ends, pending.user_id, code, verifier).await {
+        Ok(granted) => granted,
+        Err(e @ ExchangeError::Refused { .. }) => return Err(ApiError::bad_request(e.to_string())),
+        Err(e @ ExchangeError::Failed { .. }) => {
+            return Err(ApiError::client(StatusCode::BAD_GATEWAY, e.to_string()));
+        }
+        Err(ExchangeError::UserGone(user)) => return Err(ApiError::user_not_found(user)),
+        Err(ExchangeError::Db(e)) => return Err(e.into()),
+    };
     if pending.completion == Completion::Client {
         // The client that started the flow finishes it: the browser only carries a code back.
         let Some(uri) = pending.redirect_uri.as_deref() else {
             return Err(ApiError::Other("a client completion without its redirect_uri".into()));
         };
-        let handed = complete::Handed::new(state, pending, slug, &tokens, vendor_user);
+        let handed =
+            complete::Handed::new(state, pending, slug, &granted.tokens, granted.vendor_user);
         let code = complete::hand_back(state, &handed).await?;
         return Ok(Outcome::Handed(with_query(uri, "completion", &code)));
     }
-    let made = finish::Made {
+    let made = Made {
         vendor,
         ends: &ends,
         user_id: pending.user_id,
-        tokens: &tokens,
-        vendor_user: vendor_user.as_deref(),
+        tokens: &granted.tokens,
+        vendor_user: granted.vendor_user.as_deref(),
     };
-    Ok(match finish::finish(state, made).await? {
+    Ok(match connector.finish(made).await? {
         Ok(()) => Outcome::Connected,
         Err(refusal) => Outcome::Refused(refusal.message(vendor)),
     })

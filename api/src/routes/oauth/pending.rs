@@ -56,7 +56,7 @@ pub enum Completion {
 }
 
 pub(super) fn key(state: &AppState, what: &str, id: &str) -> String {
-    format!("{}:oauth_{what}:{id}", state.config.redis_key_prefix)
+    state.queue.keys().oauth(what, id)
 }
 
 pub(super) fn digest(secret: &str) -> String {
