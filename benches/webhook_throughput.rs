@@ -110,7 +110,7 @@ async fn main() {
 
     // Stored in clear above, sealed here as a first start seals a legacy secret.
     let keys = Arc::new(schema::sealed::MasterKeys::new(&"42".repeat(32), None).expect("key"));
-    schema::sealed::reseal_all(&db, &keys).await.expect("seal the endpoint secret");
+    schema::reseal::reseal_all(&db, &keys).await.expect("seal the endpoint secret");
     let redis = redis::Client::open("redis://127.0.0.1:6379").expect("redis");
     let prefix = format!("wearhouse_webhook_bench_{}", std::process::id());
     let config = SenderConfig {

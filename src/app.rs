@@ -22,7 +22,7 @@ async fn prepare_db(settings: &Settings) -> anyhow::Result<(schema::Db, Arc<Mast
     let keys = settings.master_keys()?;
     migrate(settings).await?;
     let db = connect_db(settings).await?;
-    let n = schema::sealed::reseal_all(&db, &keys)
+    let n = schema::reseal::reseal_all(&db, &keys)
         .await
         .context("sealing stored secrets under MASTER_KEY")?;
     if n > 0 {

@@ -359,7 +359,7 @@ impl Settings {
             admin_password: self.admin_password.clone().filter(|p| !p.is_empty()),
             sdk_max_body_bytes: self.sdk_max_body_bytes,
             sdk_max_pending_bytes: self.sdk_max_pending_bytes_per_user,
-            login_limits: api::security::throttle::FailureLimits {
+            login_limits: api::FailureLimits {
                 per_account: self.login_max_failures_per_account,
                 per_address: self.login_max_failures_per_address,
                 window: Duration::from_secs(self.login_failure_window_seconds),
@@ -367,7 +367,7 @@ impl Settings {
             invitation_code_lifetime: chrono::Duration::minutes(
                 self.invitation_code_minutes.into(),
             ),
-            redeem_limits: api::security::throttle::FailureLimits {
+            redeem_limits: api::FailureLimits {
                 per_account: self.redeem_max_failures_per_prefix,
                 per_address: self.redeem_max_failures_per_address,
                 window: Duration::from_secs(self.redeem_failure_window_seconds),

@@ -12,7 +12,7 @@ use crate::error::{ApiError, ApiResult};
 
 /// What calling an operation needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Need {
+pub(crate) enum Need {
     /// Nothing: anyone (login, vendors' notifications, connect pages...).
     Public,
     /// A developer of any role, about their own account.
@@ -29,7 +29,7 @@ pub enum Need {
 
 impl Need {
     /// The API key scope that grants it, if a key can have it at all.
-    pub fn scope(self) -> Option<Scope> {
+    pub(crate) fn scope(self) -> Option<Scope> {
         match self {
             Need::Read => Some(Scope::Read),
             Need::Write => Some(Scope::Write),
@@ -39,7 +39,7 @@ impl Need {
     }
 
     /// The developer roles that have it.
-    pub fn roles(self) -> &'static [Role] {
+    pub(crate) fn roles(self) -> &'static [Role] {
         match self {
             Need::Public | Need::Account | Need::Read => &[Role::Owner, Role::Admin, Role::Viewer],
             Need::Write | Need::Sdk | Need::Manage => &[Role::Owner, Role::Admin],
@@ -49,13 +49,13 @@ impl Need {
 
 /// What an authenticated caller was granted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Grant {
+pub(crate) enum Grant {
     Role(Role),
     Scopes(Scopes),
 }
 
 /// Whether `grant` has `need`; the contract's 403 naming what is missing otherwise.
-pub fn check(grant: Grant, need: Need) -> ApiResult<()> {
+pub(crate) fn check(grant: Grant, need: Need) -> ApiResult<()> {
     match grant {
         Grant::Role(role) if need.roles().contains(&role) => Ok(()),
         Grant::Role(role) => Err(ApiError::forbidden(format!(
@@ -76,7 +76,7 @@ pub fn check(grant: Grant, need: Need) -> ApiResult<()> {
 
 /// What the operation of this request needs. A route missing from the table needs the most
 /// (`Manage`): refused rather than open by mistake.
-pub fn need_of(parts: &Parts) -> Need {
+pub(crate) fn need_of(parts: &Parts) -> Need {
     let path = parts.extensions.get::<MatchedPath>().map(MatchedPath::as_str).unwrap_or("");
     crate::operations::find(parts.method.as_str(), path).map_or(Need::Manage, |op| op.need)
 }

@@ -27,7 +27,7 @@ use crate::error::ApiError;
 use crate::extract::ClientAddr;
 
 /// How long a record waits before it is written, at most (while the table is writable).
-pub const FLUSH_EVERY: Duration = Duration::from_millis(200);
+pub(crate) const FLUSH_EVERY: Duration = Duration::from_millis(200);
 /// Records written in one statement, at most.
 const BATCH: usize = 2_000;
 /// Records queued for the writer; a full queue makes requests wait for it.
@@ -49,14 +49,14 @@ const ANONYMOUS_RECORDED: &[&str] = &[
 
 /// Who made a request, as the auth extractors found it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Actor {
+pub(crate) struct Actor {
     pub kind: ActorKind,
     pub id: Option<Uuid>,
 }
 
 /// The request's actor, filled by whichever extractor authenticates it.
 #[derive(Debug, Clone, Default)]
-pub struct ActorSlot(Arc<Mutex<Option<Actor>>>);
+pub(crate) struct ActorSlot(Arc<Mutex<Option<Actor>>>);
 
 impl ActorSlot {
     fn get(&self) -> Option<Actor> {
@@ -65,7 +65,7 @@ impl ActorSlot {
 }
 
 /// Records `actor` as the one making the request of `parts` (when the request is audited).
-pub fn record_actor(parts: &Parts, actor: Actor) {
+pub(crate) fn record_actor(parts: &Parts, actor: Actor) {
     if let Some(slot) = parts.extensions.get::<ActorSlot>()
         && let Ok(mut held) = slot.0.lock()
     {
@@ -77,23 +77,23 @@ pub fn record_actor(parts: &Parts, actor: Actor) {
 /// created, a key): the path cannot.
 /// A handler that authenticates the caller itself (a login) names them here too.
 #[derive(Debug, Clone, Default)]
-pub struct AuditNote {
+pub(crate) struct AuditNote {
     pub actor: Option<Actor>,
     pub user_id: Option<Uuid>,
     pub resource_id: Option<String>,
 }
 
 impl AuditNote {
-    pub fn user(user_id: Uuid) -> AuditNote {
+    pub(crate) fn user(user_id: Uuid) -> AuditNote {
         AuditNote { user_id: Some(user_id), ..AuditNote::default() }
     }
 
-    pub fn resource(id: impl ToString) -> AuditNote {
+    pub(crate) fn resource(id: impl ToString) -> AuditNote {
         AuditNote { resource_id: Some(id.to_string()), ..AuditNote::default() }
     }
 
     /// A developer who authenticated in the handler (a login, an accepted invitation).
-    pub fn developer(id: Uuid) -> AuditNote {
+    pub(crate) fn developer(id: Uuid) -> AuditNote {
         let actor = Actor { kind: ActorKind::Developer, id: Some(id) };
         AuditNote { actor: Some(actor), resource_id: Some(id.to_string()), user_id: None }
     }
@@ -247,7 +247,11 @@ async fn flush(db: &schema::Db, held: &mut Vec<AuditEvent>) -> schema::Result<()
 
 /// The middleware: puts every audited request on record, and refuses the ones that need
 /// credentials while the trail cannot be written.
-pub async fn record(State(state): State<AppState>, request: Request, next: Next) -> Response {
+pub(crate) async fn record(
+    State(state): State<AppState>,
+    request: Request,
+    next: Next,
+) -> Response {
     let path = request.extensions().get::<MatchedPath>().map(|p| p.as_str().to_string());
     let operation =
         path.as_deref().and_then(|p| crate::operations::find(request.method().as_str(), p));

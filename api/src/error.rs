@@ -11,7 +11,7 @@ use uuid::Uuid;
 /// One item of a 422 body: where (`loc`), what (`msg`, `type`), the offending `input` and the
 /// constraint's parameters (`ctx`).
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
-pub struct FieldError {
+pub(crate) struct FieldError {
     #[schema(value_type = Vec<Object>)]
     pub loc: Vec<Value>,
     pub msg: String,
@@ -24,11 +24,16 @@ pub struct FieldError {
 }
 
 impl FieldError {
-    pub fn new(loc: Vec<Value>, kind: &str, msg: impl Into<String>, input: Value) -> FieldError {
+    pub(crate) fn new(
+        loc: Vec<Value>,
+        kind: &str,
+        msg: impl Into<String>,
+        input: Value,
+    ) -> FieldError {
         FieldError { loc, msg: msg.into(), kind: kind.to_string(), input, ctx: json!({}) }
     }
 
-    pub fn with_ctx(mut self, ctx: Value) -> FieldError {
+    pub(crate) fn with_ctx(mut self, ctx: Value) -> FieldError {
         self.ctx = ctx;
         self
     }
@@ -37,7 +42,7 @@ impl FieldError {
 /// `{detail: string}`.
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(example = json!({"detail": "User with ID: 0191f3c2-7a4e-7c51-9a43-2b6c1d0e8f10 not found."}))]
-pub struct ErrorBody {
+pub(crate) struct ErrorBody {
     pub detail: String,
 }
 
@@ -45,13 +50,13 @@ pub struct ErrorBody {
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(example = json!({"detail": [{"loc": ["query", "limit"], "msg": "Input should be less than or equal to 100",
     "type": "less_than_equal", "input": "500", "ctx": {"le": 100}}]}))]
-pub struct ValidationBody {
+pub(crate) struct ValidationBody {
     pub detail: Vec<FieldError>,
 }
 
 /// Every error a handler can answer with.
 #[derive(Debug, thiserror::Error)]
-pub enum ApiError {
+pub(crate) enum ApiError {
     /// A client error with the contract's `{detail}` body.
     #[error("{status}: {detail}")]
     Client { status: StatusCode, detail: String, bearer_challenge: bool },
@@ -70,19 +75,19 @@ pub enum ApiError {
     Other(String),
 }
 
-pub type ApiResult<T> = Result<T, ApiError>;
+pub(crate) type ApiResult<T> = Result<T, ApiError>;
 
 impl ApiError {
-    pub fn client(status: StatusCode, detail: impl Into<String>) -> ApiError {
+    pub(crate) fn client(status: StatusCode, detail: impl Into<String>) -> ApiError {
         ApiError::Client { status, detail: detail.into(), bearer_challenge: false }
     }
 
-    pub fn bad_request(detail: impl Into<String>) -> ApiError {
+    pub(crate) fn bad_request(detail: impl Into<String>) -> ApiError {
         ApiError::client(StatusCode::BAD_REQUEST, detail)
     }
 
     /// 429 with `Retry-After: wait` (the throttles of anonymous callers).
-    pub fn too_many_requests(detail: impl Into<String>, wait: u64) -> ApiError {
+    pub(crate) fn too_many_requests(detail: impl Into<String>, wait: u64) -> ApiError {
         ApiError::Later {
             status: StatusCode::TOO_MANY_REQUESTS,
             detail: detail.into(),
@@ -90,21 +95,21 @@ impl ApiError {
         }
     }
 
-    pub fn not_found(detail: impl Into<String>) -> ApiError {
+    pub(crate) fn not_found(detail: impl Into<String>) -> ApiError {
         ApiError::client(StatusCode::NOT_FOUND, detail)
     }
 
-    pub fn forbidden(detail: impl Into<String>) -> ApiError {
+    pub(crate) fn forbidden(detail: impl Into<String>) -> ApiError {
         ApiError::client(StatusCode::FORBIDDEN, detail)
     }
 
     /// 401 without a challenge (API-key routes).
-    pub fn unauthorized(detail: impl Into<String>) -> ApiError {
+    pub(crate) fn unauthorized(detail: impl Into<String>) -> ApiError {
         ApiError::client(StatusCode::UNAUTHORIZED, detail)
     }
 
     /// 401 with `WWW-Authenticate: Bearer` (bearer-token routes).
-    pub fn bearer_unauthorized(detail: impl Into<String>) -> ApiError {
+    pub(crate) fn bearer_unauthorized(detail: impl Into<String>) -> ApiError {
         ApiError::Client {
             status: StatusCode::UNAUTHORIZED,
             detail: detail.into(),
@@ -113,16 +118,16 @@ impl ApiError {
     }
 
     /// The contract's 404 for a user id that does not exist.
-    pub fn user_not_found(id: Uuid) -> ApiError {
+    pub(crate) fn user_not_found(id: Uuid) -> ApiError {
         ApiError::not_found(format!("User with ID: {id} not found."))
     }
 
     /// The contract's 400 for a malformed UUID in a path.
-    pub fn invalid_uuid() -> ApiError {
+    pub(crate) fn invalid_uuid() -> ApiError {
         ApiError::bad_request("Input should be a valid UUID")
     }
 
-    pub fn validation(error: FieldError) -> ApiError {
+    pub(crate) fn validation(error: FieldError) -> ApiError {
         ApiError::Validation(vec![error])
     }
 }
@@ -190,7 +195,7 @@ fn capitalise(s: &str) -> String {
 }
 
 /// The answer to a handler that panicked: 500 `{detail}`, the panic logged.
-pub fn panic_response(panic: Box<dyn std::any::Any + Send + 'static>) -> Response {
+pub(crate) fn panic_response(panic: Box<dyn std::any::Any + Send + 'static>) -> Response {
     let message = panic
         .downcast_ref::<String>()
         .map(String::as_str)

@@ -12,7 +12,7 @@ use crate::error::ApiError;
 
 /// `{items, total, page, limit, pages, has_next, has_prev}`.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct OffsetPage<T> {
+pub(crate) struct OffsetPage<T> {
     pub items: Vec<T>,
     pub total: i64,
     pub page: i64,
@@ -23,7 +23,7 @@ pub struct OffsetPage<T> {
 }
 
 impl<T> OffsetPage<T> {
-    pub fn new(items: Vec<T>, total: i64, page: i64, limit: i64) -> OffsetPage<T> {
+    pub(crate) fn new(items: Vec<T>, total: i64, page: i64, limit: i64) -> OffsetPage<T> {
         let pages = if limit > 0 { (total + limit - 1) / limit } else { 0 };
         OffsetPage { items, total, page, limit, pages, has_next: page < pages, has_prev: page > 1 }
     }
@@ -31,14 +31,14 @@ impl<T> OffsetPage<T> {
 
 /// `{data, pagination, metadata}`.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct CursorPage<T> {
+pub(crate) struct CursorPage<T> {
     pub data: Vec<T>,
     pub pagination: CursorPagination,
     pub metadata: PageMetadata,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct CursorPagination {
+pub(crate) struct CursorPagination {
     pub next_cursor: Option<String>,
     pub previous_cursor: Option<String>,
     pub has_more: bool,
@@ -46,7 +46,7 @@ pub struct CursorPagination {
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct PageMetadata {
+pub(crate) struct PageMetadata {
     pub resolution: Option<String>,
     pub sample_count: i64,
     pub start_time: Option<DateTime<Utc>>,
@@ -57,31 +57,31 @@ pub struct PageMetadata {
 /// `<RFC 3339 time>|<key>`, prefixed by `prev_` when it pages backwards. The key is a record's
 /// id, or for samples (which have none) `<series type id>:<data source id>`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Cursor {
+pub(crate) struct Cursor {
     pub at: DateTime<Utc>,
     pub key: String,
     pub backward: bool,
 }
 
 impl Cursor {
-    pub fn new(at: DateTime<Utc>, key: impl ToString, backward: bool) -> Cursor {
+    pub(crate) fn new(at: DateTime<Utc>, key: impl ToString, backward: bool) -> Cursor {
         Cursor { at, key: key.to_string(), backward }
     }
 
     /// The key as a record id; the cursor's 400 otherwise.
-    pub fn id(&self, raw: &str) -> Result<Uuid, ApiError> {
+    pub(crate) fn id(&self, raw: &str) -> Result<Uuid, ApiError> {
         Uuid::parse_str(&self.key).map_err(|_| invalid_cursor(raw))
     }
 
     /// The key as `<series type id>:<data source id>`; the cursor's 400 otherwise.
-    pub fn series_key(&self, raw: &str) -> Result<(i16, Uuid), ApiError> {
+    pub(crate) fn series_key(&self, raw: &str) -> Result<(i16, Uuid), ApiError> {
         let parsed = self.key.split_once(':').and_then(|(series, source)| {
             Some((series.parse::<i16>().ok()?, Uuid::parse_str(source).ok()?))
         });
         parsed.ok_or_else(|| invalid_cursor(raw))
     }
 
-    pub fn encode(&self) -> String {
+    pub(crate) fn encode(&self) -> String {
         let raw = format!(
             "{}|{}",
             self.at.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true),
@@ -92,7 +92,7 @@ impl Cursor {
     }
 
     /// The contract's 400 for anything that is not a cursor we issued.
-    pub fn decode(cursor: &str) -> Result<Cursor, ApiError> {
+    pub(crate) fn decode(cursor: &str) -> Result<Cursor, ApiError> {
         let invalid = || invalid_cursor(cursor);
         let (backward, body) = match cursor.strip_prefix("prev_") {
             Some(rest) => (true, rest),
@@ -113,7 +113,7 @@ impl Cursor {
 /// Turns rows fetched with `limit + 1` in the request's direction (backward: nearest first)
 /// into a page in ascending list order, with its cursors. A forward page offers a previous
 /// cursor only when it was itself reached by a cursor; a backward page always offers a next one.
-pub fn paginate<T>(
+pub(crate) fn paginate<T>(
     mut rows: Vec<T>,
     limit: usize,
     cursor: Option<&Cursor>,

@@ -11,7 +11,7 @@ use crate::dates::{self, QueryTime};
 use crate::error::{ApiError, ApiResult, FieldError};
 
 /// "'a', 'b' or 'c'"
-pub fn expected_list(allowed: &[&str]) -> String {
+pub(crate) fn expected_list(allowed: &[&str]) -> String {
     let quoted: Vec<String> = allowed.iter().map(|a| format!("'{a}'")).collect();
     match quoted.split_last() {
         None => String::new(),
@@ -39,13 +39,13 @@ fn out_of_range(
     }
 }
 
-pub fn missing(loc: Vec<Value>) -> FieldError {
+pub(crate) fn missing(loc: Vec<Value>) -> FieldError {
     FieldError::new(loc, "missing", "Field required", Value::Null)
 }
 
 /// A provider name from a path or query: exactly a listed provider. A name that is wrong only
 /// in its case gets a message naming the lowercase spelling.
-pub fn provider(loc: Vec<Value>, raw: &str) -> ApiResult<&'static Provider> {
+pub(crate) fn provider(loc: Vec<Value>, raw: &str) -> ApiResult<&'static Provider> {
     if let Some(p) = providers::by_slug(raw) {
         return Ok(p);
     }
@@ -62,16 +62,16 @@ pub fn provider(loc: Vec<Value>, raw: &str) -> ApiResult<&'static Provider> {
 
 /// Collects the problems of a request body so that all of them are reported at once.
 #[derive(Debug, Default)]
-pub struct Checks {
+pub(crate) struct Checks {
     errors: Vec<FieldError>,
 }
 
 impl Checks {
-    pub fn push(&mut self, error: FieldError) {
+    pub(crate) fn push(&mut self, error: FieldError) {
         self.errors.push(error);
     }
 
-    pub fn max_len(&mut self, field: &str, value: Option<&str>, max: usize) {
+    pub(crate) fn max_len(&mut self, field: &str, value: Option<&str>, max: usize) {
         if let Some(v) = value
             && v.chars().count() > max
         {
@@ -88,13 +88,13 @@ impl Checks {
     }
 
     /// An integer body field within `[min, max]`.
-    pub fn range(&mut self, loc: Vec<Value>, value: i64, min: i64, max: i64) {
+    pub(crate) fn range(&mut self, loc: Vec<Value>, value: i64, min: i64, max: i64) {
         if let Some(e) = out_of_range(loc, value, min, max, json!(value)) {
             self.push(e);
         }
     }
 
-    pub fn email(&mut self, field: &str, value: Option<&str>) {
+    pub(crate) fn email(&mut self, field: &str, value: Option<&str>) {
         if let Some(v) = value
             && let Err(reason) = check_email(v)
         {
@@ -107,12 +107,12 @@ impl Checks {
         }
     }
 
-    pub fn finish(self) -> ApiResult<()> {
+    pub(crate) fn finish(self) -> ApiResult<()> {
         if self.errors.is_empty() { Ok(()) } else { Err(ApiError::Validation(self.errors)) }
     }
 }
 
-pub fn body_loc(field: &str) -> Vec<Value> {
+pub(crate) fn body_loc(field: &str) -> Vec<Value> {
     vec![json!("body"), json!(field)]
 }
 
@@ -138,30 +138,30 @@ fn check_email(v: &str) -> Result<(), &'static str> {
 /// Query parameters of one request, read with typed getters that record every problem; call
 /// `finish` to turn the problems into one 422.
 #[derive(Debug, Default)]
-pub struct Params {
+pub(crate) struct Params {
     pairs: Vec<(String, String)>,
     errors: Vec<FieldError>,
 }
 
 impl Params {
-    pub fn parse(query: Option<&str>) -> Params {
+    pub(crate) fn parse(query: Option<&str>) -> Params {
         let pairs = query
             .map(|q| url::form_urlencoded::parse(q.as_bytes()).into_owned().collect())
             .unwrap_or_default();
         Params { pairs, errors: Vec::new() }
     }
 
-    pub fn loc(name: &str) -> Vec<Value> {
+    pub(crate) fn loc(name: &str) -> Vec<Value> {
         vec![json!("query"), json!(name)]
     }
 
     /// The first value of `name`; an empty value counts as absent.
-    pub fn raw(&self, name: &str) -> Option<&str> {
+    pub(crate) fn raw(&self, name: &str) -> Option<&str> {
         self.pairs.iter().find(|(k, v)| k == name && !v.is_empty()).map(|(_, v)| v.as_str())
     }
 
     /// Every value of a repeated parameter (`?types=a&types=b`).
-    pub fn all(&self, name: &str) -> Vec<String> {
+    pub(crate) fn all(&self, name: &str) -> Vec<String> {
         self.pairs
             .iter()
             .filter(|(k, v)| k == name && !v.is_empty())
@@ -169,12 +169,12 @@ impl Params {
             .collect()
     }
 
-    pub fn string(&self, name: &str) -> Option<String> {
+    pub(crate) fn string(&self, name: &str) -> Option<String> {
         self.raw(name).map(str::to_string)
     }
 
     /// A UUID; when `required`, its absence is the contract's "missing".
-    pub fn uuid(&mut self, name: &str, required: bool) -> Option<uuid::Uuid> {
+    pub(crate) fn uuid(&mut self, name: &str, required: bool) -> Option<uuid::Uuid> {
         let Some(raw) = self.raw(name) else {
             if required {
                 self.errors.push(missing(Self::loc(name)));
@@ -192,7 +192,7 @@ impl Params {
     }
 
     /// An integer within `[min, max]`, `default` when absent.
-    pub fn int(&mut self, name: &str, default: i64, min: i64, max: i64) -> i64 {
+    pub(crate) fn int(&mut self, name: &str, default: i64, min: i64, max: i64) -> i64 {
         let Some(raw) = self.raw(name) else {
             return default;
         };
@@ -212,7 +212,7 @@ impl Params {
         value
     }
 
-    pub fn bool(&mut self, name: &str, default: bool) -> bool {
+    pub(crate) fn bool(&mut self, name: &str, default: bool) -> bool {
         let Some(raw) = self.raw(name) else {
             return default;
         };
@@ -233,7 +233,12 @@ impl Params {
     }
 
     /// One of `allowed` (exact match), `default` when absent.
-    pub fn choice<'a>(&mut self, name: &str, allowed: &[&'a str], default: &'a str) -> &'a str {
+    pub(crate) fn choice<'a>(
+        &mut self,
+        name: &str,
+        allowed: &[&'a str],
+        default: &'a str,
+    ) -> &'a str {
         let Some(raw) = self.raw(name) else {
             return default;
         };
@@ -253,7 +258,7 @@ impl Params {
     }
 
     /// A date/time in any of the contract's formats.
-    pub fn time(&mut self, name: &str, required: bool) -> Option<QueryTime> {
+    pub(crate) fn time(&mut self, name: &str, required: bool) -> Option<QueryTime> {
         let Some(raw) = self.raw(name) else {
             if required {
                 self.errors.push(missing(Self::loc(name)));
@@ -280,14 +285,9 @@ impl Params {
         Some(parsed)
     }
 
-    /// A required date/time bound; for convenience when only the instant matters.
-    pub fn instant(&mut self, name: &str) -> Option<DateTime<Utc>> {
-        self.time(name, true).map(|t| t.at)
-    }
-
     /// A read window `[start, end)` from two bounds (see `dates::end_bound`), required or both
     /// optional; the end must come after the start.
-    pub fn window(
+    pub(crate) fn window(
         &mut self,
         start: &str,
         end: &str,
@@ -306,15 +306,15 @@ impl Params {
     }
 
     /// A page size within `[1, max]`.
-    pub fn limit(&mut self, default: i64, max: i64) -> i64 {
+    pub(crate) fn limit(&mut self, default: i64, max: i64) -> i64 {
         self.int("limit", default, 1, max)
     }
 
-    pub fn push(&mut self, error: FieldError) {
+    pub(crate) fn push(&mut self, error: FieldError) {
         self.errors.push(error);
     }
 
-    pub fn finish(self) -> ApiResult<()> {
+    pub(crate) fn finish(self) -> ApiResult<()> {
         if self.errors.is_empty() { Ok(()) } else { Err(ApiError::Validation(self.errors)) }
     }
 }

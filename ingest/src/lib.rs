@@ -3,9 +3,10 @@
 //! (binary COPY into the hypertable, dedup, rollups, outbox events), and the jobs that drive it
 //! (the one queue's job stream over durable batches and imports in PostgreSQL).
 //!
-//! Other crates use the jobs and the worker, the SDK envelope, imports and object storage, and
-//! the normalised batch (`Normalised` and its items), which the cloud vendors' mappings build;
-//! the other stages (`store`, `event_data`, `time`) are private.
+//! Other crates use the jobs and the worker, the SDK envelope, imports, uploads and object
+//! storage, and the normalised batch (`Normalised` and its items), which the cloud vendors'
+//! mappings build; the unit grammar (`units`) is the parsers'; the other stages (`store`,
+//! `event_data`, `time`) are private.
 
 mod batch;
 mod event_data;
@@ -28,6 +29,7 @@ pub mod sealer;
 mod sleep;
 mod store;
 mod time;
+pub mod units;
 pub mod uploads;
 pub mod worker;
 

@@ -1,12 +1,11 @@
 //! Id types: an id of one kind cannot be passed where another kind is wanted (a message id for
-//! an endpoint's, a user's for a batch's). Each is its value as stored and as sent: the same
+//! an endpoint's). Each is its value as stored and as sent: the same
 //! column type, the same JSON (`serde(transparent)`), the same text.
 
 use std::fmt;
 
 use postgres_types::{FromSql, ToSql, Type};
 use serde::{Deserialize, Serialize};
-use uuid::Uuid;
 
 /// An id type over `$inner`, read and written as it.
 macro_rules! id_type {
@@ -67,32 +66,6 @@ id_type!(
     /// A webhook message's id (`msg_…`).
     MessageId(String)
 );
-id_type!(
-    /// An end user's id.
-    UserId(Uuid),
-    Copy
-);
-id_type!(
-    /// A stored SDK batch's id, which the samples it stored carry as their lineage.
-    BatchId(Uuid),
-    Copy
-);
-id_type!(
-    /// An export import's id (its run's `task_id`).
-    ImportId(Uuid),
-    Copy
-);
-id_type!(
-    /// A vendor pull's id, which the samples it stored carry as their lineage.
-    PullId(Uuid),
-    Copy
-);
-id_type!(
-    /// A series type's id (`catalogue::series_types`).
-    SeriesId(i16),
-    Copy
-);
-
 impl EndpointId {
     pub fn as_str(&self) -> &str {
         &self.0
@@ -114,10 +87,8 @@ mod tests {
         let id = MessageId("msg_1".into());
         assert_eq!(serde_json::to_string(&id).ok().as_deref(), Some("\"msg_1\""));
         assert_eq!(id.to_string(), "msg_1");
-        let user = UserId(Uuid::nil());
-        assert_eq!(serde_json::to_value(user).ok(), Some(serde_json::json!(Uuid::nil())));
         assert!(<EndpointId as ToSql>::accepts(&Type::TEXT));
-        assert!(<UserId as FromSql>::accepts(&Type::UUID));
-        assert!(<SeriesId as ToSql>::accepts(&Type::INT2));
+        assert!(<MessageId as FromSql>::accepts(&Type::VARCHAR));
+        assert!(!<MessageId as ToSql>::accepts(&Type::UUID));
     }
 }

@@ -11,7 +11,7 @@ use deadpool_postgres::Transaction;
 use postgres_types::ToSql;
 use uuid::Uuid;
 
-use crate::samples::SampleRow;
+use crate::sample_row::SampleRow;
 use crate::{Db, Result, zone};
 
 const ADD: &str = include_str!("../queries/rollups_add.sql");

@@ -5,7 +5,6 @@
 //! rollups, the days and hours of changed ones are recounted, and one outbox event per series
 //! names what the batch brought.
 
-use chrono::{DateTime, Utc};
 use deadpool_postgres::Transaction;
 use futures::pin_mut;
 use tokio_postgres::binary_copy::BinaryCopyInWriter;
@@ -17,17 +16,7 @@ use crate::Result;
 use crate::outbox::Spans;
 use crate::rollups::Additions;
 
-/// One sample, normalised: canonical unit, known series, known source.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SampleRow {
-    pub series_type_id: i16,
-    pub data_source_id: Uuid,
-    pub ts: DateTime<Utc>,
-    pub value: f64,
-    /// Minutes east of UTC.
-    pub zone_offset: Option<i16>,
-    pub is_daily_total: Option<bool>,
-}
+pub use crate::sample_row::SampleRow;
 
 /// What storing a batch of samples did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -311,7 +300,7 @@ mod tests {
         SampleRow {
             series_type_id: series,
             data_source_id: Uuid::nil(),
-            ts: DateTime::from_timestamp(secs, 0).unwrap_or_default(),
+            ts: chrono::DateTime::from_timestamp(secs, 0).unwrap_or_default(),
             value,
             zone_offset: None,
             is_daily_total: None,

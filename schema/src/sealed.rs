@@ -6,7 +6,7 @@
 //! first 8 hex digits of the key's SHA-256) says which key sealed it, so a key can be rotated:
 //! start with the new key as `MASTER_KEY` and the old one as `MASTER_KEY_PREVIOUS`; values
 //! sealed under the old key still open and are sealed again under the new one at start-up
-//! ([`reseal_all`]). Each value is bound to where it is stored (its `context`, the associated
+//! ([`crate::reseal::reseal_all`]). Each value is bound to where it is stored (its `context`, the associated
 //! data), so a sealed secret copied to another row or setting does not open.
 
 use base64::Engine;
@@ -153,15 +153,6 @@ impl MasterKeys {
         };
         Ok(self.seal(context, &plain))
     }
-}
-
-/// Seals again, under the current key, every stored secret that is in clear (written before
-/// secrets were sealed) or under the previous key. Run at start-up, before serving; returns
-/// how many values changed.
-pub async fn reseal_all(db: &crate::Db, keys: &MasterKeys) -> crate::Result<u64> {
-    Ok(crate::settings::reseal(db, keys).await?
-        + crate::webhook_endpoints::reseal(db, keys).await?
-        + crate::connections::reseal(db, keys).await?)
 }
 
 #[cfg(test)]

@@ -335,3 +335,30 @@ pub async fn recent_for_user(
         .map(from_row)
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// The SQL that sums inserted samples names the key the counts are written under.
+    #[test]
+    fn the_summed_key_is_the_fields_name() {
+        let counts = RunCounts { samples_inserted: 7, ..RunCounts::default() };
+        assert_eq!(counts_json(Some(&counts))[SAMPLES_INSERTED], 7);
+        assert_eq!(counts_json(None), json!({}));
+        let import = ImportCounts { bytes: 10, ..ImportCounts::default() };
+        let counts = RunCounts { import: Some(import), ..RunCounts::default() };
+        assert_eq!(counts_json(Some(&counts))["bytes"], 10, "an import's own beside the others");
+    }
+
+    #[test]
+    fn run_sources_read_back_as_written() {
+        for source in [RunSource::Sdk, RunSource::XmlImport, RunSource::Pull] {
+            assert_eq!(RunSource::parse(source.as_str()), Some(source));
+            assert_eq!(serde_json::to_value(source).ok(), Some(json!(source.as_str())));
+        }
+        assert_eq!(RunSource::parse("ftp"), None);
+    }
+}

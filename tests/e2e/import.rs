@@ -349,9 +349,7 @@ async fn client_mode_ignores_bucket_events_and_errors_are_in_the_contract() {
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!((r.body["queued"].clone(), r.body["ignored"].clone()), (json!([]), json!(1)));
     // Nothing would process a form upload in this mode: the form is not offered.
-    app.post(&base(&user), &key, json!({}))
-        .await
-        .assert_error(400, api::routes::xml_import::FORM_NEEDS_BUCKET_EVENTS);
+    app.post(&base(&user), &key, json!({})).await.assert_error(400, api::FORM_NEEDS_BUCKET_EVENTS);
     // Only the user's own SDK token, a developer token or an API key may upload.
     let other = app.user(&key, json!({})).await;
     let token = app

@@ -34,14 +34,14 @@ const SDK_TOKEN_REFUSED: &str = "SDK tokens cannot access this endpoint";
 
 /// A caller of the integration API.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Principal {
+pub(crate) enum Principal {
     Developer(Uuid),
     ApiKey(Uuid),
 }
 
 impl Principal {
     /// A short description for audit columns (`developer:<id>`, `api_key:<id>`).
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match self {
             Principal::Developer(id) => format!("developer:{id}"),
             Principal::ApiKey(id) => format!("api_key:{id}"),
@@ -136,7 +136,7 @@ async fn developer_token(
 
 /// Developer token or API key.
 #[derive(Debug, Clone, Copy)]
-pub struct ApiAuth(pub Principal);
+pub(crate) struct ApiAuth(pub Principal);
 
 impl FromRequestParts<AppState> for ApiAuth {
     type Rejection = ApiError;
@@ -157,7 +157,7 @@ impl FromRequestParts<AppState> for ApiAuth {
 
 /// A logged-in developer (bearer token only).
 #[derive(Debug, Clone)]
-pub struct DeveloperAuth(pub schema::developers::Developer);
+pub(crate) struct DeveloperAuth(pub schema::developers::Developer);
 
 impl FromRequestParts<AppState> for DeveloperAuth {
     type Rejection = ApiError;
@@ -182,7 +182,7 @@ impl FromRequestParts<AppState> for DeveloperAuth {
 
 /// A caller of the SDK endpoints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SdkAuth {
+pub(crate) enum SdkAuth {
     /// An end user's SDK token: may act for that user only.
     User(Uuid),
     /// A developer or an API key: may act for any user.
@@ -191,7 +191,7 @@ pub enum SdkAuth {
 
 impl SdkAuth {
     /// The contract's 403 when an SDK token is used for another user's path.
-    pub fn ensure_user(&self, path_user: &str) -> ApiResult<()> {
+    pub(crate) fn ensure_user(&self, path_user: &str) -> ApiResult<()> {
         match self {
             SdkAuth::User(id) if id.to_string() != path_user.to_ascii_lowercase() => {
                 Err(ApiError::forbidden("Token does not match user_id"))
@@ -234,7 +234,7 @@ impl FromRequestParts<AppState> for SdkAuth {
 /// token, an API key), with every credential problem answered as the contract's
 /// `401 Could not validate credentials`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ImportAuth(pub SdkAuth);
+pub(crate) struct ImportAuth(pub SdkAuth);
 
 impl FromRequestParts<AppState> for ImportAuth {
     type Rejection = ApiError;

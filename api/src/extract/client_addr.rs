@@ -12,7 +12,7 @@ use crate::AppState;
 
 /// `None` when the server was not started with connection info (some tests).
 #[derive(Debug, Clone, Copy)]
-pub struct ClientAddr(pub Option<IpAddr>);
+pub(crate) struct ClientAddr(pub Option<IpAddr>);
 
 impl FromRequestParts<AppState> for ClientAddr {
     type Rejection = Infallible;

@@ -9,7 +9,7 @@ use crate::validate::missing;
 
 /// A JSON body whose problems are reported in the contract's 422 shape, with the location of
 /// the offending field. The content type is not checked: mobile clients send JSON either way.
-pub struct ApiJson<T>(pub T);
+pub(crate) struct ApiJson<T>(pub T);
 
 impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
     type Rejection = ApiError;
@@ -67,7 +67,7 @@ fn describe(err: serde_path_to_error::Error<serde_json::Error>) -> FieldError {
 
 /// For PATCH bodies: an absent field is `None`, an explicit `null` is `Some(None)`.
 /// Use with `#[serde(default, deserialize_with = "double_option")]`.
-pub fn double_option<'de, T, D>(de: D) -> Result<Option<Option<T>>, D::Error>
+pub(crate) fn double_option<'de, T, D>(de: D) -> Result<Option<Option<T>>, D::Error>
 where
     T: Deserialize<'de>,
     D: Deserializer<'de>,

@@ -8,16 +8,16 @@ mod json;
 mod query;
 
 pub(crate) use auth::bearer_token;
-pub use auth::{ApiAuth, DeveloperAuth, ImportAuth, Principal, SdkAuth};
-pub use client_addr::ClientAddr;
-pub use json::{ApiJson, double_option};
-pub use query::Query;
+pub(crate) use auth::{ApiAuth, DeveloperAuth, ImportAuth, SdkAuth};
+pub(crate) use client_addr::ClientAddr;
+pub(crate) use json::{ApiJson, double_option};
+pub(crate) use query::Query;
 
 use uuid::Uuid;
 
 use crate::error::{ApiError, ApiResult};
 
 /// Parses a UUID path segment; the contract's 400 when it is not one.
-pub fn path_uuid(raw: &str) -> ApiResult<Uuid> {
+pub(crate) fn path_uuid(raw: &str) -> ApiResult<Uuid> {
     Uuid::parse_str(raw).map_err(|_| ApiError::invalid_uuid())
 }

@@ -5,7 +5,7 @@ use std::convert::Infallible;
 use crate::validate::Params;
 
 /// The raw query string as typed `Params`; never rejects (problems surface on `finish`).
-pub struct Query(pub Params);
+pub(crate) struct Query(pub Params);
 
 impl<S: Send + Sync> FromRequestParts<S> for Query {
     type Rejection = Infallible;

@@ -23,7 +23,7 @@ use crate::extract::{ApiJson, DeveloperAuth, path_uuid};
 use crate::security::secrets;
 use crate::validate::{Checks, body_loc};
 
-pub fn router() -> OpenApiRouter<AppState> {
+pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(list_keys, create_key))
         .routes(routes!(rename_key, delete_key))
@@ -32,7 +32,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 
 /// An API key as listed: its prefix, never the key.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct ApiKeyOut {
+pub(crate) struct ApiKeyOut {
     pub id: Uuid,
     pub name: String,
     /// The first characters of the key, to tell keys apart.
@@ -59,7 +59,7 @@ fn scopes_schema() -> Array {
 
 /// A key just created: the only time the full key is shown.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct ApiKeyCreated {
+pub(crate) struct ApiKeyCreated {
     #[serde(flatten)]
     pub key_info: ApiKeyOut,
     /// The full key. Store it now: it cannot be shown again.
@@ -67,7 +67,7 @@ pub struct ApiKeyCreated {
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
-pub struct ApiKeyIn {
+pub(crate) struct ApiKeyIn {
     /// Defaults to `Default`.
     #[serde(default)]
     pub name: Option<String>,
@@ -183,7 +183,7 @@ async fn create_key(
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
-pub struct ApiKeyPatch {
+pub(crate) struct ApiKeyPatch {
     pub name: String,
 }
 

@@ -16,13 +16,13 @@ use crate::error::{ApiResult, ErrorBody, ValidationBody};
 use crate::extract::{DeveloperAuth, Query};
 use crate::pagination::{Cursor, CursorPagination};
 
-pub fn router() -> OpenApiRouter<AppState> {
+pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(list_audit))
 }
 
 /// One request on record.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct AuditEventOut {
+pub(crate) struct AuditEventOut {
     pub id: Uuid,
     /// When the request came.
     pub at: DateTime<Utc>,
@@ -59,7 +59,7 @@ impl From<AuditEvent> for AuditEventOut {
 
 /// `{data, pagination}`: `pagination.next_cursor` continues to older events.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct AuditPage {
+pub(crate) struct AuditPage {
     pub data: Vec<AuditEventOut>,
     pub pagination: CursorPagination,
 }

@@ -21,7 +21,7 @@ use crate::extract::{ClientAddr, DeveloperAuth};
 use crate::security::passwords;
 use crate::security::throttle::Attempt;
 
-pub fn router() -> OpenApiRouter<AppState> {
+pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(login).layer(axum::extract::DefaultBodyLimit::max(LOGIN_FORM_BYTES)))
         .routes(routes!(me))
@@ -39,7 +39,7 @@ const MAX_USERNAME: usize = 320;
 const LOGIN_FORM_BYTES: usize = 4096;
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct LoginOut {
+pub(crate) struct LoginOut {
     pub access_token: String,
     /// Always `bearer`.
     pub token_type: &'static str,
@@ -50,14 +50,14 @@ pub struct LoginOut {
 /// The form of the OAuth 2.0 password flow.
 #[derive(Debug, ToSchema)]
 #[allow(dead_code)]
-pub struct LoginForm {
+pub(crate) struct LoginForm {
     /// The developer's email.
     username: String,
     password: String,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct DeveloperOut {
+pub(crate) struct DeveloperOut {
     pub id: Uuid,
     pub email: String,
     pub first_name: Option<String>,
@@ -181,7 +181,7 @@ async fn refresh(
 }
 
 #[derive(Debug, serde::Deserialize, ToSchema)]
-pub struct PasswordIn {
+pub(crate) struct PasswordIn {
     pub current_password: String,
     /// At least 10 characters.
     pub new_password: String,

@@ -18,12 +18,12 @@ use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::extract::ApiJson;
 use crate::{AppState, CompletionMode};
 
-pub fn router() -> OpenApiRouter<AppState> {
+pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(events))
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct EventsOut {
+pub(crate) struct EventsOut {
     /// Imports queued now.
     pub queued: Vec<Uuid>,
     /// Records ignored: other events, other buckets, keys outside users' upload areas,

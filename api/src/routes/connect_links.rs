@@ -19,7 +19,7 @@ use crate::routes::existing_user;
 use crate::security::secrets;
 use crate::validate::{Checks, body_loc};
 
-pub fn router() -> OpenApiRouter<AppState> {
+pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(create_link, list_links)).routes(routes!(revoke_link))
 }
 
@@ -32,7 +32,7 @@ const MAX_PROVIDERS: usize = 32;
 
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(default)]
-pub struct ConnectLinkIn {
+pub(crate) struct ConnectLinkIn {
     /// The vendors the page offers (lowercase identifiers of enabled cloud vendors); every
     /// enabled cloud vendor when left out.
     pub providers: Option<Vec<String>>,
@@ -50,7 +50,7 @@ pub struct ConnectLinkIn {
     "user_id": "0191f3c2-7a4e-7c51-9a43-2b6c1d0e8f10", "providers": ["oura", "withings"],
     "redirect_uri": null, "created_at": "2026-03-14T18:46:45Z",
     "expires_at": "2026-03-14T19:16:45Z", "status": "active"}))]
-pub struct ConnectLinkCreated {
+pub(crate) struct ConnectLinkCreated {
     pub id: Uuid,
     /// Send this to the user: it works in the first browser that opens it, until `expires_at`.
     pub url: String,
@@ -60,7 +60,7 @@ pub struct ConnectLinkCreated {
 
 /// A link as listed (its URL is not kept).
 #[derive(Debug, Serialize, ToSchema)]
-pub struct ConnectLinkOut {
+pub(crate) struct ConnectLinkOut {
     pub user_id: Uuid,
     /// The vendors offered; null: every enabled cloud vendor.
     pub providers: Option<Vec<String>>,
@@ -75,7 +75,7 @@ pub struct ConnectLinkOut {
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct ConnectLinkListed {
+pub(crate) struct ConnectLinkListed {
     pub id: Uuid,
     #[serde(flatten)]
     pub link: ConnectLinkOut,

@@ -25,7 +25,7 @@ use crate::routes::oauth::{Completion, Flow};
 use crate::security::throttle::Attempt;
 use crate::security::{cookies, secrets};
 
-pub fn router() -> OpenApiRouter<AppState> {
+pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(show_link)).routes(routes!(start_connecting, disconnect))
 }
 
@@ -41,7 +41,7 @@ const ACTIONS_WINDOW_SECONDS: i64 = 15 * 60;
 
 /// Where connecting sends the browser.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct ConnectingOut {
+pub(crate) struct ConnectingOut {
     /// The vendor's authorization page, for this browser only: the flow is bound to it (a
     /// cookie set with this answer), so the URL connects no one elsewhere.
     pub authorization_url: String,
@@ -49,7 +49,7 @@ pub struct ConnectingOut {
 
 /// What the page shows.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct ConnectPageOut {
+pub(crate) struct ConnectPageOut {
     /// The deployment's name (`DEPLOYMENT_NAME`).
     pub deployment: String,
     pub expires_at: DateTime<Utc>,
@@ -60,7 +60,7 @@ pub struct ConnectPageOut {
 
 /// One vendor on the page and the user's connection to it.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct VendorStateOut {
+pub(crate) struct VendorStateOut {
     pub provider: String,
     pub name: String,
     /// Relative URL.

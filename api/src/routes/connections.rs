@@ -16,13 +16,13 @@ use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::extract::ApiAuth;
 use crate::routes::existing_user;
 
-pub fn router() -> OpenApiRouter<AppState> {
+pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(list_connections)).routes(routes!(disconnect))
 }
 
 /// A user's connection to a provider, with the provider's capability flags.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct ConnectionOut {
+pub(crate) struct ConnectionOut {
     pub id: Uuid,
     pub user_id: Uuid,
     pub provider: String,

@@ -19,12 +19,12 @@ use crate::extract::ApiAuth;
 use crate::routes::data_sources::display_name;
 use crate::routes::existing_user;
 
-pub fn router() -> OpenApiRouter<AppState> {
+pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(data_coverage))
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct CoverageOut {
+pub(crate) struct CoverageOut {
     /// The first and last UTC days holding any sample; null without samples.
     pub first_day: Option<NaiveDate>,
     pub last_day: Option<NaiveDate>,
@@ -32,7 +32,7 @@ pub struct CoverageOut {
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct SeriesCoverageOut {
+pub(crate) struct SeriesCoverageOut {
     /// The series, as `timeseries?types=` names it.
     #[serde(rename = "type")]
     pub series_type: String,
@@ -47,7 +47,7 @@ pub struct SeriesCoverageOut {
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct SourceCoverageOut {
+pub(crate) struct SourceCoverageOut {
     /// The data source's id (`GET /users/{user_id}/data-sources`) and name.
     pub data_source_id: Uuid,
     pub display_name: String,

@@ -15,12 +15,12 @@ use crate::error::{ApiResult, ErrorBody};
 use crate::extract::ApiAuth;
 use crate::routes::existing_user;
 
-pub fn router() -> OpenApiRouter<AppState> {
+pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(list_data_sources))
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct DataSourceOut {
+pub(crate) struct DataSourceOut {
     pub id: Uuid,
     pub user_id: Uuid,
     pub user_connection_id: Option<Uuid>,
@@ -35,7 +35,7 @@ pub struct DataSourceOut {
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct DataSourceList {
+pub(crate) struct DataSourceList {
     pub items: Vec<DataSourceOut>,
     pub total: i64,
 }

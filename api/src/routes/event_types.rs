@@ -8,12 +8,12 @@ use utoipa_axum::routes;
 
 use crate::AppState;
 
-pub fn router() -> OpenApiRouter<AppState> {
+pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(list_event_types))
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct EventTypeOut {
+pub(crate) struct EventTypeOut {
     pub name: String,
     pub description: String,
     /// The per-series events a timeseries group event stands for.

@@ -23,7 +23,7 @@ use crate::routes::{existing_user, user_ranking};
 use crate::validate::Params;
 use rules::{SourceOut, Sources};
 
-pub fn router() -> OpenApiRouter<AppState> {
+pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(list_workouts))
         .routes(routes!(list_sleep))
@@ -35,7 +35,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct WorkoutOut {
+pub(crate) struct WorkoutOut {
     pub id: Uuid,
     /// The workout type (`running`, `cycling`, …), `unknown` when the source gave none.
     #[serde(rename = "type")]
@@ -67,7 +67,7 @@ pub struct WorkoutOut {
 /// A point of a workout's route, whichever way it came (an SDK's `route`, an Apple Health
 /// export's `workout-routes/*.gpx`).
 #[derive(Debug, Serialize, ToSchema)]
-pub struct RoutePointOut {
+pub(crate) struct RoutePointOut {
     /// As the source gave it (ISO 8601).
     pub timestamp: Option<String>,
     pub latitude: f64,
@@ -80,14 +80,14 @@ pub struct RoutePointOut {
 #[schema(example = json!({"workout_id": "0196a5c2-7a4e-7d11-9c1e-2f5b3d4c6a70", "points": [
     {"timestamp": "2026-03-14T07:00:05Z", "latitude": 52.2297, "longitude": 21.0122,
      "altitude_m": 110.5, "horizontal_accuracy_m": 3.1}]}))]
-pub struct RouteOut {
+pub(crate) struct RouteOut {
     pub workout_id: Uuid,
     /// In the order recorded; empty when the workout has no route.
     pub points: Vec<RoutePointOut>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct SleepStagesOut {
+pub(crate) struct SleepStagesOut {
     pub awake_minutes: i32,
     pub light_minutes: i32,
     pub deep_minutes: i32,
@@ -95,7 +95,7 @@ pub struct SleepStagesOut {
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct SleepOut {
+pub(crate) struct SleepOut {
     pub id: Uuid,
     pub start_time: String,
     pub end_time: String,
@@ -115,7 +115,7 @@ pub struct SleepOut {
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct CycleOut {
+pub(crate) struct CycleOut {
     pub id: Uuid,
     pub start_time: String,
     pub end_time: Option<String>,

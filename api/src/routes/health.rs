@@ -14,12 +14,12 @@ use utoipa_axum::routes;
 
 use crate::AppState;
 
-pub fn router() -> OpenApiRouter<AppState> {
+pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(health))
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct HealthOut {
+pub(crate) struct HealthOut {
     /// `ok` when every dependency answers, else `degraded`.
     pub status: &'static str,
     pub version: &'static str,

@@ -20,7 +20,7 @@ use crate::extract::{ApiAuth, Query};
 use crate::pagination::{CursorPage, CursorPagination, PageMetadata};
 use crate::routes::user_ranking;
 
-pub fn router() -> OpenApiRouter<AppState> {
+pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(health_scores))
 }
 

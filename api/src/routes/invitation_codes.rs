@@ -23,7 +23,7 @@ use crate::security::secrets;
 use crate::security::throttle::Attempt;
 use crate::validate::body_loc;
 
-pub fn router() -> OpenApiRouter<AppState> {
+pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(create_code)).routes(routes!(redeem_code))
 }
 
@@ -32,7 +32,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[schema(example = json!({"id": "0192a4c1-7b2e-7d40-8a11-3c5e2f1d0a77", "code": "K7PQ2MXA",
     "user_id": "0191f3c2-7a4e-7c51-9a43-2b6c1d0e8f10", "expires_at": "2026-03-15T18:46:45Z",
     "created_at": "2026-03-14T18:46:45Z"}))]
-pub struct InvitationOut {
+pub(crate) struct InvitationOut {
     pub id: Uuid,
     /// 8 characters of `A-Z` and `2-9` without `I` and `O`; redeem at
     /// `POST /api/v1/invitation-code/redeem`, once, before `expires_at`.
@@ -43,7 +43,7 @@ pub struct InvitationOut {
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
-pub struct RedeemIn {
+pub(crate) struct RedeemIn {
     /// The code as made: 8 characters matching `^[A-Z2-9]{8}$`.
     pub code: String,
 }

@@ -18,14 +18,14 @@ use utoipa_axum::routes;
 
 use crate::AppState;
 
-pub fn router() -> OpenApiRouter<AppState> {
+pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(metrics))
 }
 
 static HANDLE: OnceLock<Option<PrometheusHandle>> = OnceLock::new();
 
 /// Installs the process-wide recorder (once); `None` when another recorder is installed.
-pub fn recorder() -> Option<&'static PrometheusHandle> {
+pub(crate) fn recorder() -> Option<&'static PrometheusHandle> {
     HANDLE
         .get_or_init(|| {
             // Quantiles over the last 30 seconds (three rolling 10 s buckets).
@@ -43,7 +43,7 @@ pub fn recorder() -> Option<&'static PrometheusHandle> {
 /// Installs the recorder and drains its histograms every 5 s while the runtime runs. Installed
 /// with `install_recorder`, it keeps every observation until upkeep or a scrape: with nobody
 /// scraping, the soak saw RSS creep by ~17 bytes a request.
-pub fn start() {
+pub(crate) fn start() {
     if let Some(handle) = recorder() {
         tokio::spawn(async move {
             let mut tick = tokio::time::interval(std::time::Duration::from_secs(5));
@@ -99,7 +99,7 @@ fn describe() {
 
 /// Middleware: the server-side duration of every routed request, by method and route pattern
 /// (never the raw path, which would make one series per user).
-pub async fn track(request: Request, next: Next) -> Response {
+pub(crate) async fn track(request: Request, next: Next) -> Response {
     let route = request.extensions().get::<MatchedPath>().map(|p| p.as_str().to_string());
     let method = request.method().to_string();
     let started = Instant::now();
@@ -132,7 +132,7 @@ fn age_seconds(t: Option<chrono::DateTime<Utc>>) -> f64 {
 }
 
 /// Renders every metric, after refreshing the queue gauges when they are due.
-pub async fn render(db: &schema::Db) -> String {
+pub(crate) async fn render(db: &schema::Db) -> String {
     if gauges_due() {
         metrics::counter!("wearhouse_metrics_gauge_refreshes_total").increment(1);
         if let Ok((depth, oldest)) = schema::sdk_batches::backlog(db).await {

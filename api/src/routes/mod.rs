@@ -1,39 +1,39 @@
 //! One file per route group; each exports `router()`.
 
-pub mod api_keys;
-pub mod audit;
-pub mod auth;
-pub mod bucket_events;
-pub mod connect_links;
-pub mod connect_page;
-pub mod connections;
-pub mod coverage;
-pub mod data_sources;
-pub mod event_types;
-pub mod events;
-pub mod health;
-pub mod health_scores;
-pub mod invitation_codes;
-pub mod metrics;
-pub mod oauth;
-pub mod overview;
-pub mod portal;
-pub mod priorities;
-pub mod providers;
-pub mod sdk_payload;
-pub mod sdk_sync;
-pub mod sdk_tokens;
-pub mod static_files;
-pub mod summaries;
-pub mod sync_status;
-pub mod team;
-pub mod timeseries;
-pub mod users;
-pub mod vendor_sync;
-pub mod vendor_webhooks;
-pub mod webhook_endpoints;
-pub mod webhook_history;
-pub mod xml_import;
+pub(crate) mod api_keys;
+pub(crate) mod audit;
+pub(crate) mod auth;
+pub(crate) mod bucket_events;
+pub(crate) mod connect_links;
+pub(crate) mod connect_page;
+pub(crate) mod connections;
+pub(crate) mod coverage;
+pub(crate) mod data_sources;
+pub(crate) mod event_types;
+pub(crate) mod events;
+pub(crate) mod health;
+pub(crate) mod health_scores;
+pub(crate) mod invitation_codes;
+pub(crate) mod metrics;
+pub(crate) mod oauth;
+pub(crate) mod overview;
+pub(crate) mod portal;
+pub(crate) mod priorities;
+pub(crate) mod providers;
+pub(crate) mod sdk_payload;
+pub(crate) mod sdk_sync;
+pub(crate) mod sdk_tokens;
+pub(crate) mod static_files;
+pub(crate) mod summaries;
+pub(crate) mod sync_status;
+pub(crate) mod team;
+pub(crate) mod timeseries;
+pub(crate) mod users;
+pub(crate) mod vendor_sync;
+pub(crate) mod vendor_webhooks;
+pub(crate) mod webhook_endpoints;
+pub(crate) mod webhook_history;
+pub(crate) mod xml_import;
 
 use uuid::Uuid;
 
@@ -41,13 +41,9 @@ use crate::AppState;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::path_uuid;
 
-/// The user's sources, ranked by the one source-priority rule.
-pub async fn ranking(state: &AppState, user_id: Uuid) -> ApiResult<rules::Ranking> {
-    Ok(rules::Ranking::new(schema::priority::ranked_sources(&state.db, user_id).await?))
-}
-
-/// [`existing_user`] and [`ranking`] at once, in one round trip: what every read starts with.
-pub async fn user_ranking(state: &AppState, raw: &str) -> ApiResult<(Uuid, rules::Ranking)> {
+/// [`existing_user`] and the user's sources ranked by the one source-priority rule, in one
+/// round trip: what every read starts with.
+pub(crate) async fn user_ranking(state: &AppState, raw: &str) -> ApiResult<(Uuid, rules::Ranking)> {
     let id = path_uuid(raw)?;
     match schema::priority::ranked_sources_of_existing(&state.db, id).await? {
         Some(sources) => Ok((id, rules::Ranking::new(sources))),
@@ -57,7 +53,7 @@ pub async fn user_ranking(state: &AppState, raw: &str) -> ApiResult<(Uuid, rules
 
 /// Parses a `{user_id}` path segment and checks that the user exists: the contract's 400 for a
 /// malformed id, its 404 for an unknown one.
-pub async fn existing_user(state: &AppState, raw: &str) -> ApiResult<Uuid> {
+pub(crate) async fn existing_user(state: &AppState, raw: &str) -> ApiResult<Uuid> {
     let id = path_uuid(raw)?;
     if schema::users::exists(&state.db, id).await? {
         Ok(id)

@@ -10,7 +10,7 @@ use crate::AppState;
 use crate::error::{ApiResult, ErrorBody};
 use crate::extract::DeveloperAuth;
 
-pub fn router() -> OpenApiRouter<AppState> {
+pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(overview))
 }
 

@@ -18,7 +18,7 @@ use crate::AppState;
 #[folder = "$PORTAL_DIST"]
 struct Assets;
 
-pub fn router() -> Router<AppState> {
+pub(crate) fn router() -> Router<AppState> {
     Router::new()
         .route("/", get(index))
         .route("/connect/{token}", get(connect_page))

@@ -27,13 +27,13 @@ use crate::routes::data_sources::DataSourceOut;
 use crate::routes::existing_user;
 use crate::validate::{Checks, body_loc, expected_list};
 
-pub fn router() -> OpenApiRouter<AppState> {
+pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(get_global, put_global)).routes(routes!(get_user, put_user))
 }
 
 /// The deployment's order, best first; empty lists fall back to the built-in defaults.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct GlobalPriorities {
+pub(crate) struct GlobalPriorities {
     pub providers: Vec<String>,
     pub device_types: Vec<String>,
     /// The built-in order, used after the lists above.
@@ -42,7 +42,7 @@ pub struct GlobalPriorities {
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct RankedSource {
+pub(crate) struct RankedSource {
     /// 0 is the best.
     pub rank: i32,
     pub data_source: DataSourceOut,
@@ -50,7 +50,7 @@ pub struct RankedSource {
 
 /// A user's own order, and the resulting ranking of their sources.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct UserPriorities {
+pub(crate) struct UserPriorities {
     pub providers: Vec<String>,
     pub device_types: Vec<String>,
     pub data_sources: Vec<Uuid>,
@@ -60,7 +60,7 @@ pub struct UserPriorities {
 
 /// Lists to set; an omitted list is left as it is, an empty one cleared.
 #[derive(Debug, Default, Deserialize, ToSchema)]
-pub struct PrioritiesIn {
+pub(crate) struct PrioritiesIn {
     pub providers: Option<Vec<String>>,
     pub device_types: Option<Vec<String>>,
     /// The user's own data source ids, best first (user scope only).

@@ -18,14 +18,14 @@ use crate::error::{ApiError, ApiResult, ErrorBody, FieldError, ValidationBody};
 use crate::extract::{ApiJson, DeveloperAuth, Query, double_option};
 use crate::validate::body_loc;
 
-pub fn router() -> OpenApiRouter<AppState> {
+pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(list_providers, update_all))
         .routes(routes!(update_provider))
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct ProviderOut {
+pub(crate) struct ProviderOut {
     /// Lowercase identifier.
     pub provider: String,
     pub name: String,
@@ -106,14 +106,14 @@ async fn list_providers(
 
 #[derive(Debug, Clone, Copy, Deserialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum LiveSyncModeIn {
+pub(crate) enum LiveSyncModeIn {
     Pull,
     Webhook,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum GranularityIn {
+pub(crate) enum GranularityIn {
     Daily,
     Hourly,
     Raw,
@@ -121,7 +121,7 @@ pub enum GranularityIn {
 
 /// Fields left out stay as they are.
 #[derive(Debug, Deserialize, ToSchema)]
-pub struct SettingIn {
+pub(crate) struct SettingIn {
     pub is_enabled: Option<bool>,
     /// `pull` or `webhook`, for providers whose mode can be switched; not null.
     #[serde(default, deserialize_with = "double_option")]
@@ -177,7 +177,7 @@ async fn update_provider(
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
-pub struct BulkIn {
+pub(crate) struct BulkIn {
     /// Provider identifier → enabled.
     pub providers: BTreeMap<String, bool>,
 }

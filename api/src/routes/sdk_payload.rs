@@ -17,7 +17,7 @@ use utoipa::ToSchema;
         "sleep": [], "workouts": []
     }
 }))]
-pub struct SdkPayload {
+pub(crate) struct SdkPayload {
     /// `apple` (the iOS SDK), `google` (Health Connect) or `samsung` (Samsung Health).
     provider: String,
     sdk_version: Option<String>,
@@ -27,7 +27,7 @@ pub struct SdkPayload {
 }
 
 #[derive(ToSchema)]
-pub struct SdkData {
+pub(crate) struct SdkData {
     records: Vec<SdkRecord>,
     sleep: Vec<SdkSleepItem>,
     workouts: Vec<SdkWorkout>,
@@ -36,7 +36,7 @@ pub struct SdkData {
 /// A sample: HealthKit's `HKQuantityTypeIdentifier…` or Health Connect's record type.
 #[derive(ToSchema)]
 #[schema(rename_all = "camelCase")]
-pub struct SdkRecord {
+pub(crate) struct SdkRecord {
     #[schema(rename = "type")]
     kind: String,
     /// ISO 8601.
@@ -52,7 +52,7 @@ pub struct SdkRecord {
 /// The app and device that wrote an item; wearhouse keeps one data source per device.
 #[derive(ToSchema)]
 #[schema(rename_all = "camelCase")]
-pub struct SdkSource {
+pub(crate) struct SdkSource {
     app_id: Option<String>,
     name: Option<String>,
     bundle_identifier: Option<String>,
@@ -67,7 +67,7 @@ pub struct SdkSource {
 
 #[derive(ToSchema)]
 #[schema(rename_all = "camelCase")]
-pub struct SdkOsVersion {
+pub(crate) struct SdkOsVersion {
     major_version: Option<i64>,
     minor_version: Option<i64>,
     patch_version: Option<i64>,
@@ -76,7 +76,7 @@ pub struct SdkOsVersion {
 /// A sleep stage; stages of one night become one session.
 #[derive(ToSchema)]
 #[schema(rename_all = "camelCase")]
-pub struct SdkSleepItem {
+pub(crate) struct SdkSleepItem {
     id: Option<String>,
     parent_id: Option<String>,
     /// `in_bed`, `sleeping`/`asleep`, `awake`, `light`/`core`, `deep`, `rem`, `unknown` (any case).
@@ -89,7 +89,7 @@ pub struct SdkSleepItem {
 
 #[derive(ToSchema)]
 #[schema(rename_all = "camelCase")]
-pub struct SdkWorkout {
+pub(crate) struct SdkWorkout {
     id: Option<String>,
     /// The platform's activity type (`HKWorkoutActivityTypeRunning`, `RUNNING`, …).
     #[schema(rename = "type")]
@@ -106,7 +106,7 @@ pub struct SdkWorkout {
 }
 
 #[derive(ToSchema)]
-pub struct SdkWorkoutStat {
+pub(crate) struct SdkWorkoutStat {
     #[schema(rename = "type")]
     kind: String,
     value: f64,
@@ -114,7 +114,7 @@ pub struct SdkWorkoutStat {
 }
 
 #[derive(ToSchema)]
-pub struct SdkWorkoutSample {
+pub(crate) struct SdkWorkoutSample {
     timestamp: String,
     #[schema(rename = "type")]
     kind: String,
@@ -124,7 +124,7 @@ pub struct SdkWorkoutSample {
 
 #[derive(ToSchema)]
 #[schema(rename_all = "camelCase")]
-pub struct SdkRoutePoint {
+pub(crate) struct SdkRoutePoint {
     timestamp: String,
     latitude: f64,
     longitude: f64,

@@ -25,7 +25,7 @@ use crate::AppState;
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::extract::{SdkAuth, path_uuid};
 
-pub fn router() -> OpenApiRouter<AppState> {
+pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(sync)).routes(routes!(logs))
 }
 
@@ -35,7 +35,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[schema(example = json!({"status_code": 202, "response": "Import task queued successfully",
     "user_id": "0191f3c2-7a4e-7c51-9a43-2b6c1d0e8f10", "task_id": "0191f3c4-1b2a-7d3e-8f40-5a6b7c8d9e0f",
     "dropped_count": 0, "records_saved": 0, "workouts_saved": 0, "sleep_saved": 0}))]
-pub struct UploadOut {
+pub(crate) struct UploadOut {
     pub status_code: u16,
     pub response: &'static str,
     pub user_id: String,

@@ -18,7 +18,7 @@ use crate::extract::{ApiAuth, ApiJson};
 use crate::routes::existing_user;
 use crate::security::secrets;
 
-pub fn router() -> OpenApiRouter<AppState> {
+pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(issue_token))
         .routes(routes!(refresh_token))
@@ -26,7 +26,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct TokenOut {
+pub(crate) struct TokenOut {
     /// Send as `Authorization: Bearer <access_token>`.
     pub access_token: String,
     /// Always `bearer`.
@@ -39,7 +39,7 @@ pub struct TokenOut {
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
-pub struct RefreshIn {
+pub(crate) struct RefreshIn {
     pub refresh_token: String,
 }
 

@@ -8,7 +8,7 @@ use axum::routing::get;
 
 use crate::AppState;
 
-pub fn router() -> Router<AppState> {
+pub(crate) fn router() -> Router<AppState> {
     Router::new().route("/static/provider-icons/{file}", get(icon))
 }
 

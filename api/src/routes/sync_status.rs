@@ -24,7 +24,7 @@ use crate::error::{ApiError, ApiResult, ErrorBody, ValidationBody};
 use crate::extract::{ApiAuth, Query};
 use crate::routes::existing_user;
 
-pub fn router() -> OpenApiRouter<AppState> {
+pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(runs)).routes(routes!(stream))
 }
 
@@ -33,7 +33,7 @@ const WINDOW_HOURS: i32 = 24;
 
 /// One run: an SDK batch, an export import.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct SyncRunOut {
+pub(crate) struct SyncRunOut {
     /// The `task_id` the upload was answered with.
     pub run_id: Uuid,
     pub user_id: Uuid,

@@ -29,7 +29,7 @@ use crate::security::secrets;
 use crate::security::throttle::Attempt;
 use crate::validate::Checks;
 
-pub fn router() -> OpenApiRouter<AppState> {
+pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(list_members))
         .routes(routes!(change_member, remove_member))
@@ -59,7 +59,7 @@ const NO_INVITATION: &str = "This invitation is not valid or has expired. Ask fo
 
 /// An invitation as listed (its link is shown only when it is made).
 #[derive(Debug, Serialize, ToSchema)]
-pub struct TeamInvitationOut {
+pub(crate) struct TeamInvitationOut {
     pub id: Uuid,
     pub email: String,
     #[schema(schema_with = role_schema)]
@@ -84,7 +84,7 @@ impl From<Invitation> for TeamInvitationOut {
 
 /// An invitation just made: the only time its link is shown.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct TeamInvitationCreated {
+pub(crate) struct TeamInvitationCreated {
     #[serde(flatten)]
     pub invitation: TeamInvitationOut,
     /// The link to send to the colleague; it works once, until `expires_at`.
@@ -94,27 +94,27 @@ pub struct TeamInvitationCreated {
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
-pub struct TeamInvitationIn {
+pub(crate) struct TeamInvitationIn {
     pub email: String,
     #[schema(schema_with = role_schema)]
     pub role: Role,
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
-pub struct TeamMemberIn {
+pub(crate) struct TeamMemberIn {
     #[schema(schema_with = role_schema)]
     pub role: Role,
 }
 
 /// An invitation's token, as its link carries it.
 #[derive(Debug, Deserialize, ToSchema)]
-pub struct TeamTokenIn {
+pub(crate) struct TeamTokenIn {
     pub token: String,
 }
 
 /// What an invitation link says, for the page that accepts it.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct TeamInvitationShown {
+pub(crate) struct TeamInvitationShown {
     pub email: String,
     #[schema(schema_with = role_schema)]
     pub role: Role,
@@ -124,7 +124,7 @@ pub struct TeamInvitationShown {
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
-pub struct TeamJoinIn {
+pub(crate) struct TeamJoinIn {
     pub token: String,
     /// At least 10 characters.
     pub password: String,

@@ -18,7 +18,7 @@ use crate::pagination::{Cursor, CursorPage, PageMetadata, paginate};
 use crate::routes::user_ranking;
 use rules::{SourceOut, Sources};
 
-pub fn router() -> OpenApiRouter<AppState> {
+pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(timeseries))
 }
 
@@ -39,7 +39,7 @@ const RESOLUTIONS: &[(&str, Option<i64>)] = &[
     "source": {"provider": "phonehealth", "source": "Apple Watch", "device": "Watch6,2",
                "device_type": "watch", "device_name": "Apple Watch"},
     "is_daily_total": null}))]
-pub struct SampleOut {
+pub(crate) struct SampleOut {
     /// The sample's instant in its local time (`+02:00`), or in UTC (`Z`) when its offset is
     /// unknown. A bucket's start, in UTC buckets.
     pub timestamp: String,

@@ -18,7 +18,7 @@ use crate::extract::{ApiAuth, ApiJson, DeveloperAuth, Query, double_option, path
 use crate::pagination::OffsetPage;
 use crate::validate::Checks;
 
-pub fn router() -> OpenApiRouter<AppState> {
+pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(list_users, create_user)).routes(routes!(
         get_user,
         patch_user,
@@ -31,7 +31,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[schema(example = json!({"id": "0191f3c2-7a4e-7c51-9a43-2b6c1d0e8f10", "created_at": "2026-03-14T18:46:45Z",
     "first_name": "Ada", "last_name": null, "email": "ada@example.com", "external_user_id": "user-42",
     "last_synced_at": "2026-03-14T18:50:02Z", "last_synced_provider": "phonehealth", "has_active_connection": true}))]
-pub struct UserOut {
+pub(crate) struct UserOut {
     pub id: Uuid,
     pub created_at: DateTime<Utc>,
     pub first_name: Option<String>,
@@ -61,7 +61,7 @@ impl From<User> for UserOut {
 }
 
 #[derive(Debug, Default, Deserialize, ToSchema)]
-pub struct UserIn {
+pub(crate) struct UserIn {
     pub first_name: Option<String>,
     pub last_name: Option<String>,
     pub email: Option<String>,
@@ -71,7 +71,7 @@ pub struct UserIn {
 
 /// Absent fields stay as they are; `null` clears a field.
 #[derive(Debug, Default, Deserialize, ToSchema)]
-pub struct UserPatchIn {
+pub(crate) struct UserPatchIn {
     #[serde(default, deserialize_with = "double_option")]
     #[schema(value_type = Option<String>)]
     pub first_name: Option<Option<String>>,

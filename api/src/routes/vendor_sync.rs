@@ -18,7 +18,7 @@ use crate::routes::existing_user;
 use crate::validate::Params;
 use schema::vendor_pulls::PullKind;
 
-pub fn router() -> OpenApiRouter<AppState> {
+pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(sync)).routes(routes!(historical))
 }
 
@@ -29,7 +29,7 @@ const DEFAULT_DAYS: i64 = 2;
 const MAX_DAYS: i64 = 31;
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct SyncOut {
+pub(crate) struct SyncOut {
     pub success: bool,
     #[serde(rename = "async")]
     pub is_async: bool,
@@ -103,7 +103,7 @@ async fn connected(
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct HistoricalOut {
+pub(crate) struct HistoricalOut {
     pub success: bool,
     pub provider: String,
     pub user_id: Uuid,

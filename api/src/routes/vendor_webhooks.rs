@@ -65,7 +65,7 @@ impl Default for Budgets {
     }
 }
 
-pub fn router() -> OpenApiRouter<AppState> {
+pub(crate) fn router() -> OpenApiRouter<AppState> {
     // The body is read by `notify` itself, after the vendor is known: no body limit layer.
     OpenApiRouter::new()
         .routes(routes!(verify, notify).layer(axum::extract::DefaultBodyLimit::disable()))
@@ -126,7 +126,7 @@ async fn verify(
 
 /// What every accepted notification is answered, whatever it named.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct NotifiedOut {
+pub(crate) struct NotifiedOut {
     /// Always `true`: the notification was taken (what it asked for is queued, if anything).
     pub received: bool,
 }

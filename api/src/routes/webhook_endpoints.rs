@@ -18,7 +18,7 @@ use crate::error::{ApiError, ApiResult, ErrorBody, FieldError, ValidationBody};
 use crate::extract::{ApiJson, DeveloperAuth};
 use crate::validate::{Checks, body_loc, expected_list};
 
-pub fn router() -> OpenApiRouter<AppState> {
+pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(list_endpoints, create_endpoint))
         .routes(routes!(get_endpoint, patch_endpoint, delete_endpoint))
@@ -34,7 +34,7 @@ const OLD_SECRET_HOURS: i64 = 24;
     "description": "", "filter_types": ["workout.created", "sleep.created"], "user_id": null,
     "disabled": false, "disabled_reason": null,
     "created_at": "2026-03-14T18:46:45Z", "updated_at": "2026-03-14T18:46:45Z"}))]
-pub struct EndpointOut {
+pub(crate) struct EndpointOut {
     /// `ep_…`.
     pub id: String,
     pub url: String,
@@ -67,7 +67,7 @@ impl From<Endpoint> for EndpointOut {
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
-pub struct EndpointIn {
+pub(crate) struct EndpointIn {
     pub url: String,
     #[serde(default)]
     pub description: Option<String>,
@@ -85,7 +85,7 @@ fn present<'de, T: Deserialize<'de>, D: Deserializer<'de>>(
 }
 
 #[derive(Debug, Default, Deserialize, ToSchema)]
-pub struct EndpointPatchIn {
+pub(crate) struct EndpointPatchIn {
     #[serde(default)]
     pub url: Option<String>,
     #[serde(default)]
@@ -104,12 +104,12 @@ pub struct EndpointPatchIn {
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct SecretOut {
+pub(crate) struct SecretOut {
     /// `whsec_` + base64 of 32 random bytes.
     pub key: String,
 }
 
-pub fn enabled(state: &AppState) -> ApiResult<()> {
+pub(crate) fn enabled(state: &AppState) -> ApiResult<()> {
     if state.config.outbox {
         Ok(())
     } else {
@@ -120,7 +120,7 @@ pub fn enabled(state: &AppState) -> ApiResult<()> {
     }
 }
 
-pub fn not_found(id: &str) -> ApiError {
+pub(crate) fn not_found(id: &str) -> ApiError {
     ApiError::not_found(format!("Webhook endpoint with ID: {id} not found."))
 }
 

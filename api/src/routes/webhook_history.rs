@@ -20,7 +20,7 @@ use crate::error::{ApiError, ApiResult, ErrorBody, FieldError, ValidationBody};
 use crate::extract::{ApiJson, DeveloperAuth, Query};
 use crate::validate::{Params, body_loc};
 
-pub fn router() -> OpenApiRouter<AppState> {
+pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(list_attempts))
         .routes(routes!(list_messages))
@@ -32,7 +32,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct MessageOut {
+pub(crate) struct MessageOut {
     pub id: String,
     pub event_type: String,
     pub event_id: String,
@@ -46,7 +46,7 @@ pub struct MessageOut {
 
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct AttemptOut {
+pub(crate) struct AttemptOut {
     pub id: String,
     pub endpoint_id: String,
     pub msg_id: String,
@@ -65,7 +65,7 @@ pub struct AttemptOut {
 
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct ListOut<T> {
+pub(crate) struct ListOut<T> {
     pub data: Vec<T>,
     pub done: bool,
     pub iterator: Option<String>,
@@ -205,7 +205,7 @@ async fn list_attempts(
 /// A message as one endpoint got it: the message with its payload, and its delivery there.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct EndpointMessageOut {
+pub(crate) struct EndpointMessageOut {
     #[serde(flatten)]
     pub msg: MessageOut,
     /// The delivery's: 0 success, 1 pending, 2 failed, 3 sending.
@@ -297,14 +297,14 @@ async fn list_messages(
 }
 
 #[derive(Debug, Default, Deserialize, ToSchema)]
-pub struct TestIn {
+pub(crate) struct TestIn {
     /// Default `workout.created`.
     #[serde(default)]
     pub event_type: Option<String>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct TestOut {
+pub(crate) struct TestOut {
     pub message: String,
     pub message_id: String,
 }
@@ -394,13 +394,13 @@ async fn resend(
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
-pub struct RecoverIn {
+pub(crate) struct RecoverIn {
     /// Messages created at or after this time.
     pub since: DateTime<Utc>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct RecoverOut {
+pub(crate) struct RecoverOut {
     /// How many failed messages are sent again.
     pub recovered: u64,
 }

@@ -31,7 +31,7 @@ use crate::routes::existing_user;
 use crate::validate::{Checks, body_loc};
 use crate::{AppState, CompletionMode};
 
-pub fn router(direct_upload_max_bytes: usize) -> OpenApiRouter<AppState> {
+pub(crate) fn router(direct_upload_max_bytes: usize) -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(presign))
         .routes(routes!(create))
@@ -146,7 +146,7 @@ fn owns(user: Uuid, key: &str) -> ApiResult<()> {
 }
 
 #[derive(Debug, Default, Deserialize, ToSchema)]
-pub struct PresignIn {
+pub(crate) struct PresignIn {
     /// At most 200 characters.
     #[serde(default)]
     pub filename: Option<String>,
@@ -159,7 +159,7 @@ pub struct PresignIn {
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct PresignOut {
+pub(crate) struct PresignOut {
     pub upload_url: String,
     /// Send every field first, then the file as the field `file`.
     pub form_fields: BTreeMap<String, String>,
@@ -211,7 +211,7 @@ async fn presign(
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
-pub struct CreateIn {
+pub(crate) struct CreateIn {
     /// Bytes, 5 MiB to 5 GiB.
     pub file_size: i64,
     #[serde(default)]
@@ -221,7 +221,7 @@ pub struct CreateIn {
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct CreateOut {
+pub(crate) struct CreateOut {
     pub upload_id: String,
     pub key: String,
     pub bucket: String,
@@ -264,21 +264,21 @@ async fn create(
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
-pub struct SignIn {
+pub(crate) struct SignIn {
     pub key: String,
     pub upload_id: String,
     pub part_numbers: Vec<i64>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct PartUrl {
+pub(crate) struct PartUrl {
     pub part_number: i64,
     /// Presigned PUT URL; the answer's `ETag` header is the part's ETag.
     pub url: String,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct SignOut {
+pub(crate) struct SignOut {
     pub urls: Vec<PartUrl>,
 }
 
@@ -359,20 +359,20 @@ async fn sign(
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
-pub struct CompletedPartIn {
+pub(crate) struct CompletedPartIn {
     pub part_number: i64,
     pub etag: String,
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
-pub struct CompleteIn {
+pub(crate) struct CompleteIn {
     pub key: String,
     pub upload_id: String,
     pub parts: Vec<CompletedPartIn>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct CompleteOut {
+pub(crate) struct CompleteOut {
     /// `processing` (mode `client`) or `completed` (mode `bucket_event`).
     pub status: &'static str,
     pub key: String,
@@ -428,13 +428,13 @@ async fn complete(
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
-pub struct AbortIn {
+pub(crate) struct AbortIn {
     pub key: String,
     pub upload_id: String,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct AbortOut {
+pub(crate) struct AbortOut {
     /// `aborted`.
     pub status: &'static str,
     pub key: String,
@@ -467,7 +467,7 @@ async fn abort(
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct DirectOut {
+pub(crate) struct DirectOut {
     /// `processing`.
     pub status: &'static str,
     pub task_id: Uuid,
@@ -480,7 +480,7 @@ pub struct DirectOut {
 /// The direct upload's form, as documented: the handler reads the multipart stream itself.
 #[derive(ToSchema)]
 #[allow(dead_code)] // a schema only: never built
-pub struct DirectUpload {
+pub(crate) struct DirectUpload {
     /// The export: `export.xml` or the phone's `export.zip`.
     #[schema(value_type = String, format = Binary)]
     file: Vec<u8>,

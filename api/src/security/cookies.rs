@@ -5,7 +5,7 @@
 use axum::http::HeaderValue;
 
 /// A cookie to set.
-pub struct Cookie<'a> {
+pub(crate) struct Cookie<'a> {
     pub name: &'a str,
     /// Empty, with `max_age` 0, to clear it.
     pub value: &'a str,
@@ -18,7 +18,7 @@ pub struct Cookie<'a> {
 }
 
 /// The `Set-Cookie` value; `None` when `PUBLIC_URL` is not a URL.
-pub fn set_cookie(public_url: &str, c: &Cookie<'_>) -> Option<HeaderValue> {
+pub(crate) fn set_cookie(public_url: &str, c: &Cookie<'_>) -> Option<HeaderValue> {
     let public = url::Url::parse(public_url).ok()?;
     let secure = if public.scheme() == "https" { "; Secure" } else { "" };
     let path = format!("{}{}", public.path().trim_end_matches('/'), c.path);

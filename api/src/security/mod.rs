@@ -1,9 +1,9 @@
 //! Credentials: password hashing (on a pool of its own), the login throttle, signed access
 //! tokens, and random secrets.
 
-pub mod cookies;
-pub mod hash_pool;
-pub mod passwords;
-pub mod secrets;
-pub mod throttle;
-pub mod tokens;
+pub(crate) mod cookies;
+pub(crate) mod hash_pool;
+pub(crate) mod passwords;
+pub(crate) mod secrets;
+pub(crate) mod throttle;
+pub(crate) mod tokens;

@@ -7,13 +7,13 @@ use std::sync::LazyLock;
 
 use super::hash_pool::{Busy, HashPool};
 
-pub fn hash(password: &str) -> Result<String, argon2::password_hash::Error> {
+pub(crate) fn hash(password: &str) -> Result<String, argon2::password_hash::Error> {
     let salt = SaltString::generate(&mut OsRng);
     Ok(Argon2::default().hash_password(password.as_bytes(), &salt)?.to_string())
 }
 
 /// True when `password` matches `hash`; false for a wrong password or an unreadable hash.
-pub fn verify(password: &str, hash: &str) -> bool {
+pub(crate) fn verify(password: &str, hash: &str) -> bool {
     PasswordHash::new(hash)
         .map(|parsed| Argon2::default().verify_password(password.as_bytes(), &parsed).is_ok())
         .unwrap_or(false)
@@ -22,7 +22,7 @@ pub fn verify(password: &str, hash: &str) -> bool {
 /// `verify` on the hash pool (Argon2 deliberately takes tens of milliseconds). With no stored
 /// hash (unknown email) a dummy hash is checked, so that the answer takes as long whether or
 /// not the account exists.
-pub async fn verify_on(
+pub(crate) async fn verify_on(
     pool: &HashPool,
     password: String,
     hash: Option<String>,

@@ -2,9 +2,9 @@
 
 use std::collections::HashMap;
 
+use crate::units::{self, Origin};
 use chrono::{DateTime, Utc};
 use schema::catalogue::identifiers;
-use schema::catalogue::units::{self, Origin};
 use schema::data_sources::NewDataSource;
 
 use super::attrs::{self, Attrs};

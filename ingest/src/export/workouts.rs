@@ -1,9 +1,9 @@
 //! Export `Workout` elements (with their `WorkoutStatistics`, `WorkoutEvent`, `MetadataEntry`
 //! and route file references) and `ActivitySummary` elements.
 
+use crate::units::{self, Origin};
 use chrono::{Duration, NaiveDate, TimeZone, Utc};
 use schema::catalogue::series_types::{self, SeriesType};
-use schema::catalogue::units::{self, Origin};
 use schema::catalogue::workout_types;
 use schema::data_sources::NewDataSource;
 use schema::workouts::WorkoutRow;

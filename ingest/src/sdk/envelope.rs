@@ -1,8 +1,8 @@
 //! The SDK sync envelope: `{provider, sdkVersion, syncTimestamp, data: {records, sleep,
 //! workouts}}`. The accept path checks the JSON and reads `provider`; the worker parses the rest.
 
+use crate::units::Origin;
 use schema::catalogue::providers::{self, Provider};
-use schema::catalogue::units::Origin;
 use simd_json::prelude::ValueAsScalar as _;
 
 /// The providers the SDK envelope may name, with the client each stands for.

@@ -1,7 +1,7 @@
 //! `data.records` items → samples.
 
+use crate::units::{self, Origin};
 use schema::catalogue::identifiers;
-use schema::catalogue::units::{self, Origin};
 
 use super::fields::{self, Field};
 use super::sources;

@@ -1,8 +1,8 @@
 //! `data.workouts` items → workout sessions, their statistics, their in-workout samples (series
 //! of the workout's source) and their route.
 
+use crate::units::{self, Origin};
 use schema::catalogue::series_types::{self, SeriesType};
-use schema::catalogue::units::{self, Origin};
 use schema::catalogue::workout_types;
 use schema::workouts::{RoutePoint, WorkoutRow};
 use serde_json::{Map, Value, json};

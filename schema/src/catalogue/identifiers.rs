@@ -142,9 +142,9 @@ pub fn series_for(identifier: &str) -> Option<&'static SeriesType> {
     BY_IDENTIFIER.get(identifier).copied()
 }
 
-/// The HealthKit quantity types the contract lists (without `HKQuantityTypeIdentifier`).
-#[cfg(test)]
-pub(crate) const CONTRACT_HEALTHKIT_TYPES: &str = "HeartRate RestingHeartRate HeartRateVariabilitySDNN HeartRateRecoveryOneMinute \
+/// The HealthKit quantity types the contract lists (without `HKQuantityTypeIdentifier`): the
+/// tests here and the unit grammar's (`ingest::units`) check each is mapped and converted.
+pub const CONTRACT_HEALTHKIT_TYPES: &str = "HeartRate RestingHeartRate HeartRateVariabilitySDNN HeartRateRecoveryOneMinute \
     WalkingHeartRateAverage OxygenSaturation BloodGlucose BloodPressureSystolic \
     BloodPressureDiastolic RespiratoryRate Height BodyMass BodyFatPercentage BodyMassIndex \
     LeanBodyMass BodyTemperature VO2Max SixMinuteWalkTestDistance StepCount \

@@ -14,7 +14,7 @@
 mod complete;
 mod pending;
 
-pub use pending::Completion;
+pub(crate) use pending::Completion;
 pub(crate) use pending::cookie;
 
 use axum::Json;
@@ -33,7 +33,7 @@ use crate::error::{ApiError, ApiResult, ErrorBody, ValidationBody};
 use crate::extract::{Query, SdkAuth};
 use crate::security::cookies;
 
-pub fn router() -> OpenApiRouter<AppState> {
+pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(authorize))
         .routes(routes!(start))
@@ -79,7 +79,7 @@ pub(crate) fn allowed_redirect(state: &AppState, uri: &str) -> bool {
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct AuthorizeOut {
+pub(crate) struct AuthorizeOut {
     /// Send the user's browser here, within five minutes: the service's own link, which works
     /// once and goes on to the vendor.
     pub authorization_url: String,
@@ -463,7 +463,7 @@ fn with_query(uri: &str, name: &str, value: &str) -> String {
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct OutcomeOut {
+pub(crate) struct OutcomeOut {
     pub success: bool,
     pub message: String,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -47,7 +47,7 @@ pub(super) struct Pending {
 /// Who finishes a connection once the vendor sends the browser back.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Completion {
+pub(crate) enum Completion {
     /// The callback stores the connection.
     #[default]
     Auto,

@@ -22,7 +22,7 @@ use crate::error::{ApiError, ApiResult, FieldError};
 use crate::pagination::{Cursor, CursorPagination, paginate};
 use crate::validate::Params;
 
-pub fn router() -> OpenApiRouter<AppState> {
+pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .merge(activity::router())
         .merge(sleep::router())
@@ -34,7 +34,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 /// The local days of a `start_date`/`end_date` window, both inclusive: a date-only end
 /// includes its day; an end with a time includes the day it falls in unless it is midnight.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Days {
+pub(crate) struct Days {
     pub first: NaiveDate,
     pub last: NaiveDate,
     pub start: DateTime<Utc>,
@@ -42,14 +42,14 @@ pub struct Days {
 }
 
 impl Days {
-    pub fn from_window((start, end): (DateTime<Utc>, DateTime<Utc>)) -> Days {
+    pub(crate) fn from_window((start, end): (DateTime<Utc>, DateTime<Utc>)) -> Days {
         let last = (end - Duration::microseconds(1)).date_naive();
         Days { first: start.date_naive(), last: last.max(start.date_naive()), start, end }
     }
 }
 
 /// The common parameters of the day-paged summaries: window, limit, cursor.
-pub struct DayPaging {
+pub(crate) struct DayPaging {
     pub days: Days,
     pub limit: usize,
     pub cursor: Option<Cursor>,
@@ -57,9 +57,9 @@ pub struct DayPaging {
 
 /// The longest window of a day-paged summary. A page reads only its own days
 /// ([`page_dates`]), but `total_count` and the day lookup span the window.
-pub const MAX_DAYS: i64 = 366;
+pub(crate) const MAX_DAYS: i64 = 366;
 
-pub fn day_paging(mut params: Params, max_limit: i64) -> ApiResult<DayPaging> {
+pub(crate) fn day_paging(mut params: Params, max_limit: i64) -> ApiResult<DayPaging> {
     let mut window = params.window("start_date", "end_date", true);
     if let Some((start, end)) = window
         && end - start > Duration::days(MAX_DAYS)
@@ -78,12 +78,12 @@ pub fn day_paging(mut params: Params, max_limit: i64) -> ApiResult<DayPaging> {
 }
 
 impl DayPaging {
-    pub fn backward(&self) -> bool {
+    pub(crate) fn backward(&self) -> bool {
         self.cursor.as_ref().is_some_and(|c| c.backward)
     }
 
     /// The days of the window past the cursor's day (before it, going back).
-    pub fn rest(&self) -> Option<(NaiveDate, NaiveDate)> {
+    pub(crate) fn rest(&self) -> Option<(NaiveDate, NaiveDate)> {
         let (mut first, mut last) = (self.days.first, self.days.last);
         if let Some(c) = &self.cursor {
             let at = c.at.date_naive();
@@ -99,7 +99,7 @@ impl DayPaging {
 
 /// Where a summary's days are looked up: local days `[first, last]` and the session ends that
 /// can fall on them.
-pub fn scope(
+pub(crate) fn scope(
     first: NaiveDate,
     last: NaiveDate,
     sources: &(Vec<Uuid>, Vec<i32>),
@@ -111,7 +111,7 @@ pub fn scope(
 /// The days one page lists, in date order: the first `limit + 1` days with data past the
 /// cursor (the extra one tells whether there is more). A summary reads only these days, so a
 /// page costs what `limit` says whatever the window.
-pub async fn page_dates(
+pub(crate) async fn page_dates(
     state: &AppState,
     user_id: Uuid,
     which: DataDays<'_>,
@@ -135,7 +135,7 @@ pub async fn page_dates(
 }
 
 /// How many days with data the whole window holds (`total_count`).
-pub async fn count_dates(
+pub(crate) async fn count_dates(
     state: &AppState,
     user_id: Uuid,
     which: DataDays<'_>,
@@ -148,12 +148,12 @@ pub async fn count_dates(
 }
 
 /// The first and last of a page's dates (sorted), if any.
-pub fn span(dates: &[NaiveDate]) -> Option<(NaiveDate, NaiveDate)> {
+pub(crate) fn span(dates: &[NaiveDate]) -> Option<(NaiveDate, NaiveDate)> {
     Some((*dates.first()?, *dates.last()?))
 }
 
 /// Pages per-day items (in date order) from the cursor on.
-pub fn page_days<T>(
+pub(crate) fn page_days<T>(
     items: BTreeMap<NaiveDate, T>,
     paging: &DayPaging,
 ) -> (Vec<(NaiveDate, T)>, CursorPagination) {
@@ -177,7 +177,7 @@ pub fn page_days<T>(
 }
 
 /// The resolved nights of each wake-up day in `[first, last]`.
-pub async fn nights(
+pub(crate) async fn nights(
     state: &AppState,
     user_id: Uuid,
     first: NaiveDate,

@@ -8,10 +8,15 @@
 //!
 //! A unit we do not know is an error for the caller to report, not a value to store.
 
+pub mod hkunit;
+
+#[cfg(test)]
+mod healthkit_tests;
+
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
-use super::series_types::SeriesType;
+use schema::catalogue::series_types::SeriesType;
 
 /// Which client put a value on the wire.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -178,7 +183,7 @@ fn conversion(canonical: &str, unit: &str) -> Option<Conv> {
     if unit.contains('%') {
         return None;
     }
-    let (offset, factor) = super::hkunit::conversion(unit, as_healthkit(canonical)?)?;
+    let (offset, factor) = hkunit::conversion(unit, as_healthkit(canonical)?)?;
     Some(if offset == 0.0 { Conv::Factor(factor) } else { Conv::Affine { offset, factor } })
 }
 
@@ -282,7 +287,7 @@ mod tests {
         assert_eq!(duration_seconds(0.025, Some("hr")), Some(90.0));
         assert_eq!(duration_seconds(1.0, Some("fortnight")), None);
     }
-    use crate::catalogue::series_types::{SERIES_TYPES, by_slug};
+    use schema::catalogue::series_types::{SERIES_TYPES, by_slug};
 
     fn series(slug: &str) -> &'static SeriesType {
         by_slug(slug).unwrap_or_else(|| panic!("no series {slug}"))

@@ -2,9 +2,10 @@
 //! locale and in a metric one, through the export path: both store the same value in the
 //! series' canonical unit. And every unit string HealthKit documents parses.
 
+use schema::catalogue::identifiers::{CONTRACT_HEALTHKIT_TYPES, series_for};
+
 use super::hkunit;
-use super::identifiers::{CONTRACT_HEALTHKIT_TYPES, series_for};
-use super::units::{Origin, to_canonical};
+use super::{Origin, to_canonical};
 
 /// A value in a unit: `(unit, value)`.
 type Quantity = (&'static str, f64);
