@@ -336,8 +336,10 @@ mod tests {
                 if line.starts_with("#[derive(") {
                     derives_schema = line.contains("ToSchema");
                 } else if derives_schema
-                    && let Some(rest) =
-                        line.strip_prefix("pub struct ").or_else(|| line.strip_prefix("pub enum "))
+                    && let Some(rest) = ["pub", "pub(crate)", "pub(super)"].iter().find_map(|vis| {
+                        let line = line.strip_prefix(vis)?;
+                        line.strip_prefix(" struct ").or_else(|| line.strip_prefix(" enum "))
+                    })
                 {
                     let name: String =
                         rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();

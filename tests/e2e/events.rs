@@ -202,30 +202,46 @@ async fn a_tie_in_rank_goes_the_same_way_in_sql_and_in_rust() {
     let app = TestApp::spawn().await;
     let key = app.api_key().await;
     let user = app.user(&key, json!({})).await;
-    let at = |id: &str, start: &str, end: &str, device: Value| {
-        body(
-            vec![],
-            vec![workout(id, "running", start, end, 400.0, 8000.0, "+01:00", &device)],
-            vec![],
-        )
+    let at = |id: &str, start: &str, end: &str, device: &Value| {
+        let w = workout(id, "running", start, end, 400.0, 8000.0, "+01:00", device);
+        body(vec![], vec![w], vec![])
     };
-    // The phone's source first, then the watch's run, then the phone's run over it.
+    // Both sources first (their ids are random), then a run on the source with the larger id,
+    // then one over it on the source with the smaller id: the rule keeps the newer session.
     app.sync_and_wait(
         &user,
         &key,
-        &at("P-EARLY", "2026-03-01T07:00:00Z", "2026-03-01T07:30:00Z", phone()),
+        &at("P-EARLY", "2026-03-01T07:00:00Z", "2026-03-01T07:30:00Z", &phone()),
     )
     .await;
     app.sync_and_wait(
         &user,
         &key,
-        &at("W-RUN", "2026-03-10T07:00:00Z", "2026-03-10T07:40:00Z", watch()),
+        &at("W-EARLY", "2026-03-02T07:00:00Z", "2026-03-02T07:30:00Z", &watch()),
+    )
+    .await;
+    let sources = app
+        .db()
+        .await
+        .query(
+            "select id, device_type from data_sources where user_id = $1::text::uuid order by id",
+            &[&user],
+        )
+        .await
+        .expect("sources");
+    let devices: Vec<String> = sources.iter().map(|r| r.get(1)).collect();
+    let (smaller, larger) =
+        if devices == ["phone", "watch"] { (phone(), watch()) } else { (watch(), phone()) };
+    app.sync_and_wait(
+        &user,
+        &key,
+        &at("FIRST", "2026-03-10T07:00:00Z", "2026-03-10T07:40:00Z", &larger),
     )
     .await;
     app.sync_and_wait(
         &user,
         &key,
-        &at("P-RUN", "2026-03-10T07:02:00Z", "2026-03-10T07:38:00Z", phone()),
+        &at("SECOND", "2026-03-10T07:02:00Z", "2026-03-10T07:38:00Z", &smaller),
     )
     .await;
 

@@ -78,7 +78,7 @@ pub(super) async fn hand_back(state: &AppState, handed: &Handed) -> ApiResult<St
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
-pub(super) struct CompleteIn {
+pub(super) struct OAuthCompleteIn {
     /// The `completion` code the browser came back to `redirect_uri` with.
     pub(super) completion: String,
     /// The user the connection was started for.
@@ -86,7 +86,7 @@ pub(super) struct CompleteIn {
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-pub(super) struct CompletedOut {
+pub(super) struct OAuthCompletedOut {
     pub(super) success: bool,
     pub(super) provider: String,
     pub(super) user_id: Uuid,
@@ -99,8 +99,8 @@ pub(super) struct CompletedOut {
 /// vendor refuses a call it needs.
 #[utoipa::path(post, path = "/oauth/{provider}/complete", tag = "oauth",
     params(("provider" = String, Path, description = "Lowercase provider identifier")),
-    request_body = CompleteIn,
-    responses((status = 200, body = CompletedOut), (status = 400, body = ErrorBody),
+    request_body = OAuthCompleteIn,
+    responses((status = 200, body = OAuthCompletedOut), (status = 400, body = ErrorBody),
               (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
               (status = 409, body = ErrorBody), (status = 422, body = ValidationBody),
               (status = 502, body = ErrorBody)),
@@ -109,8 +109,8 @@ pub(super) async fn complete(
     auth: SdkAuth,
     State(state): State<AppState>,
     Path(provider): Path<String>,
-    ApiJson(body): ApiJson<CompleteIn>,
-) -> ApiResult<Json<CompletedOut>> {
+    ApiJson(body): ApiJson<OAuthCompleteIn>,
+) -> ApiResult<Json<OAuthCompletedOut>> {
     auth.ensure_user(&body.user_id.to_string())?;
     let (vendor, slug, ends) = super::usable(&state, &provider).await?;
     let key = pending::key(&state, "handed", &pending::digest(&body.completion));
@@ -145,9 +145,11 @@ pub(super) async fn complete(
         vendor_user: handed.vendor_user.as_deref(),
     };
     match super::connector(&state).finish(made).await? {
-        Ok(()) => {
-            Ok(Json(CompletedOut { success: true, provider: slug.into(), user_id: handed.user_id }))
-        }
+        Ok(()) => Ok(Json(OAuthCompletedOut {
+            success: true,
+            provider: slug.into(),
+            user_id: handed.user_id,
+        })),
         Err(refusal @ Refusal::Taken) => {
             Err(ApiError::client(StatusCode::CONFLICT, refusal.message(vendor)))
         }
