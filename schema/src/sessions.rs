@@ -15,8 +15,8 @@ use crate::{Db, Result};
 
 const LIST: &str = include_str!("../queries/events_list.sql");
 const DEDUP: &str = include_str!("../queries/events_dedup.sql");
-/// The heart rate series' id (`series_type_id = 1` in `columns`).
-const HEART_RATE: i16 = 1;
+/// The heart rate series' id (`{heart_rate}` in `columns`).
+const HEART_RATE: i16 = crate::catalogue::series_types::id("heart_rate");
 
 /// Which session table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,7 +43,7 @@ impl Kind {
                  e.avg_heart_rate_bpm is null as hr_from_samples,
                  coalesce(e.avg_heart_rate_bpm, (
                      select avg(s.value order by s.ts) from {samples} s
-                     where s.user_id = e.user_id and s.series_type_id = 1
+                     where s.user_id = e.user_id and s.series_type_id = {heart_rate}
                        and s.data_source_id = e.data_source_id
                        and s.ts >= e.start_time and s.ts < e.end_time)) as avg_heart_rate_bpm,
                  e.max_heart_rate_bpm, e.min_heart_rate_bpm, e.avg_speed_m_per_s,
@@ -268,6 +268,7 @@ pub async fn page<T: Event>(db: &Db, q: &EventQuery) -> Result<Vec<T>> {
     let sql = LIST
         .replace("{dedup}", &dedup(kind, "$7", "$8", "$9"))
         .replace("{columns}", kind.columns())
+        .replace("{heart_rate}", &HEART_RATE.to_string())
         .replace("{table}", &kind.in_window("$2", "$3"))
         .replace("{cmp}", cmp)
         .replace("{dir}", dir);
