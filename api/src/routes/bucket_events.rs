@@ -57,22 +57,11 @@ async fn events(
     if !secret_of(&headers).is_some_and(|given| crate::security::secrets::same(given, secret)) {
         return Err(ApiError::bearer_unauthorized("Could not validate credentials"));
     }
-    let Some(storage) = state.storage.as_ref() else {
-        return Err(ApiError::client(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "Object storage is not configured",
-        ));
-    };
+    let uploads = super::xml_import::uploads(&state)?;
     let total = event.get("Records").and_then(Value::as_array).map_or(0, Vec::len);
     if state.config.completion_mode != CompletionMode::BucketEvent {
         return Ok(Json(EventsOut { queued: Vec::new(), ignored: total }));
     }
-    let uploads = ingest::uploads::Uploads {
-        db: &state.db,
-        queue: &state.queue,
-        storage,
-        mode: state.config.completion_mode,
-    };
     let queued = uploads.queue_reported(&event).await.map_err(super::xml_import::upload_failure)?;
     Ok(Json(EventsOut { ignored: total - queued.len(), queued }))
 }

@@ -71,7 +71,7 @@ fn storage_failure(e: StorageError) -> ApiError {
 }
 
 /// The upload workflows, where object storage is configured.
-fn uploads(state: &AppState) -> ApiResult<Uploads<'_>> {
+pub(crate) fn uploads(state: &AppState) -> ApiResult<Uploads<'_>> {
     Ok(Uploads {
         db: &state.db,
         queue: &state.queue,
