@@ -501,6 +501,20 @@ async fn an_endpoint_failing_for_five_days_is_disabled_and_says_so() {
     let msg = app.post(&format!("{path}/test"), &admin, json!({})).await.str("message_id");
     // Counted by its own id: the test message sent while disabled may arrive now too.
     wait_for_message(&seen, &msg, 1).await;
+    // Arrived is not yet recorded: the sender records the attempt after the answer, and a
+    // delivery still `sending` is not resent. Wait for its record.
+    for _ in 0..100 {
+        let page = app.get(&format!("{path}/messages"), &admin).await.body;
+        let recorded = page["data"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|m| m["id"] == msg.as_str() && m["status"] == 0);
+        if recorded {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     let resend = format!("{path}/messages/{msg}/resend");
     let r = app.post(&resend, &admin, json!({})).await;
     assert_eq!(r.status, 202, "{}", r.body);
