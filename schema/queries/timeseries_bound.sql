@@ -25,15 +25,24 @@ cross join lateral (
             union all
             -- The sealed hours, from their blocks' bits (a block spans up to SPAN_DAYS days):
             -- every block holds an hour, but the two at the edges may hold none inside [$4, $5).
+            -- Only the blocks that hold the first $6 of them are expanded (a dense series' day
+            -- block holds 24: the blocks of $6 days would be 24 times the hours needed).
             (select k.day + h.i * interval '1 hour'
              from (
-                 select b.day, b.hours
-                 from sample_blocks b
-                 where b.user_id = $1 and b.series_type_id = t.id and b.data_source_id = src.id
-                   and b.hours is not null and b.day > $4 - interval '{span_days} days'
-                   and b.day < $5
-                 order by b.day {dir}
-                 limit $6 + 2
+                 select c.day, c.hours
+                 from (
+                     select b.day, b.hours, b.n, sum(b.n) over (order by b.day {dir}) as upto
+                     from (
+                         select b.day, b.hours, block_bits(b.day, b.hours, 3600, $4, $5) as n
+                         from sample_blocks b
+                         where b.user_id = $1 and b.series_type_id = t.id
+                           and b.data_source_id = src.id and b.hours is not null
+                           and b.day > $4 - interval '{span_days} days' and b.day < $5
+                         order by b.day {dir}
+                         limit $6 + 2
+                     ) b
+                 ) c
+                 where c.n > 0 and c.upto - c.n < $6
              ) k
              cross join generate_series(0, length(k.hours) - 1) as h(i)
              where get_bit(k.hours, h.i) = 1

@@ -23,7 +23,9 @@ use postgres_types::ToSql;
 use uuid::Uuid;
 
 use crate::blocks::store::SPAN_DAYS;
-use crate::blocks::{self, Figures, HourScope, PageLimit, Scope, SealedHours, SealedRows};
+use crate::blocks::{
+    self, Figures, HourScope, PageLimit, Scope, SealedBuckets, SealedHours, SealedRows,
+};
 use crate::catalogue::series_types::{self, Aggregation};
 use crate::rollups::hour_of;
 use crate::{Db, Result};
@@ -133,6 +135,7 @@ impl Reading {
                 let held =
                     hours_held("types.id", hour, &format!("{hour} + interval '1 hour'"), BETTER);
                 SUBHOUR
+                    .replace("{buckets}", &blocks::buckets_sql(22, "types.id", "ranked.id", "u"))
                     .replace("{held}", &held)
                     .replace("{from}", &from)
                     .replace("{to}", &to)
@@ -184,15 +187,17 @@ impl Reading {
                     .replace("{width}", &interval)
             }
         };
-        // The sealed samples' arrays follow the statement's own parameters.
-        let first = match self {
-            Reading::Raw | Reading::SubHour { .. } => 13,
-            Reading::Rollups { .. } => 28,
+        // The sealed samples' arrays follow the statement's own parameters; each page reads
+        // them a series (raw) or a series and source at a time.
+        let samples = match self {
+            Reading::Raw => blocks::pair_samples_sql(13, "types.id", None),
+            Reading::SubHour { .. } => blocks::pair_samples_sql(13, "types.id", Some("ranked.id")),
+            Reading::Rollups { .. } => blocks::pair_samples_sql(28, "types.id", Some("ranked.id")),
         };
         sql.replace("{series}", &SERIES.replace("{span_days}", &SPAN_DAYS.to_string()))
             .replace("{cmp}", cmp)
             .replace("{dir}", dir)
-            .replace("{samples}", &blocks::samples_sql(first))
+            .replace("{samples}", &samples)
     }
 
     /// Rows a piece of a rollups page may give the first (rows + 1) buckets, `$9` rows: one a
@@ -241,6 +246,37 @@ impl Reading {
     }
 }
 
+/// The sealed samples a page's statement takes: a sub-hour page's as buckets where they can be
+/// aggregated before it (`blocks::buckets`), as samples otherwise.
+struct Sealed {
+    rows: SealedRows,
+    /// Sub-hour pages only.
+    buckets: Option<SealedBuckets>,
+}
+
+impl Sealed {
+    fn of(reading: Reading, rows: SealedRows) -> Sealed {
+        match reading {
+            Reading::SubHour { width } => {
+                match SealedBuckets::of(&rows, width, series_aggregation) {
+                    Some(b) => Sealed { rows: SealedRows::default(), buckets: Some(b) },
+                    None => Sealed { rows, buckets: Some(SealedBuckets::default()) },
+                }
+            }
+            Reading::Raw | Reading::Rollups { .. } => Sealed { rows, buckets: None },
+        }
+    }
+
+    /// The statement's parameters that follow its own.
+    fn params(&self) -> Vec<&(dyn ToSql + Sync)> {
+        let mut out = self.rows.params().to_vec();
+        if let Some(b) = &self.buckets {
+            out.extend(b.params());
+        }
+        out
+    }
+}
+
 /// The sources ranked better than the lateral join's `ranked` one.
 const BETTER: &str = "select better.id from ranked better where better.rank < ranked.rank";
 
@@ -256,7 +292,12 @@ fn hours_held(series: &str, from: &str, to: &str, sources: &str) -> String {
 }
 
 fn aggregation(id: i16) -> &'static str {
-    series_types::by_id(id).map(|t| t.aggregation).unwrap_or(Aggregation::Avg).as_str()
+    series_aggregation(id).as_str()
+}
+
+/// How a series is downsampled (levels, for an id the catalogue does not know).
+fn series_aggregation(id: i16) -> Aggregation {
+    series_types::by_id(id).map_or(Aggregation::Avg, |t| t.aggregation)
 }
 
 /// The start of the UTC bucket of `width` seconds that holds `ts` (as `time_bucket` has it, for
@@ -293,8 +334,10 @@ pub async fn page(db: &Db, q: &SeriesQuery) -> Result<Vec<SeriesPoint>> {
     // custom plans look cheaper than the generic one): 0.4-3.7 ms of planning to 0.1-1 ms of
     // execution, which saturated two cores at 300-370 pages/s. Their generic plans, made once per
     // connection, execute as fast (benches/README "Pages planned once").
-    tx.batch_execute("set local plan_cache_mode = force_generic_plan").await?;
-    let page = read(&tx, q).await?;
+    // The setting goes out in the same round trip as the page's first statement, ahead of it
+    // (were it behind, that statement would only be planned once more).
+    let plans = tx.batch_execute("set local plan_cache_mode = force_generic_plan");
+    let ((), page) = futures::future::try_join(async { Ok(plans.await?) }, read(&tx, q)).await?;
     tx.commit().await?;
     Ok(page)
 }
@@ -367,6 +410,7 @@ pub async fn read(client: &impl GenericClient, q: &SeriesQuery) -> Result<Vec<Se
     let sealed = reading
         .sealed(client, q.user_id, &types, past_cursor((start, end)), cuts.as_ref(), page)
         .await?;
+    let sealed = Sealed::of(reading, sealed);
     let statement = client.prepare_cached(&reading.render(q.backward)).await?;
     let rows = client.query(&statement, &[&params[..], &sealed.params()[..]].concat()).await?;
     // A stretch is counted to hold the page, but with duplicates resolved some of its samples
@@ -374,6 +418,7 @@ pub async fn read(client: &impl GenericClient, q: &SeriesQuery) -> Result<Vec<Se
     let rows = if (start, end) != (q.start, q.end) && (rows.len() as i64) < q.fetch {
         let whole = past_cursor((q.start, q.end));
         let sealed = reading.sealed(client, q.user_id, &types, whole, cuts.as_ref(), page).await?;
+        let sealed = Sealed::of(reading, sealed);
         params[3] = &q.start;
         params[4] = &q.end;
         client.query(&statement, &[&params[..], &sealed.params()[..]].concat()).await?

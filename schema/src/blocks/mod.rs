@@ -6,6 +6,7 @@
 //! carries its days' rollups too: per UTC hour ([`hours`]), per UTC day ([`days`]) and per
 //! local day ([`local_days`]).
 
+pub mod buckets;
 pub mod codec;
 pub mod compact;
 pub mod days;
@@ -14,9 +15,10 @@ pub mod local_days;
 pub mod read;
 pub mod store;
 
+pub use buckets::{SealedBuckets, buckets_sql};
 pub use codec::{BlockSample, CodecError, decode, encode};
 pub use read::{
     Figures, HourScope, PageLimit, Scope, SealedHours, SealedRows, fetch, fetch_figures, hours_sql,
-    samples_sql, snapshot,
+    pair_samples_sql, samples_sql, snapshot,
 };
 pub use store::{DayKey, Sealing, Share, due, seal, unseal, unseal_user};

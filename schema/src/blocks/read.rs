@@ -13,6 +13,7 @@ use tokio_postgres::IsolationLevel;
 use tokio_postgres::types::ToSql;
 use uuid::Uuid;
 
+use super::codec::BlockSample;
 use super::store::SPAN_DAYS;
 use super::{codec, days, hours};
 use crate::Result;
@@ -76,6 +77,78 @@ pub struct SealedRows {
     pub offsets: Vec<Option<i16>>,
     pub flags: Vec<Option<bool>>,
     pub batches: Vec<Option<Uuid>>,
+    /// The runs of samples of one series and source, as the statement takes them.
+    runs: Runs,
+}
+
+/// Where the elements of each (series, source) lie in parallel arrays handed to a statement:
+/// each run of neighbours of one pair once, with its first and last element (1-based, as SQL
+/// slices count). A statement reading one series (and source) slices its runs out of the arrays
+/// ([`runs_sql`]) instead of unnesting every element and filtering them, once per series and
+/// source it reads.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub(crate) struct Runs {
+    series: Vec<i16>,
+    sources: Vec<Uuid>,
+    first: Vec<i32>,
+    last: Vec<i32>,
+}
+
+impl Runs {
+    /// Notes that element `i` (0-based, after the last noted) is of `(series, source)`: it
+    /// extends the last run or starts one.
+    pub(crate) fn note(&mut self, series: i16, source: Uuid, i: usize) {
+        let at = i32::try_from(i + 1).unwrap_or(i32::MAX);
+        match (self.series.last(), self.sources.last(), self.last.last_mut()) {
+            (Some(s), Some(d), Some(l)) if (*s, *d) == (series, source) => *l = at,
+            _ => {
+                self.series.push(series);
+                self.sources.push(source);
+                self.first.push(at);
+                self.last.push(at);
+            }
+        }
+    }
+
+    /// The runs of `series` and `sources` (one per element).
+    fn of(series: &[i16], sources: &[Uuid]) -> Runs {
+        let mut runs = Runs::default();
+        for (i, (s, d)) in series.iter().zip(sources).enumerate() {
+            runs.note(*s, *d, i);
+        }
+        runs
+    }
+
+    /// The statement's parameters, in [`runs_sql`]'s order.
+    pub(crate) fn params(&self) -> [&(dyn ToSql + Sync); 4] {
+        [&self.series, &self.sources, &self.first, &self.last]
+    }
+}
+
+/// SQL for a `from` clause: the runs of parameters `$first` to `$first + 3` ([`Runs::params`])
+/// that `pick` (a condition on a run's series `k.s` and source `k.d`) keeps, as `k`, each cross
+/// joined with its slices of the arrays that follow (`columns`: names and element types), as
+/// `alias`.
+pub(crate) fn runs_sql(first: usize, pick: &str, columns: &[(&str, &str)], alias: &str) -> String {
+    let p = |i: usize| format!("${}", first + i);
+    let slices: Vec<String> = columns
+        .iter()
+        .enumerate()
+        .map(|(i, (_, t))| format!("({}::{t}[])[k.a:k.b]", p(4 + i)))
+        .collect();
+    let names: Vec<&str> = columns.iter().map(|(n, _)| *n).collect();
+    format!(
+        "(select k.s, k.d, k.a, k.b
+          from unnest({}::smallint[], {}::uuid[], {}::integer[], {}::integer[]) as k(s, d, a, b)
+          where {pick}) as k
+         cross join lateral unnest({}) as {alias}({})",
+        p(0),
+        p(1),
+        p(2),
+        p(3),
+        slices.join(", "),
+        names.join(", ")
+    )
 }
 
 impl SealedRows {
@@ -87,17 +160,50 @@ impl SealedRows {
         self.ts.is_empty()
     }
 
-    /// The statement's parameters, in [`samples_sql`]'s order.
-    pub fn params(&self) -> [&(dyn ToSql + Sync); 7] {
+    /// The statement's parameters, in [`samples_sql`]'s order: the runs, then the samples.
+    pub fn params(&self) -> [&(dyn ToSql + Sync); 9] {
+        let [series, sources, first, last] = self.runs.params();
         [
-            &self.series,
-            &self.sources,
+            series,
+            sources,
+            first,
+            last,
             &self.ts,
             &self.values,
             &self.offsets,
             &self.flags,
             &self.batches,
         ]
+    }
+
+    /// Adds a sample `(time, value, zone offset, daily-total flag)` of `series` and `source`
+    /// without a batch.
+    pub fn push_sample(
+        &mut self,
+        series: i16,
+        source: Uuid,
+        (ts, value, offset, flag): (DateTime<Utc>, f64, Option<i16>, Option<bool>),
+    ) {
+        let sample =
+            BlockSample { ts, value, zone_offset: offset, is_daily_total: flag, batch_id: None };
+        self.push(series, source, &sample);
+    }
+
+    /// Adds a sample, extending its run.
+    fn push(&mut self, series: i16, source: Uuid, s: &BlockSample) {
+        self.series.push(series);
+        self.sources.push(source);
+        self.ts.push(s.ts);
+        self.values.push(s.value);
+        self.offsets.push(s.zone_offset);
+        self.flags.push(s.is_daily_total);
+        self.batches.push(s.batch_id);
+        self.runs.note(series, source, self.ts.len() - 1);
+    }
+
+    /// Finds the runs again after the samples changed.
+    fn index(&mut self) {
+        self.runs = Runs::of(&self.series, &self.sources);
     }
 
     /// Keeps only what a raw or sub-hour page's statement can take of these samples: per series
@@ -146,7 +252,9 @@ impl SealedRows {
             offsets: kept(&self.offsets, &keep),
             flags: kept(&self.flags, &keep),
             batches: kept(&self.batches, &keep),
+            runs: Runs::default(),
         };
+        self.index();
     }
 
     /// Adds another read's samples.
@@ -158,31 +266,44 @@ impl SealedRows {
         self.offsets.extend(other.offsets);
         self.flags.extend(other.flags);
         self.batches.extend(other.batches);
+        self.index();
     }
 }
 
 /// SQL standing for the `samples` table with the sealed samples of parameters `$first` to
-/// `$first + 6` ([`SealedRows::params`]) added, for a read of user `$1`. Aliased by the caller
+/// `$first + 8` ([`SealedRows::params`]) added, for a read of user `$1`. Aliased by the caller
 /// (`from {samples} s`).
 pub fn samples_sql(first: usize) -> String {
-    let p = |i: usize| format!("${}", first + i);
+    sealed_union(first, "true")
+}
+
+/// [`samples_sql`] for a statement that reads one series (the SQL expression `series`) and, given
+/// one, one source at a time: only their runs of the sealed samples are unnested.
+pub fn pair_samples_sql(first: usize, series: &str, source: Option<&str>) -> String {
+    match source {
+        Some(source) => sealed_union(first, &format!("k.s = {series} and k.d = {source}")),
+        None => sealed_union(first, &format!("k.s = {series}")),
+    }
+}
+
+/// The rows of `samples` and the sealed samples of the runs `pick` (a condition on the run's
+/// series `k.s` and source `k.d`) keeps.
+fn sealed_union(first: usize, pick: &str) -> String {
+    let columns = [
+        ("ts", "timestamptz"),
+        ("value", "float8"),
+        ("zone_offset", "smallint"),
+        ("is_daily_total", "boolean"),
+        ("batch_id", "uuid"),
+    ];
     format!(
         "(select user_id, series_type_id, data_source_id, ts, value, zone_offset,
                  is_daily_total, batch_id
           from samples
           union all
-          select $1::uuid, u.*
-          from unnest({}::smallint[], {}::uuid[], {}::timestamptz[], {}::float8[],
-                      {}::smallint[], {}::boolean[], {}::uuid[])
-               as u(series_type_id, data_source_id, ts, value, zone_offset, is_daily_total,
-                    batch_id))",
-        p(0),
-        p(1),
-        p(2),
-        p(3),
-        p(4),
-        p(5),
-        p(6)
+          select $1::uuid, k.s, k.d, u.ts, u.value, u.zone_offset, u.is_daily_total, u.batch_id
+          from {})",
+        runs_sql(first, pick, &columns, "u")
     )
 }
 
@@ -290,13 +411,7 @@ fn decode_into(
             if !keep(source, s.ts) {
                 continue;
             }
-            out.series.push(series);
-            out.sources.push(source);
-            out.ts.push(s.ts);
-            out.values.push(s.value);
-            out.offsets.push(s.zone_offset);
-            out.flags.push(s.is_daily_total);
-            out.batches.push(s.batch_id);
+            out.push(series, source, &s);
         }
     }
     Ok(())
@@ -316,9 +431,9 @@ pub async fn snapshot(client: &mut Object) -> Result<Transaction<'_>> {
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct SealedHours {
     pub rows: HourRows,
-    /// Each (series, source) once, with the first and last (1-based) of its hours, once
+    /// Each (series, source) once, with the first and last of its hours, once
     /// [`SealedHours::index`] has sorted them.
-    pairs: (Vec<i16>, Vec<Uuid>, Vec<i32>, Vec<i32>),
+    pairs: Runs,
 }
 
 impl SealedHours {
@@ -326,28 +441,13 @@ impl SealedHours {
     /// statement takes a pair's hours as a slice instead of filtering them all for each pair.
     pub fn index(&mut self) {
         self.rows.sort();
-        self.pairs = Default::default();
-        let (series, sources, first, last) = &mut self.pairs;
-        for (i, pair) in self.rows.series.iter().zip(&self.rows.sources).enumerate() {
-            let at = i32::try_from(i + 1).unwrap_or(i32::MAX);
-            match (series.last(), sources.last(), last.last_mut()) {
-                (Some(s), Some(d), Some(l)) if (s, d) == pair => *l = at,
-                _ => {
-                    series.push(*pair.0);
-                    sources.push(*pair.1);
-                    first.push(at);
-                    last.push(at);
-                }
-            }
-        }
+        self.pairs = Runs::of(&self.rows.series, &self.rows.sources);
     }
 
     /// The statement's parameters, in [`hours_sql`]'s order (after [`SealedHours::index`]): the
     /// pairs, then the hours and their figures.
     pub fn params(&self) -> Vec<&(dyn ToSql + Sync)> {
-        let pairs: [&(dyn ToSql + Sync); 4] =
-            [&self.pairs.0, &self.pairs.1, &self.pairs.2, &self.pairs.3];
-        pairs.into_iter().chain(self.rows.params().into_iter().skip(2)).collect()
+        self.pairs.params().into_iter().chain(self.rows.params().into_iter().skip(2)).collect()
     }
 }
 
@@ -355,23 +455,16 @@ impl SealedHours {
 /// ([`SealedHours::params`]) of one series and source (the SQL expressions `series` and
 /// `source`), with `hourly_rollups`' figure columns, as `alias`.
 pub fn hours_sql(first: usize, series: &str, source: &str, alias: &str) -> String {
-    let p: Vec<String> = (0..11).map(|i| format!("${}", first + i)).collect();
-    let types = ["timestamptz", "integer", "float8", "integer", "float8", "float8", "smallint"];
-    let slices: Vec<String> =
-        types.iter().enumerate().map(|(i, t)| format!("({}::{t}[])[k.a:k.b]", p[4 + i])).collect();
-    format!(
-        "(select k.a, k.b
-          from unnest({}::smallint[], {}::uuid[], {}::integer[], {}::integer[]) as k(s, d, a, b)
-          where k.s = {series} and k.d = {source}) as k
-         cross join lateral unnest({})
-             as {alias}(hour, sample_count, value_sum, total_count, total_sum, value_max,
-                        zone_offset)",
-        p[0],
-        p[1],
-        p[2],
-        p[3],
-        slices.join(", ")
-    )
+    let columns = [
+        ("hour", "timestamptz"),
+        ("sample_count", "integer"),
+        ("value_sum", "float8"),
+        ("total_count", "integer"),
+        ("total_sum", "float8"),
+        ("value_max", "float8"),
+        ("zone_offset", "smallint"),
+    ];
+    runs_sql(first, &format!("k.s = {series} and k.d = {source}"), &columns, alias)
 }
 
 /// Which sealed hours a page of buckets of an hour or more reads: per series and source, the
@@ -525,6 +618,8 @@ mod tests {
         }
         hours.index();
         assert_eq!(hours.rows.counts, vec![9, 2, 3, 1, 5]);
-        assert_eq!(hours.pairs, (vec![1, 1, 2], vec![a, b, a], vec![1, 2, 4], vec![1, 3, 5]));
+        let pairs = &hours.pairs;
+        assert_eq!((&pairs.series, &pairs.sources), (&vec![1, 1, 2], &vec![a, b, a]));
+        assert_eq!((&pairs.first, &pairs.last), (&vec![1, 2, 4], &vec![1, 3, 5]));
     }
 }
