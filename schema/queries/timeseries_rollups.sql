@@ -14,8 +14,9 @@
 -- from the cursor's bucket on, HELD whether a better source has samples in a bucket (the UTC
 -- day rollups for days, hours_held.sql for hours). Parameters as in timeseries_raw.sql, and
 -- $13 <= $14 <= $15 <= $16 cut the window [$4, $5) into pieces: raw [$4, $13), hours
--- [$13, $14), days [$14, $15), hours [$15, $16), raw [$16, $5); $17 to $27 the sealed blocks'
--- hours and days (SEALED_HOURS, schema::blocks::hours_sql), then the sealed samples.
+-- [$13, $14), days [$14, $15), hours [$15, $16), raw [$16, $5); the sealed blocks' hours and
+-- days of each piece (SEALED_HOURS, schema::blocks::hours_sql: $17 to $27 the hours of
+-- [$13, $14), $28 to $38 the days, $39 to $49 the hours of [$15, $16)), then the sealed samples.
 with {series}
 select p.*
 from types cross join ranked cross join lateral (

@@ -172,16 +172,22 @@ impl Reading {
                 } else {
                     hours_held("types.id", "g.ts", &end, BETTER)
                 };
-                let mut sql = ROLLUPS.to_string();
-                for (from, to) in [("$13", "$14"), ("$15", "$16")] {
-                    let piece = ROLLUP_HOURS.replace("{from}", from).replace("{to}", to);
+                // Each piece reads its own sealed figures (`sealed_hours`): the hours of
+                // [$13, $14) from $17, the days of [$14, $15) from $28, the hours of [$15, $16)
+                // from $39.
+                let figures = |first| blocks::hours_sql(first, "types.id", "ranked.id", "u");
+                let mut sql = ROLLUPS.replace("{sealed_hours}", &figures(28));
+                for (from, to, first) in [("$13", "$14", 17), ("$15", "$16", 39)] {
+                    let piece = ROLLUP_HOURS
+                        .replace("{from}", from)
+                        .replace("{to}", to)
+                        .replace("{sealed_hours}", &figures(first));
                     sql = sql.replace(&format!("{{hours:{from}:{to}}}"), &piece);
                 }
                 for column in ["r.day", "r.hour", "u.hour", "e.hour"] {
                     sql = sql.replace(&format!("{{bound:{column}}}"), &bound(column));
                 }
                 sql.replace("{held}", &held)
-                    .replace("{sealed_hours}", &blocks::hours_sql(17, "types.id", "ranked.id", "u"))
                     .replace("{limit}", &Self::piece_rows_sql(width))
                     .replace("{span_days}", &SPAN_DAYS.to_string())
                     .replace("{width}", &interval)
@@ -192,7 +198,7 @@ impl Reading {
         let samples = match self {
             Reading::Raw => blocks::pair_samples_sql(13, "types.id", None),
             Reading::SubHour { .. } => blocks::pair_samples_sql(13, "types.id", Some("ranked.id")),
-            Reading::Rollups { .. } => blocks::pair_samples_sql(28, "types.id", Some("ranked.id")),
+            Reading::Rollups { .. } => blocks::pair_samples_sql(50, "types.id", Some("ranked.id")),
         };
         sql.replace("{series}", &SERIES.replace("{span_days}", &SPAN_DAYS.to_string()))
             .replace("{cmp}", cmp)
@@ -382,10 +388,10 @@ pub async fn read(client: &impl GenericClient, q: &SeriesQuery) -> Result<Vec<Se
         (Reading::Rollups { width }, Some(cuts)) => {
             sealed_hours(client, q, (&types, ids), c_ts, width, cuts).await?
         }
-        _ => SealedHours::default(),
+        _ => Default::default(),
     };
     if let Reading::Rollups { .. } = reading {
-        params.extend(hours.params());
+        params.extend(hours.iter().flat_map(SealedHours::params));
     }
     // Raw and sub-hour pages take a page's worth of each series and source's sealed samples.
     let page = match (reading, q.resolve) {
@@ -439,9 +445,10 @@ pub async fn read(client: &impl GenericClient, q: &SeriesQuery) -> Result<Vec<Se
         .collect()
 }
 
-/// The sealed blocks' rollups a rollups page reads: the hours of its two pieces of whole hours,
-/// `[c0, c1)` and `[c2, c3)`, and the UTC days of its piece of whole days, `[c1, c2)`, as many
-/// as the statement reads of each.
+/// The sealed blocks' rollups a rollups page reads, piece by piece: the hours of its pieces of
+/// whole hours, `[c0, c1)` and `[c2, c3)`, and the UTC days of its piece of whole days,
+/// `[c1, c2)`, as many as the statement reads of each. Each piece's statement takes its own (it
+/// slices its series and source out of them, and an empty piece then reads nothing).
 async fn sealed_hours(
     client: &impl GenericClient,
     q: &SeriesQuery,
@@ -449,14 +456,8 @@ async fn sealed_hours(
     cursor: DateTime<Utc>,
     width: i64,
     cuts: &[DateTime<Utc>; 4],
-) -> Result<SealedHours> {
-    let mut out = SealedHours::default();
-    // The days piece `[c1, c2)` (empty under a day's width) reads days, the others hours.
-    for (from, to, figures) in [
-        (cuts[0], cuts[1], Figures::Hours),
-        (cuts[1], cuts[2], Figures::Days),
-        (cuts[2], cuts[3], Figures::Hours),
-    ] {
+) -> Result<[SealedHours; 3]> {
+    let piece = async |from, to, figures| {
         let scope = HourScope {
             user_id: q.user_id,
             series,
@@ -468,10 +469,16 @@ async fn sealed_hours(
             backward: q.backward,
             rows: Reading::piece_rows(width, q.fetch),
         };
-        out.rows.extend(blocks::fetch_figures(client, scope, figures).await?.rows);
-    }
-    out.index();
-    Ok(out)
+        let mut out = blocks::fetch_figures(client, scope, figures).await?;
+        out.index();
+        Ok::<_, crate::Error>(out)
+    };
+    // The days piece `[c1, c2)` (empty under a day's width) reads days, the others hours.
+    Ok([
+        piece(cuts[0], cuts[1], Figures::Hours).await?,
+        piece(cuts[1], cuts[2], Figures::Days).await?,
+        piece(cuts[2], cuts[3], Figures::Hours).await?,
+    ])
 }
 
 /// The stretch of the window a sub-hour page reads: up to (or, backward, from) the hour by
