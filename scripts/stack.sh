@@ -48,9 +48,18 @@ ensure_postgres() {
   fi
 }
 
+# A cluster stopped uncleanly (a killed machine) replays its WAL before it
+# accepts anyone; that can take minutes on a large database, and pg_isready says
+# so (exit 1, "rejecting connections"), so wait on that far longer than on silence.
 wait_postgres() {
-  for _ in $(seq 1 60); do
-    pg_isready -q -h "$PG_HOST" -p "$PG_PORT" && return 0
+  local silent=0 starting=0 rc
+  while :; do
+    rc=0; pg_isready -q -h "$PG_HOST" -p "$PG_PORT" || rc=$?
+    case $rc in
+      0) return 0 ;;
+      1) starting=$((starting + 1)); [ "$starting" -le 1800 ] || break ;;
+      *) silent=$((silent + 1)); [ "$silent" -le 60 ] || break ;;
+    esac
     sleep 0.5
   done
   die "PostgreSQL did not come up on $PG_HOST:$PG_PORT"
