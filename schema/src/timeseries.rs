@@ -172,16 +172,14 @@ impl Reading {
                 } else {
                     hours_held("types.id", "g.ts", &end, BETTER)
                 };
-                // Each piece reads its own sealed figures (`sealed_hours`): the hours of
-                // [$13, $14) from $17, the days of [$14, $15) from $28, the hours of [$15, $16)
-                // from $39.
-                let figures = |first| blocks::hours_sql(first, "types.id", "ranked.id", "u");
-                let mut sql = ROLLUPS.replace("{sealed_hours}", &figures(28));
-                for (from, to, first) in [("$13", "$14", 17), ("$15", "$16", 39)] {
+                // Each piece reads its own sealed figures (`sealed_hours`, in its order).
+                let figures = |k| blocks::hours_sql(sealed_param(k), "types.id", "ranked.id", "u");
+                let mut sql = ROLLUPS.replace("{sealed_hours}", &figures(1));
+                for (from, to, k) in [("$13", "$14", 0), ("$15", "$16", 2)] {
                     let piece = ROLLUP_HOURS
                         .replace("{from}", from)
                         .replace("{to}", to)
-                        .replace("{sealed_hours}", &figures(first));
+                        .replace("{sealed_hours}", &figures(k));
                     sql = sql.replace(&format!("{{hours:{from}:{to}}}"), &piece);
                 }
                 for column in ["r.day", "r.hour", "u.hour", "e.hour"] {
@@ -198,7 +196,9 @@ impl Reading {
         let samples = match self {
             Reading::Raw => blocks::pair_samples_sql(13, "types.id", None),
             Reading::SubHour { .. } => blocks::pair_samples_sql(13, "types.id", Some("ranked.id")),
-            Reading::Rollups { .. } => blocks::pair_samples_sql(50, "types.id", Some("ranked.id")),
+            Reading::Rollups { .. } => {
+                blocks::pair_samples_sql(sealed_param(3), "types.id", Some("ranked.id"))
+            }
         };
         sql.replace("{series}", &SERIES.replace("{span_days}", &SPAN_DAYS.to_string()))
             .replace("{cmp}", cmp)
@@ -445,6 +445,12 @@ pub async fn read(client: &impl GenericClient, q: &SeriesQuery) -> Result<Vec<Se
         .collect()
 }
 
+/// The first parameter of a rollups page's sealed figures of piece `k` in [`sealed_hours`]
+/// order, after the window's cuts ($13 to $16); `k = 3` is past them, the sealed samples.
+fn sealed_param(k: usize) -> usize {
+    17 + k * SealedHours::PARAMS
+}
+
 /// The sealed blocks' rollups a rollups page reads, piece by piece: the hours of its pieces of
 /// whole hours, `[c0, c1)` and `[c2, c3)`, and the UTC days of its piece of whole days,
 /// `[c1, c2)`, as many as the statement reads of each. Each piece's statement takes its own (it
@@ -474,11 +480,14 @@ async fn sealed_hours(
         Ok::<_, crate::Error>(out)
     };
     // The days piece `[c1, c2)` (empty under a day's width) reads days, the others hours.
-    Ok([
-        piece(cuts[0], cuts[1], Figures::Hours).await?,
-        piece(cuts[1], cuts[2], Figures::Days).await?,
-        piece(cuts[2], cuts[3], Figures::Hours).await?,
-    ])
+    // The three are independent: their round trips share the connection's pipeline.
+    let (a, b, c) = futures::future::try_join3(
+        piece(cuts[0], cuts[1], Figures::Hours),
+        piece(cuts[1], cuts[2], Figures::Days),
+        piece(cuts[2], cuts[3], Figures::Hours),
+    )
+    .await?;
+    Ok([a, b, c])
 }
 
 /// The stretch of the window a sub-hour page reads: up to (or, backward, from) the hour by

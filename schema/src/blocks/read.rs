@@ -436,7 +436,21 @@ pub struct SealedHours {
     pairs: Runs,
 }
 
+/// The figure columns of [`hours_sql`], after its four parameters of runs.
+const HOUR_COLUMNS: [(&str, &str); 7] = [
+    ("hour", "timestamptz"),
+    ("sample_count", "integer"),
+    ("value_sum", "float8"),
+    ("total_count", "integer"),
+    ("total_sum", "float8"),
+    ("value_max", "float8"),
+    ("zone_offset", "smallint"),
+];
+
 impl SealedHours {
+    /// How many parameters [`SealedHours::params`] gives and [`hours_sql`] reads.
+    pub const PARAMS: usize = 4 + HOUR_COLUMNS.len();
+
     /// Sorts the hours by series, source and time and notes where each pair's lie, so a
     /// statement takes a pair's hours as a slice instead of filtering them all for each pair.
     pub fn index(&mut self) {
@@ -451,20 +465,11 @@ impl SealedHours {
     }
 }
 
-/// SQL for a `from` clause of the sealed hourly rollups of parameters `$first` to `$first + 10`
-/// ([`SealedHours::params`]) of one series and source (the SQL expressions `series` and
+/// SQL for a `from` clause of the sealed hourly rollups of parameters `$first` on
+/// ([`SealedHours::PARAMS`] of them, [`SealedHours::params`]) of one series and source (the SQL expressions `series` and
 /// `source`), with `hourly_rollups`' figure columns, as `alias`.
 pub fn hours_sql(first: usize, series: &str, source: &str, alias: &str) -> String {
-    let columns = [
-        ("hour", "timestamptz"),
-        ("sample_count", "integer"),
-        ("value_sum", "float8"),
-        ("total_count", "integer"),
-        ("total_sum", "float8"),
-        ("value_max", "float8"),
-        ("zone_offset", "smallint"),
-    ];
-    runs_sql(first, &format!("k.s = {series} and k.d = {source}"), &columns, alias)
+    runs_sql(first, &format!("k.s = {series} and k.d = {source}"), &HOUR_COLUMNS, alias)
 }
 
 /// Which sealed hours a page of buckets of an hour or more reads: per series and source, the
@@ -601,6 +606,14 @@ pub async fn fetch_figures(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sealed_hours_give_as_many_parameters_as_their_sql_reads() {
+        assert_eq!(SealedHours::default().params().len(), SealedHours::PARAMS);
+        let sql = hours_sql(1, "s", "d", "u");
+        assert!(sql.contains(&format!("${}", SealedHours::PARAMS)));
+        assert!(!sql.contains(&format!("${}", SealedHours::PARAMS + 1)));
+    }
 
     #[test]
     fn indexed_hours_lie_by_pair_and_time() {
