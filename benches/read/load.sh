@@ -10,6 +10,11 @@
 #   benches/read/load.sh       # DURATION=30 CONNECTIONS=50 by default
 #   MODES= PACED="resolutions:400" WALK=0 benches/read/load.sh   # one paced run only
 #   WEARHOUSE_BIN=/tmp/old/wearhouse benches/read/load.sh        # another build (before/after)
+#   RESTART_PG=1 benches/read/load.sh    # restart PostgreSQL first (rules out a state built up by earlier runs)
+#
+# Before each read, a fixed CPU probe (the same single-core loop, best of three) and what
+# PostgreSQL's autovacuum is doing: the box's speed has wandered by up to 3x between runs, and
+# the probe tells a slower box from a slower build.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 DURATION=${DURATION:-30}
@@ -20,6 +25,25 @@ MODES=${MODES-timeseries activity sleep}
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/wearhouse/target}
 PG="postgres://postgres:postgres@127.0.0.1:5432"
 trap 'kill $(jobs -p) 2>/dev/null || true' EXIT
+
+# Milliseconds a fixed single-core loop takes (best of three), and the vacuums running now.
+probe() {
+  local ms
+  ms=$(python3 -c 'import time
+best = 1e9
+for _ in range(3):
+    t = time.perf_counter(); sum(i * i for i in range(2_000_000)); best = min(best, time.perf_counter() - t)
+print(round(best * 1000))')
+  local vacuums
+  vacuums=$(psql -tA "$PG/$DB" -c "select count(*) from pg_stat_activity where backend_type = 'autovacuum worker' or query ilike 'vacuum%'" 2>/dev/null || echo '?')
+  echo "probe before $1: cpu loop ${ms} ms, vacuums running ${vacuums}, load $(cut -d' ' -f1-3 /proc/loadavg)"
+}
+
+if [ "${RESTART_PG:-0}" = 1 ]; then
+  sudo=""; [ "$(id -u)" -eq 0 ] || sudo=sudo
+  $sudo pg_ctlcluster --skip-systemctl-redirect 15 main restart
+  for _ in $(seq 1 300); do pg_isready -q -h 127.0.0.1 && break; sleep 1; done
+fi
 
 command -v wrk >/dev/null || { sudo=""; [ "$(id -u)" -eq 0 ] || sudo=sudo; $sudo apt-get install -y -qq wrk >/dev/null; }
 cargo build --release --quiet --bin wearhouse --example read_load
@@ -39,6 +63,7 @@ USERS=$(psql -tA "$PG/$DB" -c "select count(*) from users")
 export KEY USERS
 
 for mode in $MODES; do
+  probe "$mode"
   echo "== $mode: $CONNECTIONS readers, ${DURATION}s (after a 10 s warm-up)"
   MODE=$mode wrk -t2 -c"$CONNECTIONS" -d10s -s benches/read/read.lua "http://127.0.0.1:$PORT" >/dev/null
   MODE=$mode wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" -s benches/read/read.lua "http://127.0.0.1:$PORT" \
@@ -54,8 +79,10 @@ done
 # Paced (open-loop) runs: 50 readers at a fixed total rate, latency counted from when each
 # request was due.
 for run in ${PACED-timeseries:400 activity:1000 sleep:100 resolutions:400 1min:200 5min:200 15min:200 1hour:200 1day:200}; do
+  probe "paced $run"
   "$CARGO_TARGET_DIR/release/examples/read_load" --port "$PORT" --key "$KEY" --users "$USERS" \
     --readers "$CONNECTIONS" --seconds "$DURATION" --mode "${run%%:*}" --rate "${run##*:}"
 done
+[ "${WALK:-1}" = 0 ] || probe walk
 [ "${WALK:-1}" = 0 ] || python3 benches/read/walk.py --port "$PORT" --key "$KEY"
 [ "${HEAVY:-1}" = 0 ] || python3 benches/read/resolutions.py --port "$PORT" --key "$KEY"

@@ -316,7 +316,7 @@ pub async fn means_over(
         blocks::Scope { user_id, series: Some(series), sources: None, from: *first, to: *last },
     )
     .await?;
-    tx.commit().await?;
+    blocks::end_snapshot(tx);
     // Sealed samples first: they are the older ones where a night spans both.
     let mut sums: std::collections::BTreeMap<(i32, i16), (f64, i64)> = Default::default();
     let mut by_time: Vec<usize> = (0..sealed.len()).collect();
@@ -396,7 +396,7 @@ pub async fn latest(
         .await?;
     let params: [&(dyn ToSql + Sync); 4] = [&user_id, &series, &since, &source];
     let row = tx.query_opt(&statement, &[&params[..], &sealed.params()[..]].concat()).await?;
-    tx.commit().await?;
+    blocks::end_snapshot(tx);
     row.map(|r| {
         Ok(Reading {
             ts: r.try_get(0)?,
@@ -494,7 +494,7 @@ pub async fn counts(
             &[&user_id, &from, &to],
         )
         .await?;
-    tx.commit().await?;
+    blocks::end_snapshot(tx);
     Ok(Counts {
         samples: samples
             .iter()
@@ -561,7 +561,7 @@ pub async fn newest_readings(
     let rows = tx.query(&list, &[&params[..], &sealed.params()[..]].concat()).await?;
     let total: i64 =
         tx.query_one(&count, &[&params[..5], &sealed.params()[..]].concat()).await?.try_get(0)?;
-    tx.commit().await?;
+    blocks::end_snapshot(tx);
     let readings = rows
         .iter()
         .map(|r| {

@@ -17,6 +17,9 @@
 //!
 //! Series the user has no rollup for in the window are skipped without touching the hypertable.
 
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
+
 use chrono::{DateTime, Duration, NaiveDate, NaiveTime, Utc};
 use deadpool_postgres::GenericClient;
 use postgres_types::ToSql;
@@ -83,7 +86,7 @@ pub struct SeriesPoint {
 }
 
 /// How a page is read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Reading {
     Raw,
     /// Buckets shorter than an hour, from the raw samples of the page's stretch.
@@ -105,8 +108,17 @@ impl Reading {
         }
     }
 
-    /// The statement for this reading and direction (widths come from a fixed list, never from
-    /// input text).
+    /// The statement for this reading and direction, rendered once per process: a rollups
+    /// page's is some 10 kB put together by a score of replacements, for every page otherwise.
+    /// Bounded: widths come from a fixed list, never from input text.
+    fn statement(self, backward: bool) -> Arc<str> {
+        static RENDERED: LazyLock<Mutex<HashMap<(Reading, bool), Arc<str>>>> =
+            LazyLock::new(Default::default);
+        let mut rendered = RENDERED.lock().unwrap_or_else(PoisonError::into_inner);
+        rendered.entry((self, backward)).or_insert_with(|| self.render(backward).into()).clone()
+    }
+
+    /// The statement for this reading and direction.
     fn render(self, backward: bool) -> String {
         let (cmp, dir) = if backward { ("<", "desc") } else { (">", "asc") };
         let sql = match self {
@@ -344,7 +356,7 @@ pub async fn page(db: &Db, q: &SeriesQuery) -> Result<Vec<SeriesPoint>> {
     // (were it behind, that statement would only be planned once more).
     let plans = tx.batch_execute("set local plan_cache_mode = force_generic_plan");
     let ((), page) = futures::future::try_join(async { Ok(plans.await?) }, read(&tx, q)).await?;
-    tx.commit().await?;
+    blocks::end_snapshot(tx);
     Ok(page)
 }
 
@@ -417,7 +429,7 @@ pub async fn read(client: &impl GenericClient, q: &SeriesQuery) -> Result<Vec<Se
         .sealed(client, q.user_id, &types, past_cursor((start, end)), cuts.as_ref(), page)
         .await?;
     let sealed = Sealed::of(reading, sealed);
-    let statement = client.prepare_cached(&reading.render(q.backward)).await?;
+    let statement = client.prepare_cached(&reading.statement(q.backward)).await?;
     let rows = client.query(&statement, &[&params[..], &sealed.params()[..]].concat()).await?;
     // A stretch is counted to hold the page, but with duplicates resolved some of its samples
     // drop out: a page that comes back short reads the whole window instead.

@@ -18,7 +18,7 @@ pub mod store;
 pub use buckets::{SealedBuckets, buckets_sql};
 pub use codec::{BlockSample, CodecError, decode, encode};
 pub use read::{
-    Figures, HourScope, PageLimit, Scope, SealedHours, SealedRows, fetch, fetch_figures, hours_sql,
-    pair_samples_sql, samples_sql, snapshot,
+    Figures, HourScope, PageLimit, Scope, SealedHours, SealedRows, end_snapshot, fetch,
+    fetch_figures, hours_sql, pair_samples_sql, samples_sql, snapshot,
 };
 pub use store::{DayKey, Sealing, Share, due, seal, unseal, unseal_user};

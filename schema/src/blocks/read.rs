@@ -417,6 +417,13 @@ fn decode_into(
     Ok(())
 }
 
+/// Ends a read's [`snapshot`] without waiting for the server: dropping the transaction sends
+/// `ROLLBACK` (the same as a commit for a read-only one) and returns at once; the connection's
+/// next statement, whoever pools it next, queues behind it. A page saves a round trip.
+pub fn end_snapshot(tx: Transaction<'_>) {
+    drop(tx);
+}
+
 /// A read-only transaction in one snapshot, for a read of blocks and rows together.
 pub async fn snapshot(client: &mut Object) -> Result<Transaction<'_>> {
     Ok(client
