@@ -85,6 +85,9 @@ pub struct SeriesPoint {
     pub is_daily_total: Option<bool>,
 }
 
+/// Statements rendered, by reading and direction (backward or not).
+type Rendered = HashMap<(Reading, bool), Arc<str>>;
+
 /// How a page is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Reading {
@@ -112,8 +115,7 @@ impl Reading {
     /// page's is some 10 kB put together by a score of replacements, for every page otherwise.
     /// Bounded: widths come from a fixed list, never from input text.
     fn statement(self, backward: bool) -> Arc<str> {
-        static RENDERED: LazyLock<Mutex<HashMap<(Reading, bool), Arc<str>>>> =
-            LazyLock::new(Default::default);
+        static RENDERED: LazyLock<Mutex<Rendered>> = LazyLock::new(Default::default);
         let mut rendered = RENDERED.lock().unwrap_or_else(PoisonError::into_inner);
         rendered.entry((self, backward)).or_insert_with(|| self.render(backward).into()).clone()
     }
