@@ -307,7 +307,7 @@ pub async fn page<T: Event>(db: &Db, q: &EventQuery) -> Result<Vec<T>> {
         }
     }
     let page = rows.iter().map(T::from_row).collect::<Result<Vec<T>>>()?;
-    client.commit().await?;
+    crate::blocks::end_snapshot(client);
     Ok(page)
 }
 
