@@ -39,13 +39,13 @@ print(round(best * 1000))')
   echo "probe before $1: cpu loop ${ms} ms, vacuums running ${vacuums}, load $(cut -d' ' -f1-3 /proc/loadavg)"
 }
 
+sudo=""; [ "$(id -u)" -eq 0 ] || sudo=sudo
 if [ "${RESTART_PG:-0}" = 1 ]; then
-  sudo=""; [ "$(id -u)" -eq 0 ] || sudo=sudo
   $sudo pg_ctlcluster --skip-systemctl-redirect 15 main restart
   for _ in $(seq 1 300); do pg_isready -q -h 127.0.0.1 && break; sleep 1; done
 fi
 
-command -v wrk >/dev/null || { sudo=""; [ "$(id -u)" -eq 0 ] || sudo=sudo; $sudo apt-get install -y -qq wrk >/dev/null; }
+command -v wrk >/dev/null || { $sudo apt-get install -y -qq wrk >/dev/null; }
 cargo build --release --quiet --bin wearhouse --example read_load
 bin=${WEARHOUSE_BIN:-$CARGO_TARGET_DIR/release/wearhouse}
 # A fixed throwaway master key: the service does not start without one, and seals its signing
