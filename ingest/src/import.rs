@@ -326,6 +326,8 @@ async fn write_chunk(
     batch: &ExportBatch,
 ) -> Result<Written, ImportError> {
     let n = &batch.normalised;
+    // The chunks its samples need, made first so that the writers do not take turns making them.
+    schema::sample_chunks::make(db, t.user_id, n.samples.iter().map(|s| s.ts)).await?;
     if n.only_samples() {
         match write_shared(db, t, n).await {
             Ok(Some(written)) => return Ok(written),

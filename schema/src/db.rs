@@ -189,3 +189,24 @@ async fn seed_series_types(client: &tokio_postgres::Client) -> Result<()> {
         .await?;
     Ok(())
 }
+
+/// Runs `copy` (a COPY of rows that should all be new) under the savepoint `name`: `false` when
+/// it met a stored key, and then nothing of it is written (the savepoint is rolled back).
+pub(crate) async fn copied_if_new(
+    tx: &deadpool_postgres::Transaction<'_>,
+    name: &'static str,
+    copy: impl Future<Output = Result<(), tokio_postgres::Error>>,
+) -> Result<bool> {
+    tx.batch_execute(&format!("savepoint {name}")).await?;
+    match copy.await {
+        Ok(()) => {
+            tx.batch_execute(&format!("release savepoint {name}")).await?;
+            Ok(true)
+        }
+        Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::UNIQUE_VIOLATION) => {
+            tx.batch_execute(&format!("rollback to savepoint {name}")).await?;
+            Ok(false)
+        }
+        Err(e) => Err(e.into()),
+    }
+}

@@ -31,6 +31,7 @@ pub mod replay;
 pub mod reseal;
 pub mod retention;
 pub mod rollups;
+pub mod sample_chunks;
 mod sample_row;
 pub mod samples;
 pub mod sdk_batches;

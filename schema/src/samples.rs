@@ -8,7 +8,6 @@
 use deadpool_postgres::Transaction;
 use futures::pin_mut;
 use tokio_postgres::binary_copy::BinaryCopyInWriter;
-use tokio_postgres::error::SqlState;
 use tokio_postgres::types::{ToSql, Type};
 use uuid::Uuid;
 
@@ -132,18 +131,12 @@ async fn insert_new(
     batch_id: Uuid,
     rows: &[&SampleRow],
 ) -> Result<bool> {
-    tx.batch_execute("savepoint samples_new").await?;
-    match copy(tx, Target::Samples { user_id, batch_id }, rows).await {
-        Ok(()) => {
-            tx.batch_execute("release savepoint samples_new").await?;
-            Ok(true)
-        }
-        Err(e) if e.code() == Some(&SqlState::UNIQUE_VIOLATION) => {
-            tx.batch_execute("rollback to savepoint samples_new").await?;
-            Ok(false)
-        }
-        Err(e) => Err(e.into()),
-    }
+    crate::db::copied_if_new(
+        tx,
+        "samples_new",
+        copy(tx, Target::Samples { user_id, batch_id }, rows),
+    )
+    .await
 }
 
 /// Stages the rows and upserts them; returns the rows inserted (`true`) or changed (`false`).

@@ -945,6 +945,62 @@ async fn chunks_written_side_by_side_keep_rollups_exact() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+#[tokio::test]
+async fn new_samples_in_hours_already_stored_keep_rollups_exact() {
+    // A chunk's hours between a series' first and last are copied in as new rollup rows; when
+    // another import stored samples in those hours already, the copy meets their rows and the
+    // chunk's hours are added to them instead. The same export seven minutes earlier in UTC:
+    // new samples in the hours (and days) of the first import's.
+    let app = TestApp::spawn().await;
+    let key = app.api_key().await;
+    let dir = std::env::temp_dir().join(format!("wearhouse-hrs-{}", uuid::Uuid::new_v4().simple()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let user = app.user(&key, json!({})).await;
+    let mut outputs = Vec::new();
+    for offset_minutes in [0, 7] {
+        let spec = ExportSpec {
+            shape: ingest::export::generate::Shape::Varied,
+            seed: 7,
+            offset_minutes,
+            ..ExportSpec::new(60)
+        };
+        let mut xml = Vec::new();
+        write_export(&mut xml, &spec).expect("generate");
+        let file = dir.join(format!("export-{offset_minutes}.xml"));
+        std::fs::write(&file, xml).expect("write");
+        outputs.push(cli_import(&app, &user, &file).await);
+    }
+    let stored = samples(&app, &user).await;
+    let first = outputs[0].split("samples: ").nth(1).and_then(|s| s.split(' ').next());
+    let first: i64 = first.and_then(|n| n.parse().ok()).expect("first import's count");
+    assert!(first > 80_000, "{outputs:?}");
+    assert_eq!(stored, 2 * first, "{outputs:?}");
+    let (differing, _) = crate::sdk_sync::rollups_against_samples(&app, &user).await;
+    assert_eq!(differing, 0, "rollups differ from a recount: {outputs:?}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[tokio::test]
+async fn chunks_for_a_writer_are_made_empty_and_once() {
+    // An import makes the hypertable chunks its chunk of samples needs before it writes them,
+    // in a transaction of its own: the chunk is there, empty, and a second call makes nothing.
+    let app = TestApp::spawn().await;
+    let key = app.api_key().await;
+    let user: uuid::Uuid = app.user(&key, json!({})).await.parse().expect("uuid");
+    let db = schema::Db::connect(&app.settings.database_url, 2).await.expect("db");
+    let chunks = "select count(*) from show_chunks('samples')";
+    let before = app.count(chunks).await;
+    let day = |d: u32| chrono::NaiveDate::from_ymd_opt(2031, 3, d).expect("day");
+    let times = [day(4), day(4), day(5)].map(|d| d.and_hms_opt(13, 30, 0).expect("time").and_utc());
+    // 2031-03-04 and 03-05 share a week-long chunk: one day asks for it and makes it.
+    let made = schema::sample_chunks::make(&db, user, times).await.expect("make");
+    assert!((1..=2).contains(&made), "{made} days made chunks");
+    assert_eq!(app.count(chunks).await, before + 1);
+    assert_eq!(app.count("select count(*) from samples").await, 0, "placeholders left behind");
+    assert_eq!(schema::sample_chunks::make(&db, user, times).await.expect("again"), 0);
+    assert_eq!(app.count(chunks).await, before + 1);
+}
+
 /// `xml` as `export.zip` written to a pipe by Python's `zipfile`, the way streaming zippers and
 /// macOS Archive Utility write archives: deflated, each entry's sizes in a data descriptor
 /// after its data.
