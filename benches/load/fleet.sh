@@ -68,9 +68,12 @@ t1=$(date +%s.%N); pg1=$(pg_ticks); wh1=$(ticks "/proc/$server/stat"); m1=$(busy
 ok=$(grep -c '^202 ' "$work/accepts" || true)
 done_n=$(psql -qAt "$PG/$DB" -c "select count(*) from sdk_batches where status = 'done'")
 # Rows and blocks counted in one statement (one snapshot): the sealer moves rows meanwhile.
+# A build from before sealed blocks (WEARHOUSE_BIN) has no sample_blocks.
 stored() {
-  psql -qAt -F ' ' "$PG/$DB" -c "select (select count(*) from samples),
-    (select coalesce(sum(sample_count), 0) from sample_blocks)"
+  local blocks=0
+  [ -z "$(psql -qAt "$PG/$DB" -c "select to_regclass('sample_blocks')")" ] \
+    || blocks="(select coalesce(sum(sample_count), 0) from sample_blocks)"
+  psql -qAt -F ' ' "$PG/$DB" -c "select (select count(*) from samples), $blocks"
 }
 read -r rows sealed <<<"$(stored)"
 samples=$((rows + sealed))
