@@ -23,22 +23,23 @@ pub(crate) fn workout_created(
     w: &WorkoutRow,
     src: &NewDataSource,
 ) -> Value {
-    let pace = w.avg_speed_m_per_s.filter(|s| *s > 0.0).map(|s| (1000.0 / s).round() as i64);
+    let f = &w.figures;
+    let pace = f.avg_speed_m_per_s.filter(|s| *s > 0.0).map(|s| (1000.0 / s).round() as i64);
     json!({
         "id": id,
         "user_id": user_id,
-        "type": w.kind.as_deref().unwrap_or("unknown"),
-        "start_time": zone::local_time(w.start_time, w.zone_offset),
-        "end_time": zone::local_time(w.end_time, w.zone_offset),
-        "zone_offset": offset(w.zone_offset),
-        "duration_seconds": w.duration_seconds,
+        "type": f.kind.as_deref().unwrap_or("unknown"),
+        "start_time": zone::local_time(f.start_time, f.zone_offset),
+        "end_time": zone::local_time(f.end_time, f.zone_offset),
+        "zone_offset": offset(f.zone_offset),
+        "duration_seconds": f.duration_seconds,
         "source": source(src),
-        "calories_kcal": w.calories_kcal,
-        "distance_meters": w.distance_meters,
-        "avg_heart_rate_bpm": w.avg_heart_rate_bpm,
-        "max_heart_rate_bpm": w.max_heart_rate_bpm,
+        "calories_kcal": f.calories_kcal,
+        "distance_meters": f.distance_meters,
+        "avg_heart_rate_bpm": f.avg_heart_rate_bpm,
+        "max_heart_rate_bpm": f.max_heart_rate_bpm,
         "avg_pace_sec_per_km": pace,
-        "elevation_gain_meters": w.elevation_gain_meters,
+        "elevation_gain_meters": f.elevation_gain_meters,
     })
 }
 

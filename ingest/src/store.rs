@@ -179,7 +179,7 @@ async fn unseal_sessions(
     let mut touches = Vec::with_capacity(n.workouts.len());
     for w in &n.workouts {
         // Its twins share its source and start (or its client id).
-        let start = w.row.start_time;
+        let start = w.row.figures.start_time;
         touches.push(Touch {
             data_source_id: source_id(source_ids, w.source)?,
             from: start,

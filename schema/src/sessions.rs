@@ -11,6 +11,7 @@ use tokio_postgres::types::ToSql;
 use uuid::Uuid;
 
 use crate::session_blocks::Sessions;
+use crate::workouts::WorkoutFigures;
 use crate::{Db, Result};
 
 const LIST: &str = include_str!("../queries/events_list.sql");
@@ -126,25 +127,12 @@ pub trait Event: Sized {
     fn position(&self) -> (DateTime<Utc>, Uuid);
 }
 
+/// A workout as read: its figures, and whether it has a route to fetch.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Workout {
     pub id: Uuid,
     pub data_source_id: Uuid,
-    pub kind: Option<String>,
-    pub start_time: DateTime<Utc>,
-    pub end_time: DateTime<Utc>,
-    pub zone_offset: Option<i16>,
-    pub duration_seconds: i32,
-    pub calories_kcal: Option<f64>,
-    pub distance_meters: Option<f64>,
-    pub steps: Option<i32>,
-    pub avg_heart_rate_bpm: Option<f64>,
-    pub max_heart_rate_bpm: Option<f64>,
-    pub min_heart_rate_bpm: Option<f64>,
-    pub avg_speed_m_per_s: Option<f64>,
-    pub max_speed_m_per_s: Option<f64>,
-    pub elevation_gain_meters: Option<f64>,
-    pub notes: Option<String>,
+    pub figures: WorkoutFigures,
     pub has_route: bool,
 }
 
@@ -154,26 +142,12 @@ impl Event for Workout {
         Ok(Workout {
             id: r.try_get("id")?,
             data_source_id: r.try_get("data_source_id")?,
-            kind: r.try_get("type")?,
-            start_time: r.try_get("start_time")?,
-            end_time: r.try_get("end_time")?,
-            zone_offset: r.try_get("zone_offset")?,
-            duration_seconds: r.try_get("duration_seconds")?,
-            calories_kcal: r.try_get("calories_kcal")?,
-            distance_meters: r.try_get("distance_meters")?,
-            steps: r.try_get("steps")?,
-            avg_heart_rate_bpm: r.try_get("avg_heart_rate_bpm")?,
-            max_heart_rate_bpm: r.try_get("max_heart_rate_bpm")?,
-            min_heart_rate_bpm: r.try_get("min_heart_rate_bpm")?,
-            avg_speed_m_per_s: r.try_get("avg_speed_m_per_s")?,
-            max_speed_m_per_s: r.try_get("max_speed_m_per_s")?,
-            elevation_gain_meters: r.try_get("elevation_gain_meters")?,
-            notes: r.try_get("notes")?,
+            figures: WorkoutFigures::from_row(r)?,
             has_route: r.try_get("has_route")?,
         })
     }
     fn position(&self) -> (DateTime<Utc>, Uuid) {
-        (self.start_time, self.id)
+        (self.figures.start_time, self.id)
     }
 }
 

@@ -4,6 +4,7 @@ use chrono::{DateTime, Utc};
 use deadpool_postgres::GenericClient;
 use postgres_types::ToSql;
 use serde_json::{Map, Value, json};
+use tokio_postgres::Row;
 use uuid::Uuid;
 
 use crate::Result;
@@ -19,10 +20,9 @@ pub fn statistic_value(statistics: &Map<String, Value>, name: &str) -> Option<f6
     statistics.get(name).and_then(|s| s["value"].as_f64())
 }
 
+/// What a workout is, as stored and as read: its kind, span and figures, in canonical units.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct WorkoutRow {
-    pub data_source_id: Uuid,
-    pub external_id: Option<String>,
+pub struct WorkoutFigures {
     /// The unified workout type; `None` when the client sent none.
     pub kind: Option<String>,
     pub start_time: DateTime<Utc>,
@@ -38,9 +38,40 @@ pub struct WorkoutRow {
     pub avg_speed_m_per_s: Option<f64>,
     pub max_speed_m_per_s: Option<f64>,
     pub elevation_gain_meters: Option<f64>,
+    pub notes: Option<String>,
+}
+
+impl WorkoutFigures {
+    /// The figures of a row of `workouts` (or of a sealed month, which keeps its columns).
+    pub(crate) fn from_row(r: &Row) -> Result<WorkoutFigures> {
+        Ok(WorkoutFigures {
+            kind: r.try_get("type")?,
+            start_time: r.try_get("start_time")?,
+            end_time: r.try_get("end_time")?,
+            zone_offset: r.try_get("zone_offset")?,
+            duration_seconds: r.try_get("duration_seconds")?,
+            calories_kcal: r.try_get("calories_kcal")?,
+            distance_meters: r.try_get("distance_meters")?,
+            steps: r.try_get("steps")?,
+            avg_heart_rate_bpm: r.try_get("avg_heart_rate_bpm")?,
+            max_heart_rate_bpm: r.try_get("max_heart_rate_bpm")?,
+            min_heart_rate_bpm: r.try_get("min_heart_rate_bpm")?,
+            avg_speed_m_per_s: r.try_get("avg_speed_m_per_s")?,
+            max_speed_m_per_s: r.try_get("max_speed_m_per_s")?,
+            elevation_gain_meters: r.try_get("elevation_gain_meters")?,
+            notes: r.try_get("notes")?,
+        })
+    }
+}
+
+/// A workout to store: its figures, where it came from, and what only storing keeps.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct WorkoutRow {
+    pub data_source_id: Uuid,
+    pub external_id: Option<String>,
+    pub figures: WorkoutFigures,
     pub max_altitude_meters: Option<f64>,
     pub min_altitude_meters: Option<f64>,
-    pub notes: Option<String>,
     /// Every statistic as sent, converted, by name.
     pub statistics: Value,
     pub route: Option<Value>,
@@ -49,24 +80,25 @@ pub struct WorkoutRow {
 /// A workout's figures, in the order the statements below name their columns (`type` to
 /// `route`).
 fn figures(w: &WorkoutRow) -> [&(dyn ToSql + Sync); 19] {
+    let f = &w.figures;
     [
-        &w.kind,
-        &w.start_time,
-        &w.end_time,
-        &w.zone_offset,
-        &w.duration_seconds,
-        &w.calories_kcal,
-        &w.distance_meters,
-        &w.steps,
-        &w.avg_heart_rate_bpm,
-        &w.max_heart_rate_bpm,
-        &w.min_heart_rate_bpm,
-        &w.avg_speed_m_per_s,
-        &w.max_speed_m_per_s,
-        &w.elevation_gain_meters,
+        &f.kind,
+        &f.start_time,
+        &f.end_time,
+        &f.zone_offset,
+        &f.duration_seconds,
+        &f.calories_kcal,
+        &f.distance_meters,
+        &f.steps,
+        &f.avg_heart_rate_bpm,
+        &f.max_heart_rate_bpm,
+        &f.min_heart_rate_bpm,
+        &f.avg_speed_m_per_s,
+        &f.max_speed_m_per_s,
+        &f.elevation_gain_meters,
         &w.max_altitude_meters,
         &w.min_altitude_meters,
-        &w.notes,
+        &f.notes,
         &w.statistics,
         &w.route,
     ]

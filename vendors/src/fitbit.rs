@@ -393,15 +393,15 @@ fn activity(row: &Value, out: &mut Normalised) -> Option<()> {
     let name = row.get("activityName").and_then(Value::as_str);
     TRACKER.workout(out, (start, end), offset, |w| {
         w.external_id = row.get("logId").map(crate::normal::id_text);
-        w.kind = name
+        w.figures.kind = name
             .and_then(|n| crate::normal::workout_kind(&ACTIVITY_NAMES, &n.replace(' ', "_")))
             .map(str::to_string);
-        w.calories_kcal = f("calories");
-        w.distance_meters =
+        w.figures.calories_kcal = f("calories");
+        w.figures.distance_meters =
             f("distance").map(|d| metres(d, row.get("distanceUnit").and_then(Value::as_str)));
-        w.steps = f("steps").and_then(|s| i32::try_from(s as i64).ok());
-        w.avg_heart_rate_bpm = f("averageHeartRate");
-        w.elevation_gain_meters = f("elevationGain");
+        w.figures.steps = f("steps").and_then(|s| i32::try_from(s as i64).ok());
+        w.figures.avg_heart_rate_bpm = f("averageHeartRate");
+        w.figures.elevation_gain_meters = f("elevationGain");
         w.statistics = json!({"activityName": name, "logType": row.get("logType"),
                               "activeDuration_ms": row.get("activeDuration")});
     })

@@ -455,17 +455,17 @@ fn activity(row: &Value, out: &mut Normalised) -> Option<()> {
     let id = row.get("summaryId").or_else(|| row.get("activityId")).map(crate::normal::id_text);
     WATCH.workout(out, (start, end), zone, |w| {
         w.external_id = id;
-        w.kind =
+        w.figures.kind =
             sport.and_then(|s| crate::normal::workout_kind(&ACTIVITY_TYPES, s)).map(str::to_string);
-        w.calories_kcal = f(row, "activeKilocalories");
-        w.distance_meters = f(row, "distanceInMeters");
-        w.steps = f(row, "steps").and_then(|s| i32::try_from(s as i64).ok());
-        w.avg_heart_rate_bpm = f(row, "averageHeartRateInBeatsPerMinute");
-        w.max_heart_rate_bpm = f(row, "maxHeartRateInBeatsPerMinute");
-        w.avg_speed_m_per_s = f(row, "averageSpeedInMetersPerSecond");
-        w.max_speed_m_per_s = f(row, "maxSpeedInMetersPerSecond");
-        w.elevation_gain_meters = f(row, "elevationGainInMeters");
-        w.notes = row.get("activityName").and_then(Value::as_str).map(str::to_string);
+        w.figures.calories_kcal = f(row, "activeKilocalories");
+        w.figures.distance_meters = f(row, "distanceInMeters");
+        w.figures.steps = f(row, "steps").and_then(|s| i32::try_from(s as i64).ok());
+        w.figures.avg_heart_rate_bpm = f(row, "averageHeartRateInBeatsPerMinute");
+        w.figures.max_heart_rate_bpm = f(row, "maxHeartRateInBeatsPerMinute");
+        w.figures.avg_speed_m_per_s = f(row, "averageSpeedInMetersPerSecond");
+        w.figures.max_speed_m_per_s = f(row, "maxSpeedInMetersPerSecond");
+        w.figures.elevation_gain_meters = f(row, "elevationGainInMeters");
+        w.figures.notes = row.get("activityName").and_then(Value::as_str).map(str::to_string);
         w.statistics = json!({"activityType": sport, "deviceName": row.get("deviceName"),
             "averageRunCadenceInStepsPerMinute": f(row, "averageRunCadenceInStepsPerMinute"),
             "manual": row.get("manual")});

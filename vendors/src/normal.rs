@@ -5,7 +5,7 @@ use chrono::{DateTime, Duration, NaiveDate, NaiveDateTime, NaiveTime, Utc};
 use ingest::{Interval, Normalised, Sample, VendorNight, Workout};
 use schema::catalogue::series_types::by_id;
 use schema::data_sources::NewDataSource;
-use schema::workouts::WorkoutRow;
+use schema::workouts::{WorkoutFigures, WorkoutRow};
 
 /// How a vendor's device is named as a data source (as the SDKs name it, where they do, so
 /// the priority rule ranks a ring as a ring and a strap as a strap).
@@ -67,10 +67,13 @@ impl Device {
         let source = self.source(out);
         out.note_offset(end, offset);
         let mut row = WorkoutRow {
-            start_time: start,
-            end_time: end,
-            zone_offset: offset,
-            duration_seconds: seconds,
+            figures: WorkoutFigures {
+                start_time: start,
+                end_time: end,
+                zone_offset: offset,
+                duration_seconds: seconds,
+                ..WorkoutFigures::default()
+            },
             ..WorkoutRow::default()
         };
         fill(&mut row);

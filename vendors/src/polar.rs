@@ -392,15 +392,15 @@ fn exercise(row: &Value, out: &mut Normalised) -> Option<()> {
     let hr = |k: &str| e.heart_rate.as_ref().and_then(|h| h.get(k)).and_then(Value::as_f64);
     WATCH.workout(out, (start, end), offset, |w| {
         w.external_id = Some(crate::normal::id_text(&e.id));
-        w.kind = e
+        w.figures.kind = e
             .sport
             .as_deref()
             .and_then(|s| crate::normal::workout_kind(&SPORTS, s))
             .map(str::to_string);
-        w.calories_kcal = e.calories;
-        w.distance_meters = e.distance;
-        w.avg_heart_rate_bpm = hr("average");
-        w.max_heart_rate_bpm = hr("maximum");
+        w.figures.calories_kcal = e.calories;
+        w.figures.distance_meters = e.distance;
+        w.figures.avg_heart_rate_bpm = hr("average");
+        w.figures.max_heart_rate_bpm = hr("maximum");
         w.statistics = json!({"sport": e.sport, "detailed_sport_info": e.detailed_sport_info,
                               "device": e.device, "training_load": e.training_load});
     })

@@ -7,7 +7,7 @@
 use chrono::{DateTime, Duration, Utc};
 use ingest::{Normalised, Workout};
 use schema::catalogue::providers::{Capabilities, LiveSyncMode, Provider};
-use schema::workouts::WorkoutRow;
+use schema::workouts::{WorkoutFigures, WorkoutRow};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -271,24 +271,26 @@ fn activity(row: &Value, out: &mut Normalised) -> Option<()> {
     let row = WorkoutRow {
         data_source_id: uuid::Uuid::nil(),
         external_id: Some(crate::normal::id_text(&a.id)),
-        kind: sport.as_deref().and_then(kind).map(str::to_string),
-        start_time: start,
-        end_time: end,
-        zone_offset: offset,
-        duration_seconds: seconds,
-        // Only the detail has calories; a ride's kilojoules are work done, not energy burned.
-        calories_kcal: a.calories,
-        distance_meters: a.distance,
-        steps: None,
-        avg_heart_rate_bpm: a.average_heartrate,
-        max_heart_rate_bpm: a.max_heartrate,
-        min_heart_rate_bpm: None,
-        avg_speed_m_per_s: a.average_speed,
-        max_speed_m_per_s: a.max_speed,
-        elevation_gain_meters: a.total_elevation_gain,
+        figures: WorkoutFigures {
+            kind: sport.as_deref().and_then(kind).map(str::to_string),
+            start_time: start,
+            end_time: end,
+            zone_offset: offset,
+            duration_seconds: seconds,
+            // Only the detail has calories; a ride's kilojoules are work done, not energy burned.
+            calories_kcal: a.calories,
+            distance_meters: a.distance,
+            steps: None,
+            avg_heart_rate_bpm: a.average_heartrate,
+            max_heart_rate_bpm: a.max_heartrate,
+            min_heart_rate_bpm: None,
+            avg_speed_m_per_s: a.average_speed,
+            max_speed_m_per_s: a.max_speed,
+            elevation_gain_meters: a.total_elevation_gain,
+            notes: a.name,
+        },
         max_altitude_meters: a.elev_high,
         min_altitude_meters: a.elev_low,
-        notes: a.name,
         statistics: json!({"kilojoules": a.kilojoules, "sport_type": sport}),
         route: None,
     };
@@ -311,10 +313,13 @@ mod tests {
         let mut out = Normalised { provider: "strava", ..Normalised::default() };
         Strava.map_page(ACTIVITIES, &page, &mut out);
         let w = &out.workouts[0].row;
-        assert_eq!(w.kind.as_deref(), Some("trail_running"));
-        assert_eq!((w.zone_offset, w.duration_seconds), (Some(120), 1612));
-        assert_eq!(w.end_time, crate::normal::at("2026-03-10T05:56:52Z"));
-        assert_eq!((w.distance_meters, w.avg_heart_rate_bpm), (Some(5012.3), Some(151.2)));
+        assert_eq!(w.figures.kind.as_deref(), Some("trail_running"));
+        assert_eq!((w.figures.zone_offset, w.figures.duration_seconds), (Some(120), 1612));
+        assert_eq!(w.figures.end_time, crate::normal::at("2026-03-10T05:56:52Z"));
+        assert_eq!(
+            (w.figures.distance_meters, w.figures.avg_heart_rate_bpm),
+            (Some(5012.3), Some(151.2))
+        );
         assert_eq!(w.external_id.as_deref(), Some("154504250376"));
         assert_eq!(
             Strava.next_page(&page, None, crate::normal::any_window()).as_deref(),

@@ -261,18 +261,20 @@ fn workout(row: &Value, out: &mut Normalised) -> Option<()> {
     let activity = f("activityId").map(|a| a as i64);
     WATCH.workout(out, (start, end), offset, |w| {
         w.external_id = row.get("workoutKey").and_then(Value::as_str).map(str::to_string);
-        w.kind = schema::catalogue::workout_types::unified(Some(kind(activity.unwrap_or(-1))))
-            .map(str::to_string);
-        w.distance_meters = f("totalDistance");
-        w.elevation_gain_meters = f("totalAscent");
+        w.figures.kind =
+            schema::catalogue::workout_types::unified(Some(kind(activity.unwrap_or(-1))))
+                .map(str::to_string);
+        w.figures.distance_meters = f("totalDistance");
+        w.figures.elevation_gain_meters = f("totalAscent");
         w.max_altitude_meters = f("maxAltitude");
         w.min_altitude_meters = f("minAltitude");
-        w.avg_speed_m_per_s = f("avgSpeed");
-        w.max_speed_m_per_s = f("maxSpeed");
-        w.avg_heart_rate_bpm = hr(&["workoutAvgHR", "avg"]);
-        w.max_heart_rate_bpm = hr(&["workoutMaxHR", "hrmax"]);
-        w.calories_kcal = f("energyConsumption").filter(|e| *e > 0.0);
-        w.steps = f("stepCount").filter(|s| *s > 0.0).and_then(|s| i32::try_from(s as i64).ok());
+        w.figures.avg_speed_m_per_s = f("avgSpeed");
+        w.figures.max_speed_m_per_s = f("maxSpeed");
+        w.figures.avg_heart_rate_bpm = hr(&["workoutAvgHR", "avg"]);
+        w.figures.max_heart_rate_bpm = hr(&["workoutMaxHR", "hrmax"]);
+        w.figures.calories_kcal = f("energyConsumption").filter(|e| *e > 0.0);
+        w.figures.steps =
+            f("stepCount").filter(|s| *s > 0.0).and_then(|s| i32::try_from(s as i64).ok());
         w.statistics = json!({"activityId": activity, "totalDescent": f("totalDescent"),
                               "gear": row.get("gear"), "tss": row.get("tss")});
     })

@@ -10,7 +10,7 @@ use chrono::{DateTime, Duration, FixedOffset, Utc};
 use ingest::{Normalised, SleepSession, Workout};
 use schema::catalogue::providers::{Capabilities, LiveSyncMode, Provider};
 use schema::catalogue::series_types::id;
-use schema::workouts::WorkoutRow;
+use schema::workouts::{WorkoutFigures, WorkoutRow};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -287,23 +287,25 @@ fn workout(row: &Value, out: &mut Normalised) -> Option<()> {
     let row = WorkoutRow {
         data_source_id: uuid::Uuid::nil(),
         external_id: s.id.as_str().map(str::to_string),
-        kind: schema::catalogue::workout_types::unified(sport).map(str::to_string),
-        start_time: start,
-        end_time: end,
-        zone_offset: zone,
-        duration_seconds: seconds,
-        calories_kcal: f("kilojoule").map(|kj| kj / KJ_PER_KCAL),
-        distance_meters: f("distance_meter"),
-        steps: None,
-        avg_heart_rate_bpm: f("average_heart_rate"),
-        max_heart_rate_bpm: f("max_heart_rate"),
-        min_heart_rate_bpm: None,
-        avg_speed_m_per_s: None,
-        max_speed_m_per_s: None,
-        elevation_gain_meters: f("altitude_gain_meter"),
+        figures: WorkoutFigures {
+            kind: schema::catalogue::workout_types::unified(sport).map(str::to_string),
+            start_time: start,
+            end_time: end,
+            zone_offset: zone,
+            duration_seconds: seconds,
+            calories_kcal: f("kilojoule").map(|kj| kj / KJ_PER_KCAL),
+            distance_meters: f("distance_meter"),
+            steps: None,
+            avg_heart_rate_bpm: f("average_heart_rate"),
+            max_heart_rate_bpm: f("max_heart_rate"),
+            min_heart_rate_bpm: None,
+            avg_speed_m_per_s: None,
+            max_speed_m_per_s: None,
+            elevation_gain_meters: f("altitude_gain_meter"),
+            notes: None,
+        },
         max_altitude_meters: None,
         min_altitude_meters: None,
-        notes: None,
         statistics: json!({"strain": f("strain"), "zone_durations": score.get("zone_durations"),
                            "sport_name": sport}),
         route: None,

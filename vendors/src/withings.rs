@@ -456,16 +456,16 @@ fn workout(row: &Value, zone: Option<&str>, out: &mut Normalised) -> Option<()> 
     let category = row.get("category").and_then(Value::as_i64).unwrap_or(36);
     DEVICE.workout(out, (start, end), offset, |w| {
         w.external_id = row.get("id").map(crate::normal::id_text);
-        w.kind = schema::catalogue::workout_types::unified(Some(kind(category))).map(str::to_string);
+        w.figures.kind = schema::catalogue::workout_types::unified(Some(kind(category))).map(str::to_string);
         // The time moving: the pauses are left out.
         let pauses = f("pause_duration").unwrap_or(0.0) as i32;
-        w.duration_seconds = (w.duration_seconds - pauses.max(0)).max(1);
-        w.calories_kcal = f("calories");
-        w.distance_meters = f("distance");
-        w.steps = f("steps").and_then(|s| i32::try_from(s as i64).ok());
-        w.avg_heart_rate_bpm = f("hr_average");
-        w.max_heart_rate_bpm = f("hr_max");
-        w.min_heart_rate_bpm = f("hr_min");
+        w.figures.duration_seconds = (w.figures.duration_seconds - pauses.max(0)).max(1);
+        w.figures.calories_kcal = f("calories");
+        w.figures.distance_meters = f("distance");
+        w.figures.steps = f("steps").and_then(|s| i32::try_from(s as i64).ok());
+        w.figures.avg_heart_rate_bpm = f("hr_average");
+        w.figures.max_heart_rate_bpm = f("hr_max");
+        w.figures.min_heart_rate_bpm = f("hr_min");
         w.statistics = json!({"category": category, "spo2_average": f("spo2_average"),
                               "elevation_floors": f("elevation"), "pause_duration_s": f("pause_duration")});
     })

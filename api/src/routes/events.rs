@@ -145,29 +145,30 @@ fn zone(offset: Option<i16>) -> Option<String> {
 }
 
 fn workout(w: Workout, sources: &Sources) -> WorkoutOut {
-    let distance = positive(w.distance_meters);
+    let Workout { id, data_source_id, figures: f, has_route } = w;
+    let distance = positive(f.distance_meters);
     WorkoutOut {
-        id: w.id,
-        kind: w.kind.unwrap_or_else(|| "unknown".into()),
-        name: w.notes,
-        start_time: schema::zone::local_time(w.start_time, w.zone_offset),
-        end_time: schema::zone::local_time(w.end_time, w.zone_offset),
-        zone_offset: zone(w.zone_offset),
-        duration_seconds: w.duration_seconds,
-        source: sources.get(w.data_source_id),
-        calories_kcal: positive(w.calories_kcal),
+        id,
+        kind: f.kind.unwrap_or_else(|| "unknown".into()),
+        name: f.notes,
+        start_time: schema::zone::local_time(f.start_time, f.zone_offset),
+        end_time: schema::zone::local_time(f.end_time, f.zone_offset),
+        zone_offset: zone(f.zone_offset),
+        duration_seconds: f.duration_seconds,
+        source: sources.get(data_source_id),
+        calories_kcal: positive(f.calories_kcal),
         distance_meters: distance,
-        steps: w.steps,
-        avg_heart_rate_bpm: bpm(w.avg_heart_rate_bpm),
-        max_heart_rate_bpm: bpm(w.max_heart_rate_bpm),
-        min_heart_rate_bpm: bpm(w.min_heart_rate_bpm),
+        steps: f.steps,
+        avg_heart_rate_bpm: bpm(f.avg_heart_rate_bpm),
+        max_heart_rate_bpm: bpm(f.max_heart_rate_bpm),
+        min_heart_rate_bpm: bpm(f.min_heart_rate_bpm),
         avg_pace_sec_per_km: distance
-            .filter(|_| w.duration_seconds > 0)
-            .map(|d| (f64::from(w.duration_seconds) / (d / 1000.0) * 10.0).round() / 10.0),
-        avg_speed_m_per_s: w.avg_speed_m_per_s,
-        max_speed_m_per_s: w.max_speed_m_per_s,
-        elevation_gain_meters: positive(w.elevation_gain_meters),
-        has_route: w.has_route,
+            .filter(|_| f.duration_seconds > 0)
+            .map(|d| (f64::from(f.duration_seconds) / (d / 1000.0) * 10.0).round() / 10.0),
+        avg_speed_m_per_s: f.avg_speed_m_per_s,
+        max_speed_m_per_s: f.max_speed_m_per_s,
+        elevation_gain_meters: positive(f.elevation_gain_meters),
+        has_route,
     }
 }
 

@@ -54,12 +54,12 @@ fn a_generated_export_normalises() {
     // Workouts on days 0 and 2, with statistics and metadata.
     assert_eq!(n.workouts.len(), 2);
     let w = &n.workouts[0].row;
-    assert_eq!(w.kind.as_deref(), Some("running"));
-    assert_eq!(w.duration_seconds, 30 * 60);
-    assert_eq!(w.calories_kcal, Some(330.0));
-    assert_eq!(w.distance_meters, Some(5455.0), "5.455 km");
-    assert_eq!(w.avg_heart_rate_bpm, Some(151.2));
-    assert!(w.elevation_gain_meters.is_some_and(|e| (e - 41.23).abs() < 1e-9));
+    assert_eq!(w.figures.kind.as_deref(), Some("running"));
+    assert_eq!(w.figures.duration_seconds, 30 * 60);
+    assert_eq!(w.figures.calories_kcal, Some(330.0));
+    assert_eq!(w.figures.distance_meters, Some(5455.0), "5.455 km");
+    assert_eq!(w.figures.avg_heart_rate_bpm, Some(151.2));
+    assert!(w.figures.elevation_gain_meters.is_some_and(|e| (e - 41.23).abs() < 1e-9));
     assert_eq!(w.statistics["events"]["Pause"], 1);
     // Statistics in the SDK path's shape: value and canonical unit.
     assert_eq!(w.statistics["distance"], serde_json::json!({"value": 5455.0, "unit": "meters"}));

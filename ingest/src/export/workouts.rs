@@ -6,7 +6,7 @@ use chrono::{Duration, NaiveDate, TimeZone, Utc};
 use schema::catalogue::series_types::{self, SeriesType};
 use schema::catalogue::workout_types;
 use schema::data_sources::NewDataSource;
-use schema::workouts::WorkoutRow;
+use schema::workouts::{WorkoutFigures, WorkoutRow};
 use serde_json::{Map, Value, json};
 
 use super::attrs::{self, Attrs};
@@ -167,24 +167,26 @@ pub(super) fn workout(raw: &RawWorkout, p: &mut Partial) {
     let row = WorkoutRow {
         data_source_id: uuid::Uuid::nil(),
         external_id: None,
-        kind: workout_types::unified(text(&a, b"workoutActivityType").as_deref())
-            .map(str::to_string),
-        start_time: start,
-        end_time: end,
-        zone_offset: offset,
-        duration_seconds: duration.round().clamp(0.0, f64::from(i32::MAX)) as i32,
-        calories_kcal: stat("activeEnergyBurned"),
-        distance_meters: stat("distance"),
-        steps: stat("stepCount").map(|s| s.round() as i32),
-        avg_heart_rate_bpm: stat("averageHeartRate"),
-        max_heart_rate_bpm: stat("maxHeartRate"),
-        min_heart_rate_bpm: stat("minHeartRate"),
-        avg_speed_m_per_s: stat("averageSpeed"),
-        max_speed_m_per_s: stat("maxSpeed"),
-        elevation_gain_meters: elevation,
+        figures: WorkoutFigures {
+            kind: workout_types::unified(text(&a, b"workoutActivityType").as_deref())
+                .map(str::to_string),
+            start_time: start,
+            end_time: end,
+            zone_offset: offset,
+            duration_seconds: duration.round().clamp(0.0, f64::from(i32::MAX)) as i32,
+            calories_kcal: stat("activeEnergyBurned"),
+            distance_meters: stat("distance"),
+            steps: stat("stepCount").map(|s| s.round() as i32),
+            avg_heart_rate_bpm: stat("averageHeartRate"),
+            max_heart_rate_bpm: stat("maxHeartRate"),
+            min_heart_rate_bpm: stat("minHeartRate"),
+            avg_speed_m_per_s: stat("averageSpeed"),
+            max_speed_m_per_s: stat("maxSpeed"),
+            elevation_gain_meters: elevation,
+            notes: None,
+        },
         max_altitude_meters: None,
         min_altitude_meters: None,
-        notes: None,
         statistics: Value::Object(stats),
         // The points come from the archive's `workout-routes/` (by `route_files`), at the end
         // of the import: they may come before or after this workout.

@@ -109,9 +109,9 @@ fn health_connect_and_samsung() {
     let hrv = n.samples.iter().find(|s| s.series_type_id == 7);
     assert_eq!(hrv.and_then(|s| s.zone_offset), Some(346));
     let w = &n.workouts[0].row;
-    assert_eq!(w.kind.as_deref(), Some("treadmill"));
-    assert_eq!(w.duration_seconds, 2185);
-    assert_eq!(w.zone_offset, Some(120));
+    assert_eq!(w.figures.kind.as_deref(), Some("treadmill"));
+    assert_eq!(w.figures.duration_seconds, 2185);
+    assert_eq!(w.figures.zone_offset, Some(120));
 
     let samsung_source = r#"{"appId":null,"deviceId":"d-1","deviceName":"b0q","deviceManufacturer":"samsung",
         "deviceModel":"SM-S918B","deviceType":"phone","recordingMethod":null}"#;
@@ -136,12 +136,12 @@ fn health_connect_and_samsung() {
     assert!((values(&n, "blood_glucose")[0] - 114.0).abs() < 0.2);
     assert!(close(&values(&n, "steps"), &[587.0]));
     let w = &n.workouts[0].row;
-    assert_eq!(w.duration_seconds, 2185, "Samsung durations are milliseconds");
-    assert_eq!(w.calories_kcal, Some(412.5));
-    assert_eq!(w.distance_meters, Some(6446.16));
-    assert_eq!(w.avg_heart_rate_bpm, Some(151.0));
-    assert_eq!(w.max_heart_rate_bpm, Some(178.0));
-    assert_eq!(w.elevation_gain_meters, Some(41.2));
+    assert_eq!(w.figures.duration_seconds, 2185, "Samsung durations are milliseconds");
+    assert_eq!(w.figures.calories_kcal, Some(412.5));
+    assert_eq!(w.figures.distance_meters, Some(6446.16));
+    assert_eq!(w.figures.avg_heart_rate_bpm, Some(151.0));
+    assert_eq!(w.figures.max_heart_rate_bpm, Some(178.0));
+    assert_eq!(w.figures.elevation_gain_meters, Some(41.2));
     assert_eq!(w.external_id.as_deref(), Some("u1-s0"));
     assert_eq!(w.route.as_ref().and_then(|r| r.as_array()).map(Vec::len), Some(1));
     assert!(close(&values(&n, "heart_rate"), &[132.0]));

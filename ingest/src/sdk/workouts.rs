@@ -4,7 +4,7 @@
 use crate::units::{self, Origin};
 use schema::catalogue::series_types::{self, SeriesType};
 use schema::catalogue::workout_types;
-use schema::workouts::{RoutePoint, WorkoutRow};
+use schema::workouts::{RoutePoint, WorkoutFigures, WorkoutRow};
 use serde_json::{Map, Value, json};
 
 use super::fields::{self, Field};
@@ -137,23 +137,25 @@ pub(super) fn workout(item: &Obj<WorkoutIn<'_>>, origin: Origin, out: &mut Norma
     let row = WorkoutRow {
         data_source_id: uuid::Uuid::nil(),
         external_id: w.id.str().map(str::to_string),
-        kind: workout_types::unified(w.kind.str()).map(str::to_string),
-        start_time: start,
-        end_time: end,
-        zone_offset,
-        duration_seconds: duration_seconds.round().clamp(0.0, f64::from(i32::MAX)) as i32,
-        calories_kcal: calories,
-        distance_meters: first(&["distance", "totalDistance"]),
-        steps: first(&["stepCount", "totalSteps"]).map(|s| s.round() as i32),
-        avg_heart_rate_bpm: first(&["averageHeartRate", "meanHeartRate"]),
-        max_heart_rate_bpm: stat("maxHeartRate"),
-        min_heart_rate_bpm: stat("minHeartRate"),
-        avg_speed_m_per_s: first(&["averageSpeed", "meanSpeed", "averageRunningSpeed"]),
-        max_speed_m_per_s: stat("maxSpeed"),
-        elevation_gain_meters: first(&["elevationAscended", "altitudeGain"]),
+        figures: WorkoutFigures {
+            kind: workout_types::unified(w.kind.str()).map(str::to_string),
+            start_time: start,
+            end_time: end,
+            zone_offset,
+            duration_seconds: duration_seconds.round().clamp(0.0, f64::from(i32::MAX)) as i32,
+            calories_kcal: calories,
+            distance_meters: first(&["distance", "totalDistance"]),
+            steps: first(&["stepCount", "totalSteps"]).map(|s| s.round() as i32),
+            avg_heart_rate_bpm: first(&["averageHeartRate", "meanHeartRate"]),
+            max_heart_rate_bpm: stat("maxHeartRate"),
+            min_heart_rate_bpm: stat("minHeartRate"),
+            avg_speed_m_per_s: first(&["averageSpeed", "meanSpeed", "averageRunningSpeed"]),
+            max_speed_m_per_s: stat("maxSpeed"),
+            elevation_gain_meters: first(&["elevationAscended", "altitudeGain"]),
+            notes: w.notes.str().map(str::to_string),
+        },
         max_altitude_meters: stat("maxAltitude"),
         min_altitude_meters: stat("minAltitude"),
-        notes: w.notes.str().map(str::to_string),
         statistics: Value::Object(stats),
         route: route(&w.route),
     };

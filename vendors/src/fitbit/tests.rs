@@ -53,16 +53,16 @@ fn activities_and_days_in_metric_units() {
     Fitbit.map_page(ACTIVITIES, &list, &mut out);
     let w = &out.workouts[0].row;
     assert_eq!(
-        (w.start_time, w.end_time),
+        (w.figures.start_time, w.figures.end_time),
         (at("2019-01-03T20:08:42Z"), at("2019-01-03T20:34:18Z"))
     );
     assert_eq!(
-        (w.kind.as_deref(), w.zone_offset, w.duration_seconds),
+        (w.figures.kind.as_deref(), w.figures.zone_offset, w.figures.duration_seconds),
         (Some("running"), Some(-480), 1536)
     );
-    assert_eq!(w.distance_meters.map(|d| d.round()), Some(4019.0));
+    assert_eq!(w.figures.distance_meters.map(|d| d.round()), Some(4019.0));
     assert_eq!(
-        (w.calories_kcal, w.steps, w.avg_heart_rate_bpm),
+        (w.figures.calories_kcal, w.figures.steps, w.figures.avg_heart_rate_bpm),
         (Some(295.0), Some(3790), Some(151.0))
     );
     // The next page is asked of the configured API, not of the host the link names.

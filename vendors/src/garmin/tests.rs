@@ -82,19 +82,19 @@ fn nights_activities_and_the_rest_in_their_units() {
     Garmin.map_page(ACTIVITIES, &activities["activities"], &mut out);
     let w = &out.workouts[0].row;
     assert_eq!(
-        (w.start_time, w.end_time),
+        (w.figures.start_time, w.figures.end_time),
         (at("2025-11-20T00:16:00Z"), at("2025-11-20T01:16:00Z"))
     );
     assert_eq!(
-        (w.kind.as_deref(), w.zone_offset, w.external_id.as_deref()),
+        (w.figures.kind.as_deref(), w.figures.zone_offset, w.external_id.as_deref()),
         (Some("running"), Some(60), Some("21047282990"))
     );
     assert_eq!(
-        (w.distance_meters, w.calories_kcal, w.steps),
+        (w.figures.distance_meters, w.figures.calories_kcal, w.figures.steps),
         (Some(5000.0), Some(350.0), Some(5600))
     );
     assert_eq!(
-        (w.avg_heart_rate_bpm, w.max_heart_rate_bpm, w.avg_speed_m_per_s),
+        (w.figures.avg_heart_rate_bpm, w.figures.max_heart_rate_bpm, w.figures.avg_speed_m_per_s),
         (Some(140.0), Some(172.0), Some(2.9))
     );
 

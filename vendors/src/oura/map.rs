@@ -7,7 +7,7 @@
 use chrono::{DateTime, Duration, FixedOffset, NaiveDate, Utc};
 use ingest::{Interval, Normalised, SleepSession, Stage, StageTotals, VendorNight, Workout};
 use schema::catalogue::series_types::id;
-use schema::workouts::WorkoutRow;
+use schema::workouts::{WorkoutFigures, WorkoutRow};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -262,23 +262,25 @@ fn workout(row: &Value, out: &mut Normalised) -> Option<()> {
     let row = WorkoutRow {
         data_source_id: uuid::Uuid::nil(),
         external_id: Some(w.id),
-        kind: schema::catalogue::workout_types::unified(Some(&w.activity)).map(str::to_string),
-        start_time: start,
-        end_time: end,
-        zone_offset: Some(offset),
-        duration_seconds: seconds,
-        calories_kcal: w.calories,
-        distance_meters: w.distance,
-        steps: None,
-        avg_heart_rate_bpm: None,
-        max_heart_rate_bpm: None,
-        min_heart_rate_bpm: None,
-        avg_speed_m_per_s: None,
-        max_speed_m_per_s: None,
-        elevation_gain_meters: None,
+        figures: WorkoutFigures {
+            kind: schema::catalogue::workout_types::unified(Some(&w.activity)).map(str::to_string),
+            start_time: start,
+            end_time: end,
+            zone_offset: Some(offset),
+            duration_seconds: seconds,
+            calories_kcal: w.calories,
+            distance_meters: w.distance,
+            steps: None,
+            avg_heart_rate_bpm: None,
+            max_heart_rate_bpm: None,
+            min_heart_rate_bpm: None,
+            avg_speed_m_per_s: None,
+            max_speed_m_per_s: None,
+            elevation_gain_meters: None,
+            notes: w.label,
+        },
         max_altitude_meters: None,
         min_altitude_meters: None,
-        notes: w.label,
         statistics: json!({"intensity": w.intensity, "oura_source": w.source, "activity": w.activity}),
         route: None,
     };

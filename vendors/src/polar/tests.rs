@@ -73,15 +73,18 @@ fn exercises_days_and_biosensing_in_their_units_and_offsets() {
     let w = &out.workouts[0].row;
     // 10:40:02 at +03:00 is 07:40:02 UTC; 2 h 44 min later.
     assert_eq!(
-        (w.start_time, w.end_time),
+        (w.figures.start_time, w.figures.end_time),
         (at("2008-10-13T07:40:02Z"), at("2008-10-13T10:24:02Z"))
     );
     assert_eq!(
-        (w.duration_seconds, w.zone_offset, w.kind.as_deref()),
+        (w.figures.duration_seconds, w.figures.zone_offset, w.figures.kind.as_deref()),
         (9840, Some(180), Some("running"))
     );
-    assert_eq!((w.calories_kcal, w.distance_meters), (Some(530.0), Some(1600.0)));
-    assert_eq!((w.avg_heart_rate_bpm, w.max_heart_rate_bpm), (Some(129.0), Some(147.0)));
+    assert_eq!((w.figures.calories_kcal, w.figures.distance_meters), (Some(530.0), Some(1600.0)));
+    assert_eq!(
+        (w.figures.avg_heart_rate_bpm, w.figures.max_heart_rate_bpm),
+        (Some(129.0), Some(147.0))
+    );
     assert_eq!(w.external_id.as_deref(), Some("2AC312F"));
 
     // Times without an offset are read at the latest one seen (the exercise's, +03:00).

@@ -32,17 +32,23 @@ fn a_workout_notification_is_the_workout_itself() {
     Suunto.map_page(collection, page, &mut out);
     let w = &out.workouts[0].row;
     assert_eq!(
-        (w.start_time, w.end_time),
+        (w.figures.start_time, w.figures.end_time),
         (at("2023-12-16T12:20:00Z"), at("2023-12-16T13:20:00Z"))
     );
     assert_eq!(
-        (w.zone_offset, w.kind.as_deref(), w.duration_seconds),
+        (w.figures.zone_offset, w.figures.kind.as_deref(), w.figures.duration_seconds),
         (Some(120), Some("running"), 3600)
     );
-    assert_eq!((w.distance_meters, w.elevation_gain_meters), (Some(10000.0), Some(120.5)));
-    assert_eq!((w.avg_heart_rate_bpm, w.max_heart_rate_bpm), (Some(145.0), Some(175.0)));
     assert_eq!(
-        (w.calories_kcal, w.steps, w.avg_speed_m_per_s),
+        (w.figures.distance_meters, w.figures.elevation_gain_meters),
+        (Some(10000.0), Some(120.5))
+    );
+    assert_eq!(
+        (w.figures.avg_heart_rate_bpm, w.figures.max_heart_rate_bpm),
+        (Some(145.0), Some(175.0))
+    );
+    assert_eq!(
+        (w.figures.calories_kcal, w.figures.steps, w.figures.avg_speed_m_per_s),
         (Some(500.0), Some(8500), Some(2.78))
     );
     assert_eq!(w.statistics["gear"]["name"], "Suunto Vertical");
@@ -55,7 +61,7 @@ fn a_workout_notification_is_the_workout_itself() {
     Suunto.map_page(WORKOUTS, &one, &mut out);
     let w = &out.workouts[0].row;
     assert_eq!(
-        (w.max_heart_rate_bpm, w.kind.as_deref(), w.duration_seconds),
+        (w.figures.max_heart_rate_bpm, w.figures.kind.as_deref(), w.figures.duration_seconds),
         (Some(79.0), Some("walking"), 12)
     );
 }

@@ -69,13 +69,16 @@ fn workouts_cycles_and_recovery_in_their_units() {
     Whoop.map_page(WORKOUT, &workouts, &mut out);
     let w = &out.workouts[0].row;
     assert_eq!(
-        (w.kind.as_deref(), w.duration_seconds, w.zone_offset),
+        (w.figures.kind.as_deref(), w.figures.duration_seconds, w.figures.zone_offset),
         (Some("running"), 3600, Some(-300))
     );
     // 1569.34 kJ / 4.184 = 375.08 kcal.
-    assert_eq!(w.calories_kcal.map(|c| (c * 100.0).round() / 100.0), Some(375.08));
-    assert_eq!((w.avg_heart_rate_bpm, w.max_heart_rate_bpm), (Some(123.0), Some(146.0)));
-    assert_eq!(w.distance_meters, Some(1772.77035916));
+    assert_eq!(w.figures.calories_kcal.map(|c| (c * 100.0).round() / 100.0), Some(375.08));
+    assert_eq!(
+        (w.figures.avg_heart_rate_bpm, w.figures.max_heart_rate_bpm),
+        (Some(123.0), Some(146.0))
+    );
+    assert_eq!(w.figures.distance_meters, Some(1772.77035916));
 
     let cycles = json!({"records": [
         {"id": 93845, "user_id": 10129, "start": "2022-04-24T02:25:44.774Z", "end": "2022-04-25T02:00:00.000Z",

@@ -92,20 +92,20 @@ fn days_workouts_sleep_and_intraday() {
     Withings.map_page(WORKOUTS, &workouts, &mut out);
     let w = &out.workouts[0].row;
     assert_eq!(
-        (w.start_time, w.end_time),
+        (w.figures.start_time, w.figures.end_time),
         (at("2020-07-08T22:00:00Z"), at("2020-07-09T01:13:20Z"))
     );
     // 11,600 s between start and end, 600 of them paused.
     assert_eq!(
-        (w.duration_seconds, w.zone_offset, w.kind.as_deref()),
+        (w.figures.duration_seconds, w.figures.zone_offset, w.figures.kind.as_deref()),
         (11_000, Some(120), Some("running"))
     );
     assert_eq!(
-        (w.calories_kcal, w.distance_meters, w.steps),
+        (w.figures.calories_kcal, w.figures.distance_meters, w.figures.steps),
         (Some(350.0), Some(10230.0), Some(9800))
     );
     assert_eq!(
-        (w.avg_heart_rate_bpm, w.min_heart_rate_bpm, w.max_heart_rate_bpm),
+        (w.figures.avg_heart_rate_bpm, w.figures.min_heart_rate_bpm, w.figures.max_heart_rate_bpm),
         (Some(145.0), Some(98.0), Some(172.0))
     );
 

@@ -123,11 +123,11 @@ fn heart_rate_readiness_spo2_and_workouts() {
     page(Collection::Workout, &workout, &mut out);
     let w = &out.workouts[0].row;
     assert_eq!(
-        (w.kind.as_deref(), w.start_time, w.duration_seconds),
+        (w.figures.kind.as_deref(), w.figures.start_time, w.figures.duration_seconds),
         (Some("cycling"), at("2026-07-05T14:00:00Z"), 3600)
     );
     assert_eq!(
-        (w.zone_offset, w.calories_kcal, w.distance_meters),
+        (w.figures.zone_offset, w.figures.calories_kcal, w.figures.distance_meters),
         (Some(-240), Some(600.0), Some(21000.0))
     );
     assert_eq!(w.external_id.as_deref(), Some("wo-1"));
