@@ -111,11 +111,7 @@ impl HourFigures {
             self.value_sum += value;
         }
         self.value_max = self.value_max.max(value);
-        // SQL's least(): an unknown offset counts for nothing.
-        self.zone_offset = match (self.zone_offset, zone_offset) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
+        self.zone_offset = least(self.zone_offset, zone_offset);
     }
 
     /// Counts another span's figures in (an hour's into its UTC day's), as SQL's `sum`, `max`
@@ -126,10 +122,7 @@ impl HourFigures {
         self.total_count += other.total_count;
         self.total_sum += other.total_sum;
         self.value_max = self.value_max.max(other.value_max);
-        self.zone_offset = match (self.zone_offset, other.zone_offset) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
+        self.zone_offset = least(self.zone_offset, other.zone_offset);
     }
 
     /// The same figures to the bit (`-0.0` is not `0.0` here).
@@ -140,6 +133,14 @@ impl HourFigures {
             && self.total_sum.to_bits() == other.total_sum.to_bits()
             && self.value_max.to_bits() == other.value_max.to_bits()
             && self.zone_offset == other.zone_offset
+    }
+}
+
+/// SQL's `least()` of two zone offsets: an unknown one counts for nothing.
+fn least(a: Option<i16>, b: Option<i16>) -> Option<i16> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
     }
 }
 
@@ -257,6 +258,16 @@ impl HourRows {
     }
 }
 
+impl<'a> FromIterator<(&'a HourKey, &'a HourFigures)> for HourRows {
+    fn from_iter<I: IntoIterator<Item = (&'a HourKey, &'a HourFigures)>>(rows: I) -> HourRows {
+        let mut out = HourRows::default();
+        for (&(series, source, hour), f) in rows {
+            out.push(series, source, hour, f);
+        }
+        out
+    }
+}
+
 /// The span a row of [`HourRows`] stands for: an hour (`hourly_rollups`) or a UTC day
 /// (`utc_day_rollups`, whose columns are the same).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -265,19 +276,18 @@ pub enum Span {
     UtcDay,
 }
 
-/// The UTC day an hour belongs to (SQL's `time_bucket(interval '1 day', …)`).
-fn day_of(ts: DateTime<Utc>) -> DateTime<Utc> {
-    let secs = ts.timestamp().div_euclid(86_400) * 86_400;
-    DateTime::from_timestamp(secs, 0).unwrap_or(ts)
-}
-
 /// A rollup's key: series, source, and the hour (or UTC day) it starts.
 type HourKey = (i16, Uuid, DateTime<Utc>);
 
 /// The UTC hour a sample belongs to.
 pub fn hour_of(ts: DateTime<Utc>) -> DateTime<Utc> {
-    let secs = ts.timestamp().div_euclid(3600) * 3600;
-    DateTime::from_timestamp(secs, 0).unwrap_or(ts)
+    floor_to(ts, 3600)
+}
+
+/// The start of the UTC bucket of `width` seconds that holds `ts` (as `time_bucket` has it, for
+/// widths that divide a day).
+pub(crate) fn floor_to(ts: DateTime<Utc>, width: i64) -> DateTime<Utc> {
+    DateTime::from_timestamp(ts.timestamp().div_euclid(width) * width, 0).unwrap_or(ts)
 }
 
 /// What new samples add to their (series, source, local day) and (series, source, UTC hour)
@@ -383,11 +393,7 @@ async fn write_hours(
         written += inner.len() as u64;
         edges
     } else {
-        let mut rows = HourRows::default();
-        for ((series, source, hour), f) in &hours {
-            rows.push(*series, *source, *hour, f);
-        }
-        rows
+        hours.iter().collect()
     };
     // The hours, then their days, summed here from the same figures (the hours come in key
     // order, so a day's hours are adjacent and summed in time order): a day's row is sent
@@ -479,17 +485,13 @@ async fn copy_hours(
 fn utc_days(hours: &BTreeMap<HourKey, HourFigures>) -> HourRows {
     let mut days: Vec<(HourKey, HourFigures)> = Vec::new();
     for (&(series, source, hour), f) in hours {
-        let key = (series, source, day_of(hour));
+        let key = (series, source, floor_to(hour, 86_400));
         match days.last_mut() {
             Some((last, sum)) if *last == key => sum.merge(f),
             _ => days.push((key, *f)),
         }
     }
-    let mut rows = HourRows::default();
-    for ((series, source, day), f) in &days {
-        rows.push(*series, *source, *day, f);
-    }
-    rows
+    days.iter().map(|(key, f)| (key, f)).collect()
 }
 
 /// Recounts, from the raw samples, the days listed in the session's `samples_touched` (and

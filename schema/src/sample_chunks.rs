@@ -7,7 +7,7 @@
 
 use std::collections::BTreeSet;
 
-use chrono::{DateTime, NaiveTime, Utc};
+use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use crate::Result;
@@ -36,7 +36,7 @@ pub async fn make(
 ) -> Result<u64> {
     let days: Vec<DateTime<Utc>> = times
         .into_iter()
-        .map(|t| t.date_naive().and_time(NaiveTime::MIN).and_utc())
+        .map(crate::blocks::store::utc_day)
         .collect::<BTreeSet<_>>()
         .into_iter()
         .collect();

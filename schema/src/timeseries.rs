@@ -30,7 +30,7 @@ use crate::blocks::{
     self, Figures, HourScope, PageLimit, Scope, SealedBuckets, SealedHours, SealedRows,
 };
 use crate::catalogue::series_types::{self, Aggregation};
-use crate::rollups::hour_of;
+use crate::rollups::{floor_to, hour_of};
 use crate::{Db, Result};
 
 const RAW: &str = include_str!("../queries/timeseries_raw.sql");
@@ -318,12 +318,6 @@ fn aggregation(id: i16) -> &'static str {
 /// How a series is downsampled (levels, for an id the catalogue does not know).
 fn series_aggregation(id: i16) -> Aggregation {
     series_types::by_id(id).map_or(Aggregation::Avg, |t| t.aggregation)
-}
-
-/// The start of the UTC bucket of `width` seconds that holds `ts` (as `time_bucket` has it, for
-/// widths that divide a day).
-pub(crate) fn floor_to(ts: DateTime<Utc>, width: i64) -> DateTime<Utc> {
-    DateTime::from_timestamp(ts.timestamp().div_euclid(width) * width, 0).unwrap_or(ts)
 }
 
 /// Where the rollups' pieces of a window `[start, end)` begin and end: the whole hours

@@ -890,9 +890,15 @@ async fn parts_and_uploads_of_another_size_than_announced_are_refused() {
 
 /// An export of many small records of many types, for `seed` (same keys, other values).
 fn varied(days: u32, seed: u64) -> Vec<u8> {
+    varied_at(days, seed, 0)
+}
+
+/// [`varied`] with every timestamp at `offset_minutes` east of UTC (the same local times).
+fn varied_at(days: u32, seed: u64, offset_minutes: i32) -> Vec<u8> {
     let spec = ExportSpec {
         shape: ingest::export::generate::Shape::Varied,
         seed,
+        offset_minutes,
         ..ExportSpec::new(days)
     };
     let mut out = Vec::new();
@@ -958,16 +964,8 @@ async fn new_samples_in_hours_already_stored_keep_rollups_exact() {
     let user = app.user(&key, json!({})).await;
     let mut outputs = Vec::new();
     for offset_minutes in [0, 7] {
-        let spec = ExportSpec {
-            shape: ingest::export::generate::Shape::Varied,
-            seed: 7,
-            offset_minutes,
-            ..ExportSpec::new(60)
-        };
-        let mut xml = Vec::new();
-        write_export(&mut xml, &spec).expect("generate");
         let file = dir.join(format!("export-{offset_minutes}.xml"));
-        std::fs::write(&file, xml).expect("write");
+        std::fs::write(&file, varied_at(60, 7, offset_minutes)).expect("write");
         outputs.push(cli_import(&app, &user, &file).await);
     }
     let stored = samples(&app, &user).await;

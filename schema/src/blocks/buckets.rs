@@ -103,7 +103,7 @@ impl SealedBuckets {
         }
         let mut groups: BTreeMap<(i16, Uuid, DateTime<Utc>), Vec<BucketSample>> = BTreeMap::new();
         for i in 0..rows.len() {
-            let bucket = crate::timeseries::floor_to(rows.ts[i], width);
+            let bucket = crate::rollups::floor_to(rows.ts[i], width);
             let sample = (rows.ts[i], rows.values[i], rows.offsets[i], rows.flags[i]);
             groups.entry((rows.series[i], rows.sources[i], bucket)).or_default().push(sample);
         }

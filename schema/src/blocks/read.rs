@@ -213,8 +213,7 @@ impl SealedRows {
     /// days. Not for pages resolving duplicates by priority: there a sample held by a better
     /// source drops out, and the next may be needed.
     pub fn keep_page(&mut self, page: PageLimit) {
-        let bucket =
-            |ts: DateTime<Utc>| page.width.map_or(ts, |w| crate::timeseries::floor_to(ts, w));
+        let bucket = |ts: DateTime<Utc>| page.width.map_or(ts, |w| crate::rollups::floor_to(ts, w));
         // Per series and source, its samples past the cursor (index, bucket).
         type Past = Vec<(usize, DateTime<Utc>)>;
         let mut groups: BTreeMap<(i16, Uuid), Past> = BTreeMap::new();

@@ -67,7 +67,7 @@ impl DayKey {
 
 /// The UTC midnight `ts` falls after.
 pub fn utc_day(ts: DateTime<Utc>) -> DateTime<Utc> {
-    crate::timeseries::floor_to(ts, DAY)
+    crate::rollups::floor_to(ts, DAY)
 }
 
 /// A list of keys as a table `k(s, d, day)`, from the parallel arrays `$2`–`$4` ([`columns`]).
