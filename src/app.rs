@@ -41,10 +41,8 @@ pub async fn connect_db(settings: &Settings) -> anyhow::Result<schema::Db> {
         .with_context(|| format!("connecting to PostgreSQL at {}", redact(&settings.database_url)))
 }
 
-/// The Redis connection and the job queue over it.
-pub async fn connect_queue(
-    settings: &Settings,
-) -> anyhow::Result<(redis::aio::ConnectionManager, JobQueue)> {
+/// The job queue and the API's short-lived guards, over one Redis connection.
+pub async fn connect_queue(settings: &Settings) -> anyhow::Result<(queue::Guards, JobQueue)> {
     let client = redis::Client::open(settings.redis_url.as_str()).context("parsing REDIS_URL")?;
     let config = redis::aio::ConnectionManagerConfig::new()
         .set_connection_timeout(Some(Duration::from_secs(3)))
@@ -53,7 +51,7 @@ pub async fn connect_queue(
         .await
         .with_context(|| format!("connecting to Redis at {}", redact(&settings.redis_url)))?;
     let queue = JobQueue::new(client, conn.clone(), &settings.redis_key_prefix);
-    Ok((conn, queue))
+    Ok((queue::Guards::new(conn, queue.keys().clone()), queue))
 }
 
 /// Runs the HTTP API on `listener` until `shutdown`.
@@ -63,8 +61,8 @@ pub async fn serve(
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
     let (db, keys) = prepare_db(settings).await?;
-    let (redis, queue) = connect_queue(settings).await?;
-    run_api(settings, db, keys, redis, queue, listener, shutdown).await
+    let (guards, queue) = connect_queue(settings).await?;
+    run_api(settings, db, keys, guards, queue, listener, shutdown).await
 }
 
 /// Runs the background worker until `shutdown` (and /metrics on METRICS_BIND when set).
@@ -144,10 +142,10 @@ pub async fn all(
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
     let (db, keys) = prepare_db(settings).await?;
-    let (redis, queue) = connect_queue(settings).await?;
+    let (guards, queue) = connect_queue(settings).await?;
     let api = async {
         let (db, keys, queue) = (db.clone(), keys.clone(), queue.clone());
-        let result = run_api(settings, db, keys, redis, queue, listener, shutdown.clone()).await;
+        let result = run_api(settings, db, keys, guards, queue, listener, shutdown.clone()).await;
         shutdown.cancel();
         result
     };
@@ -167,13 +165,13 @@ async fn run_api(
     settings: &Settings,
     db: schema::Db,
     keys: Arc<MasterKeys>,
-    redis: redis::aio::ConnectionManager,
+    guards: queue::Guards,
     queue: JobQueue,
     listener: TcpListener,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
     let storage = settings.s3.storage();
-    let state = api::build_state(db, redis, queue, storage, keys, settings.api()?)
+    let state = api::build_state(db, guards, queue, storage, keys, settings.api()?)
         .await
         .context("starting the API")?;
     api::serve(listener, state, shutdown).await.context("serving the API")

@@ -69,8 +69,8 @@ pub(crate) enum ApiError {
     /// Something on our side; logged, answered with a generic 500 or 503.
     #[error(transparent)]
     Internal(#[from] schema::Error),
-    #[error("redis: {0}")]
-    Redis(#[from] redis::RedisError),
+    #[error(transparent)]
+    Queue(#[from] queue::Error),
     #[error("{0}")]
     Other(String),
 }
@@ -174,7 +174,7 @@ impl IntoResponse for ApiError {
                 tracing::error!(error = %err, "request failed");
                 detail(StatusCode::INTERNAL_SERVER_ERROR, "Internal Server Error")
             }
-            ApiError::Redis(err) => {
+            ApiError::Queue(err) => {
                 tracing::error!(error = %err, "redis request failed");
                 detail(StatusCode::SERVICE_UNAVAILABLE, "Queue unavailable, retry later")
             }

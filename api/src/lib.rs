@@ -98,7 +98,8 @@ pub use ingest::uploads::CompletionMode;
 #[derive(Clone)]
 pub struct AppState {
     pub db: schema::Db,
-    pub redis: redis::aio::ConnectionManager,
+    /// The short-lived entries in Redis: OAuth flows, replay marks, counters.
+    pub guards: queue::Guards,
     pub queue: ingest::jobs::JobQueue,
     /// Object storage for exports; `None` when not configured.
     pub storage: Option<ingest::object_store::Storage>,
@@ -134,8 +135,6 @@ pub enum StartError {
     Password(argon2::password_hash::Error),
     #[error("serving HTTP: {0}")]
     Io(#[from] std::io::Error),
-    #[error("redis: {0}")]
-    Redis(#[from] redis::RedisError),
     #[error("building the HTTP client for vendors: {0}")]
     Http(#[from] reqwest::Error),
     #[error("starting the password-hash threads: {0}")]
@@ -145,7 +144,7 @@ pub enum StartError {
 /// Resolves the signing key and creates the first developer when there is none.
 pub async fn build_state(
     db: schema::Db,
-    redis: redis::aio::ConnectionManager,
+    guards: queue::Guards,
     queue: ingest::jobs::JobQueue,
     storage: Option<ingest::object_store::Storage>,
     keys: Arc<schema::sealed::MasterKeys>,
@@ -168,16 +167,14 @@ pub async fn build_state(
     routes::metrics::start();
     let hashes = Arc::new(HashPool::new(config.password_hash_threads, Duration::from_secs(2))?);
     let logins = Arc::new(FailureThrottle::new(
-        redis.clone(),
-        queue.keys(),
-        "login",
+        guards.clone(),
+        queue::Counted::Login,
         config.login_limits.clone(),
         secret.as_bytes(),
     ));
     let redeems = Arc::new(FailureThrottle::new(
-        redis.clone(),
-        queue.keys(),
-        "invitation-code",
+        guards.clone(),
+        queue::Counted::InvitationCode,
         config.redeem_limits.clone(),
         secret.as_bytes(),
     ));
@@ -186,18 +183,14 @@ pub async fn build_state(
     let misses =
         security::throttle::FailureLimits { per_account: u32::MAX, ..config.redeem_limits.clone() };
     let connect_misses = Arc::new(FailureThrottle::new(
-        redis.clone(),
-        queue.keys(),
-        "connect-link",
+        guards.clone(),
+        queue::Counted::ConnectLink,
         misses,
         secret.as_bytes(),
     ));
     let direct_uploads = Arc::new(tokio::sync::Semaphore::new(config.direct_upload_concurrency));
     let sync_streams = Arc::new(tokio::sync::Semaphore::new(config.sync_stream_max_subscribers));
-    let sync_hub = Arc::new(sync_hub::SyncHub::start(
-        queue.client().clone(),
-        queue.keys().sync_channel_pattern(),
-    ));
+    let sync_hub = Arc::new(sync_hub::SyncHub::start(queue.sync_channels().clone()));
     if !sync_hub.wait_connected(Duration::from_secs(3)).await {
         tracing::warn!(
             "sync status hub: no Redis subscription yet; /sync/stream answers 503 until then"
@@ -206,7 +199,7 @@ pub async fn build_state(
     let trail = audit::Trail::start(db.clone(), config.audit_trail);
     Ok(AppState {
         db,
-        redis,
+        guards,
         queue,
         storage,
         tokens,

@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::StreamExt;
+use queue::{SyncChannels, SyncEvent};
 use tokio::sync::{broadcast, watch};
 use tokio_util::sync::{CancellationToken, DropGuard};
 use uuid::Uuid;
@@ -30,12 +31,12 @@ struct Inner {
 }
 
 impl SyncHub {
-    /// Starts listening on the channels `pattern` matches.
-    pub fn start(client: redis::Client, pattern: String) -> SyncHub {
+    /// Starts listening on every user's sync channel.
+    pub fn start(channels: SyncChannels) -> SyncHub {
         let (connected, watching) = watch::channel(false);
         let inner = Arc::new(Inner { users: Mutex::default(), connected });
         let stop = CancellationToken::new();
-        tokio::spawn(listen(client, pattern, inner.clone(), stop.clone()));
+        tokio::spawn(listen(channels, inner.clone(), stop.clone()));
         SyncHub { inner, connected: watching, _stop: stop.drop_guard() }
     }
 
@@ -60,12 +61,9 @@ impl SyncHub {
 }
 
 impl Inner {
-    fn deliver(&self, msg: &redis::Msg) {
-        let channel = msg.get_channel_name();
-        let Some(user) = channel.rsplit(':').next().and_then(|s| Uuid::parse_str(s).ok()) else {
-            return;
-        };
-        let Ok(payload) = msg.get_payload::<String>() else { return };
+    fn deliver(&self, event: SyncEvent) {
+        let Ok(user) = Uuid::parse_str(&event.user) else { return };
+        let payload = event.payload;
         let mut users = self.users.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(tx) = users.get(&user)
             && tx.send(payload.into()).is_err()
@@ -76,24 +74,19 @@ impl Inner {
     }
 }
 
-async fn listen(
-    client: redis::Client,
-    pattern: String,
-    inner: Arc<Inner>,
-    stop: CancellationToken,
-) {
+async fn listen(channels: SyncChannels, inner: Arc<Inner>, stop: CancellationToken) {
     let mut backoff = Duration::from_millis(250);
     while !stop.is_cancelled() {
-        match subscribe(&client, &pattern).await {
-            Ok(mut pubsub) => {
+        match channels.listen().await {
+            Ok(events) => {
                 inner.connected.send_replace(true);
                 backoff = Duration::from_millis(250);
-                let mut messages = pubsub.on_message();
+                let mut events = std::pin::pin!(events);
                 loop {
                     tokio::select! {
                         () = stop.cancelled() => return,
-                        msg = messages.next() => match msg {
-                            Some(msg) => inner.deliver(&msg),
+                        event = events.next() => match event {
+                            Some(event) => inner.deliver(event),
                             None => break,
                         },
                     }
@@ -109,13 +102,4 @@ async fn listen(
         }
         backoff = (backoff * 2).min(BACKOFF_MAX);
     }
-}
-
-async fn subscribe(
-    client: &redis::Client,
-    pattern: &str,
-) -> redis::RedisResult<redis::aio::PubSub> {
-    let mut pubsub = client.get_async_pubsub().await?;
-    pubsub.psubscribe(pattern).await?;
-    Ok(pubsub)
 }

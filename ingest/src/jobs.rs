@@ -7,10 +7,10 @@
 //!   done, gone, or hopeless); a job whose worker died is claimed by another worker.
 //! - Redis keeps nothing PostgreSQL does not: if it loses the stream, the group is recreated
 //!   and the sweeper re-announces every batch and import still waiting in PostgreSQL.
-//! - Sync status events go out on the pub/sub channel `<prefix>:sync:<user_id>`.
+//! - Sync status events go out on the pub/sub channel `<prefix>:sync:<user_id>`
+//!   ([`queue::SyncChannels`]).
 
-use queue::{Keys, Queue, QueueSpec, Stream};
-use redis::AsyncCommands;
+use queue::{Keys, Queue, QueueSpec, Stream, SyncChannels};
 use redis::aio::ConnectionManager;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
@@ -59,7 +59,7 @@ pub struct JobQueue {
     batches: Queue<Job>,
     imports: Queue<Job>,
     pulls: Queue<Job>,
-    conn: ConnectionManager,
+    sync: SyncChannels,
     keys: Keys,
 }
 
@@ -75,7 +75,7 @@ impl JobQueue {
             batches: lane(Lane::Batches),
             imports: lane(Lane::Imports),
             pulls: lane(Lane::Pulls),
-            conn,
+            sync: SyncChannels::new(client.clone(), conn, keys.clone()),
             keys,
         }
     }
@@ -130,12 +130,14 @@ impl JobQueue {
         self.batches.ping().await
     }
 
+    /// The users' sync status channels.
+    pub fn sync_channels(&self) -> &SyncChannels {
+        &self.sync
+    }
+
     /// Publishes a sync status event (best effort).
     pub async fn publish_sync(&self, user_id: Uuid, event: &serde_json::Value) {
-        let mut conn = self.conn.clone();
-        let res: redis::RedisResult<()> =
-            conn.publish(self.keys.sync_channel(user_id), event.to_string()).await;
-        if let Err(e) = res {
+        if let Err(e) = self.sync.publish(user_id, &event.to_string()).await {
             tracing::warn!(error = %e, "could not publish a sync status event");
         }
     }

@@ -4,6 +4,7 @@
 //! short-lived guards and counters that expire).
 
 use std::fmt::Display;
+use std::net::IpAddr;
 
 /// A stream of tasks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,6 +17,39 @@ pub enum Stream {
     Pulls,
     /// Webhook deliveries to attempt (`<prefix>:webhooks`).
     Webhooks,
+}
+
+/// An OAuth flow's entries, each under the flow's state (the user's list under the user).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    /// The flow itself, from `authorize` to `callback`.
+    State,
+    /// The hash of the cookie that binds the flow to the browser that opened its link.
+    Browser,
+    /// A user's flows pending, by when each expires.
+    User,
+    /// What a finished flow hands back, under the hash of its completion code.
+    Handed,
+}
+
+/// What failures are counted of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Counted {
+    /// Developer logins.
+    Login,
+    /// Invitation codes redeemed.
+    InvitationCode,
+    /// Connect-link tokens that match no link.
+    ConnectLink,
+}
+
+/// Whom failures are counted against.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Party {
+    /// An account, by the keyed hash of its name (hex).
+    Account(String),
+    /// A client address.
+    Address(IpAddr),
 }
 
 /// The keys of one deployment.
@@ -50,9 +84,14 @@ impl Keys {
         format!("{}:sync:*", self.prefix)
     }
 
-    /// An OAuth flow's short-lived entry: `what` is `state`, `binding` or `handed`, `id` the
-    /// hash of the secret it is found by.
-    pub fn oauth(&self, what: &str, id: &str) -> String {
+    /// An OAuth flow's short-lived entry, under what it is found by.
+    pub fn oauth(&self, entry: Flow, id: impl Display) -> String {
+        let what = match entry {
+            Flow::State => "state",
+            Flow::Browser => "browser",
+            Flow::User => "user",
+            Flow::Handed => "handed",
+        };
         format!("{}:oauth_{what}:{id}", self.prefix)
     }
 
@@ -66,9 +105,17 @@ impl Keys {
         format!("{}:connect-actions:{link}", self.prefix)
     }
 
-    /// The failures of `what` (login, invitation-code, connect-link) counted per account or
-    /// address: `scope` is `account` or `address`, `who` its keyed hash or the address.
-    pub fn failures(&self, what: &str, scope: &str, who: impl Display) -> String {
+    /// The failures of `what` counted against one account or address.
+    pub fn failures(&self, what: Counted, party: &Party) -> String {
+        let what = match what {
+            Counted::Login => "login",
+            Counted::InvitationCode => "invitation-code",
+            Counted::ConnectLink => "connect-link",
+        };
+        let (scope, who) = match party {
+            Party::Account(hash) => ("account", hash.to_string()),
+            Party::Address(ip) => ("address", ip.to_string()),
+        };
         format!("{}:{what}-failures:{scope}:{who}", self.prefix)
     }
 }
@@ -88,10 +135,19 @@ mod tests {
         assert_eq!(k.stream(Stream::Webhooks), "wh:webhooks");
         assert_eq!(k.sync_channel("u1"), "wh:sync:u1");
         assert_eq!(k.sync_channel_pattern(), "wh:sync:*");
-        assert_eq!(k.oauth("state", "ab"), "wh:oauth_state:ab");
+        assert_eq!(k.oauth(Flow::State, "ab"), "wh:oauth_state:ab");
+        assert_eq!(k.oauth(Flow::Browser, "ab"), "wh:oauth_browser:ab");
+        assert_eq!(k.oauth(Flow::User, "u1"), "wh:oauth_user:u1");
+        assert_eq!(k.oauth(Flow::Handed, "cd"), "wh:oauth_handed:cd");
         assert_eq!(k.vendor_notice("garmin", "cd"), "wh:vendor_notice:garmin:cd");
         assert_eq!(k.connect_actions("l1"), "wh:connect-actions:l1");
-        assert_eq!(k.failures("login", "account", "ef"), "wh:login-failures:account:ef");
-        assert_eq!(k.failures("login", "address", "1.2.3.4"), "wh:login-failures:address:1.2.3.4");
+        let account = Party::Account("ef".into());
+        assert_eq!(k.failures(Counted::Login, &account), "wh:login-failures:account:ef");
+        let address = Party::Address([1, 2, 3, 4].into());
+        assert_eq!(k.failures(Counted::Login, &address), "wh:login-failures:address:1.2.3.4");
+        let code = k.failures(Counted::InvitationCode, &address);
+        assert_eq!(code, "wh:invitation-code-failures:address:1.2.3.4");
+        let link = k.failures(Counted::ConnectLink, &address);
+        assert_eq!(link, "wh:connect-link-failures:address:1.2.3.4");
     }
 }

@@ -1,7 +1,8 @@
 //! The one queue: a Redis stream of typed tasks read through a consumer group. Every stream of
 //! the service uses it: the ingest jobs' three lanes (`<prefix>:jobs`, `<prefix>:imports` and
 //! `<prefix>:pulls`, group `workers`) and the webhook deliveries (`<prefix>:webhooks`, group
-//! `senders`). Every Redis key of the service is named in [`keys`]; every failure is an
+//! `senders`). The service's short-lived guards (OAuth flows, replay marks, counters) are
+//! [`Guards`], users' sync status events [`SyncChannels`]. Every Redis key of the service is named in [`keys`]; every failure is an
 //! [`Error`].
 //!
 //! - An entry is one field, `task`: the JSON of the stream's task type (a serde-tagged enum).
@@ -30,9 +31,13 @@ use redis::streams::{
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+pub mod guards;
 pub mod keys;
+pub mod sync_channels;
 
-pub use keys::{Keys, Stream};
+pub use guards::Guards;
+pub use keys::{Counted, Flow, Keys, Party, Stream};
+pub use sync_channels::{SyncChannels, SyncEvent};
 
 /// What went wrong with the queue.
 #[derive(Debug, thiserror::Error)]

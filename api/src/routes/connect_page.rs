@@ -37,7 +37,7 @@ const COOKIE_SECONDS: u64 = super::connect_links::MAX_MINUTES as u64 * 60;
 /// Connections started and ended from one link within [`ACTIONS_WINDOW_SECONDS`]: each costs
 /// a vendor call or a pending flow (which may push out the user's others).
 const ACTIONS_PER_LINK: i64 = 20;
-const ACTIONS_WINDOW_SECONDS: i64 = 15 * 60;
+const ACTIONS_WINDOW_SECONDS: u64 = 15 * 60;
 
 /// Where connecting sends the browser.
 #[derive(Debug, Serialize, ToSchema)]
@@ -168,18 +168,8 @@ async fn visit_for(
 
 /// Counts an action on a link's vendors; past [`ACTIONS_PER_LINK`] in the window, 429.
 async fn counted_action(state: &AppState, link: &ConnectLink) -> ApiResult<()> {
-    let key = state.queue.keys().connect_actions(link.id);
-    let mut redis = state.redis.clone();
-    let (count, ttl): (i64, i64) = redis::pipe()
-        .incr(&key, 1)
-        .cmd("EXPIRE")
-        .arg(&key)
-        .arg(ACTIONS_WINDOW_SECONDS)
-        .arg("NX")
-        .ignore()
-        .ttl(&key)
-        .query_async(&mut redis)
-        .await?;
+    let window = std::time::Duration::from_secs(ACTIONS_WINDOW_SECONDS);
+    let (count, ttl) = state.guards.count_action(link.id, window).await?;
     if count > ACTIONS_PER_LINK {
         let wait = ttl.max(1) as u64;
         let detail =

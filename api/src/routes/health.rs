@@ -45,12 +45,7 @@ fn state_of(ok: bool) -> &'static str {
 async fn health(State(state): State<AppState>) -> (StatusCode, Json<HealthOut>) {
     let db =
         async { matches!(tokio::time::timeout(CHECK_TIMEOUT, state.db.ping()).await, Ok(Ok(()))) };
-    let redis = async {
-        let mut conn = state.redis.clone();
-        let cmd = redis::cmd("PING");
-        let ping = cmd.query_async::<String>(&mut conn);
-        matches!(tokio::time::timeout(CHECK_TIMEOUT, ping).await, Ok(Ok(_)))
-    };
+    let redis = state.guards.ping();
     let (db_ok, redis_ok) = tokio::join!(db, redis);
     let trail = state.trail.state();
     let healthy = db_ok && redis_ok && trail != crate::audit::TrailState::Unwritable;

@@ -178,9 +178,8 @@ async fn read_body(
 }
 
 /// Where a signed body without a timestamp is remembered.
-fn replay_key(state: &AppState, slug: &str, body: &[u8]) -> String {
-    let digest = hex::encode(sha2::Sha256::digest(body));
-    state.queue.keys().vendor_notice(slug, &digest)
+fn replay_digest(body: &[u8]) -> String {
+    hex::encode(sha2::Sha256::digest(body))
 }
 
 /// A vendor's notification: proved, then stored as pulls.
@@ -221,28 +220,19 @@ async fn notify(
     // A signature without a timestamp verifies for ever: a body seen within the replay window
     // is acted on later, not now (see `act`). Forgotten when acting on it fails, so that the
     // vendor's retry is taken.
-    let replay = (vendor.info().proof == Proof::Signature).then(|| replay_key(&state, slug, &body));
+    let replay = (vendor.info().proof == Proof::Signature).then(|| replay_digest(&body));
     let mut seen = false;
-    if let Some(key) = &replay {
-        let mut redis = state.redis.clone();
-        let first: Option<String> = redis::cmd("SET")
-            .arg(key)
-            .arg(1)
-            .arg("NX")
-            .arg("EX")
-            .arg(vendors::REPLAY_WINDOW_SECONDS)
-            .query_async(&mut redis)
-            .await?;
-        seen = first.is_none();
+    if let Some(digest) = &replay {
+        let window = std::time::Duration::from_secs(vendors::REPLAY_WINDOW_SECONDS);
+        seen = !state.guards.first_sight(slug, digest, window).await?;
     }
     // Run to its end even if the vendor hangs up: what is half done is finished, or the replay
     // mark taken back.
     let task_state = state.clone();
     let acted = tokio::spawn(async move {
         let acted = act(&task_state, slug, notices, seen).await;
-        if let (Err(_), Some(key), false) = (&acted, &replay, seen) {
-            let mut redis = task_state.redis.clone();
-            let _: Result<(), _> = redis::cmd("DEL").arg(key).query_async(&mut redis).await;
+        if let (Err(_), Some(digest), false) = (&acted, &replay, seen) {
+            let _ = task_state.guards.forget_sight(slug, digest).await;
         }
         acted
     });

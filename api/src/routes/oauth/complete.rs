@@ -64,16 +64,8 @@ impl Handed {
 /// Keeps the grant; the code to hand back.
 pub(super) async fn hand_back(state: &AppState, handed: &Handed) -> ApiResult<String> {
     let code = crate::security::secrets::random_hex(32);
-    let value = serde_json::to_string(handed).map_err(|e| ApiError::Other(e.to_string()))?;
-    let key = pending::key(state, "handed", &pending::digest(&code));
-    let mut redis = state.redis.clone();
-    let () = redis::cmd("SET")
-        .arg(key)
-        .arg(value)
-        .arg("EX")
-        .arg(HANDED_SECONDS)
-        .query_async(&mut redis)
-        .await?;
+    let ttl = std::time::Duration::from_secs(HANDED_SECONDS);
+    state.guards.hand_over(&pending::digest(&code), handed, ttl).await?;
     Ok(code)
 }
 
@@ -113,11 +105,9 @@ pub(super) async fn complete(
 ) -> ApiResult<Json<OAuthCompletedOut>> {
     auth.ensure_user(&body.user_id.to_string())?;
     let (vendor, slug, ends) = super::usable(&state, &provider).await?;
-    let key = pending::key(&state, "handed", &pending::digest(&body.completion));
-    let mut redis = state.redis.clone();
-    let stored: Option<String> = redis::cmd("GETDEL").arg(key).query_async(&mut redis).await?;
     let invalid = || ApiError::bad_request("Invalid or expired completion code");
-    let handed: Handed = stored.and_then(|s| serde_json::from_str(&s).ok()).ok_or_else(invalid)?;
+    let handed: Handed =
+        state.guards.take_handed(&pending::digest(&body.completion)).await?.ok_or_else(invalid)?;
     if handed.provider != slug {
         return Err(invalid());
     }

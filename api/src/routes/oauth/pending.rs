@@ -5,7 +5,8 @@
 //! keeps; `callback` takes the flow (once) and wants that cookie back. A user has at most
 //! [`PER_USER`] flows pending: starting another forgets the oldest.
 
-use redis::AsyncCommands;
+use std::time::Duration;
+
 use serde::{Deserialize, Serialize};
 use sha2::Digest;
 use uuid::Uuid;
@@ -18,7 +19,7 @@ pub(super) const STATE_SECONDS: u64 = 15 * 60;
 /// How long the link `authorize` hands out may wait to be opened.
 pub(super) const START_SECONDS: i64 = 5 * 60;
 /// Authorizations one user may have pending at once.
-pub(super) const PER_USER: isize = 5;
+pub(super) const PER_USER: usize = 5;
 /// The cookie that binds flow `oauth_state` to its browser: `wearhouse_oauth_` and a short
 /// hash of the state.
 pub(super) fn cookie_name(oauth_state: &str) -> String {
@@ -55,10 +56,6 @@ pub(crate) enum Completion {
     Client,
 }
 
-pub(super) fn key(state: &AppState, what: &str, id: &str) -> String {
-    state.queue.keys().oauth(what, id)
-}
-
 pub(super) fn digest(secret: &str) -> String {
     hex::encode(sha2::Sha256::digest(secret.as_bytes()))
 }
@@ -66,32 +63,8 @@ pub(super) fn digest(secret: &str) -> String {
 /// Keeps a new flow under `oauth_state`; the user's oldest pending flows past [`PER_USER`] are
 /// forgotten.
 pub(super) async fn keep(state: &AppState, oauth_state: &str, pending: &Pending) -> ApiResult<()> {
-    let value =
-        serde_json::to_string(pending).map_err(|e| crate::error::ApiError::Other(e.to_string()))?;
-    // Scored by when each expires, in microseconds: flows started in the same second still
-    // come in order (exact in an f64 for thousands of years).
-    let now = chrono::Utc::now().timestamp_micros();
-    let expires = now + STATE_SECONDS as i64 * 1_000_000;
-    let mine = key(state, "user", &pending.user_id.to_string());
-    let mut redis = state.redis.clone();
-    let (_, _, _, _, evicted): ((), (), (), (), Vec<String>) = redis::pipe()
-        .set_ex(key(state, "state", oauth_state), value, STATE_SECONDS)
-        .zrembyscore(&mine, "-inf", now)
-        .zadd(&mine, oauth_state, expires)
-        .expire(&mine, STATE_SECONDS as i64)
-        // Every flow but the newest PER_USER, oldest first.
-        .zrange(&mine, 0, -(PER_USER + 1))
-        .query_async(&mut redis)
-        .await?;
-    if !evicted.is_empty() {
-        let mut pipe = redis::pipe();
-        pipe.zrem(&mine, &evicted).ignore();
-        for old in &evicted {
-            pipe.del(key(state, "state", old)).ignore().del(key(state, "browser", old)).ignore();
-        }
-        let () = pipe.query_async(&mut redis).await?;
-    }
-    Ok(())
+    let ttl = Duration::from_secs(STATE_SECONDS);
+    Ok(state.guards.keep_flow(oauth_state, pending.user_id, pending, ttl, PER_USER).await?)
 }
 
 /// Why a flow's link does not work.
@@ -110,9 +83,7 @@ pub(super) async fn bind(
     oauth_state: &str,
     provider: &str,
 ) -> ApiResult<Result<(String, String), Unbound>> {
-    let mut redis = state.redis.clone();
-    let stored: Option<String> = redis.get(key(state, "state", oauth_state)).await?;
-    let Some(pending) = stored.and_then(|s| serde_json::from_str::<Pending>(&s).ok()) else {
+    let Some(pending) = state.guards.flow::<Pending>(oauth_state).await? else {
         return Ok(Err(Unbound::Expired));
     };
     let age = chrono::Utc::now().timestamp() - pending.created;
@@ -120,18 +91,9 @@ pub(super) async fn bind(
         return Ok(Err(Unbound::Expired));
     }
     let secret = crate::security::secrets::random_hex(32);
-    let bound: Option<String> = redis::cmd("SET")
-        .arg(key(state, "browser", oauth_state))
-        .arg(digest(&secret))
-        .arg("NX")
-        .arg("EX")
-        .arg(STATE_SECONDS)
-        .query_async(&mut redis)
-        .await?;
-    Ok(match bound {
-        Some(_) => Ok((secret, pending.vendor_url)),
-        None => Err(Unbound::Used),
-    })
+    let ttl = Duration::from_secs(STATE_SECONDS);
+    let bound = state.guards.bind_flow(oauth_state, &digest(&secret), ttl).await?;
+    Ok(if bound { Ok((secret, pending.vendor_url)) } else { Err(Unbound::Used) })
 }
 
 /// Why a callback's flow is refused.
@@ -150,20 +112,7 @@ async fn take_any(
     state: &AppState,
     oauth_state: &str,
 ) -> ApiResult<(Option<Pending>, Option<String>)> {
-    let mut redis = state.redis.clone();
-    let (stored, bound): (Option<String>, Option<String>) = redis::pipe()
-        .cmd("GETDEL")
-        .arg(key(state, "state", oauth_state))
-        .cmd("GETDEL")
-        .arg(key(state, "browser", oauth_state))
-        .query_async(&mut redis)
-        .await?;
-    let pending = stored.and_then(|s| serde_json::from_str::<Pending>(&s).ok());
-    if let Some(p) = &pending {
-        let mine = key(state, "user", &p.user_id.to_string());
-        let _: Result<(), _> = redis.zrem(&mine, oauth_state).await;
-    }
-    Ok((pending, bound))
+    Ok(state.guards.take_flow(oauth_state, |p: &Pending| p.user_id).await?)
 }
 
 /// Takes the flow (it works once) if `cookie` is the one its link set.
@@ -192,9 +141,7 @@ pub(super) async fn abandon_page_flow(
     oauth_state: &str,
     provider: &str,
 ) -> Option<(String, String)> {
-    let mut redis = state.redis.clone();
-    let stored: Option<String> = redis.get(key(state, "state", oauth_state)).await.ok()?;
-    let flow = serde_json::from_str::<Pending>(&stored?).ok()?;
+    let flow = state.guards.flow::<Pending>(oauth_state).await.ok()??;
     let page = flow.page.filter(|_| flow.provider == provider)?;
     take_any(state, oauth_state).await.ok()?;
     Some((page, flow.provider))
