@@ -22,7 +22,7 @@ pub mod object_store;
 #[cfg(any(test, feature = "testsuite"))]
 pub mod payloads;
 pub mod process;
-pub mod report;
+mod report;
 pub mod reprocess;
 pub mod sdk;
 pub mod sealer;

@@ -12,7 +12,7 @@ pub mod recovery;
 pub mod scores;
 pub mod series;
 pub mod sleep;
-pub mod source;
+mod source;
 
 pub use ranking::Ranking;
 pub use source::{SourceOut, Sources};

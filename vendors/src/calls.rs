@@ -48,13 +48,17 @@ impl Call {
 }
 
 /// `base` (a configured URL) joined with `path`, as a URL.
-pub fn at(base: &str, path: &str) -> Option<url::Url> {
+pub(crate) fn at(base: &str, path: &str) -> Option<url::Url> {
     url::Url::parse(&format!("{}/{}", base.trim_end_matches('/'), path.trim_start_matches('/')))
         .ok()
 }
 
 /// Makes the call; `Err` says what the vendor answered (never the URL: it may carry a token).
-pub async fn send(http: &reqwest::Client, ends: &Endpoints, call: Call) -> Result<Value, String> {
+pub(crate) async fn send(
+    http: &reqwest::Client,
+    ends: &Endpoints,
+    call: Call,
+) -> Result<Value, String> {
     let mut request =
         http.request(call.method, call.url).timeout(std::time::Duration::from_secs(20));
     request = match &call.auth {

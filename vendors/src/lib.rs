@@ -1,8 +1,8 @@
 //! Cloud vendors: one module per vendor behind the [`Vendor`] trait. [`VENDORS`] is the one
 //! list a new vendor joins; nothing else names a vendor.
 
-pub mod calls;
-pub mod config;
+mod calls;
+mod config;
 pub mod connect;
 mod fitbit;
 mod garmin;

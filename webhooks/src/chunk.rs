@@ -4,12 +4,12 @@
 
 use serde_json::{Map, Value, json};
 
-pub const MAX_SAMPLES: usize = 2_500;
-pub const MAX_BODY_BYTES: usize = 1_000_000;
+pub(crate) const MAX_SAMPLES: usize = 2_500;
+pub(crate) const MAX_BODY_BYTES: usize = 1_000_000;
 
 /// The `{type, data}` bodies of one timeseries event. `data` holds every field but the
 /// samples. A lone sample larger than the byte limit still goes, alone in its chunk.
-pub fn timeseries_bodies(
+pub(crate) fn timeseries_bodies(
     event_type: &str,
     data: &Map<String, Value>,
     samples: &[Value],

@@ -14,7 +14,7 @@ const RESPONSE_KEEP: usize = 1_000;
 const RESPONSE_READ: usize = 16 << 10;
 
 /// The attempt, and the receiver's `Retry-After` when it gave one.
-pub async fn send(
+pub(crate) async fn send(
     http: &reqwest::Client,
     due: &Due,
     secrets: &[String],

@@ -6,13 +6,13 @@ use uuid::Uuid;
 
 /// What the fan-out needs of an endpoint.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Target<'a> {
+pub(crate) struct Target<'a> {
     pub filter_types: Option<&'a [String]>,
     pub user_id: Option<Uuid>,
     pub disabled: bool,
 }
 
-pub fn receives(target: &Target<'_>, event_type: &str, user: Option<Uuid>) -> bool {
+pub(crate) fn receives(target: &Target<'_>, event_type: &str, user: Option<Uuid>) -> bool {
     !target.disabled
         && target.filter_types.is_none_or(|types| types.iter().any(|t| t == event_type))
         && target.user_id.is_none_or(|u| user == Some(u))

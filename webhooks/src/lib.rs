@@ -3,10 +3,10 @@
 //! chunking (`chunk`) and which endpoints receive an event (`fanout`). The sender that uses
 //! them runs in the worker.
 
-pub mod chunk;
-pub mod deliver;
+mod chunk;
+mod deliver;
 pub mod dispatch;
-pub mod fanout;
+mod fanout;
 pub mod guard;
 pub mod schedule;
 pub mod sender;
