@@ -42,10 +42,7 @@ impl Guards {
 
     /// Whether Redis answers (within two seconds).
     pub async fn ping(&self) -> bool {
-        let mut conn = self.conn.clone();
-        let cmd = redis::cmd("PING");
-        let ping = cmd.query_async::<String>(&mut conn);
-        matches!(tokio::time::timeout(Duration::from_secs(2), ping).await, Ok(Ok(_)))
+        crate::ping(&self.conn).await
     }
 
     /// Keeps a new OAuth flow under its `state` for `ttl`, in the list of its `user`'s flows;

@@ -2,8 +2,8 @@
 //! the service uses it: the ingest jobs' three lanes (`<prefix>:jobs`, `<prefix>:imports` and
 //! `<prefix>:pulls`, group `workers`) and the webhook deliveries (`<prefix>:webhooks`, group
 //! `senders`). The service's short-lived guards (OAuth flows, replay marks, counters) are
-//! [`Guards`], users' sync status events [`SyncChannels`]. Every Redis key of the service is named in [`keys`]; every failure is an
-//! [`Error`].
+//! [`Guards`], users' sync status events [`SyncChannels`]. Every Redis key of the service is
+//! named in [`keys`]; every failure is an [`Error`].
 //!
 //! - An entry is one field, `task`: the JSON of the stream's task type (a serde-tagged enum).
 //!   An entry that does not decode (written by another version) is handed out as
@@ -229,11 +229,17 @@ impl<T: Serialize + DeserializeOwned> Queue<T> {
 
     /// Whether Redis answers (within two seconds).
     pub async fn ping(&self) -> bool {
-        let mut conn = self.conn.clone();
-        let cmd = redis::cmd("PING");
-        let ping = cmd.query_async::<String>(&mut conn);
-        matches!(tokio::time::timeout(Duration::from_secs(2), ping).await, Ok(Ok(_)))
+        ping(&self.conn).await
     }
+}
+
+/// Whether Redis answers on `conn` within two seconds: the one health check of the queue and
+/// the guards.
+pub(crate) async fn ping(conn: &ConnectionManager) -> bool {
+    let mut conn = conn.clone();
+    let cmd = redis::cmd("PING");
+    let ping = cmd.query_async::<String>(&mut conn);
+    matches!(tokio::time::timeout(Duration::from_secs(2), ping).await, Ok(Ok(_)))
 }
 
 #[cfg(test)]
