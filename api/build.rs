@@ -7,10 +7,14 @@ use std::path::PathBuf;
 fn main() {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default());
     let dist = manifest.join("../portal/dist");
-    println!("cargo:rerun-if-changed={}", dist.display());
     let folder = if dist.join("index.html").is_file() {
+        println!("cargo:rerun-if-changed={}", dist.display());
         dist
     } else {
+        // A missing path would make cargo run this script, and build the API and the binary
+        // again, on every build: the portal's folder is watched instead, which `dist` appears
+        // in once built.
+        println!("cargo:rerun-if-changed={}", manifest.join("../portal").display());
         let out =
             PathBuf::from(std::env::var("OUT_DIR").unwrap_or_default()).join("portal-missing");
         let page = "<!doctype html><html lang=\"en\"><meta charset=\"utf-8\"><title>wearhouse</title>\

@@ -216,13 +216,15 @@ pub async fn run_import(
     // reader. Chunks of new samples COPY side by side; the rest take turns (`write_chunk`).
     let mut writing: tokio::task::JoinSet<(Result<Written, ImportError>, ExportBatch)> =
         tokio::task::JoinSet::new();
+    let chunks = Arc::new(schema::sample_chunks::Chunks::new());
     let mut reading = true;
     loop {
         if reading && writing.len() < WRITERS && out.error.is_none() {
             match rx.recv().await {
                 Some(Ok(batch)) => {
-                    let db = db.clone();
-                    writing.spawn(async move { (write_chunk(&db, t, &batch).await, batch) });
+                    let (db, chunks) = (db.clone(), chunks.clone());
+                    writing
+                        .spawn(async move { (write_chunk(&db, &chunks, t, &batch).await, batch) });
                     continue;
                 }
                 Some(Err(e)) => {
@@ -322,12 +324,13 @@ fn add(total: &mut Written, w: &Written) {
 /// two — holds it exclusively, like an SDK batch does (`schema::samples::store_new` says why).
 async fn write_chunk(
     db: &Db,
+    chunks: &schema::sample_chunks::Chunks,
     t: ImportTarget,
     batch: &ExportBatch,
 ) -> Result<Written, ImportError> {
     let n = &batch.normalised;
     // The chunks its samples need, made first so that the writers do not take turns making them.
-    schema::sample_chunks::make(db, t.user_id, n.samples.iter().map(|s| s.ts)).await?;
+    chunks.make(db, t.user_id, n.samples.iter().map(|s| s.ts)).await?;
     if n.only_samples() {
         match write_shared(db, t, n).await {
             Ok(Some(written)) => return Ok(written),

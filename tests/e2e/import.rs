@@ -991,12 +991,55 @@ async fn chunks_for_a_writer_are_made_empty_and_once() {
     let day = |d: u32| chrono::NaiveDate::from_ymd_opt(2031, 3, d).expect("day");
     let times = [day(4), day(4), day(5)].map(|d| d.and_hms_opt(13, 30, 0).expect("time").and_utc());
     // 2031-03-04 and 03-05 share a week-long chunk: one day asks for it and makes it.
-    let made = schema::sample_chunks::make(&db, user, times).await.expect("make");
+    let known = schema::sample_chunks::Chunks::new();
+    let made = known.make(&db, user, times).await.expect("make");
     assert!((1..=2).contains(&made), "{made} days made chunks");
     assert_eq!(app.count(chunks).await, before + 1);
     assert_eq!(app.count("select count(*) from samples").await, 0, "placeholders left behind");
-    assert_eq!(schema::sample_chunks::make(&db, user, times).await.expect("again"), 0);
+    // The writer knows the chunk's whole range now: another day of its week (Thursday 02-27 to 03-05) needs no look-up.
+    assert!(
+        known.covers(times[2])
+            && known.covers(day(1).and_hms_opt(0, 0, 0).expect("time").and_utc())
+    );
+    assert!(!known.covers(day(20).and_hms_opt(0, 0, 0).expect("time").and_utc()));
+    assert_eq!(known.make(&db, user, times).await.expect("again"), 0);
+    // Another writer, knowing nothing, finds it in the catalogue and makes nothing either.
+    let fresh = schema::sample_chunks::Chunks::new();
+    assert_eq!(fresh.make(&db, user, times).await.expect("another writer"), 0);
+    assert!(fresh.covers(times[0]));
     assert_eq!(app.count(chunks).await, before + 1);
+}
+
+#[tokio::test]
+async fn a_writer_whose_known_chunk_was_dropped_still_stores() {
+    // A range once known is trusted; its chunk dropped meanwhile (delete_after_days), the
+    // write makes it again and loses nothing.
+    let app = TestApp::spawn().await;
+    let key = app.api_key().await;
+    let user: uuid::Uuid = app.user(&key, json!({})).await.parse().expect("uuid");
+    let db = schema::Db::connect(&app.settings.database_url, 2).await.expect("db");
+    let ts = chrono::NaiveDate::from_ymd_opt(2032, 7, 14)
+        .and_then(|d| d.and_hms_opt(9, 0, 0))
+        .expect("time")
+        .and_utc();
+    let known = schema::sample_chunks::Chunks::new();
+    known.make(&db, user, [ts]).await.expect("make");
+    assert!(known.covers(ts));
+    app.count(
+        "select count(*) from drop_chunks('samples', newer_than => '2032-07-01'::timestamptz)",
+    )
+    .await;
+    assert_eq!(known.make(&db, user, [ts]).await.expect("trusted"), 0);
+    let client = db.client().await.expect("client");
+    client
+        .execute(
+            "insert into samples (user_id, series_type_id, data_source_id, ts, value)
+             values ($1, 1, $1, $2, 60)",
+            &[&user, &ts],
+        )
+        .await
+        .expect("a write into the dropped chunk's range");
+    assert_eq!(app.count("select count(*) from samples where ts = '2032-07-14 09:00Z'").await, 1);
 }
 
 /// `xml` as `export.zip` written to a pipe by Python's `zipfile`, the way streaming zippers and
