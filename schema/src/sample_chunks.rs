@@ -17,15 +17,13 @@ use crate::db::Db;
 /// A series id no sample has: the placeholder rows [`Chunks::make`] writes and deletes again.
 const PLACEHOLDER_SERIES: i16 = i16::MIN;
 
-/// For each of the UTC days `$1`, the range of the samples hypertable's chunk that covers it,
-/// or nulls when none does yet.
-const COVERING: &str = "
-    select d, c.range_start, c.range_end from unnest($1::timestamptz[]) as d
-    left join lateral (
-        select range_start, range_end from timescaledb_information.chunks c
-        where c.hypertable_schema = current_schema() and c.hypertable_name = 'samples'
-          and d >= c.range_start and d < c.range_end
-        limit 1) c on true";
+/// The ranges of the samples hypertable's chunks that overlap the days from `$1` to `$2`: one
+/// evaluation of the catalogue's view (~3 ms with a hundred chunks), where asking it day by day
+/// cost that a day.
+const OVERLAPPING: &str = "
+    select range_start, range_end from timescaledb_information.chunks
+    where hypertable_schema = current_schema() and hypertable_name = 'samples'
+      and range_end > $1 and range_start <= $2";
 
 /// The chunks one writer (an import, with its parallel writers) knows to exist, by their time
 /// ranges: a chunk of samples whose days they cover asks the catalogue nothing (a query of
@@ -77,7 +75,7 @@ impl Chunks {
             return Ok(0);
         }
         let mut client = db.client().await?;
-        let missing = self.look_up(&client, &days).await?;
+        let missing = self.look_up(&client, days).await?;
         if missing.is_empty() {
             return Ok(0);
         }
@@ -96,26 +94,27 @@ impl Chunks {
         )
         .await?;
         tx.commit().await?;
-        // Their ranges now, for the next chunks of samples.
-        self.look_up(&client, &missing).await?;
+        // Their ranges are learnt by the next look-up, which the next chunk of samples with a
+        // day in them makes anyway.
         Ok(made)
     }
 
-    /// Learns the ranges of the chunks covering `days`; returns the days none covers.
+    /// Learns the ranges of the chunks that overlap `days` (in order); returns the days none
+    /// covers.
     async fn look_up(
         &self,
-        client: &tokio_postgres::Client,
-        days: &[DateTime<Utc>],
+        client: &deadpool_postgres::Client,
+        days: Vec<DateTime<Utc>>,
     ) -> Result<Vec<DateTime<Utc>>> {
-        let (mut ranges, mut missing) = (Vec::new(), Vec::new());
-        for r in client.query(COVERING, &[&days]).await? {
-            let day: DateTime<Utc> = r.try_get(0)?;
-            match (r.try_get(1)?, r.try_get(2)?) {
-                (Some(start), Some(end)) => ranges.push((start, end)),
-                _ => missing.push(day),
-            }
-        }
+        let (Some(first), Some(last)) = (days.first(), days.last()) else { return Ok(days) };
+        let statement = client.prepare_cached(OVERLAPPING).await?;
+        let ranges = client
+            .query(&statement, &[first, last])
+            .await?
+            .iter()
+            .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
+            .collect::<Result<Vec<_>>>()?;
         self.learn(ranges);
-        Ok(missing)
+        Ok(days.into_iter().filter(|d| !self.covers(*d)).collect())
     }
 }

@@ -996,13 +996,14 @@ async fn chunks_for_a_writer_are_made_empty_and_once() {
     assert!((1..=2).contains(&made), "{made} days made chunks");
     assert_eq!(app.count(chunks).await, before + 1);
     assert_eq!(app.count("select count(*) from samples").await, 0, "placeholders left behind");
-    // The writer knows the chunk's whole range now: another day of its week (Thursday 02-27 to 03-05) needs no look-up.
+    // Asked again, it finds the chunk, makes nothing, and knows its whole range from then on:
+    // another day of its week (Thursday 02-27 to 03-05) needs no look-up, a later week does.
+    assert_eq!(known.make(&db, user, times).await.expect("again"), 0);
     assert!(
         known.covers(times[2])
             && known.covers(day(1).and_hms_opt(0, 0, 0).expect("time").and_utc())
     );
     assert!(!known.covers(day(20).and_hms_opt(0, 0, 0).expect("time").and_utc()));
-    assert_eq!(known.make(&db, user, times).await.expect("again"), 0);
     // Another writer, knowing nothing, finds it in the catalogue and makes nothing either.
     let fresh = schema::sample_chunks::Chunks::new();
     assert_eq!(fresh.make(&db, user, times).await.expect("another writer"), 0);
@@ -1024,6 +1025,7 @@ async fn a_writer_whose_known_chunk_was_dropped_still_stores() {
         .and_utc();
     let known = schema::sample_chunks::Chunks::new();
     known.make(&db, user, [ts]).await.expect("make");
+    known.make(&db, user, [ts]).await.expect("learn");
     assert!(known.covers(ts));
     app.count(
         "select count(*) from drop_chunks('samples', newer_than => '2032-07-01'::timestamptz)",
