@@ -33,7 +33,9 @@ pub fn unsupported_message(name: Option<&str>) -> String {
 /// for a month. simd-json parses in place: `body` is scratch afterwards (the caller keeps what
 /// it stores, e.g. compresses first), which spares a copy of every body on the hot path.
 pub fn check(body: &mut [u8]) -> Result<Option<String>, super::EnvelopeError> {
-    let tape = simd_json::to_tape(body).map_err(|e| super::EnvelopeError::Json(e.to_string()))?;
+    let len = body.len();
+    let tape = super::scratch::with(len, |buffers| simd_json::to_tape_with_buffers(body, buffers))
+        .map_err(|e| super::EnvelopeError::Json(e.to_string()))?;
     let provider = tape.as_value().get("provider");
     Ok(provider.as_ref().and_then(|v| v.as_str()).map(str::to_owned))
 }
@@ -60,6 +62,24 @@ mod tests {
             let found = check(&mut body.to_vec()).ok();
             assert_eq!(found, Some(None), "{}", String::from_utf8_lossy(body));
         }
+    }
+
+    #[test]
+    fn a_thread_s_kept_buffers_carry_nothing_from_one_body_to_the_next() {
+        // Long, refused, short, long again on one thread: each answer is its own body's.
+        let long = format!(
+            r#"{{"data": {{"records": [{}]}}, "provider": "google"}}"#,
+            "1,".repeat(5000) + "1"
+        );
+        let check_one = |body: &str| check(&mut body.as_bytes().to_vec());
+        assert_eq!(check_one(&long).ok().flatten().as_deref(), Some("google"));
+        assert!(check_one(r#"{"provider": "apple", "#).is_err());
+        assert_eq!(
+            check_one(r#"{"provider":"samsung"}"#).ok().flatten().as_deref(),
+            Some("samsung")
+        );
+        assert!(check_one(r#"{"provider": "apple"} x"#).is_err());
+        assert_eq!(check_one(&long).ok().flatten().as_deref(), Some("google"));
     }
 
     #[test]

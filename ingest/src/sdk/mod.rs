@@ -6,6 +6,7 @@
 pub mod envelope;
 mod fields;
 mod records;
+mod scratch;
 mod sleep_items;
 mod sources;
 mod wire;
@@ -46,8 +47,10 @@ pub fn normalise(body: &mut [u8]) -> Result<Normalised, EnvelopeError> {
             Err(e) => EnvelopeError::Json(e.to_string()),
         });
     }
+    let len = body.len();
     let doc: Envelope<'_> =
-        simd_json::serde::from_slice(body).map_err(|e| EnvelopeError::Json(e.to_string()))?;
+        scratch::with(len, |buffers| simd_json::serde::from_slice_with_buffers(body, buffers))
+            .map_err(|e| EnvelopeError::Json(e.to_string()))?;
     let provider_name = doc.provider.str();
     let (provider, origin) = provider_name
         .and_then(envelope::sdk_provider)
