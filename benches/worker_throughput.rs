@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use ingest::jobs::JobQueue;
 use ingest::payloads::{Platform, Spec, payload};
 use ingest::worker::WorkerConfig;
+use schema::ids::BatchId;
 use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 
@@ -56,7 +57,7 @@ async fn admin(sql: &str) {
     client.batch_execute(sql).await.expect(sql);
 }
 
-async fn drain(db: &schema::Db, queue: &JobQueue, ids: &[Uuid], concurrency: usize) -> Duration {
+async fn drain(db: &schema::Db, queue: &JobQueue, ids: &[BatchId], concurrency: usize) -> Duration {
     let shutdown = CancellationToken::new();
     let config = WorkerConfig { concurrency, outbox: true, ..Default::default() };
     let worker =

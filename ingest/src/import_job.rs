@@ -6,9 +6,9 @@ use std::io::Read;
 use std::time::Duration;
 
 use schema::Db;
+use schema::ids::ImportId;
 use schema::imports::{Claim, Import, Settled};
 use tokio_util::io::SyncIoBridge;
-use uuid::Uuid;
 
 use crate::import::{ImportError, ImportTarget, Imported, run_import};
 use crate::jobs::JobQueue;
@@ -28,7 +28,7 @@ pub async fn handle(
     queue: &JobQueue,
     storage: Option<&Storage>,
     outbox: bool,
-    id: Uuid,
+    id: ImportId,
 ) -> bool {
     let Some(storage) = storage else {
         // Another worker, configured with storage, may take it.
@@ -71,7 +71,7 @@ pub async fn run_claimed(
     outbox: bool,
 ) -> Option<schema::sync_runs::SyncRun> {
     let id = import.id;
-    let target = ImportTarget { user_id: import.user_id, run_id: id, outbox };
+    let target = ImportTarget { user_id: import.user_id, run_id: id.0, outbox };
     let done = match input {
         Ok(reader) => {
             let beat = {

@@ -12,6 +12,7 @@
 
 use queue::{Keys, Queue, QueueSpec, Stream, SyncChannels};
 use redis::aio::ConnectionManager;
+use schema::ids::{BatchId, ImportId, PullId};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
@@ -25,11 +26,40 @@ const MAX_LEN: usize = 1_000_000;
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Job {
     /// Process a stored SDK batch.
-    SdkBatch { id: Uuid },
+    SdkBatch { id: BatchId },
     /// Run a queued export import.
-    Import { id: Uuid },
+    Import { id: ImportId },
     /// Pull a cloud vendor's data (a `vendor_pulls` row).
-    Pull { id: Uuid },
+    Pull { id: PullId },
+}
+
+impl Job {
+    /// The lane whose workers do it.
+    pub fn lane(&self) -> Lane {
+        match self {
+            Job::SdkBatch { .. } => Lane::Batches,
+            Job::Import { .. } => Lane::Imports,
+            Job::Pull { .. } => Lane::Pulls,
+        }
+    }
+}
+
+impl From<BatchId> for Job {
+    fn from(id: BatchId) -> Job {
+        Job::SdkBatch { id }
+    }
+}
+
+impl From<ImportId> for Job {
+    fn from(id: ImportId) -> Job {
+        Job::Import { id }
+    }
+}
+
+impl From<PullId> for Job {
+    fn from(id: PullId) -> Job {
+        Job::Pull { id }
+    }
 }
 
 /// A stream of jobs with its own consumers (and so its own concurrency budget).
@@ -98,31 +128,18 @@ impl JobQueue {
         self.batches.client()
     }
 
-    /// Announces jobs of `lane` to its workers: stored SDK batches, queued imports or due pulls
-    /// (the rows in PostgreSQL are the record; an announcement only wakes a worker).
-    pub async fn announce_in(&self, lane: Lane, ids: &[Uuid]) -> queue::Result<()> {
-        let job = |id| match lane {
-            Lane::Batches => Job::SdkBatch { id },
-            Lane::Imports => Job::Import { id },
-            Lane::Pulls => Job::Pull { id },
-        };
-        let jobs: Vec<Job> = ids.iter().map(|&id| job(id)).collect();
-        self.stream(lane).publish(&jobs).await
-    }
-
-    /// Announces stored SDK batches to the workers.
-    pub async fn announce(&self, batch_ids: &[Uuid]) -> queue::Result<()> {
-        self.announce_in(Lane::Batches, batch_ids).await
-    }
-
-    /// Announces queued imports to the workers.
-    pub async fn announce_imports(&self, import_ids: &[Uuid]) -> queue::Result<()> {
-        self.announce_in(Lane::Imports, import_ids).await
-    }
-
-    /// Announces due vendor pulls to the workers.
-    pub async fn announce_pulls(&self, pull_ids: &[Uuid]) -> queue::Result<()> {
-        self.announce_in(Lane::Pulls, pull_ids).await
+    /// Announces jobs to their lanes' workers: stored SDK batches, queued imports or due pulls,
+    /// by their ids (the rows in PostgreSQL are the record; an announcement only wakes a
+    /// worker).
+    pub async fn announce<Id: Copy + Into<Job>>(&self, ids: &[Id]) -> queue::Result<()> {
+        let jobs: Vec<Job> = ids.iter().map(|&id| id.into()).collect();
+        for lane in Lane::ALL {
+            let of_lane: Vec<Job> = jobs.iter().copied().filter(|j| j.lane() == lane).collect();
+            if !of_lane.is_empty() {
+                self.stream(lane).publish(&of_lane).await?;
+            }
+        }
+        Ok(())
     }
 
     /// Whether Redis answers (within two seconds).
@@ -140,5 +157,23 @@ impl JobQueue {
         if let Err(e) = self.sync.publish(user_id, &event.to_string()).await {
             tracing::warn!(error = %e, "could not publish a sync status event");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_job_reads_as_the_version_before_typed_ids_wrote_it_and_knows_its_lane() {
+        // Entries in Redis outlive a deploy: the typed ids keep the wire format.
+        let id = Uuid::from_u128(7);
+        let written = format!(r#"{{"kind":"import","id":"{id}"}}"#);
+        let job: Job = serde_json::from_str(&written).expect("a job");
+        assert_eq!(job, Job::Import { id: ImportId(id) });
+        assert_eq!(serde_json::to_string(&job).ok(), Some(written));
+        assert_eq!(Job::from(BatchId(id)).lane(), Lane::Batches);
+        assert_eq!(Job::from(ImportId(id)).lane(), Lane::Imports);
+        assert_eq!(Job::from(PullId(id)).lane(), Lane::Pulls);
     }
 }

@@ -5,6 +5,7 @@
 
 use chrono::Utc;
 use schema::Db;
+use schema::ids::BatchId;
 use schema::sdk_batches::BatchStatus;
 use schema::sync_runs::{Finish, RunCounts, RunStatus, SyncRun};
 use serde_json::json;
@@ -72,7 +73,7 @@ pub fn decode(compressed: &[u8]) -> Result<Result<Normalised, EnvelopeError>, st
 
 pub async fn process_sdk_batch(
     db: &Db,
-    batch_id: Uuid,
+    batch_id: BatchId,
     opts: Options,
 ) -> Result<Processed, ProcessError> {
     let started_at = Utc::now();
@@ -120,7 +121,8 @@ pub async fn process_sdk_batch(
     let latest_offset = n.latest_offset.offset();
     let target = Target {
         user_id: batch.user_id,
-        batch_id,
+        // The samples' lineage: the batch's id.
+        batch_id: batch_id.0,
         default_offset: latest_offset.or(last_offset),
         outbox: opts.outbox,
         link: schema::data_sources::Link::Push,

@@ -24,7 +24,9 @@ pub async fn reprocess_user(
     mut progress: impl FnMut(usize, usize),
 ) -> Result<Reprocessed, ProcessError> {
     let ids = schema::sdk_batches::ids_for_user(db, user_id, since).await?;
-    let cleared = schema::replay::clear(db, user_id, &ids).await?;
+    // What the batches stored carries their ids as its lineage.
+    let lineage: Vec<Uuid> = ids.iter().map(|id| id.0).collect();
+    let cleared = schema::replay::clear(db, user_id, &lineage).await?;
     let mut out = Reprocessed {
         samples_deleted: cleared.samples,
         workouts_deleted: cleared.workouts,

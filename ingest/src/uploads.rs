@@ -3,6 +3,7 @@
 //! Processing is dispatched by the configured [`CompletionMode`] only, so a file is never
 //! processed twice, and an object is queued as one import however often it is reported.
 
+use schema::ids::ImportId;
 use serde_json::Value;
 use uuid::Uuid;
 
@@ -57,7 +58,7 @@ pub struct Part {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Completed {
     /// Mode `client`: its import is queued (or was, by an earlier call).
-    Queued(Uuid),
+    Queued(ImportId),
     /// Mode `bucket_event`: the bucket's notification queues it. `repeated`: an earlier call
     /// completed it.
     AwaitingEvent { repeated: bool },
@@ -91,7 +92,7 @@ impl Uploads<'_> {
         etag: &str,
         size: Option<i64>,
         origin: ImportOrigin,
-    ) -> Result<Uuid, UploadError> {
+    ) -> Result<ImportId, UploadError> {
         let bucket = self.storage.bucket();
         let new = NewImport { user_id: user, bucket, key, etag: bare_etag(etag), size, origin };
         let id = match schema::imports::queue(self.db, &new).await? {
@@ -101,7 +102,7 @@ impl Uploads<'_> {
                 .ok_or(UploadError::Vanished)?,
         };
         // The import is durable: if Redis fails here, the workers' sweeper announces it.
-        if let Err(e) = self.queue.announce_imports(&[id]).await {
+        if let Err(e) = self.queue.announce(&[id]).await {
             tracing::warn!(error = %e, import_id = %id, "could not announce an import; the sweeper will");
         }
         Ok(id)
@@ -166,7 +167,7 @@ impl Uploads<'_> {
     }
 
     /// The import of a completed upload's object, queued now if it is missing.
-    async fn import_of_completed(&self, upload: &Upload) -> Result<Uuid, UploadError> {
+    async fn import_of_completed(&self, upload: &Upload) -> Result<ImportId, UploadError> {
         let bucket = self.storage.bucket();
         if let Some(id) = schema::imports::find_by_key(self.db, bucket, &upload.object_key).await? {
             return Ok(id);
@@ -181,7 +182,7 @@ impl Uploads<'_> {
     /// Queues an import of every object a bucket notification reports created for a user who
     /// exists, and announces them; the imports queued now (an object reported again keeps its
     /// first).
-    pub async fn queue_reported(&self, event: &Value) -> Result<Vec<Uuid>, UploadError> {
+    pub async fn queue_reported(&self, event: &Value) -> Result<Vec<ImportId>, UploadError> {
         let mut queued = Vec::new();
         for object in created_objects(event, self.storage.bucket()) {
             if !schema::users::exists(self.db, object.user).await? {
@@ -199,7 +200,7 @@ impl Uploads<'_> {
                 queued.push(id);
             }
         }
-        if let Err(e) = self.queue.announce_imports(&queued).await {
+        if let Err(e) = self.queue.announce(&queued).await {
             tracing::warn!(error = %e, "could not announce imports; the sweeper will");
         }
         Ok(queued)

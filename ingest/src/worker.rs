@@ -11,22 +11,22 @@ use schema::Db;
 use schema::retention::Expiring;
 use schema::sync_runs::{RunSource, RunStatus};
 use tokio_util::sync::CancellationToken;
-use uuid::Uuid;
 
 use crate::jobs::{Entry, Job, JobQueue, Lane, Task};
 use crate::object_store::Storage;
 use crate::process::{self, Options, Processed};
+use schema::ids::{BatchId, PullId};
 
 /// Runs vendor pulls for the worker: the cloud vendors live in a crate above this one, and the
 /// worker only drives them through its pull lane.
 pub trait PullHandler: Send + Sync + std::fmt::Debug {
     /// Runs a pull; whether its job is settled (to acknowledge).
-    fn run(&self, id: Uuid) -> futures::future::BoxFuture<'_, bool>;
+    fn run(&self, id: PullId) -> futures::future::BoxFuture<'_, bool>;
     /// Pulls due and not announced lately, for the sweeper to announce again.
-    fn due(&self) -> futures::future::BoxFuture<'_, Vec<Uuid>>;
+    fn due(&self) -> futures::future::BoxFuture<'_, Vec<PullId>>;
     /// Pulls put off until a time (a vendor's rate limit) that has come, marked announced: the
     /// worker announces them at once, so a wait costs what the vendor asked, not a sweep.
-    fn wake(&self) -> futures::future::BoxFuture<'_, Vec<Uuid>>;
+    fn wake(&self) -> futures::future::BoxFuture<'_, Vec<PullId>>;
 }
 
 /// How often a worker looks for pulls whose wait has ended.
@@ -212,7 +212,7 @@ async fn wake(
     while pause(WAKE_EVERY, &shutdown).await {
         let ids = pulls.wake().await;
         if !ids.is_empty()
-            && let Err(e) = queue.announce_pulls(&ids).await
+            && let Err(e) = queue.announce(&ids).await
         {
             tracing::warn!(error = %e, "announcing pulls whose wait ended failed; the sweeper will");
         }
@@ -222,7 +222,7 @@ async fn wake(
 async fn sweep(db: Db, queue: JobQueue, config: WorkerConfig, shutdown: CancellationToken) {
     while pause(config.sweep_every, &shutdown).await {
         if let Some(pulls) = &config.pulls {
-            reannounce(&queue, Lane::Pulls, Ok(pulls.due().await)).await;
+            reannounce(&queue, Lane::Pulls, Ok::<_, schema::Error>(pulls.due().await)).await;
         }
         let batches = schema::sdk_batches::take_unannounced(&db, config.sweep_grace, 1000).await;
         reannounce(&queue, Lane::Batches, batches).await;
@@ -241,8 +241,12 @@ async fn sweep(db: Db, queue: JobQueue, config: WorkerConfig, shutdown: Cancella
 }
 
 /// Announces again the jobs of `lane` the sweep found waiting in PostgreSQL (Redis may have
-/// lost them, or a pull's time came); a failure is retried by the next sweep.
-async fn reannounce(queue: &JobQueue, lane: Lane, found: Result<Vec<Uuid>, schema::Error>) {
+/// lost them, or a pull's time came), by their ids; a failure is retried by the next sweep.
+async fn reannounce<Id: Copy + Into<Job>>(
+    queue: &JobQueue,
+    lane: Lane,
+    found: Result<Vec<Id>, schema::Error>,
+) {
     let ids = match found {
         Ok(ids) if ids.is_empty() => return,
         Ok(ids) => ids,
@@ -258,7 +262,7 @@ async fn reannounce(queue: &JobQueue, lane: Lane, found: Result<Vec<Uuid>, schem
             tracing::info!(jobs = ids.len(), ?lane, "re-announcing waiting jobs")
         }
     }
-    if let Err(e) = queue.announce_in(lane, &ids).await {
+    if let Err(e) = queue.announce(&ids).await {
         tracing::warn!(error = %e, ?lane, "re-announcing failed; the next sweep retries");
     }
 }
@@ -343,7 +347,7 @@ async fn handle(db: &Db, queue: &JobQueue, lane: Lane, config: &WorkerConfig, en
 }
 
 /// Processes one SDK batch; returns whether its job is settled (to acknowledge).
-async fn handle_batch(db: &Db, queue: &JobQueue, config: &WorkerConfig, batch_id: Uuid) -> bool {
+async fn handle_batch(db: &Db, queue: &JobQueue, config: &WorkerConfig, batch_id: BatchId) -> bool {
     let opts = Options { outbox: config.outbox, force: false };
     match process::process_sdk_batch(db, batch_id, opts).await {
         Ok(Processed::Done(run)) | Ok(Processed::Failed(run)) => {
@@ -368,7 +372,7 @@ async fn give_up_after(
     db: &Db,
     queue: &JobQueue,
     config: &WorkerConfig,
-    batch_id: Uuid,
+    batch_id: BatchId,
     error: &str,
     retriable: bool,
 ) -> bool {
@@ -394,7 +398,7 @@ async fn give_up_after(
         let source = RunSource::Sdk;
         schema::sync_runs::finish(
             &client,
-            batch_id,
+            batch_id.0,
             batch.user_id,
             &batch.provider,
             source,

@@ -66,6 +66,22 @@ id_type!(
     /// A webhook message's id (`msg_…`).
     MessageId(String)
 );
+id_type!(
+    /// A stored SDK batch's id (`sdk_batches`).
+    BatchId(uuid::Uuid),
+    Copy
+);
+id_type!(
+    /// An export import's id (`imports`; its sync run and its samples' lineage share it).
+    ImportId(uuid::Uuid),
+    Copy
+);
+id_type!(
+    /// A vendor pull's id (`vendor_pulls`).
+    PullId(uuid::Uuid),
+    Copy
+);
+
 impl EndpointId {
     pub fn as_str(&self) -> &str {
         &self.0
@@ -90,5 +106,10 @@ mod tests {
         assert!(<EndpointId as ToSql>::accepts(&Type::TEXT));
         assert!(<MessageId as FromSql>::accepts(&Type::VARCHAR));
         assert!(!<MessageId as ToSql>::accepts(&Type::UUID));
+        let batch = BatchId(uuid::Uuid::from_u128(7));
+        assert_eq!(serde_json::to_value(batch).ok(), serde_json::to_value(batch.0).ok());
+        assert!(
+            <PullId as FromSql>::accepts(&Type::UUID) && !<ImportId as ToSql>::accepts(&Type::TEXT)
+        );
     }
 }

@@ -5,6 +5,8 @@ use chrono::{DateTime, Utc};
 use postgres_types::{FromSql, ToSql};
 use uuid::Uuid;
 
+use crate::ids::ImportId;
+
 use crate::sync_runs::{self, Finish, RunSource, RunStatus, SyncRun};
 use crate::{Db, Result};
 
@@ -52,7 +54,7 @@ impl Settled {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Import {
-    pub id: Uuid,
+    pub id: ImportId,
     pub user_id: Uuid,
     pub bucket: String,
     pub object_key: String,
@@ -92,7 +94,7 @@ pub struct NewImport<'a> {
 
 /// Queues an import with its sync run, unless this object was queued before. Returns the new
 /// import's id, or `None` for an object already imported (or being imported).
-pub async fn queue(db: &Db, n: &NewImport<'_>) -> Result<Option<Uuid>> {
+pub async fn queue(db: &Db, n: &NewImport<'_>) -> Result<Option<ImportId>> {
     let client = db.client().await?;
     let id = Uuid::now_v7();
     let row = client
@@ -121,11 +123,11 @@ pub async fn queue(db: &Db, n: &NewImport<'_>) -> Result<Option<Uuid>> {
             ],
         )
         .await?;
-    Ok(row.map(|_| id))
+    Ok(row.map(|_| ImportId(id)))
 }
 
 /// The import of this object, if it was queued.
-pub async fn find(db: &Db, bucket: &str, key: &str, etag: &str) -> Result<Option<Uuid>> {
+pub async fn find(db: &Db, bucket: &str, key: &str, etag: &str) -> Result<Option<ImportId>> {
     let client = db.client().await?;
     let row = client
         .query_opt(
@@ -137,7 +139,7 @@ pub async fn find(db: &Db, bucket: &str, key: &str, etag: &str) -> Result<Option
 }
 
 /// The latest import of this key, whatever its ETag.
-pub async fn find_by_key(db: &Db, bucket: &str, key: &str) -> Result<Option<Uuid>> {
+pub async fn find_by_key(db: &Db, bucket: &str, key: &str) -> Result<Option<ImportId>> {
     let client = db.client().await?;
     let row = client
         .query_opt(
@@ -165,7 +167,7 @@ pub enum Claim {
 /// every time (a poison import) is parked as failed instead of being claimed forever.
 pub async fn claim(
     db: &Db,
-    id: Uuid,
+    id: ImportId,
     stale_after: std::time::Duration,
     max_attempts: i32,
 ) -> Result<Claim> {
@@ -212,7 +214,7 @@ pub async fn claim(
     Ok(Claim::Claimed(from_row(&row)?))
 }
 
-pub async fn heartbeat(db: &Db, id: Uuid) -> Result<()> {
+pub async fn heartbeat(db: &Db, id: ImportId) -> Result<()> {
     let client = db.client().await?;
     client.execute("update imports set heartbeat_at = now() where id = $1", &[&id]).await?;
     Ok(())
@@ -223,7 +225,7 @@ pub async fn heartbeat(db: &Db, id: Uuid) -> Result<()> {
 /// Returns the run when it is final.
 pub async fn settle(
     db: &Db,
-    id: Uuid,
+    id: ImportId,
     user_id: Uuid,
     settled: &Settled,
 ) -> Result<Option<SyncRun>> {
@@ -236,7 +238,7 @@ pub async fn settle(
 
 async fn settle_in(
     tx: &deadpool_postgres::Transaction<'_>,
-    id: Uuid,
+    id: ImportId,
     user_id: Uuid,
     settled: &Settled,
 ) -> Result<Option<SyncRun>> {
@@ -254,10 +256,11 @@ async fn settle_in(
     .await?;
     Ok(match settled {
         Settled::Finished(f) => {
-            Some(sync_runs::finish(tx, id, user_id, PROVIDER, RunSource::XmlImport, f).await?)
+            Some(sync_runs::finish(tx, id.0, user_id, PROVIDER, RunSource::XmlImport, f).await?)
         }
         Settled::Retry { error } => {
-            sync_runs::requeue(tx, id, "Import interrupted; it will be tried again", error).await?;
+            sync_runs::requeue(tx, id.0, "Import interrupted; it will be tried again", error)
+                .await?;
             None
         }
     })
@@ -270,7 +273,7 @@ pub async fn take_unannounced(
     older_than: std::time::Duration,
     stale_after: std::time::Duration,
     limit: i64,
-) -> Result<Vec<Uuid>> {
+) -> Result<Vec<ImportId>> {
     let client = db.client().await?;
     let rows = client
         .query(

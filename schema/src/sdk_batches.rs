@@ -7,6 +7,8 @@ use deadpool_postgres::{GenericClient, Transaction};
 use postgres_types::{FromSql, ToSql};
 use uuid::Uuid;
 
+use crate::ids::BatchId;
+
 use crate::sync_runs::{RunSource, RunStatus};
 use crate::{Db, Result};
 
@@ -34,7 +36,7 @@ impl BatchStatus {
 /// A stored batch as a worker needs it.
 #[derive(Debug, Clone)]
 pub struct Batch {
-    pub id: Uuid,
+    pub id: BatchId,
     pub user_id: Uuid,
     pub provider: String,
     /// zstd-compressed request body.
@@ -48,7 +50,7 @@ pub struct Batch {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Inserted {
     /// Stored, with its queued sync run.
-    Batch(Uuid),
+    Batch(BatchId),
     /// No such user.
     NoUser,
     /// Not stored: the user already has `pending` bytes waiting, at or over the bound.
@@ -110,7 +112,7 @@ pub async fn insert(
     let (user, pending, stored): (bool, i64, bool) =
         (row.try_get(0)?, row.try_get(1)?, row.try_get(2)?);
     Ok(match (user, stored) {
-        (_, true) => Inserted::Batch(id),
+        (_, true) => Inserted::Batch(BatchId(id)),
         (false, false) => Inserted::NoUser,
         (true, false) => Inserted::Backlog { pending },
     })
@@ -130,7 +132,7 @@ fn from_row(row: &tokio_postgres::Row) -> Result<Batch> {
 
 const COLUMNS: &str = "id, user_id, provider, body, status, attempts, received_at";
 
-pub async fn get(db: &Db, id: Uuid) -> Result<Option<Batch>> {
+pub async fn get(db: &Db, id: BatchId) -> Result<Option<Batch>> {
     let client = db.client().await?;
     let sql = format!("select {COLUMNS} from sdk_batches where id = $1");
     client.query_opt(&sql, &[&id]).await?.as_ref().map(from_row).transpose()
@@ -138,7 +140,7 @@ pub async fn get(db: &Db, id: Uuid) -> Result<Option<Batch>> {
 
 /// Locks a batch for processing inside `tx` and reads it. `None` when it is gone or another
 /// worker holds it.
-pub async fn lock(tx: &Transaction<'_>, id: Uuid) -> Result<Option<Batch>> {
+pub async fn lock(tx: &Transaction<'_>, id: BatchId) -> Result<Option<Batch>> {
     let sql = format!("select {COLUMNS} from sdk_batches where id = $1 for update skip locked");
     let stmt = tx.prepare_cached(&sql).await?;
     tx.query_opt(&stmt, &[&id]).await?.as_ref().map(from_row).transpose()
@@ -170,11 +172,11 @@ pub async fn complete(
         &[&batch.id, &batch.user_id, &provider, &zone_offset, &done, &status, &finish.error],
     )
     .await?;
-    crate::sync_runs::finish(tx, batch.id, batch.user_id, provider, RunSource::Sdk, finish).await
+    crate::sync_runs::finish(tx, batch.id.0, batch.user_id, provider, RunSource::Sdk, finish).await
 }
 
 /// Gives up on a batch that kept failing: `failed`, with the last error.
-pub async fn mark_failed(client: &impl GenericClient, id: Uuid, error: &str) -> Result<()> {
+pub async fn mark_failed(client: &impl GenericClient, id: BatchId, error: &str) -> Result<()> {
     client
         .execute(
             "update sdk_batches set status = $2, error = $3, processed_at = now(),
@@ -186,7 +188,7 @@ pub async fn mark_failed(client: &impl GenericClient, id: Uuid, error: &str) -> 
 }
 
 /// Counts a failed attempt (outside the rolled-back transaction); returns the attempts so far.
-pub async fn count_attempt(db: &Db, id: Uuid, error: &str) -> Result<i32> {
+pub async fn count_attempt(db: &Db, id: BatchId, error: &str) -> Result<i32> {
     let client = db.client().await?;
     let row = client
         .query_opt(
@@ -203,7 +205,7 @@ pub async fn take_unannounced(
     db: &Db,
     older_than: std::time::Duration,
     limit: i64,
-) -> Result<Vec<Uuid>> {
+) -> Result<Vec<BatchId>> {
     let client = db.client().await?;
     let secs = older_than.as_secs_f64();
     let rows = client
@@ -238,7 +240,7 @@ pub async fn ids_for_user(
     db: &Db,
     user_id: Uuid,
     since: Option<DateTime<Utc>>,
-) -> Result<Vec<Uuid>> {
+) -> Result<Vec<BatchId>> {
     let client = db.client().await?;
     let rows = client
         .query(

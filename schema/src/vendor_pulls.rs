@@ -6,6 +6,8 @@ use deadpool_postgres::GenericClient;
 use postgres_types::{FromSql, ToSql};
 use uuid::Uuid;
 
+use crate::ids::PullId;
+
 use crate::{Db, Result};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ToSql, FromSql)]
@@ -33,7 +35,7 @@ pub enum PullKind {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Pull {
-    pub id: Uuid,
+    pub id: PullId,
     pub user_id: Uuid,
     pub provider: String,
     pub window_start: DateTime<Utc>,
@@ -156,7 +158,7 @@ pub async fn notified(
     window: (DateTime<Utc>, DateTime<Utc>),
     max_span: chrono::Duration,
     not_before: Option<DateTime<Utc>>,
-) -> Result<Option<Uuid>> {
+) -> Result<Option<PullId>> {
     let mut client = db.client().await?;
     let tx = client.transaction().await?;
     lock_notices(&tx, user_id, provider).await?;
@@ -180,7 +182,7 @@ pub async fn notified(
     let id = match merged {
         Some(_) => None,
         None => {
-            let id = Uuid::now_v7();
+            let id = PullId(Uuid::now_v7());
             tx.execute(
                 "insert into vendor_pulls (id, user_id, provider, window_start, window_end,
                      not_before)
@@ -197,7 +199,7 @@ pub async fn notified(
 
 /// Queues a check of a vendor's notice that the user removed the app, unless one is queued
 /// already for the user and provider; returns the new check's id.
-pub async fn deregistration(db: &Db, user_id: Uuid, provider: &str) -> Result<Option<Uuid>> {
+pub async fn deregistration(db: &Db, user_id: Uuid, provider: &str) -> Result<Option<PullId>> {
     let mut client = db.client().await?;
     let tx = client.transaction().await?;
     lock_notices(&tx, user_id, provider).await?;
@@ -226,7 +228,7 @@ pub async fn split_widened(
     client: &impl GenericClient,
     locked: &Pull,
     read: (DateTime<Utc>, DateTime<Utc>),
-) -> Result<Option<Uuid>> {
+) -> Result<Option<PullId>> {
     if (locked.window_start, locked.window_end) == read {
         return Ok(None);
     }
@@ -247,8 +249,8 @@ pub async fn insert(
     provider: &str,
     window: (DateTime<Utc>, DateTime<Utc>),
     kind: PullKind,
-) -> Result<Uuid> {
-    let id = Uuid::now_v7();
+) -> Result<PullId> {
+    let id = PullId(Uuid::now_v7());
     client
         .execute(
             "insert into vendor_pulls (id, user_id, provider, window_start, window_end, kind)
@@ -268,7 +270,7 @@ pub async fn insert_pushed(
     window: (DateTime<Utc>, DateTime<Utc>),
     collection: &str,
     body: &[u8],
-) -> Result<Uuid> {
+) -> Result<PullId> {
     let mut client = db.client().await?;
     let tx = client.transaction().await?;
     let id = insert(&tx, user_id, provider, window, PullKind::Push).await?;
@@ -279,13 +281,13 @@ pub async fn insert_pushed(
 
 /// The pull, locked for this transaction, once whoever holds it lets go (a notice widening
 /// it, for a moment; another worker storing it, which leaves it done); `None` when it is gone.
-pub async fn lock(client: &impl GenericClient, id: Uuid) -> Result<Option<Pull>> {
+pub async fn lock(client: &impl GenericClient, id: PullId) -> Result<Option<Pull>> {
     let row =
         client.query_opt("select * from vendor_pulls where id = $1 for update", &[&id]).await?;
     row.as_ref().map(from_row).transpose()
 }
 
-pub async fn get(db: &Db, id: Uuid) -> Result<Option<Pull>> {
+pub async fn get(db: &Db, id: PullId) -> Result<Option<Pull>> {
     let client = db.client().await?;
     let row = client.query_opt("select * from vendor_pulls where id = $1", &[&id]).await?;
     row.as_ref().map(from_row).transpose()
@@ -295,7 +297,7 @@ pub async fn get(db: &Db, id: Uuid) -> Result<Option<Pull>> {
 /// attempts so far (0 when the pull is no longer queued: another worker ended it).
 pub async fn defer(
     client: &impl GenericClient,
-    id: Uuid,
+    id: PullId,
     until: DateTime<Utc>,
     error: Option<&str>,
     count: bool,
@@ -314,7 +316,7 @@ pub async fn defer(
 /// Ends a queued pull; false when it was not queued (another worker ended it first).
 pub async fn finish(
     client: &impl GenericClient,
-    id: Uuid,
+    id: PullId,
     status: PullStatus,
     error: Option<&str>,
 ) -> Result<bool> {
@@ -331,7 +333,7 @@ pub async fn finish(
 /// Keeps one page as the vendor answered it.
 pub async fn keep_page(
     client: &impl GenericClient,
-    id: Uuid,
+    id: PullId,
     collection: &str,
     seq: i32,
     body: &[u8],
@@ -349,7 +351,7 @@ pub async fn keep_page(
 
 /// Queued pulls put off until a time that has come (`not_before` passed, and not announced
 /// since it was set), marked announced now: a wait ends when it was meant to.
-pub async fn wake_due(db: &Db, limit: i64) -> Result<Vec<Uuid>> {
+pub async fn wake_due(db: &Db, limit: i64) -> Result<Vec<PullId>> {
     let client = db.client().await?;
     let rows = client
         .query(
@@ -371,7 +373,7 @@ pub async fn wake_due(db: &Db, limit: i64) -> Result<Vec<Uuid>> {
 }
 
 /// Queued pulls that are due and were not announced within `grace`, marked announced now.
-pub async fn take_due(db: &Db, grace: std::time::Duration, limit: i64) -> Result<Vec<Uuid>> {
+pub async fn take_due(db: &Db, grace: std::time::Duration, limit: i64) -> Result<Vec<PullId>> {
     let client = db.client().await?;
     let rows = client
         .query(
@@ -393,7 +395,7 @@ pub async fn done_for_user(
     db: &Db,
     user_id: Uuid,
     since: Option<DateTime<Utc>>,
-) -> Result<Vec<(Uuid, String)>> {
+) -> Result<Vec<(PullId, String)>> {
     let client = db.client().await?;
     let rows = client
         .query(
@@ -407,7 +409,7 @@ pub async fn done_for_user(
 }
 
 /// The pages a pull kept: `(collection, seq, zstd body)`.
-pub async fn pages(db: &Db, id: Uuid) -> Result<Vec<(String, i32, Vec<u8>)>> {
+pub async fn pages(db: &Db, id: PullId) -> Result<Vec<(String, i32, Vec<u8>)>> {
     let client = db.client().await?;
     let rows = client
         .query(

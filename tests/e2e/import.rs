@@ -604,7 +604,7 @@ async fn an_interrupted_import_is_queued_again_with_its_run() {
 }
 
 /// A new user with an import queued for them (as the CLI queues one): the user, a pool, the id.
-async fn queued_import(app: &TestApp, key: &Auth) -> (String, schema::Db, uuid::Uuid) {
+async fn queued_import(app: &TestApp, key: &Auth) -> (String, schema::Db, schema::ids::ImportId) {
     use schema::imports::{ImportOrigin, NewImport};
     let user = app.user(key, json!({})).await;
     let db = schema::Db::connect(&app.settings.database_url, 2).await.expect("db");
@@ -620,7 +620,7 @@ async fn queued_import(app: &TestApp, key: &Auth) -> (String, schema::Db, uuid::
     (user, db, id)
 }
 
-async fn claimed(db: &schema::Db, id: uuid::Uuid) -> schema::imports::Import {
+async fn claimed(db: &schema::Db, id: schema::ids::ImportId) -> schema::imports::Import {
     use ingest::import_job::{MAX_ATTEMPTS, STALE_AFTER};
     match schema::imports::claim(db, id, STALE_AFTER, MAX_ATTEMPTS).await.expect("claim") {
         schema::imports::Claim::Claimed(import) => import,

@@ -443,7 +443,7 @@ async fn nothing_of_a_deleted_user_is_delivered() {
     // Processed here, with outbox events, and not dispatched: no worker runs yet.
     let db = schema::Db::connect(&app.settings.database_url, 2).await.expect("db");
     let opts = ingest::process::Options { outbox: true, force: false };
-    let id: Uuid = r.str("task_id").parse().expect("uuid");
+    let id = schema::ids::BatchId(r.str("task_id").parse().expect("uuid"));
     ingest::process::process_sdk_batch(&db, id, opts).await.expect("process");
     assert!(app.count("select count(*) from outbox where dispatched_at is null").await > 0);
 

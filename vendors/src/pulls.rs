@@ -22,6 +22,7 @@ use ingest::Normalised;
 use ingest::jobs::JobQueue;
 use schema::Db;
 use schema::catalogue::providers::LiveSyncMode;
+use schema::ids::PullId;
 use schema::sealed::MasterKeys;
 use schema::sync_runs::{Finish, RunSource, RunStatus};
 use schema::vendor_pulls::{Pull, PullKind, PullStatus};
@@ -82,7 +83,7 @@ enum Outcome {
 }
 
 impl ingest::worker::PullHandler for Puller {
-    fn run(&self, id: Uuid) -> BoxFuture<'_, bool> {
+    fn run(&self, id: PullId) -> BoxFuture<'_, bool> {
         Box::pin(async move {
             use futures::FutureExt;
             // A vendor answer no mapping foresaw must not take the worker down with it: the
@@ -118,7 +119,7 @@ impl ingest::worker::PullHandler for Puller {
         })
     }
 
-    fn due(&self) -> BoxFuture<'_, Vec<Uuid>> {
+    fn due(&self) -> BoxFuture<'_, Vec<PullId>> {
         Box::pin(async move {
             let pulling: Vec<(&str, LiveSyncMode)> = crate::VENDORS
                 .iter()
@@ -148,7 +149,7 @@ impl ingest::worker::PullHandler for Puller {
         })
     }
 
-    fn wake(&self) -> BoxFuture<'_, Vec<Uuid>> {
+    fn wake(&self) -> BoxFuture<'_, Vec<PullId>> {
         Box::pin(async move {
             schema::vendor_pulls::wake_due(&self.db, 500).await.unwrap_or_else(|e| {
                 tracing::debug!(error = %e, "looking for pulls whose wait ended failed");
@@ -174,7 +175,7 @@ pub async fn enqueue(
     provider: &str,
     window: Window,
     kind: PullKind,
-) -> Result<Uuid, schema::Error> {
+) -> Result<PullId, schema::Error> {
     let id = {
         let client = db.client().await?;
         schema::vendor_pulls::insert(&client, user_id, provider, window, kind).await?
@@ -191,7 +192,7 @@ pub async fn enqueue_pushed(
     provider: &str,
     collection: &str,
     page: &Value,
-) -> Result<Uuid, schema::Error> {
+) -> Result<PullId, schema::Error> {
     // A page that cannot be kept is refused (the vendor sends it again), never acknowledged
     // and lost.
     let body = serde_json::to_vec(page)
@@ -207,8 +208,8 @@ pub async fn enqueue_pushed(
 }
 
 /// Best effort: the row is the record, and the sweeper announces what Redis did not take.
-async fn announce(queue: &JobQueue, id: Uuid) {
-    if let Err(e) = queue.announce_pulls(&[id]).await {
+async fn announce(queue: &JobQueue, id: PullId) {
+    if let Err(e) = queue.announce(&[id]).await {
         tracing::warn!(error = %e, pull = %id, "announcing a pull failed; the sweeper will");
     }
 }
@@ -294,7 +295,7 @@ impl Puller {
         crate::callback_url(&self.public_url, slug)
     }
 
-    async fn run_pull(&self, id: Uuid) -> Result<(), schema::Error> {
+    async fn run_pull(&self, id: PullId) -> Result<(), schema::Error> {
         let Some(pull) = schema::vendor_pulls::get(&self.db, id).await? else { return Ok(()) };
         // A second's grace for the clocks of this process and of the database, which woke it.
         let due = pull.not_before <= Utc::now() + chrono::Duration::seconds(1);
@@ -619,7 +620,7 @@ impl Puller {
             schema::vendor_pulls::keep_page(&tx, pull.id, collection, *seq, body).await?;
         }
         let (_, counts) =
-            ingest::process::write_pulled(&tx, pull.user_id, pull.id, &n, self.outbox).await?;
+            ingest::process::write_pulled(&tx, pull.user_id, pull.id.0, &n, self.outbox).await?;
         let finish = Finish {
             status: RunStatus::completed(n.report.problem_count()),
             message: match pull.kind {
@@ -651,7 +652,7 @@ impl Puller {
         Ok(())
     }
 
-    async fn fail_by_id(&self, id: Uuid, why: &str) -> Result<(), schema::Error> {
+    async fn fail_by_id(&self, id: PullId, why: &str) -> Result<(), schema::Error> {
         match schema::vendor_pulls::get(&self.db, id).await? {
             Some(pull) => self.fail(&pull, why, Utc::now()).await,
             None => Ok(()),
@@ -709,12 +710,12 @@ async fn record_run(
     pull: &Pull,
     finish: &Finish,
 ) -> Result<schema::sync_runs::SyncRun, schema::Error> {
-    schema::sync_runs::finish(tx, pull.id, pull.user_id, &pull.provider, RunSource::Pull, finish)
+    schema::sync_runs::finish(tx, pull.id.0, pull.user_id, &pull.provider, RunSource::Pull, finish)
         .await
 }
 
 /// The pages a pull kept, mapped in the order the pull read them.
-async fn map_kept(db: &Db, vendor: &dyn Vendor, id: Uuid) -> Result<Normalised, schema::Error> {
+async fn map_kept(db: &Db, vendor: &dyn Vendor, id: PullId) -> Result<Normalised, schema::Error> {
     let mut pages = schema::vendor_pulls::pages(db, id).await?;
     let order = |c: &str| vendor.collections().iter().position(|x| *x == c).unwrap_or(usize::MAX);
     pages.sort_by_key(|(c, seq, _)| (order(c), *seq));
@@ -761,7 +762,7 @@ pub async fn reprocess_user(
     since: Option<chrono::DateTime<Utc>>,
 ) -> Result<Reprocessed, schema::Error> {
     let pulls = schema::vendor_pulls::done_for_user(db, user_id, since).await?;
-    let ids: Vec<Uuid> = pulls.iter().map(|(id, _)| *id).collect();
+    let ids: Vec<Uuid> = pulls.iter().map(|(id, _)| id.0).collect();
     let cleared = schema::replay::clear(db, user_id, &ids).await?;
     let out = Reprocessed {
         pulls: pulls.len(),
@@ -773,7 +774,7 @@ pub async fn reprocess_user(
         let n = map_kept(db, vendor, id).await?;
         let mut client = db.client().await?;
         let tx = client.transaction().await?;
-        ingest::process::write_pulled(&tx, user_id, id, &n, false).await?;
+        ingest::process::write_pulled(&tx, user_id, id.0, &n, false).await?;
         tx.commit().await?;
     }
     Ok(out)

@@ -63,5 +63,6 @@ async fn events(
         return Ok(Json(EventsOut { queued: Vec::new(), ignored: total }));
     }
     let queued = uploads.queue_reported(&event).await.map_err(super::xml_import::upload_failure)?;
+    let queued = queued.iter().map(|id| id.0).collect::<Vec<_>>();
     Ok(Json(EventsOut { ignored: total - queued.len(), queued }))
 }

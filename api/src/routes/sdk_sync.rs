@@ -164,7 +164,7 @@ async fn sync(
             status_code: 202,
             response: "Import task queued successfully",
             user_id,
-            task_id: batch,
+            task_id: batch.0,
             dropped_count: 0,
             records_saved: 0,
             workouts_saved: 0,

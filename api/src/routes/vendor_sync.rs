@@ -70,7 +70,7 @@ async fn sync(
     Ok(Json(SyncOut {
         success: true,
         is_async: true,
-        task_id,
+        task_id: task_id.0,
         message: format!("Sync task queued for {slug}. Check task status for results."),
     }))
 }
@@ -160,6 +160,7 @@ async fn historical(
             .push(vendors::pulls::enqueue(&state.db, &state.queue, id, slug, window, kind).await?);
         from = to;
     }
+    let task_ids: Vec<uuid::Uuid> = task_ids.iter().map(|id| id.0).collect();
     let task_id = *task_ids.first().ok_or_else(|| ApiError::Other("no window".into()))?;
     Ok(Json(HistoricalOut {
         success: true,

@@ -414,7 +414,7 @@ async fn complete(
     let (key, bucket) = (body.key, uploads.storage.bucket().to_string());
     Ok(match completed {
         Completed::Queued(id) => {
-            let task_id = Some(id);
+            let task_id = Some(id.0);
             let out = CompleteOut { status: "processing", key, bucket, task_id, message: None };
             (StatusCode::ACCEPTED, Json(out))
         }
@@ -549,7 +549,7 @@ async fn direct(
         .map_err(upload_failure)?;
     Ok((
         StatusCode::ACCEPTED,
-        Json(DirectOut { status: "processing", task_id, user_id: user, key }),
+        Json(DirectOut { status: "processing", task_id: task_id.0, user_id: user, key }),
     ))
 }
 
