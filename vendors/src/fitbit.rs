@@ -16,6 +16,7 @@ use schema::catalogue::series_types::id;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use crate::Notifications;
 use crate::normal::{Device, MapRow, local_instant, local_noon, number};
 use crate::{
     Call, CallAuth, ClientAuth, Connected, Endpoints, Handshake, Info, Notice, OAuthSpec, Vendor,
@@ -210,6 +211,15 @@ impl Vendor for Fitbit {
         ]
     }
 
+    /// `Retry-After`, else `Fitbit-Rate-Limit-Reset` (seconds to the top of the hour).
+    fn rate_limit_wait(&self, headers: &reqwest::header::HeaderMap) -> Option<i64> {
+        ["retry-after", "fitbit-rate-limit-reset"]
+            .iter()
+            .find_map(|name| headers.get(*name)?.to_str().ok()?.trim().parse::<i64>().ok())
+    }
+}
+
+impl Notifications for Fitbit {
     /// Fitbit checks the subscriber with two `GET ?verify=`: the code it was given must get
     /// 204, a wrong one 404.
     fn webhook_challenge(
@@ -263,13 +273,6 @@ impl Vendor for Fitbit {
             }
         }
         out
-    }
-
-    /// `Retry-After`, else `Fitbit-Rate-Limit-Reset` (seconds to the top of the hour).
-    fn rate_limit_wait(&self, headers: &reqwest::header::HeaderMap) -> Option<i64> {
-        ["retry-after", "fitbit-rate-limit-reset"]
-            .iter()
-            .find_map(|name| headers.get(*name)?.to_str().ok()?.trim().parse::<i64>().ok())
     }
 }
 

@@ -13,6 +13,7 @@ use schema::catalogue::providers::{Capabilities, LiveSyncMode, Provider};
 use schema::catalogue::series_types::id;
 use serde_json::{Value, json};
 
+use crate::Notifications;
 use crate::normal::{Device, noon, number};
 use crate::{
     Call, CallAuth, ClientAuth, Connected, Endpoints, Info, Notice, OAuthSpec, Vendor, Window,
@@ -188,6 +189,29 @@ impl Vendor for Garmin {
             .collect()
     }
 
+    /// 30 days a backfill request (sources say 30 or 90; the smaller holds either way).
+    fn backfill_step(&self) -> Option<Duration> {
+        Some(Duration::days(30))
+    }
+
+    /// `GET /wellness-api/rest/backfill/{type}?summaryStartTimeInSeconds=…` answers 202; the
+    /// summaries come later by push or ping.
+    fn backfill_url(
+        &self,
+        api_url: &str,
+        collection: &str,
+        (start, end): Window,
+    ) -> Option<url::Url> {
+        let path = if collection == PULSE_OX { "pulseOx" } else { collection };
+        let mut url = crate::calls::at(api_url, &format!("wellness-api/rest/backfill/{path}"))?;
+        url.query_pairs_mut()
+            .append_pair("summaryStartTimeInSeconds", &start.timestamp().to_string())
+            .append_pair("summaryEndTimeInSeconds", &end.timestamp().to_string());
+        Some(url)
+    }
+}
+
+impl Notifications for Garmin {
     /// Garmin signs nothing; its notifications carry the app's `garmin-client-id`, which must
     /// be ours (and they name users by an id only a connection here maps to a user).
     fn webhook_verified(
@@ -230,27 +254,6 @@ impl Vendor for Garmin {
             }
         }
         out
-    }
-
-    /// 30 days a backfill request (sources say 30 or 90; the smaller holds either way).
-    fn backfill_step(&self) -> Option<Duration> {
-        Some(Duration::days(30))
-    }
-
-    /// `GET /wellness-api/rest/backfill/{type}?summaryStartTimeInSeconds=…` answers 202; the
-    /// summaries come later by push or ping.
-    fn backfill_url(
-        &self,
-        api_url: &str,
-        collection: &str,
-        (start, end): Window,
-    ) -> Option<url::Url> {
-        let path = if collection == PULSE_OX { "pulseOx" } else { collection };
-        let mut url = crate::calls::at(api_url, &format!("wellness-api/rest/backfill/{path}"))?;
-        url.query_pairs_mut()
-            .append_pair("summaryStartTimeInSeconds", &start.timestamp().to_string())
-            .append_pair("summaryEndTimeInSeconds", &end.timestamp().to_string());
-        Some(url)
     }
 }
 

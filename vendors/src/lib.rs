@@ -140,8 +140,35 @@ pub enum PageError {
     Failed(String),
 }
 
+/// What a vendor's notifications are: the handshake of its receiver, the proof a notification
+/// carries, and what one asks for. One concern of a [`Vendor`], implemented apart (each vendor's
+/// `impl Notifications`), so a reader of its pulls or its mapping does not wade through it.
+pub trait Notifications {
+    /// The vendor's webhook handshake (`GET` on the receiver).
+    fn webhook_challenge(
+        &self,
+        _ends: &Endpoints,
+        _query: &dyn Fn(&str) -> Option<String>,
+    ) -> Handshake {
+        Handshake::Refused
+    }
+    /// A notification's body as JSON (most send JSON; Withings a form).
+    fn webhook_body(&self, body: &[u8]) -> Option<Value> {
+        serde_json::from_slice(body).ok()
+    }
+    /// Whether a notification is the vendor's (its signature over the raw body).
+    fn webhook_verified(
+        &self,
+        ends: &Endpoints,
+        header: &dyn Fn(&str) -> Option<String>,
+        body: &[u8],
+    ) -> bool;
+    /// What a notification asks for.
+    fn webhook_notices(&self, body: &Value) -> Vec<Notice>;
+}
+
 /// A cloud vendor wearhouse takes data from.
-pub trait Vendor: Send + Sync {
+pub trait Vendor: Notifications + Send + Sync {
     fn info(&self) -> &'static Info;
     fn provider(&self) -> &'static Provider {
         &self.info().provider
@@ -223,27 +250,6 @@ pub trait Vendor: Send + Sync {
             }
         })
     }
-    /// The vendor's webhook handshake (`GET` on the receiver).
-    fn webhook_challenge(
-        &self,
-        _ends: &Endpoints,
-        _query: &dyn Fn(&str) -> Option<String>,
-    ) -> Handshake {
-        Handshake::Refused
-    }
-    /// A notification's body as JSON (most send JSON; Withings a form).
-    fn webhook_body(&self, body: &[u8]) -> Option<Value> {
-        serde_json::from_slice(body).ok()
-    }
-    /// Whether a notification is the vendor's (its signature over the raw body).
-    fn webhook_verified(
-        &self,
-        ends: &Endpoints,
-        header: &dyn Fn(&str) -> Option<String>,
-        body: &[u8],
-    ) -> bool;
-    /// What a notification asks for.
-    fn webhook_notices(&self, body: &Value) -> Vec<Notice>;
     /// Seconds to wait after a 429 when the vendor's own rule says (else the headers do).
     fn rate_limit_wait(&self, _headers: &reqwest::header::HeaderMap) -> Option<i64> {
         None

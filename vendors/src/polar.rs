@@ -15,6 +15,7 @@ use schema::catalogue::series_types::id;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use crate::Notifications;
 use crate::normal::{Device, MapRow, at_local, guessed_offset, local_instant, local_noon};
 use crate::{
     Call, CallAuth, ClientAuth, Connected, Endpoints, Info, Notice, OAuthSpec, Vendor, Window,
@@ -170,7 +171,9 @@ impl Vendor for Polar {
             .into_iter()
             .collect()
     }
+}
 
+impl Notifications for Polar {
     /// `Polar-Webhook-Signature`: hex HMAC-SHA256 of the raw body with the webhook's
     /// `signature_secret_key` (`POLAR_WEBHOOK_SECRET`). The `PING` Polar sends when the webhook
     /// is created comes before the secret is known: it is taken unsigned, and asks for nothing.

@@ -11,6 +11,7 @@ use schema::workouts::{WorkoutFigures, WorkoutRow};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use crate::Notifications;
 use crate::normal::Device;
 use crate::{
     Call, CallAuth, ClientAuth, Connected, Endpoints, Handshake, Info, Notice, OAuthSpec, Vendor,
@@ -105,6 +106,28 @@ impl Vendor for Strava {
         body.get("id").map(crate::normal::id_text)
     }
 
+    /// Strava's 15-minute windows reset at :00, :15, :30 and :45 and its daily one at midnight
+    /// UTC; its answer says which is spent (`X-RateLimit-Limit` and `X-RateLimit-Usage`,
+    /// `short,daily`, and the same for reads in `X-ReadRateLimit-*`). A 429 waits for the reset
+    /// of the window spent (the next quarter hour when it cannot tell), unless the answer says
+    /// otherwise (`Retry-After`).
+    fn rate_limit_wait(&self, headers: &reqwest::header::HeaderMap) -> Option<i64> {
+        let said = headers.get("retry-after").and_then(|v| v.to_str().ok()?.trim().parse().ok());
+        Some(said.unwrap_or_else(|| limit_reset(headers, Utc::now())))
+    }
+
+    /// `POST /oauth/deauthorize?access_token=…` beside the token endpoint.
+    fn revoke(&self, c: &Connected<'_>) -> Vec<Call> {
+        let Some(base) = c.ends.token_url.strip_suffix("/oauth/token") else { return Vec::new() };
+        let Ok(mut url) = url::Url::parse(&format!("{base}/oauth/deauthorize")) else {
+            return Vec::new();
+        };
+        url.query_pairs_mut().append_pair("access_token", c.access_token);
+        vec![Call::new(reqwest::Method::POST, url, CallAuth::None)]
+    }
+}
+
+impl Notifications for Strava {
     /// `GET ?hub.mode=subscribe&hub.challenge=…&hub.verify_token=…`: the token given when
     /// subscribing, echoed; the answer `{"hub.challenge": …}`.
     fn webhook_challenge(
@@ -157,26 +180,6 @@ impl Vendor for Strava {
             }
             _ => Vec::new(),
         }
-    }
-
-    /// Strava's 15-minute windows reset at :00, :15, :30 and :45 and its daily one at midnight
-    /// UTC; its answer says which is spent (`X-RateLimit-Limit` and `X-RateLimit-Usage`,
-    /// `short,daily`, and the same for reads in `X-ReadRateLimit-*`). A 429 waits for the reset
-    /// of the window spent (the next quarter hour when it cannot tell), unless the answer says
-    /// otherwise (`Retry-After`).
-    fn rate_limit_wait(&self, headers: &reqwest::header::HeaderMap) -> Option<i64> {
-        let said = headers.get("retry-after").and_then(|v| v.to_str().ok()?.trim().parse().ok());
-        Some(said.unwrap_or_else(|| limit_reset(headers, Utc::now())))
-    }
-
-    /// `POST /oauth/deauthorize?access_token=…` beside the token endpoint.
-    fn revoke(&self, c: &Connected<'_>) -> Vec<Call> {
-        let Some(base) = c.ends.token_url.strip_suffix("/oauth/token") else { return Vec::new() };
-        let Ok(mut url) = url::Url::parse(&format!("{base}/oauth/deauthorize")) else {
-            return Vec::new();
-        };
-        url.query_pairs_mut().append_pair("access_token", c.access_token);
-        vec![Call::new(reqwest::Method::POST, url, CallAuth::None)]
     }
 }
 

@@ -13,6 +13,7 @@ use schema::catalogue::providers::{Capabilities, LiveSyncMode, Provider};
 use schema::catalogue::series_types::id;
 use serde_json::{Value, json};
 
+use crate::Notifications;
 use crate::normal::{Device, MapRow, guessed_offset, number};
 use crate::{
     Call, CallAuth, ClientAuth, Connected, Endpoints, Info, Notice, OAuthSpec, Vendor, Window,
@@ -183,7 +184,9 @@ impl Vendor for Suunto {
         url.query_pairs_mut().append_pair("client_id", &c.ends.client_id);
         vec![Call::new(reqwest::Method::GET, url, CallAuth::Bearer(c.access_token.to_string()))]
     }
+}
 
+impl Notifications for Suunto {
     /// `X-HMAC-SHA256-Signature`: HMAC-SHA256 of the raw body with the notification secret
     /// (`SUUNTO_WEBHOOK_SECRET`), hex (base64 taken too: Suunto's sample code is not clear).
     fn webhook_verified(

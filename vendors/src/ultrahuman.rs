@@ -12,6 +12,7 @@ use schema::catalogue::providers::{Capabilities, LiveSyncMode, Provider};
 use schema::catalogue::series_types::id;
 use serde_json::Value;
 
+use crate::Notifications;
 use crate::normal::{Device, number, offset_at};
 use crate::{
     Call, CallAuth, ClientAuth, Connected, Endpoints, Info, Notice, OAuthSpec, Vendor, Window,
@@ -143,7 +144,9 @@ impl Vendor for Ultrahuman {
         ]);
         vec![call]
     }
+}
 
+impl Notifications for Ultrahuman {
     /// Ultrahuman sends no notifications.
     fn webhook_verified(
         &self,

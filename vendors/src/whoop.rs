@@ -14,6 +14,7 @@ use schema::workouts::{WorkoutFigures, WorkoutRow};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use crate::Notifications;
 use crate::normal::Device;
 use crate::{
     Call, CallAuth, ClientAuth, Connected, Endpoints, Info, Notice, OAuthSpec, Vendor, Window,
@@ -128,6 +129,17 @@ impl Vendor for Whoop {
         body.get("user_id").map(crate::normal::id_text)
     }
 
+    /// `DELETE /v2/user/access` with the user's token.
+    fn revoke(&self, c: &Connected<'_>) -> Vec<Call> {
+        let auth = CallAuth::Bearer(c.access_token.to_string());
+        crate::calls::at(&c.ends.api_url, "v2/user/access")
+            .map(|url| Call::new(reqwest::Method::DELETE, url, auth))
+            .into_iter()
+            .collect()
+    }
+}
+
+impl Notifications for Whoop {
     /// `X-WHOOP-Signature`: base64 of HMAC-SHA256 with the client secret over
     /// `X-WHOOP-Signature-Timestamp` and the raw body.
     fn webhook_verified(
@@ -154,15 +166,6 @@ impl Vendor for Whoop {
         };
         let now = Utc::now();
         vec![Notice::Pull(user, (now - Duration::days(3), now))]
-    }
-
-    /// `DELETE /v2/user/access` with the user's token.
-    fn revoke(&self, c: &Connected<'_>) -> Vec<Call> {
-        let auth = CallAuth::Bearer(c.access_token.to_string());
-        crate::calls::at(&c.ends.api_url, "v2/user/access")
-            .map(|url| Call::new(reqwest::Method::DELETE, url, auth))
-            .into_iter()
-            .collect()
     }
 }
 

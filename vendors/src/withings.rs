@@ -14,6 +14,7 @@ use schema::catalogue::providers::{Capabilities, LiveSyncMode, Provider};
 use schema::catalogue::series_types::id;
 use serde_json::{Value, json};
 
+use crate::Notifications;
 use crate::normal::{Device, local_noon, number, offset_at, zone_offset};
 use crate::{
     Call, CallAuth, ClientAuth, Connected, Endpoints, Handshake, Info, Notice, OAuthSpec,
@@ -267,7 +268,9 @@ impl Vendor for Withings {
             }
         })
     }
+}
 
+impl Notifications for Withings {
     /// Withings checks a callback with `HEAD` (answered here through `GET`) before it
     /// subscribes it: nothing to verify.
     fn webhook_challenge(&self, _: &Endpoints, _: &dyn Fn(&str) -> Option<String>) -> Handshake {

@@ -7,6 +7,7 @@ use ingest::Normalised;
 use schema::catalogue::providers::{Capabilities, LiveSyncMode, Provider};
 use serde_json::Value;
 
+use crate::Notifications;
 use crate::{ClientAuth, Info, OAuthSpec, Vendor};
 use map::Collection;
 
@@ -120,6 +121,18 @@ impl Vendor for Oura {
         body.get("id").and_then(Value::as_str).map(str::to_string)
     }
 
+    /// `POST /oauth/revoke?access_token=…` beside the token endpoint.
+    fn revoke(&self, c: &crate::Connected<'_>) -> Vec<crate::Call> {
+        let Some(base) = c.ends.token_url.strip_suffix("/oauth/token") else { return Vec::new() };
+        let Ok(mut url) = url::Url::parse(&format!("{base}/oauth/revoke")) else {
+            return Vec::new();
+        };
+        url.query_pairs_mut().append_pair("access_token", c.access_token);
+        vec![crate::Call::new(reqwest::Method::POST, url, crate::CallAuth::None)]
+    }
+}
+
+impl Notifications for Oura {
     /// `GET ?verification_token=…&challenge=…` when a subscription is made: the token given
     /// with it, echoed; the answer `{"challenge": …}`.
     fn webhook_challenge(
@@ -151,16 +164,6 @@ impl Vendor for Oura {
             &ends.client_secret,
             body,
         )
-    }
-
-    /// `POST /oauth/revoke?access_token=…` beside the token endpoint.
-    fn revoke(&self, c: &crate::Connected<'_>) -> Vec<crate::Call> {
-        let Some(base) = c.ends.token_url.strip_suffix("/oauth/token") else { return Vec::new() };
-        let Ok(mut url) = url::Url::parse(&format!("{base}/oauth/revoke")) else {
-            return Vec::new();
-        };
-        url.query_pairs_mut().append_pair("access_token", c.access_token);
-        vec![crate::Call::new(reqwest::Method::POST, url, crate::CallAuth::None)]
     }
 
     /// `{event_type, data_type, object_id, event_time, user_id}`: the user's data around the
