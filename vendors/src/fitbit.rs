@@ -16,8 +16,8 @@ use schema::catalogue::series_types::id;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::Notifications;
 use crate::normal::{Device, MapRow, local_instant, local_noon, number};
+use crate::{Account, Notifications};
 use crate::{
     Call, CallAuth, ClientAuth, Connected, Endpoints, Handshake, Info, Notice, OAuthSpec, Vendor,
     Window,
@@ -177,6 +177,15 @@ impl Vendor for Fitbit {
         crate::normal::each(out, (kind, "unreadable Fitbit record"), rows.iter(), map);
     }
 
+    /// `Retry-After`, else `Fitbit-Rate-Limit-Reset` (seconds to the top of the hour).
+    fn rate_limit_wait(&self, headers: &reqwest::header::HeaderMap) -> Option<i64> {
+        ["retry-after", "fitbit-rate-limit-reset"]
+            .iter()
+            .find_map(|name| headers.get(*name)?.to_str().ok()?.trim().parse::<i64>().ok())
+    }
+}
+
+impl Account for Fitbit {
     fn user_url(&self, api_url: &str) -> Option<String> {
         Some(format!("{}/1/user/-/profile.json", api_url.trim_end_matches('/')))
     }
@@ -209,13 +218,6 @@ impl Vendor for Fitbit {
             Call::new(reqwest::Method::POST, url, CallAuth::Basic)
                 .form(&[("token", c.access_token)]),
         ]
-    }
-
-    /// `Retry-After`, else `Fitbit-Rate-Limit-Reset` (seconds to the top of the hour).
-    fn rate_limit_wait(&self, headers: &reqwest::header::HeaderMap) -> Option<i64> {
-        ["retry-after", "fitbit-rate-limit-reset"]
-            .iter()
-            .find_map(|name| headers.get(*name)?.to_str().ok()?.trim().parse::<i64>().ok())
     }
 }
 

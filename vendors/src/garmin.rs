@@ -13,8 +13,8 @@ use schema::catalogue::providers::{Capabilities, LiveSyncMode, Provider};
 use schema::catalogue::series_types::id;
 use serde_json::{Value, json};
 
-use crate::Notifications;
 use crate::normal::{Device, noon, number};
+use crate::{Account, Notifications};
 use crate::{
     Call, CallAuth, ClientAuth, Connected, Endpoints, Info, Notice, OAuthSpec, Vendor, Window,
 };
@@ -171,24 +171,6 @@ impl Vendor for Garmin {
         crate::normal::each(out, (kind, "unreadable Garmin summary"), rows, map);
     }
 
-    fn user_url(&self, api_url: &str) -> Option<String> {
-        Some(format!("{}/wellness-api/rest/user/id", api_url.trim_end_matches('/')))
-    }
-
-    fn user_id(&self, body: &Value) -> Option<String> {
-        body.get("userId").map(crate::normal::id_text)
-    }
-
-    /// `DELETE /wellness-api/rest/user/registration`: Garmin asks partners to call it when the
-    /// user disconnects here.
-    fn revoke(&self, c: &Connected<'_>) -> Vec<Call> {
-        let auth = CallAuth::Bearer(c.access_token.to_string());
-        crate::calls::at(&c.ends.api_url, "wellness-api/rest/user/registration")
-            .map(|url| Call::new(reqwest::Method::DELETE, url, auth))
-            .into_iter()
-            .collect()
-    }
-
     /// 30 days a backfill request (sources say 30 or 90; the smaller holds either way).
     fn backfill_step(&self) -> Option<Duration> {
         Some(Duration::days(30))
@@ -208,6 +190,26 @@ impl Vendor for Garmin {
             .append_pair("summaryStartTimeInSeconds", &start.timestamp().to_string())
             .append_pair("summaryEndTimeInSeconds", &end.timestamp().to_string());
         Some(url)
+    }
+}
+
+impl Account for Garmin {
+    fn user_url(&self, api_url: &str) -> Option<String> {
+        Some(format!("{}/wellness-api/rest/user/id", api_url.trim_end_matches('/')))
+    }
+
+    fn user_id(&self, body: &Value) -> Option<String> {
+        body.get("userId").map(crate::normal::id_text)
+    }
+
+    /// `DELETE /wellness-api/rest/user/registration`: Garmin asks partners to call it when the
+    /// user disconnects here.
+    fn revoke(&self, c: &Connected<'_>) -> Vec<Call> {
+        let auth = CallAuth::Bearer(c.access_token.to_string());
+        crate::calls::at(&c.ends.api_url, "wellness-api/rest/user/registration")
+            .map(|url| Call::new(reqwest::Method::DELETE, url, auth))
+            .into_iter()
+            .collect()
     }
 }
 

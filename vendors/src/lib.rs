@@ -167,8 +167,34 @@ pub trait Notifications {
     fn webhook_notices(&self, body: &Value) -> Vec<Notice>;
 }
 
+/// What a vendor says of its users and their connection: who the user is (asked of it or read
+/// from its token answer), and the calls made once a user connected or to end the app's access.
+/// One concern of a [`Vendor`], implemented apart (each vendor's `impl Account`).
+pub trait Account {
+    /// Where the vendor says who the user is (none where the token answer names the user), and
+    /// the id in its answer.
+    fn user_url(&self, _api_url: &str) -> Option<String> {
+        None
+    }
+    fn user_id(&self, _body: &Value) -> Option<String> {
+        None
+    }
+    /// The vendor's id of the user in its token response, for vendors that put it there.
+    fn token_user_id(&self, _token: &Value) -> Option<String> {
+        None
+    }
+    /// Calls made once a user connected (registration, notification subscriptions).
+    fn on_connect(&self, _c: &Connected<'_>) -> Vec<Call> {
+        Vec::new()
+    }
+    /// Calls that end the app's access at the vendor, where it offers that.
+    fn revoke(&self, _c: &Connected<'_>) -> Vec<Call> {
+        Vec::new()
+    }
+}
+
 /// A cloud vendor wearhouse takes data from.
-pub trait Vendor: Notifications + Send + Sync {
+pub trait Vendor: Account + Notifications + Send + Sync {
     fn info(&self) -> &'static Info;
     fn provider(&self) -> &'static Provider {
         &self.info().provider
@@ -213,26 +239,6 @@ pub trait Vendor: Notifications + Send + Sync {
     }
     /// Adds one page of `collection` to the batch.
     fn map_page(&self, collection: &str, page: &Value, out: &mut Normalised);
-    /// Where the vendor says who the user is (none where the token answer names the user), and
-    /// the id in its answer.
-    fn user_url(&self, _api_url: &str) -> Option<String> {
-        None
-    }
-    fn user_id(&self, _body: &Value) -> Option<String> {
-        None
-    }
-    /// The vendor's id of the user in its token response, for vendors that put it there.
-    fn token_user_id(&self, _token: &Value) -> Option<String> {
-        None
-    }
-    /// Calls made once a user connected (registration, notification subscriptions).
-    fn on_connect(&self, _c: &Connected<'_>) -> Vec<Call> {
-        Vec::new()
-    }
-    /// Calls that end the app's access at the vendor, where it offers that.
-    fn revoke(&self, _c: &Connected<'_>) -> Vec<Call> {
-        Vec::new()
-    }
     /// Ends the app's access at the vendor (best effort: a vendor that cannot be reached still
     /// loses the connection here; its token expires on its own). Vendors whose revocation is
     /// more than fixed calls do it their own way.

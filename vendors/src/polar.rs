@@ -15,8 +15,8 @@ use schema::catalogue::series_types::id;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::Notifications;
 use crate::normal::{Device, MapRow, at_local, guessed_offset, local_instant, local_noon};
+use crate::{Account, Notifications};
 use crate::{
     Call, CallAuth, ClientAuth, Connected, Endpoints, Info, Notice, OAuthSpec, Vendor, Window,
 };
@@ -145,7 +145,9 @@ impl Vendor for Polar {
         let kind = crate::normal::known(&COLLECTIONS, collection);
         crate::normal::each(out, (kind, "unreadable Polar record"), rows.iter(), map);
     }
+}
 
+impl Account for Polar {
     fn token_user_id(&self, token: &Value) -> Option<String> {
         token.get("x_user_id").map(crate::normal::id_text)
     }

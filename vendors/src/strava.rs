@@ -11,8 +11,8 @@ use schema::workouts::{WorkoutFigures, WorkoutRow};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::Notifications;
 use crate::normal::Device;
+use crate::{Account, Notifications};
 use crate::{
     Call, CallAuth, ClientAuth, Connected, Endpoints, Handshake, Info, Notice, OAuthSpec, Vendor,
     Window,
@@ -98,14 +98,6 @@ impl Vendor for Strava {
         crate::normal::each(out, (ACTIVITIES, "unreadable Strava activity"), rows.iter(), activity);
     }
 
-    fn user_url(&self, api_url: &str) -> Option<String> {
-        Some(format!("{}/athlete", api_url.trim_end_matches('/')))
-    }
-
-    fn user_id(&self, body: &Value) -> Option<String> {
-        body.get("id").map(crate::normal::id_text)
-    }
-
     /// Strava's 15-minute windows reset at :00, :15, :30 and :45 and its daily one at midnight
     /// UTC; its answer says which is spent (`X-RateLimit-Limit` and `X-RateLimit-Usage`,
     /// `short,daily`, and the same for reads in `X-ReadRateLimit-*`). A 429 waits for the reset
@@ -114,6 +106,16 @@ impl Vendor for Strava {
     fn rate_limit_wait(&self, headers: &reqwest::header::HeaderMap) -> Option<i64> {
         let said = headers.get("retry-after").and_then(|v| v.to_str().ok()?.trim().parse().ok());
         Some(said.unwrap_or_else(|| limit_reset(headers, Utc::now())))
+    }
+}
+
+impl Account for Strava {
+    fn user_url(&self, api_url: &str) -> Option<String> {
+        Some(format!("{}/athlete", api_url.trim_end_matches('/')))
+    }
+
+    fn user_id(&self, body: &Value) -> Option<String> {
+        body.get("id").map(crate::normal::id_text)
     }
 
     /// `POST /oauth/deauthorize?access_token=…` beside the token endpoint.

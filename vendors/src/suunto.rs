@@ -13,8 +13,8 @@ use schema::catalogue::providers::{Capabilities, LiveSyncMode, Provider};
 use schema::catalogue::series_types::id;
 use serde_json::{Value, json};
 
-use crate::Notifications;
 use crate::normal::{Device, MapRow, guessed_offset, number};
+use crate::{Account, Notifications};
 use crate::{
     Call, CallAuth, ClientAuth, Connected, Endpoints, Info, Notice, OAuthSpec, Vendor, Window,
 };
@@ -160,7 +160,9 @@ impl Vendor for Suunto {
         let kind = crate::normal::known(&COLLECTIONS, collection);
         crate::normal::each(out, (kind, "unreadable Suunto record"), rows.into_iter(), map);
     }
+}
 
+impl Account for Suunto {
     /// The token response's `user` (the Suunto username webhooks name), else the `user`
     /// claim of the access token (a JWT, read without checking: it only routes notifications).
     fn token_user_id(&self, token: &Value) -> Option<String> {

@@ -12,8 +12,8 @@ use schema::catalogue::providers::{Capabilities, LiveSyncMode, Provider};
 use schema::catalogue::series_types::id;
 use serde_json::Value;
 
-use crate::Notifications;
 use crate::normal::{Device, number, offset_at};
+use crate::{Account, Notifications};
 use crate::{
     Call, CallAuth, ClientAuth, Connected, Endpoints, Info, Notice, OAuthSpec, Vendor, Window,
 };
@@ -123,7 +123,9 @@ impl Vendor for Ultrahuman {
         let reason = "unreadable Ultrahuman metric";
         crate::normal::each(out, (METRICS, reason), items.into_iter(), metric);
     }
+}
 
+impl Account for Ultrahuman {
     fn user_url(&self, api_url: &str) -> Option<String> {
         Some(format!("{}/user_data/user_info", api_url.trim_end_matches('/')))
     }

@@ -14,8 +14,8 @@ use schema::workouts::{WorkoutFigures, WorkoutRow};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::Notifications;
 use crate::normal::Device;
+use crate::{Account, Notifications};
 use crate::{
     Call, CallAuth, ClientAuth, Connected, Endpoints, Info, Notice, OAuthSpec, Vendor, Window,
 };
@@ -120,7 +120,9 @@ impl Vendor for Whoop {
         let kind = crate::normal::known(&COLLECTIONS, collection);
         crate::normal::each(out, (kind, "unreadable Whoop record"), rows.iter(), map);
     }
+}
 
+impl Account for Whoop {
     fn user_url(&self, api_url: &str) -> Option<String> {
         Some(format!("{}/v2/user/profile/basic", api_url.trim_end_matches('/')))
     }

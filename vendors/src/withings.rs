@@ -14,8 +14,8 @@ use schema::catalogue::providers::{Capabilities, LiveSyncMode, Provider};
 use schema::catalogue::series_types::id;
 use serde_json::{Value, json};
 
-use crate::Notifications;
 use crate::normal::{Device, local_noon, number, offset_at, zone_offset};
+use crate::{Account, Notifications};
 use crate::{
     Call, CallAuth, ClientAuth, Connected, Endpoints, Handshake, Info, Notice, OAuthSpec,
     PageError, Vendor, Window,
@@ -227,6 +227,22 @@ impl Vendor for Withings {
         crate::normal::each(out, (kind, reason), rows.into_iter(), |r, out| map(r, zone, out));
     }
 
+    /// `action=revoke`, signed with a nonce Withings gives first (the only revocation it offers):
+    /// it ends the tokens and every notification subscription of the user.
+    fn revoke_at_vendor<'a>(
+        &'a self,
+        http: &'a reqwest::Client,
+        c: Connected<'a>,
+    ) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            if let Err(why) = revoke(http, &c).await {
+                tracing::warn!(provider = "withings", why, "the vendor did not revoke the token");
+            }
+        })
+    }
+}
+
+impl Account for Withings {
     /// A cheap call that needs the token: the user's devices.
     fn user_url(&self, api_url: &str) -> Option<String> {
         Some(format!("{}/v2/user?action=getdevice", api_url.trim_end_matches('/')))
@@ -253,20 +269,6 @@ impl Vendor for Withings {
                 ])
             })
             .collect()
-    }
-
-    /// `action=revoke`, signed with a nonce Withings gives first (the only revocation it offers):
-    /// it ends the tokens and every notification subscription of the user.
-    fn revoke_at_vendor<'a>(
-        &'a self,
-        http: &'a reqwest::Client,
-        c: Connected<'a>,
-    ) -> BoxFuture<'a, ()> {
-        Box::pin(async move {
-            if let Err(why) = revoke(http, &c).await {
-                tracing::warn!(provider = "withings", why, "the vendor did not revoke the token");
-            }
-        })
     }
 }
 

@@ -7,7 +7,7 @@ use ingest::Normalised;
 use schema::catalogue::providers::{Capabilities, LiveSyncMode, Provider};
 use serde_json::Value;
 
-use crate::Notifications;
+use crate::{Account, Notifications};
 use crate::{ClientAuth, Info, OAuthSpec, Vendor};
 use map::Collection;
 
@@ -111,7 +111,9 @@ impl Vendor for Oura {
             map::page(c, page, out);
         }
     }
+}
 
+impl Account for Oura {
     /// `personal_info` answers with any token, whatever the scopes.
     fn user_url(&self, api_url: &str) -> Option<String> {
         Some(format!("{}/v2/usercollection/personal_info", api_url.trim_end_matches('/')))
