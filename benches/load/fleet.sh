@@ -11,6 +11,12 @@
 #   N=120 RECORDS=5000 USERS_N=40 CLIENTS=8 benches/load/fleet.sh
 #   SEAL=1 benches/load/fleet.sh     # the sealer seals each past day as soon as it lands
 #                                     # (SEAL_QUIET_MINUTES=0), beside the ingest
+#   CLIENT=curl benches/load/fleet.sh  # a curl process per post and psql polling, as before
+#                                       # 2026-12-03 (the fleet's own CPU then came from the box)
+#
+# The fleet is `examples/fleet_client.rs`: one process posting each body from memory over
+# kept-alive connections, then waiting on one database connection. A curl per post, the bash
+# around it and a psql every 50 ms took 15-20 % of the two cores from the service under test.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 N=${N:-60}
@@ -25,6 +31,7 @@ prepare fleet
 [ -z "${SEAL:-}" ] || export SEAL_QUIET_MINUTES=0
 start all
 KEY=$(api_key fleet)
+fleet="$CARGO_TARGET_DIR/release/examples/fleet_client"
 users "$KEY" "$USERS_N" >"$work/users"
 mapfile -t USERS <"$work/users"
 
@@ -60,12 +67,17 @@ fi
 busy() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8, $5 + $6 }' /proc/stat; }
 m0=$(busy)
 pg0=$(pg_ticks); wh0=$(ticks "/proc/$server/stat"); t0=$(date +%s.%N)
-tr '\n' '\0' <"$work/posts" | xargs -0 -P "$CLIENTS" -I{} bash -c 'post "$@"' _ {} >"$work/accepts"
-t_accepted=$(date +%s.%N)
-# Polled with psql's own binary where Debian's is a Perl wrapper: starting Perl twenty times a
-# second took 2-3 % of the machine from the service under test.
-poll=$(ls /usr/lib/postgresql/*/bin/psql 2>/dev/null | tail -1 || true)
-while [ "$("${poll:-psql}" -qAt "$PG/$DB" -c "select count(*) from sdk_batches where status = 'queued'")" != 0 ]; do sleep 0.05; done
+if [ "${CLIENT:-}" = curl ]; then
+  tr '\n' '\0' <"$work/posts" | xargs -0 -P "$CLIENTS" -I{} bash -c 'post "$@"' _ {} >"$work/accepts"
+  t_accepted=$(date +%s.%N)
+  # Polled with psql's own binary where Debian's is a Perl wrapper.
+  poll=$(ls /usr/lib/postgresql/*/bin/psql 2>/dev/null | tail -1 || true)
+  while [ "$("${poll:-psql}" -qAt "$PG/$DB" -c "select count(*) from sdk_batches where status = 'queued'")" != 0 ]; do sleep 0.05; done
+else
+  "$fleet" post --port "$PORT" --key "$KEY" --posts "$work/posts" --clients "$CLIENTS" >"$work/accepts"
+  t_accepted=$(date +%s.%N)
+  "$fleet" wait --database "$PG/$DB"
+fi
 t1=$(date +%s.%N); pg1=$(pg_ticks); wh1=$(ticks "/proc/$server/stat"); m1=$(busy)
 
 ok=$(grep -c '^202 ' "$work/accepts" || true)

@@ -14,7 +14,7 @@ prepare() {
     ADMIN_PASSWORD="$1-test-password" RUST_LOG=warn
   ./scripts/stack.sh >/dev/null
   command -v wrk >/dev/null || { sudo=""; [ "$(id -u)" -eq 0 ] || sudo=sudo; $sudo apt-get install -y -qq wrk >/dev/null; }
-  cargo build --release --quiet --bin wearhouse --example sdk_payload
+  cargo build --release --quiet --bin wearhouse --example sdk_payload --example fleet_client
   bin=${WEARHOUSE_BIN:-$CARGO_TARGET_DIR/release/wearhouse}
   psql -q "$PG/postgres" -c "drop database if exists $DB with (force)" -c "create database $DB"
   export MASTER_KEY="${MASTER_KEY:-$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')}"
