@@ -20,9 +20,9 @@ fn normalise(c: &mut Criterion) {
             group.throughput(Throughput::Elements(records as u64));
             group.bench_with_input(BenchmarkId::new(name, records), &body, |b, body| {
                 b.iter_batched_ref(
-                    || body.clone(),
+                    || ingest::sdk::PaddedJson::copy_of(body),
                     |bytes| {
-                        let n = ingest::sdk::normalise(bytes).unwrap_or_default();
+                        let n = ingest::sdk::normalise_padded(bytes).unwrap_or_default();
                         std::hint::black_box(n.samples.len())
                     },
                     BatchSize::LargeInput,

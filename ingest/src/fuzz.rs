@@ -112,13 +112,13 @@ fn field() -> impl Strategy<Value = String> {
 
 proptest! {
     #[test]
-    fn sdk_bodies_of_random_bytes(mut bytes in prop::collection::vec(any::<u8>(), 0..2048)) {
-        let _ = crate::sdk::normalise(&mut bytes);
+    fn sdk_bodies_of_random_bytes(bytes in prop::collection::vec(any::<u8>(), 0..2048)) {
+        let _ = crate::sdk::normalise(&bytes);
     }
 
     #[test]
-    fn sdk_bodies_with_bytes_changed(mut bytes in mutated(sdk_body(Platform::Ios))) {
-        let _ = crate::sdk::normalise(&mut bytes);
+    fn sdk_bodies_with_bytes_changed(bytes in mutated(sdk_body(Platform::Ios))) {
+        let _ = crate::sdk::normalise(&bytes);
     }
 
     #[test]
@@ -130,8 +130,8 @@ proptest! {
     ) {
         let body = json!({"provider": provider, "sdkVersion": "1", "syncTimestamp": "x",
                           "data": {"records": records, "sleep": sleep, "workouts": workouts}});
-        let mut bytes = body.to_string().into_bytes();
-        let _ = crate::sdk::normalise(&mut bytes);
+        let bytes = body.to_string().into_bytes();
+        let _ = crate::sdk::normalise(&bytes);
     }
 
     #[test]
@@ -150,8 +150,8 @@ proptest! {
 #[test]
 fn the_valid_documents_parse() {
     for platform in [Platform::Ios, Platform::HealthConnect, Platform::Samsung] {
-        let mut body = sdk_body(platform);
-        assert!(crate::sdk::normalise(&mut body).is_ok_and(|n| !n.samples.is_empty()));
+        let body = sdk_body(platform);
+        assert!(crate::sdk::normalise(&body).is_ok_and(|n| !n.samples.is_empty()));
     }
     let xml = export_xml();
     let chunks: Vec<_> = crate::export::ExportReader::new(&xml[..]).collect();

@@ -239,8 +239,8 @@ mod tests {
     #[test]
     fn payloads_normalise_without_drops() {
         for p in [Platform::Ios, Platform::HealthConnect, Platform::Samsung] {
-            let mut body = payload(&Spec::new(p, 500)).to_string().into_bytes();
-            let n = crate::sdk::normalise(&mut body).unwrap_or_else(|e| panic!("{e}"));
+            let body = payload(&Spec::new(p, 500)).to_string().into_bytes();
+            let n = crate::sdk::normalise(&body).unwrap_or_else(|e| panic!("{e}"));
             assert_eq!(n.report.dropped_count(), 0, "{p:?}: {:?}", n.report.dropped);
             assert_eq!(n.samples.len(), 500 + 36, "{p:?}");
             assert_eq!(n.workouts.len(), 1);

@@ -67,8 +67,29 @@ pub struct Options {
 
 /// Decompresses and normalises a stored body.
 pub fn decode(compressed: &[u8]) -> Result<Result<Normalised, EnvelopeError>, std::io::Error> {
-    let mut body = zstd::decode_all(compressed)?;
-    Ok(sdk::normalise(&mut body))
+    let mut body = sdk::PaddedJson::new(decompress(compressed)?);
+    Ok(sdk::normalise_padded(&mut body))
+}
+
+/// Bodies the frame says are larger than this are decoded as a stream (no body accepted is; the
+/// frame's figure is trusted only this far).
+const DECODE_WHOLE_UP_TO: u64 = 256 << 20;
+
+/// A stored body, decompressed. The accept path's compressor wrote the body's size into the
+/// frame: the body is decoded straight into a vector of that size with room for the parser's
+/// padding (no growing, no zeroing, no padded copy).
+fn decompress(compressed: &[u8]) -> Result<Vec<u8>, std::io::Error> {
+    match zstd::zstd_safe::get_frame_content_size(compressed) {
+        Ok(Some(n)) if n <= DECODE_WHOLE_UP_TO => {
+            let mut body = Vec::with_capacity(sdk::PaddedJson::capacity_for(n as usize));
+            match zstd::bulk::Decompressor::new()?.decompress_to_buffer(compressed, &mut body) {
+                Ok(_) => Ok(body),
+                // Not one frame of that size after all (several frames, say): as a stream.
+                Err(_) => zstd::decode_all(compressed),
+            }
+        }
+        _ => zstd::decode_all(compressed),
+    }
 }
 
 pub async fn process_sdk_batch(

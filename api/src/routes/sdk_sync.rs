@@ -13,7 +13,8 @@ use axum::Json;
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode, header};
-use ingest::sdk::envelope;
+use http_body_util::BodyExt as _;
+use ingest::sdk::{PaddedJson, envelope};
 use schema::sdk_batches::Inserted;
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -46,29 +47,41 @@ pub(crate) struct UploadOut {
     pub sleep_saved: u64,
 }
 
-/// Reads a body of at most `limit` bytes (after gzip, when the client compressed it).
-async fn read_body(headers: &HeaderMap, body: Body, limit: usize) -> ApiResult<Bytes> {
+/// Reads a body of at most `limit` bytes (after gzip, when the client compressed it), into one
+/// vector sized by the announced length with room for the parser's padding: no copy of the
+/// whole body after it has arrived.
+async fn read_body(headers: &HeaderMap, body: Body, limit: usize) -> ApiResult<PaddedJson> {
     let too_large = || {
         ApiError::client(
             StatusCode::PAYLOAD_TOO_LARGE,
             format!("Request body is larger than the limit of {limit} bytes"),
         )
     };
-    let bytes = axum::body::to_bytes(body, limit).await.map_err(|e| {
-        let is_limit = std::error::Error::source(&e)
-            .is_some_and(|s| s.is::<http_body_util::LengthLimitError>());
-        if is_limit {
-            too_large()
-        } else {
-            ApiError::bad_request(format!("Could not read the request body: {e}"))
+    let announced = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<usize>().ok());
+    if announced.is_some_and(|n| n > limit) {
+        return Err(too_large());
+    }
+    let mut bytes = Vec::with_capacity(PaddedJson::capacity_for(announced.unwrap_or(0)));
+    let mut body = body;
+    while let Some(frame) = body.frame().await {
+        let frame = frame
+            .map_err(|e| ApiError::bad_request(format!("Could not read the request body: {e}")))?;
+        if let Ok(data) = frame.into_data() {
+            if bytes.len() + data.len() > limit {
+                return Err(too_large());
+            }
+            bytes.extend_from_slice(&data);
         }
-    })?;
+    }
     let gzipped = headers
         .get(header::CONTENT_ENCODING)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.trim().eq_ignore_ascii_case("gzip"));
     if !gzipped {
-        return Ok(bytes);
+        return Ok(PaddedJson::new(bytes));
     }
     // Read one byte past the limit to tell "exactly the limit" from "more".
     let mut out = Vec::new();
@@ -79,21 +92,19 @@ async fn read_body(headers: &HeaderMap, body: Body, limit: usize) -> ApiResult<B
     if out.len() > limit {
         return Err(too_large());
     }
-    Ok(Bytes::from(out))
+    Ok(PaddedJson::new(out))
 }
 
 /// How long a client over its backlog is asked to wait.
 const BACKLOG_RETRY_AFTER: u64 = 30;
 
 /// Compresses the body as sent (zstd at a fast level: SDK JSON shrinks about tenfold), then
-/// checks in place that it is well-formed JSON naming a supported provider. The body's buffer
-/// is reused for the check, not copied (`Vec::from` takes a uniquely held `Bytes` as is).
-/// The provider's slug and the compressed body.
-fn compress_and_check(body: Bytes) -> ApiResult<(&'static str, Vec<u8>)> {
-    let compressed = zstd::bulk::compress(&body, 1)
+/// checks in place that it is well-formed JSON naming a supported provider (the body is
+/// scratch after that). The provider's slug and the compressed body.
+fn compress_and_check(mut body: PaddedJson) -> ApiResult<(&'static str, Vec<u8>)> {
+    let compressed = zstd::bulk::compress(body.json(), 1)
         .map_err(|e| ApiError::Other(format!("compressing a batch: {e}")))?;
-    let mut scratch = Vec::from(body);
-    let name = envelope::check(&mut scratch).map_err(|e| {
+    let name = envelope::check(&mut body).map_err(|e| {
         // The reference's wording for a body that is not JSON.
         ApiError::bad_request(format!("JSON decode error - {e}"))
     })?;

@@ -32,12 +32,13 @@ pub fn unsupported_message(name: Option<&str>) -> String {
 /// one by one later; a body no worker could read at all is refused now, instead of being stored
 /// for a month. simd-json parses in place: `body` is scratch afterwards (the caller keeps what
 /// it stores, e.g. compresses first), which spares a copy of every body on the hot path.
-pub fn check(body: &mut [u8]) -> Result<Option<String>, super::EnvelopeError> {
-    let len = body.len();
-    let tape = super::scratch::with(len, |buffers| simd_json::to_tape_with_buffers(body, buffers))
-        .map_err(|e| super::EnvelopeError::Json(e.to_string()))?;
-    let provider = tape.as_value().get("provider");
-    Ok(provider.as_ref().and_then(|v| v.as_str()).map(str::to_owned))
+pub fn check(body: &mut super::PaddedJson) -> Result<Option<String>, super::EnvelopeError> {
+    super::scratch::with_tape(body, |tape| {
+        let provider = tape.as_value().get("provider");
+        let name = provider.as_ref().and_then(|v| v.as_str()).map(str::to_owned);
+        (name, tape)
+    })
+    .map_err(|e| super::EnvelopeError::Json(e.to_string()))
 }
 
 #[cfg(test)]
@@ -46,7 +47,8 @@ mod tests {
 
     #[test]
     fn finds_provider_wherever_it_is() {
-        let provider = |body: &[u8]| check(&mut body.to_vec()).ok().flatten();
+        let provider =
+            |body: &[u8]| check(&mut crate::sdk::PaddedJson::copy_of(body)).ok().flatten();
         assert_eq!(provider(br#"{"provider":"apple","data":{}}"#).as_deref(), Some("apple"));
         let late = br#" { "sdkVersion" : "0.13.0", "data": {"records": [{"type": "x", "v": [1, {"a": "}"}]}]},
             "syncTimestamp": "2026-03-14T18:46:45Z", "provider" : "google" } "#;
@@ -59,7 +61,7 @@ mod tests {
         // Only the top level counts.
         assert_eq!(provider(br#"{"data": {"provider": "apple"}}"#), None);
         for body in [&b"[]"[..], b"{}", br#"{"data": {}}"#, br#"{"provider": 5}"#, b"\"apple\""] {
-            let found = check(&mut body.to_vec()).ok();
+            let found = check(&mut crate::sdk::PaddedJson::copy_of(body)).ok();
             assert_eq!(found, Some(None), "{}", String::from_utf8_lossy(body));
         }
     }
@@ -71,7 +73,7 @@ mod tests {
             r#"{{"data": {{"records": [{}]}}, "provider": "google"}}"#,
             "1,".repeat(5000) + "1"
         );
-        let check_one = |body: &str| check(&mut body.as_bytes().to_vec());
+        let check_one = |body: &str| check(&mut crate::sdk::PaddedJson::copy_of(body.as_bytes()));
         assert_eq!(check_one(&long).ok().flatten().as_deref(), Some("google"));
         assert!(check_one(r#"{"provider": "apple", "#).is_err());
         assert_eq!(
@@ -93,7 +95,7 @@ mod tests {
             b"not json",
             b"",
         ] {
-            let e = check(&mut junk.to_vec());
+            let e = check(&mut crate::sdk::PaddedJson::copy_of(junk));
             assert!(
                 matches!(e, Err(crate::sdk::EnvelopeError::Json(_))),
                 "{}: {e:?}",

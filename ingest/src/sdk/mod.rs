@@ -5,6 +5,7 @@
 
 pub mod envelope;
 mod fields;
+mod padded;
 mod records;
 mod scratch;
 mod sleep_items;
@@ -12,7 +13,10 @@ mod sources;
 mod wire;
 mod workouts;
 
+use serde::Deserialize as _;
 use wire::{Envelope, List, Obj};
+
+pub use padded::{PADDING, PaddedJson};
 
 use crate::batch::Normalised;
 
@@ -38,19 +42,29 @@ fn check<T>(list: &List<T>, key: &'static str) -> Result<(), EnvelopeError> {
     }
 }
 
-/// Parses and normalises one SDK sync body. The body is modified in place (simd-json).
-pub fn normalise(body: &mut [u8]) -> Result<Normalised, EnvelopeError> {
+/// Parses and normalises one SDK sync body (a padded copy of it: see [`normalise_padded`]).
+pub fn normalise(body: &[u8]) -> Result<Normalised, EnvelopeError> {
+    normalise_padded(&mut PaddedJson::copy_of(body))
+}
+
+/// Parses and normalises one SDK sync body where it lies (simd-json unescapes its strings in
+/// place).
+pub fn normalise_padded(body: &mut PaddedJson) -> Result<Normalised, EnvelopeError> {
+    let json_error = |e: simd_json::Error| EnvelopeError::Json(e.to_string());
     // serde would also read a struct from an array: only an object is an envelope.
-    if body.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
-        return Err(match simd_json::to_borrowed_value(body) {
-            Ok(_) => EnvelopeError::NotAnObject,
-            Err(e) => EnvelopeError::Json(e.to_string()),
+    if body.json().iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return Err(match scratch::with_tape(body, |tape| ((), tape)) {
+            Ok(()) => EnvelopeError::NotAnObject,
+            Err(e) => json_error(e),
         });
     }
-    let len = body.len();
-    let doc: Envelope<'_> =
-        scratch::with(len, |buffers| simd_json::serde::from_slice_with_buffers(body, buffers))
-            .map_err(|e| EnvelopeError::Json(e.to_string()))?;
+    let doc = scratch::with_tape(body, |tape| {
+        let mut de = simd_json::Deserializer::from_tape(tape);
+        let doc = Envelope::deserialize(&mut de);
+        (doc, de.into_tape())
+    })
+    .and_then(|doc| doc)
+    .map_err(json_error)?;
     let provider_name = doc.provider.str();
     let (provider, origin) = provider_name
         .and_then(envelope::sdk_provider)

@@ -7,8 +7,7 @@ use super::*;
 use crate::batch::Sample;
 
 fn run(body: &str) -> Normalised {
-    let mut bytes = body.as_bytes().to_vec();
-    normalise(&mut bytes).unwrap_or_else(|e| panic!("envelope: {e}"))
+    normalise(body.as_bytes()).unwrap_or_else(|e| panic!("envelope: {e}"))
 }
 
 fn utc(s: &str) -> DateTime<Utc> {
@@ -200,8 +199,7 @@ fn malformed_envelopes_fail_with_a_reason() {
         (r#"{"provider":"apple","data":{"records":{}}}"#, "`data.records` must be an array"),
     ];
     for (body, expected) in cases {
-        let mut bytes = body.as_bytes().to_vec();
-        let err = normalise(&mut bytes).err().map(|e| e.to_string()).unwrap_or_default();
+        let err = normalise(body.as_bytes()).err().map(|e| e.to_string()).unwrap_or_default();
         assert!(err.contains(expected), "{body}: {err}");
     }
     // No data at all is an empty batch, not an error.
