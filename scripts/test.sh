@@ -20,9 +20,10 @@ fi
 # An independent Standard Webhooks implementation checks our signatures (tests/e2e/webhook_delivery.rs).
 # openapi-spec-validator checks the served OpenAPI document (tests/e2e/catalogues.rs), and
 # openapi-python-client generates the client tests/e2e/clients.rs drives, and aiosmtpd receives
-# the team's invitation mails (tests/e2e/team.rs).
+# the team's invitation mails (tests/e2e/team.rs), and the MCP client of the `mcp` package talks
+# to /mcp (tests/e2e/mcp.rs).
 for module in standardwebhooks:standardwebhooks openapi_spec_validator:openapi-spec-validator \
-  openapi_python_client:openapi-python-client aiosmtpd:aiosmtpd; do
+  openapi_python_client:openapi-python-client aiosmtpd:aiosmtpd mcp:mcp; do
   python3 -c "import ${module%%:*}" 2>/dev/null || python3 -m pip install -q --user "${module#*:}" \
     || python3 -m pip install -q --break-system-packages --user "${module#*:}"
 done

@@ -72,6 +72,11 @@ pub struct Settings {
     #[arg(long, env = "DEPLOYMENT_NAME", global = true, default_value = "wearhouse")]
     pub deployment_name: String,
 
+    /// Comma-separated host names (or `host:port`) the MCP endpoint `/mcp` answers to besides
+    /// loopback and PUBLIC_URL's host (requests naming another host are refused: DNS rebinding).
+    #[arg(long, env = "MCP_ALLOWED_HOSTS", global = true, value_delimiter = ',')]
+    pub mcp_allowed_hosts: Vec<String>,
+
     /// Comma-separated URL prefixes OAuth may send users back to at the end (besides
     /// PUBLIC_URL), e.g. `https://app.example.com/connected`.
     #[arg(long, env = "OAUTH_REDIRECT_ALLOWLIST", global = true, value_delimiter = ',')]
@@ -377,6 +382,12 @@ impl Settings {
             sync_stream_max_subscribers: self.sync_stream_max_subscribers.max(1),
             public_url: self.public_url.clone(),
             deployment_name: self.deployment_name.trim().to_string(),
+            mcp_allowed_hosts: self
+                .mcp_allowed_hosts
+                .iter()
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+                .collect(),
             oauth_redirect_allowlist: self
                 .oauth_redirect_allowlist
                 .iter()

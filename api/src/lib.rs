@@ -7,6 +7,7 @@ pub mod dates;
 mod error;
 mod extract;
 pub mod mail;
+mod mcp;
 mod openapi;
 mod operations;
 mod pagination;
@@ -80,6 +81,8 @@ pub struct ApiConfig {
     pub public_url: String,
     /// The deployment's name as end users see it (connect pages).
     pub deployment_name: String,
+    /// Host names `/mcp` answers to besides loopback and `public_url`'s host.
+    pub mcp_allowed_hosts: Vec<String>,
     /// Where OAuth may send users at the end, besides under `public_url`.
     pub oauth_redirect_allowlist: Vec<String>,
     /// The cloud vendors this deployment has credentials for.
@@ -245,8 +248,28 @@ async fn ensure_admin(db: &schema::Db, config: &ApiConfig) -> Result<(), StartEr
     Ok(())
 }
 
-/// The whole HTTP application.
+/// The whole HTTP application: the API, its documents and the portal, and the MCP endpoint
+/// that reads through them.
 pub fn router(state: AppState) -> Router {
+    let rest = rest_router(state.clone());
+    // A handler that panics (a bug) answers 500 in the contract's shape; the connection, the
+    // MCP tool that called it and the process live on.
+    let mcp = mcp::service(
+        rest.clone().layer(CatchPanicLayer::custom(error::panic_response)),
+        &state.config,
+    );
+    rest.nest_service("/mcp", mcp)
+        .layer(CatchPanicLayer::custom(error::panic_response))
+        // Spans name the path, not the query: vendors' URL tokens and OAuth states travel
+        // there and stay out of the logs.
+        .layer(TraceLayer::new_for_http().make_span_with(|request: &axum::http::Request<_>| {
+            let path = logged_path(request.uri().path());
+            tracing::debug_span!("request", method = %request.method(), path = %path)
+        }))
+}
+
+/// The API's routes, its documents and the portal, with their state.
+fn rest_router(state: AppState) -> Router {
     let (api, mut doc) = openapi::router(state.config.direct_upload_max_bytes).split_for_parts();
     operations::apply(&mut doc);
     openapi::mark_public(&mut doc);
@@ -257,15 +280,6 @@ pub fn router(state: AppState) -> Router {
         .merge(openapi::docs(doc))
         .merge(routes::static_files::router())
         .merge(routes::portal::router())
-        // A handler that panics (a bug) answers 500 in the contract's shape; the connection
-        // and the process live on.
-        .layer(CatchPanicLayer::custom(error::panic_response))
-        // Spans name the path, not the query: vendors' URL tokens and OAuth states travel
-        // there and stay out of the logs.
-        .layer(TraceLayer::new_for_http().make_span_with(|request: &axum::http::Request<_>| {
-            let path = logged_path(request.uri().path());
-            tracing::debug_span!("request", method = %request.method(), path = %path)
-        }))
         .with_state(state)
 }
 

@@ -19,7 +19,8 @@ use crate::routes;
         version = "0.2.0",
         description = "Health data of an application's end users: time series, workouts, sleep, \
                        menstrual cycles and activity, from mobile SDKs, Apple Health exports and \
-                       cloud wearables."
+                       cloud wearables. Assistants read the same data through MCP at `/mcp` \
+                       (Streamable HTTP, the same API keys; see the README)."
     ),
     modifiers(&SecuritySchemes),
     tags(

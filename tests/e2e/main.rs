@@ -23,6 +23,7 @@ mod import;
 mod invitation_codes;
 mod jobs;
 mod lifecycle;
+mod mcp;
 mod oauth;
 mod portal;
 mod sdk_sync;

@@ -202,6 +202,7 @@ pub fn settings(database: &str) -> Settings {
         redis_key_prefix: format!("wearhouse_test_{}", uuid::Uuid::new_v4().simple()),
         public_url: "http://127.0.0.1:8000".into(),
         deployment_name: "Acme Health".into(),
+        mcp_allowed_hosts: vec![],
         oauth_redirect_allowlist: vec!["https://app.example.com/connected".into()],
         vendor_variables: Some(Default::default()),
         vendor_pull_interval_seconds: 3600,

@@ -22,8 +22,8 @@ pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(timeseries))
 }
 
-/// Resolutions and their UTC bucket widths in seconds (`raw`: none).
-const RESOLUTIONS: &[(&str, Option<i64>)] = &[
+/// Resolutions and their UTC bucket widths in seconds (`raw`: none), finest first.
+pub(crate) const RESOLUTIONS: &[(&str, Option<i64>)] = &[
     ("raw", None),
     ("1min", Some(60)),
     ("5min", Some(300)),
