@@ -27,6 +27,13 @@ for module in standardwebhooks:standardwebhooks openapi_spec_validator:openapi-s
   python3 -c "import ${module%%:*}" 2>/dev/null || python3 -m pip install -q --user "${module#*:}" \
     || python3 -m pip install -q --break-system-packages --user "${module#*:}"
 done
+# The FHIR R4 validator for exports (tests/e2e/exports.rs): fhir.resources 6.4.0 is the last
+# release whose root package is R4, and it needs pydantic 1, so it gets a venv of its own.
+fhir_venv="$HOME/.cache/wearhouse/fhir-venv"
+if ! "$fhir_venv/bin/python" -c "import fhir.resources" 2>/dev/null; then
+  python3 -m venv "$fhir_venv"
+  "$fhir_venv/bin/pip" install -q 'fhir.resources==6.4.0' 'pydantic<2'
+fi
 if cargo nextest --version >/dev/null 2>&1; then
   exec cargo nextest run --workspace --locked --no-fail-fast "$@"
 else

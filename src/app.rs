@@ -76,9 +76,20 @@ pub async fn work(settings: &Settings, shutdown: CancellationToken) -> anyhow::R
     }
     let sender = spawn_sender(settings, &db, &keys, &queue, &shutdown)?;
     let pulls = puller(settings, &db, &keys, &queue)?;
-    ingest::worker::run(db, queue, settings.worker(pulls), shutdown).await;
+    let exports = exporter(settings, &db, &queue);
+    ingest::worker::run(db, queue, settings.worker(pulls, exports), shutdown).await;
     join_sender(sender).await;
     Ok(())
+}
+
+/// The exports of users' records, when object storage is configured (the archives go there).
+fn exporter(
+    settings: &Settings,
+    db: &schema::Db,
+    queue: &JobQueue,
+) -> Option<Arc<dyn ingest::worker::ExportHandler>> {
+    let storage = settings.s3.storage()?;
+    Some(Arc::new(api::Exporter::new(db.clone(), storage, queue.clone())))
 }
 
 /// The vendor pulls, when any vendor is configured.
@@ -151,8 +162,9 @@ pub async fn all(
     };
     let sender = spawn_sender(settings, &db, &keys, &queue, &shutdown)?;
     let pulls = puller(settings, &db, &keys, &queue)?;
+    let exports = exporter(settings, &db, &queue);
     let worker = async {
-        let config = settings.worker(pulls);
+        let config = settings.worker(pulls, exports);
         ingest::worker::run(db.clone(), queue.clone(), config, shutdown.clone()).await;
         shutdown.cancel();
         join_sender(sender).await;

@@ -72,6 +72,11 @@ pub struct Settings {
     #[arg(long, env = "DEPLOYMENT_NAME", global = true, default_value = "wearhouse")]
     pub deployment_name: String,
 
+    /// Days an export of a user's record (`POST /users/{id}/exports`) is kept after it is
+    /// asked for; then its archive is deleted.
+    #[arg(long, env = "EXPORT_RETENTION_DAYS", global = true, default_value_t = 7)]
+    pub export_retention_days: u32,
+
     /// Comma-separated host names (or `host:port`) the MCP endpoint `/mcp` answers to besides
     /// loopback and PUBLIC_URL's host (requests naming another host are refused: DNS rebinding).
     #[arg(long, env = "MCP_ALLOWED_HOSTS", global = true, value_delimiter = ',')]
@@ -382,6 +387,7 @@ impl Settings {
             sync_stream_max_subscribers: self.sync_stream_max_subscribers.max(1),
             public_url: self.public_url.clone(),
             deployment_name: self.deployment_name.trim().to_string(),
+            export_retention: chrono::Duration::days(i64::from(self.export_retention_days.max(1))),
             mcp_allowed_hosts: self
                 .mcp_allowed_hosts
                 .iter()
@@ -443,10 +449,12 @@ impl Settings {
         }
     }
 
-    /// The worker's settings; `pulls` runs vendor pulls (none: this worker takes none).
+    /// The worker's settings; `pulls` runs vendor pulls and `exports` makes exports of users'
+    /// records (none: this worker takes none).
     pub fn worker(
         &self,
         pulls: Option<std::sync::Arc<dyn ingest::worker::PullHandler>>,
+        exports: Option<std::sync::Arc<dyn ingest::worker::ExportHandler>>,
     ) -> ingest::worker::WorkerConfig {
         let sweep = Duration::from_secs(self.worker_sweep_interval_seconds.max(1));
         ingest::worker::WorkerConfig {
@@ -461,6 +469,7 @@ impl Settings {
             storage: self.s3.storage(),
             pulls,
             pull_concurrency: 2,
+            exports,
             seal: self.seal(),
             audit_retention_days: i32::try_from(self.audit_retention_days).unwrap_or(i32::MAX),
             lifecycle: (self.delete_after_days > 0).then(|| ingest::lifecycle::LifecycleConfig {

@@ -5,6 +5,7 @@ mod access;
 mod audit;
 pub mod dates;
 mod error;
+mod exports;
 mod extract;
 pub mod mail;
 mod mcp;
@@ -18,6 +19,7 @@ mod validate;
 pub mod webhook_url;
 
 // What the binary and the tests reach besides the modules above: the rest is this crate's.
+pub use exports::Exporter;
 pub use routes::xml_import::FORM_NEEDS_BUCKET_EVENTS;
 pub use security::throttle::FailureLimits;
 
@@ -83,6 +85,8 @@ pub struct ApiConfig {
     pub deployment_name: String,
     /// Host names `/mcp` answers to besides loopback and `public_url`'s host.
     pub mcp_allowed_hosts: Vec<String>,
+    /// How long an export of a user's record is kept after it is asked for.
+    pub export_retention: chrono::Duration,
     /// Where OAuth may send users at the end, besides under `public_url`.
     pub oauth_redirect_allowlist: Vec<String>,
     /// The cloud vendors this deployment has credentials for.

@@ -90,6 +90,7 @@ pub(crate) fn router(direct_upload_max_bytes: usize) -> OpenApiRouter<AppState> 
         .merge(routes::sync_status::router())
         .merge(routes::timeseries::router())
         .merge(routes::events::router())
+        .merge(routes::exports::router())
         .merge(routes::summaries::router())
         .merge(routes::health_scores::router())
         .merge(routes::webhook_endpoints::router())

@@ -110,6 +110,9 @@ pub(crate) const OPERATIONS: &[Op] = &[
         "workouts_route_get",
         Read,
     ),
+    op("GET", "/api/v1/users/{user_id}/exports", "exports_list", Read),
+    op("POST", "/api/v1/users/{user_id}/exports", "exports_create", Read),
+    op("GET", "/api/v1/users/{user_id}/exports/{export_id}", "exports_get", Read),
     op("GET", "/api/v1/users/{user_id}/health-scores", "health_scores_list", Read),
     op(
         "POST",

@@ -12,7 +12,7 @@
 
 use queue::{Keys, Queue, QueueSpec, Stream, SyncChannels};
 use redis::aio::ConnectionManager;
-use schema::ids::{BatchId, ImportId, PullId};
+use schema::ids::{BatchId, ExportId, ImportId, PullId};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
@@ -31,6 +31,8 @@ pub enum Job {
     Import { id: ImportId },
     /// Pull a cloud vendor's data (a `vendor_pulls` row).
     Pull { id: PullId },
+    /// Make an export of a user's record (an `exports` row).
+    Export { id: ExportId },
 }
 
 impl Job {
@@ -38,7 +40,8 @@ impl Job {
     pub fn lane(&self) -> Lane {
         match self {
             Job::SdkBatch { .. } => Lane::Batches,
-            Job::Import { .. } => Lane::Imports,
+            // Long work with object storage, as imports are.
+            Job::Import { .. } | Job::Export { .. } => Lane::Imports,
             Job::Pull { .. } => Lane::Pulls,
         }
     }
@@ -53,6 +56,12 @@ impl From<BatchId> for Job {
 impl From<ImportId> for Job {
     fn from(id: ImportId) -> Job {
         Job::Import { id }
+    }
+}
+
+impl From<ExportId> for Job {
+    fn from(id: ExportId) -> Job {
+        Job::Export { id }
     }
 }
 
@@ -175,5 +184,6 @@ mod tests {
         assert_eq!(Job::from(BatchId(id)).lane(), Lane::Batches);
         assert_eq!(Job::from(ImportId(id)).lane(), Lane::Imports);
         assert_eq!(Job::from(PullId(id)).lane(), Lane::Pulls);
+        assert_eq!(Job::from(ExportId(id)).lane(), Lane::Imports);
     }
 }

@@ -283,6 +283,49 @@ impl Storage {
         Ok(out.e_tag.unwrap_or_default())
     }
 
+    /// Stores one part of an upload this service writes itself (an export's archive); returns
+    /// its ETag.
+    pub async fn upload_part(
+        &self,
+        key: &str,
+        upload_id: &str,
+        part_number: i32,
+        body: Vec<u8>,
+    ) -> Result<String, StorageError> {
+        let out = self
+            .client
+            .upload_part()
+            .bucket(&self.config.bucket)
+            .key(key)
+            .upload_id(upload_id)
+            .part_number(part_number)
+            .body(ByteStream::from(body))
+            .send()
+            .await
+            .map_err(classify)?;
+        out.e_tag.ok_or_else(|| StorageError::Service("no ETag for a part".into()))
+    }
+
+    /// A presigned GET URL for an object, valid `expires_in`, that saves it as `filename`.
+    pub async fn presigned_get(
+        &self,
+        key: &str,
+        filename: &str,
+        expires_in: Duration,
+    ) -> Result<String, StorageError> {
+        let config = PresigningConfig::expires_in(expires_in).map_err(service)?;
+        let req = self
+            .presigner
+            .get_object()
+            .bucket(&self.config.bucket)
+            .key(key)
+            .response_content_disposition(format!("attachment; filename=\"{filename}\""))
+            .presigned(config)
+            .await
+            .map_err(classify)?;
+        Ok(req.uri().to_string())
+    }
+
     /// Aborts an upload; an upload already gone is no error.
     pub async fn abort(&self, key: &str, upload_id: &str) -> Result<(), StorageError> {
         match self

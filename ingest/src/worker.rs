@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 use crate::jobs::{Entry, Job, JobQueue, Lane, Task};
 use crate::object_store::Storage;
 use crate::process::{self, Options, Processed};
-use schema::ids::{BatchId, PullId};
+use schema::ids::{BatchId, ExportId, PullId};
 
 /// Runs vendor pulls for the worker: the cloud vendors live in a crate above this one, and the
 /// worker only drives them through its pull lane.
@@ -27,6 +27,16 @@ pub trait PullHandler: Send + Sync + std::fmt::Debug {
     /// Pulls put off until a time (a vendor's rate limit) that has come, marked announced: the
     /// worker announces them at once, so a wait costs what the vendor asked, not a sweep.
     fn wake(&self) -> futures::future::BoxFuture<'_, Vec<PullId>>;
+}
+
+/// Makes exports of users' records for the worker: their shapes are the API's, in a crate above
+/// this one; the worker drives them through its import lane.
+pub trait ExportHandler: Send + Sync + std::fmt::Debug {
+    /// Makes an export; whether its job is settled (to acknowledge).
+    fn run(&self, id: ExportId) -> futures::future::BoxFuture<'_, bool>;
+    /// Deletes expired exports (their archives first), and returns the exports waiting that
+    /// were not announced lately, for the sweeper to announce again.
+    fn sweep(&self) -> futures::future::BoxFuture<'_, Vec<ExportId>>;
 }
 
 /// How often a worker looks for pulls whose wait has ended.
@@ -55,6 +65,8 @@ pub struct WorkerConfig {
     pub pulls: Option<std::sync::Arc<dyn PullHandler>>,
     /// Pulls run at once by this process.
     pub pull_concurrency: usize,
+    /// Makes exports of users' records; `None`: this worker makes none.
+    pub exports: Option<std::sync::Arc<dyn ExportHandler>>,
     /// Seals past, quiet days of samples into blocks; `None`: this worker seals none.
     pub seal: Option<crate::sealer::SealConfig>,
     /// Deletes health data past `DELETE_AFTER_DAYS`; `None`: kept for ever.
@@ -77,6 +89,7 @@ impl Default for WorkerConfig {
             storage: None,
             pulls: None,
             pull_concurrency: 2,
+            exports: None,
             seal: Some(crate::sealer::SealConfig::default()),
             lifecycle: None,
             audit_retention_days: 400,
@@ -229,6 +242,9 @@ async fn sweep(db: Db, queue: JobQueue, config: WorkerConfig, shutdown: Cancella
         let stale = crate::import_job::STALE_AFTER;
         let imports = schema::imports::take_unannounced(&db, config.sweep_grace, stale, 100).await;
         reannounce(&queue, Lane::Imports, imports).await;
+        if let Some(exports) = &config.exports {
+            reannounce(&queue, Lane::Imports, Ok::<_, schema::Error>(exports.sweep().await)).await;
+        }
         if let Some(storage) = &config.storage
             && let Err(e) = storage.empty_deleted(&db, 10).await
         {
@@ -333,6 +349,11 @@ async fn handle(db: &Db, queue: &JobQueue, lane: Lane, config: &WorkerConfig, en
         Task::Task(Job::Import { id }) => {
             crate::import_job::handle(db, queue, config.storage.as_ref(), config.outbox, id).await
         }
+        Task::Task(Job::Export { id }) => match &config.exports {
+            Some(exports) => exports.run(id).await,
+            // Another worker, configured to make exports, takes it.
+            None => false,
+        },
         Task::Task(Job::Pull { id }) => match &config.pulls {
             Some(pulls) => pulls.run(id).await,
             // Not read here: this worker has no consumers on the pull lane.

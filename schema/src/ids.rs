@@ -77,6 +77,11 @@ id_type!(
     Copy
 );
 id_type!(
+    /// An export of a user's record (`exports`; its sync run shares it).
+    ExportId(uuid::Uuid),
+    Copy
+);
+id_type!(
     /// A vendor pull's id (`vendor_pulls`).
     PullId(uuid::Uuid),
     Copy

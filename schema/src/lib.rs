@@ -16,6 +16,7 @@ pub mod db;
 pub mod developers;
 pub mod endpoint_messages;
 mod error;
+pub mod exports;
 pub mod ids;
 pub mod imports;
 pub mod invitation_codes;

@@ -12,7 +12,7 @@ use crate::{Db, Result};
 
 /// Tables whose rows expire or only serve delivery (retention, webhook history, raw batches,
 /// vendor pages, imports): outside the bytes-a-sample figure of the durable data.
-pub const EXPIRING: [&str; 18] = [
+pub const EXPIRING: [&str; 19] = [
     "outbox",
     "webhook_messages",
     "webhook_deliveries",
@@ -22,6 +22,8 @@ pub const EXPIRING: [&str; 18] = [
     "vendor_pages",
     "vendor_pulls",
     "imports",
+    // Exports of a user's record: rows until they expire (the archives are objects).
+    "exports",
     "uploads",
     "object_deletions",
     "refinery_schema_history",

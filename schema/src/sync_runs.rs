@@ -81,6 +81,8 @@ pub enum RunSource {
     XmlImport,
     /// A pull from a cloud vendor.
     Pull,
+    /// An export of the user's record (`exports`).
+    Export,
 }
 
 impl RunSource {
@@ -89,11 +91,12 @@ impl RunSource {
             RunSource::Sdk => "sdk",
             RunSource::XmlImport => "xml_import",
             RunSource::Pull => "pull",
+            RunSource::Export => "export",
         }
     }
 
     fn parse(s: &str) -> Option<RunSource> {
-        [RunSource::Sdk, RunSource::XmlImport, RunSource::Pull]
+        [RunSource::Sdk, RunSource::XmlImport, RunSource::Pull, RunSource::Export]
             .into_iter()
             .find(|r| r.as_str() == s)
     }
@@ -225,6 +228,20 @@ pub async fn finish(
     source: RunSource,
     f: &Finish,
 ) -> Result<SyncRun> {
+    finish_counted(client, id, user_id, provider, source, f, &counts_json(f.counts.as_ref())).await
+}
+
+/// [`finish`] for a run that counts other things than ingest does (an export): `counts` is
+/// stored as given, `f.counts` is not read.
+pub async fn finish_counted(
+    client: &impl GenericClient,
+    id: Uuid,
+    user_id: Uuid,
+    provider: &str,
+    source: RunSource,
+    f: &Finish,
+    counts: &Value,
+) -> Result<SyncRun> {
     let statement = client
         .prepare_cached(
             "insert into sync_runs (id, user_id, provider, source, status, stage, message, counts,
@@ -238,7 +255,6 @@ pub async fn finish(
              returning *",
         )
         .await?;
-    let counts = counts_json(f.counts.as_ref());
     let row = client
         .query_one(
             &statement,
@@ -270,17 +286,31 @@ pub async fn progress(
     message: &str,
     counts: Option<&RunCounts>,
 ) -> Result<()> {
+    progress_counted(client, id, user_id, provider, source, message, &counts_json(counts)).await?;
+    Ok(())
+}
+
+/// [`progress`] with counts of a run's own (an export's), stored as given.
+pub async fn progress_counted(
+    client: &impl GenericClient,
+    id: Uuid,
+    user_id: Uuid,
+    provider: &str,
+    source: RunSource,
+    message: &str,
+    counts: &Value,
+) -> Result<SyncRun> {
     let status = RunStatus::InProgress;
-    let counts = counts_json(counts);
-    client
-        .execute(
+    let row = client
+        .query_one(
             "insert into sync_runs (id, user_id, provider, source, status, stage, message, counts,
                                     started_at, updated_at)
              values ($1, $2, $3, $4, $7, $8, $5, $6, now(), now())
              on conflict (id) do update set provider = excluded.provider,
                  status = excluded.status, stage = excluded.stage, message = excluded.message, counts = excluded.counts,
                  started_at = coalesce(sync_runs.started_at, excluded.started_at),
-                 updated_at = now()",
+                 updated_at = now()
+             returning *",
             &[
                 &id,
                 &user_id,
@@ -293,7 +323,7 @@ pub async fn progress(
             ],
         )
         .await?;
-    Ok(())
+    from_row(&row)
 }
 
 /// Puts a run back in the queue: its work stopped on an error that a later attempt can get

@@ -16,6 +16,7 @@ mod clients;
 mod connect_links;
 mod connect_page;
 mod events;
+mod exports;
 mod faults;
 mod guide;
 mod health_scores;

@@ -203,6 +203,7 @@ pub fn settings(database: &str) -> Settings {
         public_url: "http://127.0.0.1:8000".into(),
         deployment_name: "Acme Health".into(),
         mcp_allowed_hosts: vec![],
+        export_retention_days: 7,
         oauth_redirect_allowlist: vec!["https://app.example.com/connected".into()],
         vendor_variables: Some(Default::default()),
         vendor_pull_interval_seconds: 3600,

@@ -93,9 +93,17 @@ async fn list_connections(
     Path(user_id): Path<String>,
 ) -> ApiResult<Json<Vec<ConnectionOut>>> {
     let id = existing_user(&state, &user_id).await?;
-    let list = schema::connections::list_for_user(&state.db, id).await?;
-    let health = schema::vendor_pulls::health(&state.db, id).await?;
-    let out = list
+    Ok(Json(connections_of(&state.db, id).await?))
+}
+
+/// A user's connections, each with how its pulls fare.
+pub(crate) async fn connections_of(
+    db: &schema::Db,
+    id: uuid::Uuid,
+) -> Result<Vec<ConnectionOut>, schema::Error> {
+    let list = schema::connections::list_for_user(db, id).await?;
+    let health = schema::vendor_pulls::health(db, id).await?;
+    Ok(list
         .into_iter()
         .map(|c| {
             let pulls = health.iter().find(|(p, _)| *p == c.provider).map(|(_, h)| h.clone());
@@ -107,8 +115,7 @@ async fn list_connections(
             }
             out
         })
-        .collect();
-    Ok(Json(out))
+        .collect())
 }
 
 /// Disconnects a user from a provider: the connection is marked `revoked`, its tokens are

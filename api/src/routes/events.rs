@@ -144,7 +144,7 @@ fn zone(offset: Option<i16>) -> Option<String> {
     offset.map(schema::zone::format)
 }
 
-fn workout(w: Workout, sources: &Sources) -> WorkoutOut {
+pub(crate) fn workout(w: Workout, sources: &Sources) -> WorkoutOut {
     let Workout { id, data_source_id, figures: f, has_route } = w;
     let distance = positive(f.distance_meters);
     WorkoutOut {
@@ -172,7 +172,7 @@ fn workout(w: Workout, sources: &Sources) -> WorkoutOut {
     }
 }
 
-fn sleep(s: Sleep, sources: &Sources) -> SleepOut {
+pub(crate) fn sleep(s: Sleep, sources: &Sources) -> SleepOut {
     SleepOut {
         id: s.id,
         start_time: schema::zone::local_time(s.start_time, s.zone_offset),
@@ -194,7 +194,7 @@ fn sleep(s: Sleep, sources: &Sources) -> SleepOut {
     }
 }
 
-fn cycle(c: Cycle, sources: &Sources) -> CycleOut {
+pub(crate) fn cycle(c: Cycle, sources: &Sources) -> CycleOut {
     CycleOut {
         id: c.id,
         start_time: schema::zone::local_time(c.start_time, c.zone_offset),
@@ -401,6 +401,11 @@ async fn get_workout_route(
     let points = schema::workouts::route_of(&client, user_id, workout_id)
         .await?
         .ok_or_else(|| ApiError::not_found("Workout not found"))?;
+    Ok(Json(route(workout_id, points)))
+}
+
+/// A workout's route as answered.
+pub(crate) fn route(workout_id: Uuid, points: Vec<schema::workouts::RoutePoint>) -> RouteOut {
     let points = points
         .into_iter()
         .map(|p| RoutePointOut {
@@ -411,5 +416,5 @@ async fn get_workout_route(
             horizontal_accuracy_m: p.horizontal_accuracy_m,
         })
         .collect();
-    Ok(Json(RouteOut { workout_id, points }))
+    RouteOut { workout_id, points }
 }

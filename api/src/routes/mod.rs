@@ -11,6 +11,7 @@ pub(crate) mod coverage;
 pub(crate) mod data_sources;
 pub(crate) mod event_types;
 pub(crate) mod events;
+pub(crate) mod exports;
 pub(crate) mod health;
 pub(crate) mod health_scores;
 pub(crate) mod invitation_codes;

@@ -55,7 +55,7 @@ pub(crate) struct SampleOut {
     pub is_daily_total: Option<bool>,
 }
 
-fn sample(p: &SeriesPoint, sources: &Sources) -> SampleOut {
+pub(crate) fn sample(p: &SeriesPoint, sources: &Sources) -> SampleOut {
     let series = series_types::by_id(p.series_type_id);
     SampleOut {
         timestamp: schema::zone::local_time(p.ts, p.zone_offset),
