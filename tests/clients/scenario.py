@@ -5,9 +5,12 @@ Environment: WEARHOUSE_URL, ADMIN_EMAIL, ADMIN_PASSWORD; PYTHONPATH holds the ge
 Prints one line a step; exits non-zero at the first step that does not hold.
 """
 
+import io
 import os
 import sys
 import time
+import urllib.request
+import zipfile
 
 from wearhouse_client import AuthenticatedClient, Client
 from wearhouse_client.api.api_keys import api_keys_create
@@ -18,7 +21,7 @@ from wearhouse_client.api.sdk import sdk_sync_upload
 from wearhouse_client.api.sdk_tokens import invitation_codes_create, invitation_codes_redeem
 from wearhouse_client.api.summaries import summaries_activity
 from wearhouse_client.api.sync import sync_runs_list
-from wearhouse_client.api.users import users_create
+from wearhouse_client.api.users import exports_create, exports_get, users_create
 from wearhouse_client.api.webhooks import webhook_endpoints_create
 from wearhouse_client.models import (
     ApiKeyCreated,
@@ -29,6 +32,7 @@ from wearhouse_client.models import (
     CursorPageSampleOut,
     EndpointIn,
     EndpointOut,
+    ExportOut,
     InvitationOut,
     LoginForm,
     LoginOut,
@@ -126,6 +130,19 @@ def main():
     expect(isinstance(days, CursorPageActivityDay) and len(days.data) == 1, "an activity summary day")
     steps = days.data[0].to_dict().get("steps")
     expect(steps == 2000, f"its steps are the day's total ({steps})")
+
+    # A portability request answered with one call: the user's whole record, then its download.
+    export = exports_create.sync(user_id, client=api)
+    expect(isinstance(export, ExportOut) and export.status == "queued", "ask for an export")
+    for _ in range(300):
+        export = exports_get.sync(user_id, str(export.id), client=api)
+        if export.status in ("done", "failed"):
+            break
+        time.sleep(0.1)
+    expect(export.status == "done" and export.download_url, f"the export is done ({export.status})")
+    archive = zipfile.ZipFile(io.BytesIO(urllib.request.urlopen(export.download_url).read()))
+    lines = archive.read("samples.jsonl").decode().splitlines()
+    expect(len(lines) == 64, f"it holds the 64 samples ({len(lines)})")
 
     # Webhook endpoints are the developer's to manage (an API key is not enough).
     endpoint = webhook_endpoints_create.sync(

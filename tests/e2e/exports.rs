@@ -222,6 +222,18 @@ async fn an_export_holds_what_the_api_answers_and_valid_fhir_and_goes_with_the_u
     let report: Value = serde_json::from_str(said.stdout.trim()).expect("a report");
     assert_eq!(report["resources"], fhir.len(), "{report}");
 
+    // Its progress is a sync run of its own, finished.
+    let runs = app.get(&format!("{base}/sync/runs"), &key).await;
+    let run =
+        runs.body.as_array().and_then(|r| r.iter().find(|r| r["run_id"] == done["id"]).cloned());
+    let run = run.unwrap_or_else(|| panic!("the export's run in {}", runs.body));
+    assert_eq!(
+        (run["source"].as_str(), run["status"].as_str()),
+        (Some("export"), Some("success")),
+        "{run}"
+    );
+    assert_eq!(run["counts"]["samples"], 9, "{run}");
+
     // Listed, and gone with the user: its row and its archive.
     let list = app.get(&format!("{base}/exports"), &key).await;
     assert_eq!(list.body.as_array().map(Vec::len), Some(1), "{}", list.body);

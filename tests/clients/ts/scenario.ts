@@ -103,6 +103,22 @@ async function main() {
   expect(days.data?.data.length === 1, "an activity summary day");
   expect(days.data.data[0].steps === 2000, `its steps are the day's total (${days.data.data[0].steps})`);
 
+  // A portability request answered with one call: the user's whole record, then its download.
+  const asked = await api.POST("/api/v1/users/{user_id}/exports", { params: { path: { user_id } } });
+  expect(asked.response.status === 202 && asked.data, "ask for an export");
+  let exported = asked.data;
+  for (let i = 0; i < 300 && exported.status !== "done" && exported.status !== "failed"; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    const got = await api.GET("/api/v1/users/{user_id}/exports/{export_id}", {
+      params: { path: { user_id, export_id: asked.data.id } },
+    });
+    expect(got.data, "read the export");
+    exported = got.data;
+  }
+  expect(exported.status === "done" && exported.download_url, `the export is done (${exported.status})`);
+  const zip = await fetch(exported.download_url);
+  expect(zip.ok && (await zip.arrayBuffer()).byteLength > 0, "download it");
+
   // Webhook endpoints are the developer's to manage (an API key is not enough).
   const endpoint = await developer.POST("/api/v1/webhooks/endpoints", {
     body: { url: "https://example.com/hooks/wearhouse", filter_types: ["workout.created"] },
