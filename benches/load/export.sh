@@ -27,7 +27,7 @@ KEY=$(api_key export)
 USER_ID=$(users "$KEY" 1)
 "$bin" import --user "$USER_ID" "$work/export.xml" >/dev/null
 rm -f "$work/export.xml"
-[ -z "$SEAL" ] || "$bin" seal --now >/dev/null
+[ -z "$SEAL" ] || "$bin" seal --now >/dev/null 2>&1
 count="select (select count(*) from samples) + (select coalesce(sum(sample_count), 0) from sample_blocks)"
 samples=$(psql -qAt "$PG/$DB" -c "$count")
 hwm() { awk '/^VmHWM/ { print int($2 / 1024) }' "/proc/$server/status"; }
