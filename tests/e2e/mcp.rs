@@ -64,6 +64,13 @@ async fn an_assistant_reads_what_the_api_answers_and_is_told_what_went_wrong() {
         args
     };
     let week = json!({"start_date": "2026-03-08", "end_date": "2026-03-14"});
+    // A key that may only mint SDK tokens reads nothing, through MCP as through the API.
+    let admin = app.admin().await;
+    let r = app
+        .post("/api/v1/developer/api-keys", &admin, json!({"name": "sdk only", "scopes": ["sdk"]}))
+        .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    let sdk_key = r.str("key");
     let calls = json!({"key": raw_key, "calls": [
         {"tool": "find_users", "arguments": {"query": "ada"}},
         {"tool": "data_coverage", "arguments": u(json!({}))},
@@ -89,6 +96,7 @@ async fn an_assistant_reads_what_the_api_answers_and_is_told_what_went_wrong() {
             "start_time": "2025-03-10", "end_time": "2026-03-10"}))},
         {"tool": "workouts", "arguments": {"user_id": "../../developer/api-keys",
             "start_date": "2026-03-08", "end_date": "2026-03-14"}},
+        {"tool": "sleep_summary", "arguments": u(week.clone()), "key": sdk_key},
     ]});
 
     let dir = std::env::temp_dir().join(format!("wearhouse-mcp-{}", uuid::Uuid::new_v4().simple()));
@@ -257,6 +265,8 @@ async fn an_assistant_reads_what_the_api_answers_and_is_told_what_went_wrong() {
     assert!(dense.contains("max_points") && dense.contains("shorter window"), "{dense}");
     let injected = error(16);
     assert!(injected.contains("not a user's id"), "{injected}");
+    let scoped = error(17);
+    assert!(scoped.contains("Not allowed") && scoped.contains("'read' scope"), "{scoped}");
 }
 
 #[tokio::test]
