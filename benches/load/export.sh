@@ -58,3 +58,4 @@ print(f"export of {int(samples):,} samples ({sealed or 'rows'}): {secs:.1f} s, {
       f"archive {int(size) / 1e6:.0f} MB ({int(size) / int(samples):.1f} bytes a sample), {int(fhir):,} FHIR resources")
 print(f"service peak RSS: {rss0} MB before the export, {rss1} MB after it")
 PY
+psql -q "$PG/postgres" -c "drop database if exists $DB with (force)"
