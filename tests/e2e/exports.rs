@@ -115,13 +115,25 @@ fn unzip(bytes: &[u8]) -> std::collections::BTreeMap<String, String> {
 
 #[tokio::test]
 async fn an_export_holds_what_the_api_answers_and_valid_fhir_and_goes_with_the_user() {
-    let app = TestApp::spawn().await;
+    // Data from every kind of source: the SDK (Ada's phone and watch), an Apple Health export
+    // uploaded, and a cloud vendor's pull (a local Oura API).
+    let (_oura, app) = crate::vendor_pulls::oura_and_app(3600).await;
     let key = app.api_key().await;
     let user = ada(&app, &key).await;
+    let upload = crate::import::zipped(&crate::import::export(2));
+    let task = crate::import::upload_direct(&app, &key, &user, upload).await;
+    let (status, _) = crate::import::wait_import(&app, &key, &user, &task).await;
+    assert_eq!(status, "done");
+    crate::vendor_pulls::connect(&app, &user, "oura-access-1").await;
+    let window = "summary_start_time=2026-03-09T00:00:00Z&summary_end_time=2026-03-11T00:00:00Z";
+    let r = app
+        .post(&format!("/api/v1/providers/oura/users/{user}/sync?{window}"), &key, json!({}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let (status, _) = crate::vendor_pulls::pull_done(&app, &r.str("task_id")).await;
+    assert_eq!(status, "done");
+
     let done = export(&app, &key, &user).await;
-    assert_eq!(done["counts"]["samples"], 9, "{done}");
-    assert_eq!(done["counts"]["workouts"], 1);
-    assert_eq!(done["counts"]["sleep_sessions"], 1);
     let url = done["download_url"].as_str().expect("a download URL").to_string();
     assert!(done["download_expires_at"].is_string());
 
@@ -159,7 +171,11 @@ async fn an_export_holds_what_the_api_answers_and_valid_fhir_and_goes_with_the_u
     )
     .await;
     assert_eq!(lines(&files["samples.jsonl"]), samples);
-    assert_eq!(samples.len(), 9);
+    assert_eq!(done["counts"]["samples"], samples.len(), "{done}");
+    let providers: std::collections::BTreeSet<&str> =
+        samples.iter().filter_map(|s| s["source"]["provider"].as_str()).collect();
+    assert_eq!(providers, ["oura", "phonehealth"].into(), "the SDK's, the upload's and the pull's");
+    assert!(samples.len() > 100, "the upload's samples too: {}", samples.len());
     let workouts = all_pages(
         &app,
         &key,
@@ -167,17 +183,24 @@ async fn an_export_holds_what_the_api_answers_and_valid_fhir_and_goes_with_the_u
     )
     .await;
     assert_eq!(lines(&files["workouts.jsonl"]), workouts);
+    assert_eq!(done["counts"]["workouts"], workouts.len());
     let nights =
         all_pages(&app, &key, &format!("{base}/events/sleep?{ALL_TIME}&filter_by_priority=false"))
             .await;
     assert_eq!(lines(&files["sleep.jsonl"]), nights);
-    assert_eq!(nights.len(), 1);
+    assert_eq!(done["counts"]["sleep_sessions"], nights.len());
+    assert!(nights.iter().any(|n| n["source"]["provider"] == "oura"), "the pulled night");
     let cycles = all_pages(&app, &key, &format!("{base}/events/menstrual-cycles?{ALL_TIME}")).await;
     assert_eq!(lines(&files["cycles.jsonl"]), cycles);
-    let workout_id = workouts[0]["id"].as_str().expect("id");
-    let route = app.get(&format!("{base}/events/workouts/{workout_id}/route"), &key).await;
-    assert_eq!(lines(&files["routes.jsonl"]), vec![route.body.clone()]);
-    assert_eq!(route.body["points"].as_array().map(Vec::len), Some(2));
+    // The route of each workout that has one, as the API answers it.
+    let mut routes = Vec::new();
+    for w in workouts.iter().filter(|w| w["has_route"] == true) {
+        let id = w["id"].as_str().expect("id");
+        routes.push(app.get(&format!("{base}/events/workouts/{id}/route"), &key).await.body);
+    }
+    assert_eq!(lines(&files["routes.jsonl"]), routes);
+    let run = routes.iter().find(|r| r["points"].as_array().map(Vec::len) == Some(2));
+    assert!(run.is_some(), "the SDK run's two points: {routes:?}");
     let me: Value = serde_json::from_str(&files["user.json"]).expect("json");
     assert_eq!(me, app.get(&base, &key).await.body);
     let sources: Value = serde_json::from_str(&files["sources.json"]).expect("json");
@@ -192,19 +215,16 @@ async fn an_export_holds_what_the_api_answers_and_valid_fhir_and_goes_with_the_u
     assert_eq!(done["counts"]["fhir_resources"], fhir.len() as i64);
     let code = |o: &Value| o["code"]["coding"][0]["code"].as_str().unwrap_or("").to_string();
     let codes: Vec<String> = fhir.iter().skip(1).map(code).collect();
-    // 4 heart rates, 2 step counts, 1 blood pressure panel (of two samples), 1 weight, a night,
-    // a run.
-    for (loinc, n) in [
-        ("8867-4", 4),
-        ("55423-8", 2),
-        ("85354-9", 1),
-        ("29463-7", 1),
-        ("93832-4", 1),
-        ("73985-4", 1),
-    ] {
-        assert_eq!(codes.iter().filter(|c| *c == loinc).count(), n, "{loinc} in {codes:?}");
+    // Each kind is there: heart rates, steps, the blood pressure panel, the weight; a night and
+    // a workout each one resource.
+    for loinc in ["8867-4", "55423-8", "85354-9", "29463-7"] {
+        assert!(codes.iter().any(|c| c == loinc), "{loinc} in the FHIR resources");
     }
-    let bp = fhir.iter().find(|o| code(o) == "85354-9").expect("a panel");
+    assert_eq!(codes.iter().filter(|c| *c == "93832-4").count(), nights.len());
+    assert_eq!(codes.iter().filter(|c| *c == "73985-4").count(), workouts.len());
+    let ada_bp =
+        |o: &&Value| code(o) == "85354-9" && o["effectiveDateTime"] == "2026-03-11T08:30:00+01:00";
+    let bp = fhir.iter().find(ada_bp).expect("Ada's reading as a panel");
     assert_eq!(bp["component"].as_array().map(Vec::len), Some(2), "{bp}");
     assert_eq!(bp["effectiveDateTime"], "2026-03-11T08:30:00+01:00");
     let dir =
@@ -232,7 +252,7 @@ async fn an_export_holds_what_the_api_answers_and_valid_fhir_and_goes_with_the_u
         (Some("export"), Some("success")),
         "{run}"
     );
-    assert_eq!(run["counts"]["samples"], 9, "{run}");
+    assert_eq!(run["counts"]["samples"], samples.len(), "{run}");
 
     // Listed, and gone with the user: its row and its archive.
     let list = app.get(&format!("{base}/exports"), &key).await;

@@ -10,13 +10,13 @@ use serde_json::{Value, json};
 
 use crate::util::{Auth, BUCKET_EVENTS_SECRET, Mode, TestApp};
 
-fn export(days: u32) -> Vec<u8> {
+pub(crate) fn export(days: u32) -> Vec<u8> {
     let mut out = Vec::new();
     write_export(&mut out, &ExportSpec::new(days)).expect("generate");
     out
 }
 
-fn zipped(xml: &[u8]) -> Vec<u8> {
+pub(crate) fn zipped(xml: &[u8]) -> Vec<u8> {
     let mut z = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
     let opts = zip::write::SimpleFileOptions::default()
         .compression_method(zip::CompressionMethod::Deflated);
@@ -32,7 +32,12 @@ fn base(user: &str) -> String {
 }
 
 /// Waits for an import to end; returns its status and its sync run.
-async fn wait_import(app: &TestApp, key: &Auth, user: &str, task: &str) -> (String, Value) {
+pub(crate) async fn wait_import(
+    app: &TestApp,
+    key: &Auth,
+    user: &str,
+    task: &str,
+) -> (String, Value) {
     for _ in 0..600 {
         let s = import_status(app, task).await;
         if s == "done" || s == "failed" {
@@ -667,7 +672,7 @@ async fn import_status(app: &TestApp, task: &str) -> String {
         .unwrap_or_default()
 }
 
-async fn upload_direct(app: &TestApp, key: &Auth, user: &str, file: Vec<u8>) -> String {
+pub(crate) async fn upload_direct(app: &TestApp, key: &Auth, user: &str, file: Vec<u8>) -> String {
     let url = app.url(&format!("/api/v1/users/{user}/import/phonehealth/xml/direct"));
     let form = Form::new().part("file", Part::bytes(file).file_name("export.zip"));
     let r = crate::util::Resp::read(

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use crate::util::{Mode, TestApp};
 
 #[derive(Default)]
-struct Oura {
+pub(crate) struct Oura {
     activity_calls: AtomicUsize,
     /// While set, the sleep collection never answers (a worker killed mid-pull).
     hang: std::sync::atomic::AtomicBool,
@@ -109,7 +109,7 @@ pub(crate) async fn pull_done(app: &TestApp, task: &str) -> (String, i32) {
 }
 
 /// A local Oura API, and the service configured to pull from it every `every` seconds.
-async fn oura_and_app(every: u64) -> (Arc<Oura>, TestApp) {
+pub(crate) async fn oura_and_app(every: u64) -> (Arc<Oura>, TestApp) {
     oura_and(Mode::All, every).await
 }
 
@@ -136,7 +136,7 @@ async fn oura_and(mode: Mode, every: u64) -> (Arc<Oura>, TestApp) {
 }
 
 /// Connects `user` to Oura with `access` as its (valid for a day) access token.
-async fn connect(app: &TestApp, user: &str, access: &str) {
+pub(crate) async fn connect(app: &TestApp, user: &str, access: &str) {
     connect_to(app, user, "oura", access, None).await;
 }
 

@@ -147,8 +147,10 @@ async fn entries(
     let mut spool = Spool::new()?;
     let whole = |name: &'static str, value: serde_json::Value| (name, value);
     let user_out: users::UserOut = user.clone().into();
+    // As `GET …/data-sources` lists them.
+    let listed = schema::data_sources::list_for_user(r.db, r.user_id).await?;
     let data_sources: Vec<data_sources::DataSourceOut> =
-        r.ranking.sources.iter().cloned().map(Into::into).collect();
+        listed.into_iter().map(Into::into).collect();
     for (name, value) in [
         whole("user.json", json!(user_out)),
         whole("connections.json", json!(connections::connections_of(r.db, r.user_id).await?)),
