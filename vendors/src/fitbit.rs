@@ -17,7 +17,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::normal::{Device, MapRow, local_instant, local_noon, number};
-use crate::{Account, Notifications};
+use crate::{Account, Mapping, Notifications, Pages};
 use crate::{
     Call, CallAuth, ClientAuth, Connected, Endpoints, Handshake, Info, Notice, OAuthSpec, Vendor,
     Window,
@@ -105,7 +105,9 @@ impl Vendor for Fitbit {
     fn info(&self) -> &'static Info {
         &INFO
     }
+}
 
+impl Pages for Fitbit {
     /// The activity list is read from the window's first day on, through all its pages, in one
     /// go; the ranges of dates in steps.
     fn window_step(&self, collection: &str) -> Option<Duration> {
@@ -156,6 +158,15 @@ impl Vendor for Fitbit {
         Some(format!("{}?{}", next.path(), next.query()?))
     }
 
+    /// `Retry-After`, else `Fitbit-Rate-Limit-Reset` (seconds to the top of the hour).
+    fn rate_limit_wait(&self, headers: &reqwest::header::HeaderMap) -> Option<i64> {
+        ["retry-after", "fitbit-rate-limit-reset"]
+            .iter()
+            .find_map(|name| headers.get(*name)?.to_str().ok()?.trim().parse::<i64>().ok())
+    }
+}
+
+impl Mapping for Fitbit {
     fn map_page(&self, collection: &str, page: &Value, out: &mut Normalised) {
         let (rows, map): (&[Value], MapRow) = match collection {
             PROFILE => (std::slice::from_ref(page), profile),
@@ -175,13 +186,6 @@ impl Vendor for Fitbit {
         };
         let kind = crate::normal::known(&COLLECTIONS, collection);
         crate::normal::each(out, (kind, "unreadable Fitbit record"), rows.iter(), map);
-    }
-
-    /// `Retry-After`, else `Fitbit-Rate-Limit-Reset` (seconds to the top of the hour).
-    fn rate_limit_wait(&self, headers: &reqwest::header::HeaderMap) -> Option<i64> {
-        ["retry-after", "fitbit-rate-limit-reset"]
-            .iter()
-            .find_map(|name| headers.get(*name)?.to_str().ok()?.trim().parse::<i64>().ok())
     }
 }
 

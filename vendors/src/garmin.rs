@@ -14,7 +14,7 @@ use schema::catalogue::series_types::id;
 use serde_json::{Value, json};
 
 use crate::normal::{Device, noon, number};
-use crate::{Account, Notifications};
+use crate::{Account, Mapping, Notifications, Pages};
 use crate::{
     Call, CallAuth, ClientAuth, Connected, Endpoints, Info, Notice, OAuthSpec, Vendor, Window,
 };
@@ -125,7 +125,9 @@ impl Vendor for Garmin {
     fn info(&self) -> &'static Info {
         &INFO
     }
+}
 
+impl Pages for Garmin {
     /// 24 hours of upload time a request.
     fn window_step(&self, _: &str) -> Option<Duration> {
         Some(Duration::days(1))
@@ -151,26 +153,6 @@ impl Vendor for Garmin {
         None
     }
 
-    fn map_page(&self, collection: &str, page: &Value, out: &mut Normalised) {
-        let map: crate::normal::MapRow = match collection {
-            DAILIES => daily,
-            SLEEPS => sleep,
-            ACTIVITIES => activity,
-            HRV => hrv,
-            PULSE_OX => |r, out| series(r, out, "timeOffsetSpo2Values", OXYGEN),
-            RESPIRATION => |r, out| series(r, out, "timeOffsetEpochToBreaths", BREATHING),
-            STRESS => stress,
-            BODY => body,
-            METRICS => metrics,
-            SKIN => skin,
-            PRESSURE => pressure,
-            _ => return,
-        };
-        let rows = crate::normal::rows(page, collection).iter();
-        let kind = crate::normal::known(&COLLECTIONS, collection);
-        crate::normal::each(out, (kind, "unreadable Garmin summary"), rows, map);
-    }
-
     /// 30 days a backfill request (sources say 30 or 90; the smaller holds either way).
     fn backfill_step(&self) -> Option<Duration> {
         Some(Duration::days(30))
@@ -190,6 +172,28 @@ impl Vendor for Garmin {
             .append_pair("summaryStartTimeInSeconds", &start.timestamp().to_string())
             .append_pair("summaryEndTimeInSeconds", &end.timestamp().to_string());
         Some(url)
+    }
+}
+
+impl Mapping for Garmin {
+    fn map_page(&self, collection: &str, page: &Value, out: &mut Normalised) {
+        let map: crate::normal::MapRow = match collection {
+            DAILIES => daily,
+            SLEEPS => sleep,
+            ACTIVITIES => activity,
+            HRV => hrv,
+            PULSE_OX => |r, out| series(r, out, "timeOffsetSpo2Values", OXYGEN),
+            RESPIRATION => |r, out| series(r, out, "timeOffsetEpochToBreaths", BREATHING),
+            STRESS => stress,
+            BODY => body,
+            METRICS => metrics,
+            SKIN => skin,
+            PRESSURE => pressure,
+            _ => return,
+        };
+        let rows = crate::normal::rows(page, collection).iter();
+        let kind = crate::normal::known(&COLLECTIONS, collection);
+        crate::normal::each(out, (kind, "unreadable Garmin summary"), rows, map);
     }
 }
 

@@ -194,7 +194,7 @@ pub trait Account {
 }
 
 /// A cloud vendor wearhouse takes data from.
-pub trait Vendor: Account + Notifications + Send + Sync {
+pub trait Vendor: Account + Notifications + Pages + Mapping + Send + Sync {
     fn info(&self) -> &'static Info;
     fn provider(&self) -> &'static Provider {
         &self.info().provider
@@ -208,6 +208,29 @@ pub trait Vendor: Account + Notifications + Send + Sync {
     fn collections(&self) -> &'static [&'static str] {
         self.info().collections
     }
+    /// Ends the app's access at the vendor (best effort: a vendor that cannot be reached still
+    /// loses the connection here; its token expires on its own). Vendors whose revocation is
+    /// more than fixed calls do it their own way.
+    fn revoke_at_vendor<'a>(
+        &'a self,
+        http: &'a reqwest::Client,
+        c: Connected<'a>,
+    ) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            for call in self.revoke(&c) {
+                if let Err(why) = calls::send(http, c.ends, call).await {
+                    let provider = self.provider().slug;
+                    tracing::warn!(provider, why, "the vendor did not revoke the token");
+                }
+            }
+        })
+    }
+}
+
+/// How a vendor's data is read: the pages of each collection over a window, how a request is
+/// authenticated, what a page says of errors and limits, and (Garmin) how history is asked for.
+/// One concern of a [`Vendor`], implemented apart (each vendor's `impl Pages`).
+pub trait Pages {
     /// The longest window one request of `collection` may cover; a pull reads a longer one in
     /// steps of it.
     fn window_step(&self, _collection: &str) -> Option<chrono::Duration> {
@@ -237,25 +260,6 @@ pub trait Vendor: Account + Notifications + Send + Sync {
     fn page_error(&self, _page: &Value) -> Option<PageError> {
         None
     }
-    /// Adds one page of `collection` to the batch.
-    fn map_page(&self, collection: &str, page: &Value, out: &mut Normalised);
-    /// Ends the app's access at the vendor (best effort: a vendor that cannot be reached still
-    /// loses the connection here; its token expires on its own). Vendors whose revocation is
-    /// more than fixed calls do it their own way.
-    fn revoke_at_vendor<'a>(
-        &'a self,
-        http: &'a reqwest::Client,
-        c: Connected<'a>,
-    ) -> BoxFuture<'a, ()> {
-        Box::pin(async move {
-            for call in self.revoke(&c) {
-                if let Err(why) = calls::send(http, c.ends, call).await {
-                    let provider = self.provider().slug;
-                    tracing::warn!(provider, why, "the vendor did not revoke the token");
-                }
-            }
-        })
-    }
     /// Seconds to wait after a 429 when the vendor's own rule says (else the headers do).
     fn rate_limit_wait(&self, _headers: &reqwest::header::HeaderMap) -> Option<i64> {
         None
@@ -269,6 +273,13 @@ pub trait Vendor: Account + Notifications + Send + Sync {
     fn backfill_url(&self, _api_url: &str, _collection: &str, _window: Window) -> Option<url::Url> {
         None
     }
+}
+
+/// What a vendor's pages become: samples, sessions and scores in canonical units. One concern
+/// of a [`Vendor`], implemented apart (each vendor's `impl Mapping`).
+pub trait Mapping {
+    /// Adds one page of `collection` to the batch.
+    fn map_page(&self, collection: &str, page: &Value, out: &mut Normalised);
 }
 
 /// Every vendor with an adapter.

@@ -16,7 +16,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::normal::{Device, MapRow, at_local, guessed_offset, local_instant, local_noon};
-use crate::{Account, Notifications};
+use crate::{Account, Mapping, Notifications, Pages};
 use crate::{
     Call, CallAuth, ClientAuth, Connected, Endpoints, Info, Notice, OAuthSpec, Vendor, Window,
 };
@@ -93,7 +93,9 @@ impl Vendor for Polar {
     fn info(&self) -> &'static Info {
         &INFO
     }
+}
 
+impl Pages for Polar {
     /// The lists of the last 28–30 days are read once; the ranges in steps.
     fn window_step(&self, collection: &str) -> Option<Duration> {
         matches!(collection, ACTIVITIES | HEART_RATE | SPO2 | SKIN_TEMPERATURE)
@@ -126,7 +128,9 @@ impl Vendor for Polar {
     fn next_page(&self, _: &Value, _: Option<&str>, _: Window) -> Option<String> {
         None
     }
+}
 
+impl Mapping for Polar {
     fn map_page(&self, collection: &str, page: &Value, out: &mut Normalised) {
         let (rows, map): (&[Value], MapRow) = match collection {
             SLEEP => (crate::normal::rows(page, "nights"), sleep),

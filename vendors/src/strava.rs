@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::normal::Device;
-use crate::{Account, Notifications};
+use crate::{Account, Mapping, Notifications, Pages};
 use crate::{
     Call, CallAuth, ClientAuth, Connected, Endpoints, Handshake, Info, Notice, OAuthSpec, Vendor,
     Window,
@@ -68,7 +68,9 @@ impl Vendor for Strava {
     fn info(&self) -> &'static Info {
         &INFO
     }
+}
 
+impl Pages for Strava {
     /// `after`/`before` in epoch seconds, `page` from 1.
     fn page_url(
         &self,
@@ -93,11 +95,6 @@ impl Vendor for Strava {
         (n > 0).then(|| (current + 1).to_string())
     }
 
-    fn map_page(&self, _: &str, page: &Value, out: &mut Normalised) {
-        let rows = page.as_array().map(Vec::as_slice).unwrap_or_default();
-        crate::normal::each(out, (ACTIVITIES, "unreadable Strava activity"), rows.iter(), activity);
-    }
-
     /// Strava's 15-minute windows reset at :00, :15, :30 and :45 and its daily one at midnight
     /// UTC; its answer says which is spent (`X-RateLimit-Limit` and `X-RateLimit-Usage`,
     /// `short,daily`, and the same for reads in `X-ReadRateLimit-*`). A 429 waits for the reset
@@ -106,6 +103,13 @@ impl Vendor for Strava {
     fn rate_limit_wait(&self, headers: &reqwest::header::HeaderMap) -> Option<i64> {
         let said = headers.get("retry-after").and_then(|v| v.to_str().ok()?.trim().parse().ok());
         Some(said.unwrap_or_else(|| limit_reset(headers, Utc::now())))
+    }
+}
+
+impl Mapping for Strava {
+    fn map_page(&self, _: &str, page: &Value, out: &mut Normalised) {
+        let rows = page.as_array().map(Vec::as_slice).unwrap_or_default();
+        crate::normal::each(out, (ACTIVITIES, "unreadable Strava activity"), rows.iter(), activity);
     }
 }
 

@@ -14,7 +14,7 @@ use schema::catalogue::series_types::id;
 use serde_json::{Value, json};
 
 use crate::normal::{Device, MapRow, guessed_offset, number};
-use crate::{Account, Notifications};
+use crate::{Account, Mapping, Notifications, Pages};
 use crate::{
     Call, CallAuth, ClientAuth, Connected, Endpoints, Info, Notice, OAuthSpec, Vendor, Window,
 };
@@ -85,7 +85,9 @@ impl Vendor for Suunto {
     fn info(&self) -> &'static Info {
         &INFO
     }
+}
 
+impl Pages for Suunto {
     /// Workouts are read from the window's start on, through all their pages, in one go; the
     /// 24/7 services in steps.
     fn window_step(&self, collection: &str) -> Option<Duration> {
@@ -142,7 +144,9 @@ impl Vendor for Suunto {
             .bearer_auth(token)
             .header("Ocp-Apim-Subscription-Key", ends.setting("SUBSCRIPTION_KEY"))
     }
+}
 
+impl Mapping for Suunto {
     fn map_page(&self, collection: &str, page: &Value, out: &mut Normalised) {
         let (rows, map): (Vec<&Value>, MapRow) = match collection {
             // A list, or one workout (`/v3/workouts/{key}` and the webhook).

@@ -13,7 +13,7 @@ use schema::catalogue::series_types::id;
 use serde_json::Value;
 
 use crate::normal::{Device, number, offset_at};
-use crate::{Account, Notifications};
+use crate::{Account, Mapping, Notifications, Pages};
 use crate::{
     Call, CallAuth, ClientAuth, Connected, Endpoints, Info, Notice, OAuthSpec, Vendor, Window,
 };
@@ -78,7 +78,9 @@ impl Vendor for Ultrahuman {
     fn info(&self) -> &'static Info {
         &INFO
     }
+}
 
+impl Pages for Ultrahuman {
     /// One local day a call, from the window's first UTC date to the day after its last (a
     /// user ahead of UTC is on it already; a day not begun yet answers empty). The page token
     /// is the next day to read.
@@ -105,7 +107,9 @@ impl Vendor for Ultrahuman {
         let last = end.date_naive().succ_opt()?;
         (next <= last).then(|| next.format("%Y-%m-%d").to_string())
     }
+}
 
+impl Mapping for Ultrahuman {
     fn map_page(&self, _: &str, page: &Value, out: &mut Normalised) {
         let data = page.get("data").unwrap_or(&Value::Null);
         if let Some(zone) = data.get("latest_time_zone").and_then(Value::as_str) {

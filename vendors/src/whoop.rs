@@ -15,7 +15,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::normal::Device;
-use crate::{Account, Notifications};
+use crate::{Account, Mapping, Notifications, Pages};
 use crate::{
     Call, CallAuth, ClientAuth, Connected, Endpoints, Info, Notice, OAuthSpec, Vendor, Window,
 };
@@ -82,7 +82,9 @@ impl Vendor for Whoop {
     fn info(&self) -> &'static Info {
         &INFO
     }
+}
 
+impl Pages for Whoop {
     /// `start` inclusive, `end` exclusive, 25 a page (the most WHOOP gives), `nextToken`.
     fn page_url(
         &self,
@@ -107,7 +109,9 @@ impl Vendor for Whoop {
     fn next_page(&self, page: &Value, _: Option<&str>, _: Window) -> Option<String> {
         page.get("next_token").and_then(Value::as_str).filter(|t| !t.is_empty()).map(str::to_string)
     }
+}
 
+impl Mapping for Whoop {
     fn map_page(&self, collection: &str, page: &Value, out: &mut Normalised) {
         let rows =
             page.get("records").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();

@@ -15,7 +15,7 @@ use schema::catalogue::series_types::id;
 use serde_json::{Value, json};
 
 use crate::normal::{Device, local_noon, number, offset_at, zone_offset};
-use crate::{Account, Notifications};
+use crate::{Account, Mapping, Notifications, Pages};
 use crate::{
     Call, CallAuth, ClientAuth, Connected, Endpoints, Handshake, Info, Notice, OAuthSpec,
     PageError, Vendor, Window,
@@ -136,6 +136,22 @@ impl Vendor for Withings {
         &INFO
     }
 
+    /// `action=revoke`, signed with a nonce Withings gives first (the only revocation it offers):
+    /// it ends the tokens and every notification subscription of the user.
+    fn revoke_at_vendor<'a>(
+        &'a self,
+        http: &'a reqwest::Client,
+        c: Connected<'a>,
+    ) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            if let Err(why) = revoke(http, &c).await {
+                tracing::warn!(provider = "withings", why, "the vendor did not revoke the token");
+            }
+        })
+    }
+}
+
+impl Pages for Withings {
     fn window_step(&self, collection: &str) -> Option<Duration> {
         DAY_CALLS.contains(&collection).then(|| Duration::days(1))
     }
@@ -201,7 +217,9 @@ impl Vendor for Withings {
             None => Some(PageError::Failed("answered without a status".into())),
         }
     }
+}
 
+impl Mapping for Withings {
     fn map_page(&self, collection: &str, page: &Value, out: &mut Normalised) {
         let body = page.get("body").unwrap_or(&Value::Null);
         let zone = body.get("timezone").and_then(Value::as_str);
@@ -225,20 +243,6 @@ impl Vendor for Withings {
         };
         let reason = "unreadable Withings record";
         crate::normal::each(out, (kind, reason), rows.into_iter(), |r, out| map(r, zone, out));
-    }
-
-    /// `action=revoke`, signed with a nonce Withings gives first (the only revocation it offers):
-    /// it ends the tokens and every notification subscription of the user.
-    fn revoke_at_vendor<'a>(
-        &'a self,
-        http: &'a reqwest::Client,
-        c: Connected<'a>,
-    ) -> BoxFuture<'a, ()> {
-        Box::pin(async move {
-            if let Err(why) = revoke(http, &c).await {
-                tracing::warn!(provider = "withings", why, "the vendor did not revoke the token");
-            }
-        })
     }
 }
 

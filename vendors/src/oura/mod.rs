@@ -7,7 +7,7 @@ use ingest::Normalised;
 use schema::catalogue::providers::{Capabilities, LiveSyncMode, Provider};
 use serde_json::Value;
 
-use crate::{Account, Notifications};
+use crate::{Account, Mapping, Notifications, Pages};
 use crate::{ClientAuth, Info, OAuthSpec, Vendor};
 use map::Collection;
 
@@ -72,7 +72,9 @@ impl Vendor for Oura {
     fn info(&self) -> &'static Info {
         &INFO
     }
+}
 
+impl Pages for Oura {
     /// Daily collections take dates, read in the user's own zone, and a date-only end leaves
     /// that day out: a day either side, so the window is covered whatever the zone (a re-read
     /// day stores nothing twice). Heart rate takes instants.
@@ -105,7 +107,9 @@ impl Vendor for Oura {
     fn next_page(&self, page: &Value, _: Option<&str>, _: crate::Window) -> Option<String> {
         page.get("next_token").and_then(Value::as_str).filter(|t| !t.is_empty()).map(str::to_string)
     }
+}
 
+impl Mapping for Oura {
     fn map_page(&self, path: &str, page: &Value, out: &mut Normalised) {
         if let Some(c) = collection(path) {
             map::page(c, page, out);
