@@ -159,6 +159,14 @@ impl Exporter {
         let key = object_key(&export);
         let made = records::write(&self.db, &self.storage, &export, &key, &counts).await;
         beat.abort();
+        // The user deleted meanwhile (their export with them): an archive written after their
+        // objects were emptied would be left behind.
+        if matches!(schema::exports::get(&self.db, export.user_id, id).await, Ok(None)) {
+            if let Err(e) = self.storage.delete(&key).await {
+                tracing::warn!(export_id = %id, error = %e, "deleting a deleted user's export failed");
+            }
+            return true;
+        }
         let settled = match made {
             Ok((bytes, counts)) => Settled::Done {
                 object_key: key,
