@@ -23,7 +23,7 @@ fi
 # the team's invitation mails (tests/e2e/team.rs), and the MCP client of the `mcp` package talks
 # to /mcp (tests/e2e/mcp.rs).
 for module in standardwebhooks:standardwebhooks openapi_spec_validator:openapi-spec-validator \
-  openapi_python_client:openapi-python-client aiosmtpd:aiosmtpd mcp:mcp; do
+  openapi_python_client:openapi-python-client aiosmtpd:aiosmtpd mcp:mcp==2.3.0; do
   python3 -c "import ${module%%:*}" 2>/dev/null || python3 -m pip install -q --user "${module#*:}" \
     || python3 -m pip install -q --break-system-packages --user "${module#*:}"
 done

@@ -72,7 +72,8 @@ async fn an_assistant_reads_what_the_api_answers_and_is_told_what_went_wrong() {
     assert_eq!(r.status, 201, "{}", r.body);
     let sdk_key = r.str("key");
     let calls = json!({"key": raw_key, "calls": [
-        {"tool": "find_users", "arguments": {"query": "ada"}},
+        // Not "ada" alone: a user's id is hex and may hold it ("…999eada3…" did once).
+        {"tool": "find_users", "arguments": {"query": "ada@"}},
         {"tool": "data_coverage", "arguments": u(json!({}))},
         {"tool": "timeseries", "arguments": u(json!({"types": ["heart_rate"],
             "start_time": "2026-03-10", "end_time": "2026-03-10", "resolution": "raw"}))},

@@ -397,7 +397,17 @@ impl TestApp {
         assert_eq!(r.status, 202, "{}", r.body);
         let task = r.str("task_id");
         let status = self.wait_batch(&task).await;
-        assert_eq!(status, "done", "batch {task}");
+        if status != "done" {
+            // Say why: the worker keeps the last error and the attempts it took.
+            let id: uuid::Uuid = task.parse().expect("batch id");
+            let why = self
+                .db()
+                .await
+                .query_one("select attempts, coalesce(error, '') from sdk_batches where id = $1", &[&id])
+                .await
+                .map(|r| format!("{} attempts: {}", r.get::<_, i32>(0), r.get::<_, String>(1)));
+            panic!("batch {task} ended {status}: {why:?}");
+        }
         task
     }
 
