@@ -391,13 +391,18 @@ pub(crate) fn lenient_record<'de, D: Deserializer<'de>, T: DeserializeOwned>(
     Ok(record(&Value::deserialize(d)?))
 }
 
-/// A field holding an array of records: those that read, each as [`record`] reads it; nothing
+/// A field holding an array of records: those that read, each as [`record`] reads it; `None`
 /// when it is not an array (`.get(..).and_then(as_array)`).
 pub(crate) fn lenient_records<'de, D: Deserializer<'de>, T: DeserializeOwned>(
     d: D,
-) -> Result<Vec<T>, D::Error> {
+) -> Result<Option<Vec<T>>, D::Error> {
     let v = Value::deserialize(d)?;
-    Ok(v.as_array().map(|a| a.iter().filter_map(record).collect()).unwrap_or_default())
+    Ok(v.as_array().map(|a| a.iter().filter_map(record).collect()))
+}
+
+/// An id field read as [`id_text`] reads one: any value present, as text.
+pub(crate) fn lenient_id<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    Ok(Some(id_text(&Value::deserialize(d)?)))
 }
 
 /// A vendor's collections as an enum `Collection` of `Variant = "name"` (the names are stored

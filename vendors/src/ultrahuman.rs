@@ -196,7 +196,7 @@ struct Metric {
 #[serde(default)]
 struct Figures {
     #[serde(deserialize_with = "lenient_records")]
-    values: Vec<Point>,
+    values: Option<Vec<Point>>,
     #[serde(deserialize_with = "lenient_number")]
     day_start_timestamp: Option<f64>,
     #[serde(deserialize_with = "lenient_number")]
@@ -212,7 +212,7 @@ struct Figures {
     #[serde(deserialize_with = "lenient_record")]
     sleep_graph: Option<Graph>,
     #[serde(deserialize_with = "lenient_records")]
-    sleep_stages: Vec<StageTime>,
+    sleep_stages: Option<Vec<StageTime>>,
     #[serde(deserialize_with = "lenient_record")]
     temperature_deviation: Option<Deviation>,
 }
@@ -231,7 +231,7 @@ struct Point {
 #[serde(default)]
 struct Graph {
     #[serde(deserialize_with = "lenient_records")]
-    data: Vec<Span>,
+    data: Option<Vec<Span>>,
 }
 
 /// One span of the hypnogram.
@@ -265,7 +265,7 @@ struct Deviation {
 
 /// `values: [{value, timestamp}]` of a series.
 fn series(object: &Figures, out: &mut Normalised, id: i16) {
-    for v in &object.values {
+    for v in object.values.iter().flatten() {
         let (Some(at), Some(value)) = (instant(v.timestamp), v.value) else {
             continue;
         };
@@ -352,10 +352,10 @@ fn sleep(object: &Figures, out: &mut Normalised) -> Option<()> {
         return None;
     }
     let offset = offset_at(out, end);
-    let graph = object.sleep_graph.as_ref().map(|g| g.data.as_slice());
+    let graph = object.sleep_graph.as_ref().and_then(|g| g.data.as_ref());
     let intervals: Vec<Interval> = graph
-        .unwrap_or_default()
-        .iter()
+        .into_iter()
+        .flatten()
         .filter_map(|g| {
             let (s, e) = (instant(g.start)?, instant(g.end)?);
             let stage = stage(g.kind.as_deref()?)?;
@@ -366,6 +366,7 @@ fn sleep(object: &Figures, out: &mut Normalised) -> Option<()> {
         object
             .sleep_stages
             .iter()
+            .flatten()
             .filter(|s| s.kind.as_deref() == Some(kind))
             .filter_map(|s| s.stage_time)
             .map(|t| t.max(0.0) as i64)
