@@ -400,15 +400,15 @@ pub(crate) fn lenient_records<'de, D: Deserializer<'de>, T: DeserializeOwned>(
     Ok(v.as_array().map(|a| a.iter().filter_map(record).collect()))
 }
 
-/// A field holding `{"<key>": number}` (values keyed by time): its entries whose values read
-/// as [`number`] reads them, in its order; nothing when it is not an object.
-pub(crate) fn lenient_keyed<'de, D: Deserializer<'de>>(
-    d: D,
-) -> Result<Vec<(String, f64)>, D::Error> {
+/// A field holding `{"<key>": number}` (values keyed by time): its entries in its order, each
+/// value as [`number`] reads it; `None` when it is not an object (`.get(..).and_then(as_object)`).
+pub(crate) fn lenient_keyed<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Keyed>, D::Error> {
     let v = Value::deserialize(d)?;
-    let entries = v.as_object().into_iter().flatten();
-    Ok(entries.filter_map(|(k, v)| Some((k.clone(), number(v)?))).collect())
+    Ok(v.as_object().map(|m| m.iter().map(|(k, v)| (k.clone(), number(v))).collect()))
 }
+
+/// The entries of `{"<key>": number}`, as [`lenient_keyed`] reads them.
+pub(crate) type Keyed = Vec<(String, Option<f64>)>;
 
 /// An id field read as [`id_text`] reads one: any value present, as text.
 pub(crate) fn lenient_id<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {

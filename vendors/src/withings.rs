@@ -607,8 +607,8 @@ fn sleep(rows: &[&Value], out: &mut Normalised) {
     }
     for row in &rows {
         for (series, values) in [(HR, &row.hr), (BREATHING, &row.rr), (HRV_RMSSD, &row.rmssd)] {
-            for (at, v) in values {
-                keyed(out, series, at, Some(*v));
+            for (at, v) in values.iter().flatten() {
+                keyed(out, series, at, *v);
             }
         }
     }

@@ -4,7 +4,7 @@
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
-use crate::normal::{lenient, lenient_id, lenient_keyed, lenient_number};
+use crate::normal::{Keyed, lenient, lenient_id, lenient_keyed, lenient_number};
 use crate::normal::{lenient_record, lenient_records};
 
 /// A group of measures taken at once.
@@ -124,11 +124,11 @@ pub(super) struct Segment {
     #[serde(deserialize_with = "lenient")]
     pub(super) state: Option<i64>,
     #[serde(deserialize_with = "lenient_keyed")]
-    pub(super) hr: Vec<(String, f64)>,
+    pub(super) hr: Option<Keyed>,
     #[serde(deserialize_with = "lenient_keyed")]
-    pub(super) rr: Vec<(String, f64)>,
+    pub(super) rr: Option<Keyed>,
     #[serde(deserialize_with = "lenient_keyed")]
-    pub(super) rmssd: Vec<(String, f64)>,
+    pub(super) rmssd: Option<Keyed>,
 }
 
 /// The fields measured in one minute of intraday data.
