@@ -13,15 +13,19 @@ use chrono::{DateTime, Duration, NaiveDate, NaiveDateTime, Utc};
 use ingest::{Interval, Normalised, SleepSession, Stage, StageTotals, VendorNight};
 use schema::catalogue::providers::{Capabilities, LiveSyncMode, Provider};
 use schema::catalogue::series_types::id;
-use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::normal::{Device, MapRow, local_instant, local_noon, number};
+use crate::normal::{Device, MapRow, local_instant, local_noon, record};
 use crate::{Account, Mapping, Notifications, Pages};
 use crate::{
     Call, CallAuth, ClientAuth, Connected, Endpoints, Handshake, Info, Notice, OAuthSpec, Vendor,
     Window,
 };
+use pages::{
+    Activity, DayFigures, DayLevel, DayTotal, Level, Minutes, Profile, SleepLog, WeightLog,
+};
+
+mod pages;
 
 pub(crate) struct Fitbit;
 
@@ -36,9 +40,20 @@ const HRV: &str = "hrv";
 const SPO2: &str = "spo2";
 const SKIN: &str = "temp-skin";
 const WEIGHT: &str = "weight";
-/// The profile first: it gives the offset the others are read with.
-static COLLECTIONS: [&str; 11] =
-    [PROFILE, SLEEP, ACTIVITIES, STEPS, CALORIES, DISTANCE, HEART, HRV, SPO2, SKIN, WEIGHT];
+// The profile first: it gives the offset the others are read with.
+crate::normal::collections! {
+    Profile = PROFILE,
+    Sleep = SLEEP,
+    Activities = ACTIVITIES,
+    Steps = STEPS,
+    Calories = CALORIES,
+    Distance = DISTANCE,
+    Heart = HEART,
+    Hrv = HRV,
+    Spo2 = SPO2,
+    Skin = SKIN,
+    Weight = WEIGHT,
+}
 
 /// Ranges of dates stay under Fitbit's smallest maximum (30 days for HRV, SpO2 and skin
 /// temperature) with the day either side added: 26 days and two make 29 dates.
@@ -94,7 +109,7 @@ static INFO: Info = Info {
         ClientAuth::Basic,
     ),
     api_url: "https://api.fitbit.com",
-    collections: &COLLECTIONS,
+    collections: COLLECTIONS,
     settings: &[],
     notification_bytes: crate::SMALL_NOTIFICATIONS,
     history: crate::History::Pull,
@@ -111,7 +126,12 @@ impl Pages for Fitbit {
     /// The activity list is read from the window's first day on, through all its pages, in one
     /// go; the ranges of dates in steps.
     fn window_step(&self, collection: &str) -> Option<Duration> {
-        (collection != ACTIVITIES && collection != PROFILE).then(|| Duration::days(STEP_DAYS))
+        use Collection::*;
+        match Collection::parse(collection) {
+            Some(Activities | Profile) => None,
+            Some(Sleep | Steps | Calories | Distance | Heart | Hrv | Spo2 | Skin | Weight)
+            | None => Some(Duration::days(STEP_DAYS)),
+        }
     }
 
     /// Local dates, a day either side of the window; the activity list from its first day,
@@ -129,10 +149,12 @@ impl Pages for Fitbit {
         }
         let day = |t: DateTime<Utc>| t.date_naive().format("%Y-%m-%d").to_string();
         let (from, to) = (day(start - Duration::days(1)), day(end + Duration::days(1)));
-        let path = match collection {
-            PROFILE => "1/user/-/profile.json".to_string(),
-            SLEEP => format!("1.2/user/-/sleep/date/{from}/{to}.json"),
-            ACTIVITIES => {
+        use Collection::*;
+        // An unknown name is asked for as the weight log.
+        let path = match Collection::parse(collection) {
+            Some(Profile) => "1/user/-/profile.json".to_string(),
+            Some(Sleep) => format!("1.2/user/-/sleep/date/{from}/{to}.json"),
+            Some(Activities) => {
                 let mut url = url::Url::parse(&format!("{base}/1/user/-/activities/list.json"))?;
                 url.query_pairs_mut()
                     .append_pair("afterDate", &from)
@@ -141,12 +163,12 @@ impl Pages for Fitbit {
                     .append_pair("offset", "0");
                 return Ok(url);
             }
-            STEPS | CALORIES | DISTANCE | HEART => {
+            Some(Steps | Calories | Distance | Heart) => {
                 format!("1/user/-/activities/{collection}/date/{from}/{to}.json")
             }
-            HRV | SPO2 => format!("1/user/-/{collection}/date/{from}/{to}.json"),
-            SKIN => format!("1/user/-/temp/skin/date/{from}/{to}.json"),
-            _ => format!("1/user/-/body/log/weight/date/{from}/{to}.json"),
+            Some(Hrv | Spo2) => format!("1/user/-/{collection}/date/{from}/{to}.json"),
+            Some(Skin) => format!("1/user/-/temp/skin/date/{from}/{to}.json"),
+            Some(Weight) | None => format!("1/user/-/body/log/weight/date/{from}/{to}.json"),
         };
         url::Url::parse(&format!("{base}/{path}"))
     }
@@ -168,24 +190,25 @@ impl Pages for Fitbit {
 
 impl Mapping for Fitbit {
     fn map_page(&self, collection: &str, page: &Value, out: &mut Normalised) {
+        let Some(collection) = Collection::parse(collection) else { return };
+        let rows = |key| crate::normal::rows(page, key);
         let (rows, map): (&[Value], MapRow) = match collection {
-            PROFILE => (std::slice::from_ref(page), profile),
-            SLEEP => (crate::normal::rows(page, "sleep"), sleep),
-            ACTIVITIES => (crate::normal::rows(page, "activities"), activity),
-            STEPS => (crate::normal::rows(page, "activities-steps"), steps),
-            CALORIES => (crate::normal::rows(page, "activities-calories"), calories),
-            DISTANCE => (crate::normal::rows(page, "activities-distance"), distance),
-            HEART => (crate::normal::rows(page, "activities-heart"), heart),
-            HRV => (crate::normal::rows(page, "hrv"), hrv),
+            Collection::Profile => (std::slice::from_ref(page), profile),
+            Collection::Sleep => (rows("sleep"), sleep),
+            Collection::Activities => (rows("activities"), activity),
+            Collection::Steps => (rows("activities-steps"), steps),
+            Collection::Calories => (rows("activities-calories"), calories),
+            Collection::Distance => (rows("activities-distance"), distance),
+            Collection::Heart => (rows("activities-heart"), heart),
+            Collection::Hrv => (rows("hrv"), hrv),
             // A range is a bare array; one day a bare object.
-            SPO2 if page.is_object() => (std::slice::from_ref(page), spo2),
-            SPO2 => (crate::normal::rows(page, "spo2"), spo2),
-            SKIN => (crate::normal::rows(page, "tempSkin"), skin),
-            WEIGHT => (crate::normal::rows(page, "weight"), weight),
-            _ => return,
+            Collection::Spo2 if page.is_object() => (std::slice::from_ref(page), spo2),
+            Collection::Spo2 => (rows("spo2"), spo2),
+            Collection::Skin => (rows("tempSkin"), skin),
+            Collection::Weight => (rows("weight"), weight),
         };
-        let kind = crate::normal::known(&COLLECTIONS, collection);
-        crate::normal::each(out, (kind, "unreadable Fitbit record"), rows.iter(), map);
+        let kind = (collection.name(), "unreadable Fitbit record");
+        crate::normal::each(out, kind, rows.iter(), map);
     }
 }
 
@@ -285,9 +308,10 @@ impl Notifications for Fitbit {
 /// The user's zone and current offset, from the profile: what the other collections' local
 /// times are read with.
 fn profile(page: &Value, out: &mut Normalised) -> Option<()> {
-    let millis = page.pointer("/user/offsetFromUTCMillis").and_then(Value::as_i64)?;
+    let user = record::<Profile>(page)?.user?;
+    let millis = user.offset_millis?;
     out.note_offset(Utc::now(), crate::normal::minutes(millis / 1000));
-    out.zone = page.pointer("/user/timezone").and_then(Value::as_str).map(str::to_string);
+    out.zone = user.timezone;
     Some(())
 }
 
@@ -306,19 +330,9 @@ fn stage(level: &str) -> Option<Stage> {
     })
 }
 
-#[derive(Deserialize)]
-struct Level {
-    #[serde(rename = "dateTime")]
-    date_time: String,
-    level: String,
-    seconds: i64,
-}
-
-fn levels(list: Option<&Value>, out: &Normalised) -> Vec<Interval> {
-    let levels: Vec<Level> =
-        list.and_then(|l| Vec::<Level>::deserialize(l).ok()).unwrap_or_default();
-    levels
-        .iter()
+fn levels(list: Option<&Vec<Level>>, out: &Normalised) -> Vec<Interval> {
+    list.into_iter()
+        .flatten()
         .filter_map(|l| {
             let (start, _) = local_instant(out, local(&l.date_time)?)?;
             let end = start.checked_add_signed(Duration::try_seconds(l.seconds)?)?;
@@ -332,27 +346,30 @@ fn levels(list: Option<&Value>, out: &Normalised) -> Vec<Interval> {
 /// periods laid over them) as the timeline, its stage totals (`levels.summary`, minutes), time
 /// asleep and in bed, and `isMainSleep` (a log that is not the main sleep is a nap).
 fn sleep(row: &Value, out: &mut Normalised) -> Option<()> {
-    let log_id = row.get("logId").map(crate::normal::id_text)?;
-    let (start, _) = local_instant(out, local(row.get("startTime")?.as_str()?)?)?;
-    let (end, offset) = local_instant(out, local(row.get("endTime")?.as_str()?)?)?;
+    let log: SleepLog = record(row)?;
+    let log_id = log.log_id?;
+    let (start, _) = local_instant(out, local(log.start_time.as_deref()?)?)?;
+    let (end, offset) = local_instant(out, local(log.end_time.as_deref()?)?)?;
     if end <= start {
         return None;
     }
-    let base = levels(row.pointer("/levels/data"), out);
-    let short = levels(row.pointer("/levels/shortData"), out);
+    let levels_of = log.levels.unwrap_or_default();
+    let base = levels(levels_of.data.as_ref(), out);
+    let short = levels(levels_of.short_data.as_ref(), out);
     let intervals = crate::normal::overlay(base, &short);
-    let minutes = |v: Option<&Value>| v.and_then(number).map(|m| (m * 60.0) as i64);
-    let summary = |level: &str| minutes(row.pointer(&format!("/levels/summary/{level}/minutes")));
+    let minutes = |v: Option<f64>| v.map(|m| (m * 60.0) as i64);
+    let summary_of = levels_of.summary.unwrap_or_default();
+    let summary = |level: Option<Minutes>| minutes(level.and_then(|l| l.minutes));
     let night = VendorNight {
         totals: StageTotals {
-            light: summary("light"),
-            deep: summary("deep"),
-            rem: summary("rem"),
-            awake: summary("wake"),
-            asleep: minutes(row.get("minutesAsleep")),
+            light: summary(summary_of.light),
+            deep: summary(summary_of.deep),
+            rem: summary(summary_of.rem),
+            awake: summary(summary_of.wake),
+            asleep: minutes(log.minutes_asleep),
         },
-        in_bed: minutes(row.get("timeInBed")),
-        is_nap: row.get("isMainSleep").and_then(Value::as_bool).map(|main| !main),
+        in_bed: minutes(log.time_in_bed),
+        is_nap: log.is_main_sleep.map(|main| !main),
         ..VendorNight::new(start, end)
     };
     let source = TRACKER.source(out);
@@ -393,34 +410,33 @@ fn metres(value: f64, unit: Option<&str>) -> f64 {
 }
 
 fn activity(row: &Value, out: &mut Normalised) -> Option<()> {
-    let started = DateTime::parse_from_rfc3339(row.get("startTime")?.as_str()?).ok()?;
+    let a: Activity = record(row)?;
+    let started = DateTime::parse_from_rfc3339(a.start_time.as_deref()?).ok()?;
     let offset = crate::normal::minutes(i64::from(started.offset().local_minus_utc()));
     let start = started.with_timezone(&Utc);
-    let millis = row.get("duration").and_then(Value::as_i64)?;
-    let end = start.checked_add_signed(Duration::try_milliseconds(millis)?)?;
-    let f = |k: &str| row.get(k).and_then(Value::as_f64);
-    let name = row.get("activityName").and_then(Value::as_str);
+    let end = start.checked_add_signed(Duration::try_milliseconds(a.duration?)?)?;
+    let name = a.activity_name.as_deref();
     TRACKER.workout(out, (start, end), offset, |w| {
-        w.external_id = row.get("logId").map(crate::normal::id_text);
+        w.external_id = a.log_id.clone();
         w.figures.kind = name
             .and_then(|n| crate::normal::workout_kind(&ACTIVITY_NAMES, &n.replace(' ', "_")))
             .map(str::to_string);
-        w.figures.calories_kcal = f("calories");
-        w.figures.distance_meters =
-            f("distance").map(|d| metres(d, row.get("distanceUnit").and_then(Value::as_str)));
-        w.figures.steps = f("steps").and_then(|s| i32::try_from(s as i64).ok());
-        w.figures.avg_heart_rate_bpm = f("averageHeartRate");
-        w.figures.elevation_gain_meters = f("elevationGain");
-        w.statistics = json!({"activityName": name, "logType": row.get("logType"),
-                              "activeDuration_ms": row.get("activeDuration")});
+        w.figures.calories_kcal = a.calories;
+        w.figures.distance_meters = a.distance.map(|d| metres(d, a.distance_unit.as_deref()));
+        w.figures.steps = a.steps.and_then(|s| i32::try_from(s as i64).ok());
+        w.figures.avg_heart_rate_bpm = a.average_heart_rate;
+        w.figures.elevation_gain_meters = a.elevation_gain;
+        w.statistics = json!({"activityName": name, "logType": a.log_type,
+                              "activeDuration_ms": a.active_duration});
     })
 }
 
 /// A `{dateTime, value}` day of a daily series, its value in `unit`s of the series; zero is a
 /// day without data (Fitbit answers every day of a range).
 fn day_total(row: &Value, out: &mut Normalised, series: i16, factor: f64) -> Option<()> {
-    let day = NaiveDate::parse_from_str(row.get("dateTime")?.as_str()?, "%Y-%m-%d").ok()?;
-    let value = number(row.get("value")?)?;
+    let d: DayTotal = record(row)?;
+    let day = NaiveDate::parse_from_str(d.date_time.as_deref()?, "%Y-%m-%d").ok()?;
+    let value = d.value?;
     if value > 0.0 {
         let (at, offset) = local_noon(out, day)?;
         TRACKER.push(out, series, (at, Some(offset)), value * factor, true);
@@ -442,29 +458,38 @@ fn distance(row: &Value, out: &mut Normalised) -> Option<()> {
     day_total(row, out, WALKED, 1000.0)
 }
 
-/// A day-keyed level at the day's noon.
-fn day_level(row: &Value, out: &mut Normalised, series: i16, value: Option<f64>) -> Option<()> {
-    let day =
-        NaiveDate::parse_from_str(row.get("dateTime")?.as_str()?.get(..10)?, "%Y-%m-%d").ok()?;
-    if let Some(v) = value {
-        let (at, offset) = local_noon(out, day)?;
-        TRACKER.push(out, series, (at, Some(offset)), v, false);
-    }
-    Some(())
+/// A `{dateTime, value: {…}}` day: its local date (the first ten characters of `dateTime`) and
+/// the figure `pick` reads of its value.
+fn day_figure(
+    row: &Value,
+    pick: fn(&DayFigures) -> Option<f64>,
+) -> Option<(NaiveDate, Option<f64>)> {
+    let d: DayLevel = record(row)?;
+    let day = NaiveDate::parse_from_str(d.date_time.as_deref()?.get(..10)?, "%Y-%m-%d").ok()?;
+    Some((day, d.value.as_ref().and_then(pick)))
 }
 
+/// A day-keyed level at the day's noon.
 fn heart(row: &Value, out: &mut Normalised) -> Option<()> {
-    let resting = row.pointer("/value/restingHeartRate").and_then(number);
-    day_level(row, out, RESTING_HR, resting)
+    let (day, value) = day_figure(row, |v| v.resting_heart_rate)?;
+    if let Some(v) = value {
+        let (at, offset) = local_noon(out, day)?;
+        TRACKER.push(out, RESTING_HR, (at, Some(offset)), v, false);
+    }
+    Some(())
 }
 
 /// A figure of the main sleep that ended on the day `dateTime` (Fitbit: "applies specifically
 /// to a user's main sleep … provided at the end of a period of sleep"): inside that night, with
 /// its offset, where the night's summary averages it; without the night in this pull, at the
 /// day's noon.
-fn night_level(row: &Value, out: &mut Normalised, series: i16, value: Option<f64>) -> Option<()> {
-    let day =
-        NaiveDate::parse_from_str(row.get("dateTime")?.as_str()?.get(..10)?, "%Y-%m-%d").ok()?;
+fn night_level(
+    row: &Value,
+    out: &mut Normalised,
+    series: i16,
+    pick: fn(&DayFigures) -> Option<f64>,
+) -> Option<()> {
+    let (day, value) = day_figure(row, pick)?;
     let Some(v) = value else { return Some(()) };
     let (at, offset) = crate::normal::in_night_or_noon(out, day)?;
     TRACKER.push(out, series, (at, offset), v, false);
@@ -473,30 +498,28 @@ fn night_level(row: &Value, out: &mut Normalised, series: i16, value: Option<f64
 
 /// The main sleep's RMSSD (ms).
 fn hrv(row: &Value, out: &mut Normalised) -> Option<()> {
-    let rmssd = row.pointer("/value/dailyRmssd").and_then(number);
-    night_level(row, out, HRV_RMSSD, rmssd)
+    night_level(row, out, HRV_RMSSD, |v| v.daily_rmssd)
 }
 
 /// The main sleep's average SpO2 (%).
 fn spo2(row: &Value, out: &mut Normalised) -> Option<()> {
-    let avg = row.pointer("/value/avg").and_then(number);
-    night_level(row, out, OXYGEN, avg)
+    night_level(row, out, OXYGEN, |v| v.avg)
 }
 
 /// `nightlyRelative`: the main sleep's deviation from the user's baseline, °C.
 fn skin(row: &Value, out: &mut Normalised) -> Option<()> {
-    let deviation = row.pointer("/value/nightlyRelative").and_then(number);
-    night_level(row, out, SKIN_DEVIATION, deviation)
+    night_level(row, out, SKIN_DEVIATION, |v| v.nightly_relative)
 }
 
 /// A weight log at its local date and time: kg, BMI, and body fat where logged with it.
 fn weight(row: &Value, out: &mut Normalised) -> Option<()> {
-    let date = row.get("date")?.as_str()?;
-    let time = row.get("time").and_then(Value::as_str).unwrap_or("23:59:59");
+    let w: WeightLog = record(row)?;
+    let date = w.date.as_deref()?;
+    let time = w.time.as_deref().unwrap_or("23:59:59");
     let local = NaiveDateTime::parse_from_str(&format!("{date}T{time}"), "%Y-%m-%dT%H:%M:%S");
     let (at, offset) = local_instant(out, local.ok()?)?;
-    for (series, key) in [(BODY_WEIGHT, "weight"), (BMI, "bmi"), (BODY_FAT, "fat")] {
-        if let Some(v) = row.get(key).and_then(number) {
+    for (series, value) in [(BODY_WEIGHT, w.weight), (BMI, w.bmi), (BODY_FAT, w.fat)] {
+        if let Some(v) = value {
             TRACKER.push(out, series, (at, Some(offset)), v, false);
         }
     }

@@ -13,11 +13,14 @@ use schema::catalogue::providers::{Capabilities, LiveSyncMode, Provider};
 use schema::catalogue::series_types::id;
 use serde_json::{Value, json};
 
-use crate::normal::{Device, noon, number};
+use crate::normal::{Device, Keyed, noon, record};
 use crate::{Account, Mapping, Notifications, Pages};
 use crate::{
     Call, CallAuth, ClientAuth, Connected, Endpoints, Info, Notice, OAuthSpec, Vendor, Window,
 };
+use pages::{Levels, Summary};
+
+mod pages;
 
 pub(crate) struct Garmin;
 
@@ -32,20 +35,20 @@ const BODY: &str = "bodyComps";
 const METRICS: &str = "userMetrics";
 const SKIN: &str = "skinTemp";
 const PRESSURE: &str = "bloodPressures";
-/// The summary types read (REST path segments); epochs are not: they repeat the dailies.
-static COLLECTIONS: [&str; 11] = [
-    DAILIES,
-    SLEEPS,
-    ACTIVITIES,
-    HRV,
-    PULSE_OX,
-    RESPIRATION,
-    STRESS,
-    BODY,
-    METRICS,
-    SKIN,
-    PRESSURE,
-];
+// The summary types read (REST path segments); epochs are not: they repeat the dailies.
+crate::normal::collections! {
+    Dailies = DAILIES,
+    Sleeps = SLEEPS,
+    Activities = ACTIVITIES,
+    Hrv = HRV,
+    PulseOx = PULSE_OX,
+    Respiration = RESPIRATION,
+    Stress = STRESS,
+    Body = BODY,
+    Metrics = METRICS,
+    Skin = SKIN,
+    Pressure = PRESSURE,
+}
 
 /// A notification's keys that are not the REST path of their type.
 fn collection(key: &str) -> Option<&'static str> {
@@ -54,7 +57,7 @@ fn collection(key: &str) -> Option<&'static str> {
         "pulseOx" => Some(PULSE_OX),
         // Activities the user edited at Garmin: the same summaries, sent again.
         "manuallyUpdatedActivities" => Some(ACTIVITIES),
-        _ => COLLECTIONS.iter().copied().find(|c| *c == key),
+        _ => Collection::parse(key).map(Collection::name),
     }
 }
 
@@ -113,7 +116,7 @@ static INFO: Info = Info {
         ClientAuth::Body,
     ),
     api_url: "https://apis.garmin.com",
-    collections: &COLLECTIONS,
+    collections: COLLECTIONS,
     settings: &[],
     // Pushes carry whole summaries, of many users at once.
     notification_bytes: 8 << 20,
@@ -166,7 +169,16 @@ impl Pages for Garmin {
         collection: &str,
         (start, end): Window,
     ) -> Option<url::Url> {
-        let path = if collection == PULSE_OX { "pulseOx" } else { collection };
+        use Collection::*;
+        // Its push key where that is not its REST path; an unknown name is asked for as itself.
+        let path = match Collection::parse(collection) {
+            Some(PulseOx) => "pulseOx",
+            Some(
+                Dailies | Sleeps | Activities | Hrv | Respiration | Stress | Body | Metrics | Skin
+                | Pressure,
+            )
+            | None => collection,
+        };
         let mut url = crate::calls::at(api_url, &format!("wellness-api/rest/backfill/{path}"))?;
         url.query_pairs_mut()
             .append_pair("summaryStartTimeInSeconds", &start.timestamp().to_string())
@@ -177,23 +189,27 @@ impl Pages for Garmin {
 
 impl Mapping for Garmin {
     fn map_page(&self, collection: &str, page: &Value, out: &mut Normalised) {
-        let map: crate::normal::MapRow = match collection {
-            DAILIES => daily,
-            SLEEPS => sleep,
-            ACTIVITIES => activity,
-            HRV => hrv,
-            PULSE_OX => |r, out| series(r, out, "timeOffsetSpo2Values", OXYGEN),
-            RESPIRATION => |r, out| series(r, out, "timeOffsetEpochToBreaths", BREATHING),
-            STRESS => stress,
-            BODY => body,
-            METRICS => metrics,
-            SKIN => skin,
-            PRESSURE => pressure,
-            _ => return,
+        let Some(collection) = Collection::parse(collection) else { return };
+        let map: MapSummary = match collection {
+            Collection::Dailies => daily,
+            Collection::Sleeps => sleep,
+            Collection::Activities => activity,
+            Collection::Hrv => hrv,
+            Collection::PulseOx => {
+                |s, out| offsets_map(s, s.time_offset_spo2_values.as_ref(), OXYGEN, out)
+            }
+            Collection::Respiration => {
+                |s, out| offsets_map(s, s.time_offset_epoch_to_breaths.as_ref(), BREATHING, out)
+            }
+            Collection::Stress => stress,
+            Collection::Body => body,
+            Collection::Metrics => metrics,
+            Collection::Skin => skin,
+            Collection::Pressure => pressure,
         };
-        let rows = crate::normal::rows(page, collection).iter();
-        let kind = crate::normal::known(&COLLECTIONS, collection);
-        crate::normal::each(out, (kind, "unreadable Garmin summary"), rows, map);
+        let rows = crate::normal::rows(page, collection.name()).iter();
+        let kind = (collection.name(), "unreadable Garmin summary");
+        crate::normal::each(out, kind, rows, |row, out| map(&record(row)?, out));
     }
 }
 
@@ -280,42 +296,38 @@ fn upload_window(callback: &str) -> Option<Window> {
     (from <= to).then_some((from, to.checked_add_signed(Duration::seconds(1))?))
 }
 
-fn f(row: &Value, key: &str) -> Option<f64> {
-    row.get(key).and_then(number)
-}
+/// Adds one summary, read, to the batch; `None` when it does not read.
+type MapSummary = fn(&Summary, &mut Normalised) -> Option<()>;
 
-fn instant(row: &Value, key: &str) -> Option<DateTime<Utc>> {
-    DateTime::from_timestamp(f(row, key)? as i64, 0)
+fn instant(seconds: Option<f64>) -> Option<DateTime<Utc>> {
+    DateTime::from_timestamp(seconds? as i64, 0)
 }
 
 /// Minutes east of UTC from a summary's offset in seconds.
-fn offset(row: &Value, key: &str) -> Option<i16> {
-    crate::normal::minutes(f(row, key)? as i64)
+fn offset(seconds: Option<f64>) -> Option<i16> {
+    crate::normal::minutes(seconds? as i64)
 }
 
-/// `{"<seconds after the start>": value}` of a summary.
-fn offsets_map(row: &Value, key: &str, series: i16, out: &mut Normalised) -> Option<()> {
-    let Some(map) = row.get(key).and_then(Value::as_object) else { return Some(()) };
-    let start = instant(row, "startTimeInSeconds")?;
-    let zone = offset(row, "startTimeOffsetInSeconds");
+/// `{"<seconds after the start>": value}` of a summary; only where the summary has it must its
+/// start read.
+fn offsets_map(s: &Summary, map: Option<&Keyed>, series: i16, out: &mut Normalised) -> Option<()> {
+    let Some(map) = map else { return Some(()) };
+    let start = instant(s.start_time_in_seconds)?;
+    let zone = offset(s.start_time_offset_in_seconds);
     for (k, v) in map {
-        let (Ok(seconds), Some(v)) = (k.parse::<i64>(), number(v)) else { continue };
+        let (Ok(seconds), Some(v)) = (k.parse::<i64>(), *v) else { continue };
         let Some(at) = start.checked_add_signed(Duration::try_seconds(seconds)?) else { continue };
         WATCH.push(out, series, (at, zone), v, false);
     }
     Some(())
 }
 
-fn series(row: &Value, out: &mut Normalised, key: &str, id: i16) -> Option<()> {
-    offsets_map(row, key, id, out)
-}
-
 /// The local day a summary is of, at noon.
-fn day(row: &Value) -> Option<(DateTime<Utc>, Option<i16>)> {
-    let zone = offset(row, "startTimeOffsetInSeconds");
-    let date = match row.get("calendarDate").and_then(Value::as_str) {
+fn day(s: &Summary) -> Option<(DateTime<Utc>, Option<i16>)> {
+    let zone = offset(s.start_time_offset_in_seconds);
+    let date = match s.calendar_date.as_deref() {
         Some(d) => NaiveDate::parse_from_str(d, "%Y-%m-%d").ok()?,
-        None => instant(row, "startTimeInSeconds")?
+        None => instant(s.start_time_in_seconds)?
             .checked_add_signed(Duration::minutes(i64::from(zone.unwrap_or(0))))?
             .date_naive(),
     };
@@ -324,23 +336,23 @@ fn day(row: &Value) -> Option<(DateTime<Utc>, Option<i16>)> {
 
 /// A day: its totals (steps, distance, active and basal kcal, floors), resting heart rate, and
 /// the day's heart rate every 15 s or so.
-fn daily(row: &Value, out: &mut Normalised) -> Option<()> {
-    let at = day(row)?;
-    for (series, key) in [
-        (STEPS, "steps"),
-        (WALKED, "distanceInMeters"),
-        (ENERGY, "activeKilocalories"),
-        (BASAL, "bmrKilocalories"),
-        (FLOORS, "floorsClimbed"),
+fn daily(s: &Summary, out: &mut Normalised) -> Option<()> {
+    let at = day(s)?;
+    for (series, value) in [
+        (STEPS, s.steps),
+        (WALKED, s.distance_in_meters),
+        (ENERGY, s.active_kilocalories),
+        (BASAL, s.bmr_kilocalories),
+        (FLOORS, s.floors_climbed),
     ] {
-        if let Some(v) = f(row, key) {
+        if let Some(v) = value {
             WATCH.push(out, series, at, v, true);
         }
     }
-    if let Some(v) = f(row, "restingHeartRateInBeatsPerMinute") {
+    if let Some(v) = s.resting_heart_rate_in_beats_per_minute {
         WATCH.push(out, RESTING_HR, at, v, false);
     }
-    offsets_map(row, "timeOffsetHeartRateSamples", HR, out)
+    offsets_map(s, s.time_offset_heart_rate_samples.as_ref(), HR, out)
 }
 
 fn stage(key: &str) -> Option<Stage> {
@@ -358,35 +370,33 @@ fn stage(key: &str) -> Option<Stage> {
 /// and its SpO2 and breathing samples. `durationInSeconds` covers time asleep only (the reference
 /// system's finding), so the night ends at the latest of its levels, start + that duration, and
 /// start + all its stages (awake included).
-fn sleep(row: &Value, out: &mut Normalised) -> Option<()> {
-    let start = instant(row, "startTimeInSeconds")?;
-    let zone = offset(row, "startTimeOffsetInSeconds");
+fn sleep(s: &Summary, out: &mut Normalised) -> Option<()> {
+    let start = instant(s.start_time_in_seconds)?;
+    let zone = offset(s.start_time_offset_in_seconds);
     let mut intervals = Vec::new();
-    if let Some(levels) = row.get("sleepLevelsMap").and_then(Value::as_object) {
-        for (key, spans) in levels {
-            let Some(stage) = stage(key) else { continue };
-            for span in spans.as_array().map(Vec::as_slice).unwrap_or_default() {
-                if let (Some(s), Some(e)) =
-                    (instant(span, "startTimeInSeconds"), instant(span, "endTimeInSeconds"))
-                    && e > s
-                {
-                    intervals.push(Interval { start: s, end: e, stage });
-                }
+    for (key, Levels(spans)) in s.sleep_levels_map.iter().flatten() {
+        let Some(stage) = stage(key) else { continue };
+        for span in spans.iter().flatten() {
+            if let (Some(s), Some(e)) =
+                (instant(span.start_time_in_seconds), instant(span.end_time_in_seconds))
+                && e > s
+            {
+                intervals.push(Interval { start: s, end: e, stage });
             }
         }
     }
     intervals.sort();
-    let secs = |k: &str| crate::normal::seconds(f(row, k));
+    let secs = crate::normal::seconds;
     let totals = StageTotals {
-        light: secs("lightSleepDurationInSeconds"),
-        deep: secs("deepSleepDurationInSeconds"),
-        rem: secs("remSleepInSeconds"),
-        awake: secs("awakeDurationInSeconds"),
+        light: secs(s.light_sleep_duration_in_seconds),
+        deep: secs(s.deep_sleep_duration_in_seconds),
+        rem: secs(s.rem_sleep_in_seconds),
+        awake: secs(s.awake_duration_in_seconds),
         asleep: None,
     };
     let staged =
         [totals.light, totals.deep, totals.rem, totals.awake].iter().flatten().sum::<i64>();
-    let length = secs("durationInSeconds").unwrap_or(0).max(staged);
+    let length = secs(s.duration_in_seconds).unwrap_or(0).max(staged);
     let end = intervals
         .iter()
         .map(|i| i.end)
@@ -395,7 +405,6 @@ fn sleep(row: &Value, out: &mut Normalised) -> Option<()> {
     if end <= start {
         return None;
     }
-    let summary_id = row.get("summaryId").map(crate::normal::id_text);
     let source = WATCH.source(out);
     out.note_offset(end, zone);
     let night = VendorNight { totals, is_nap: Some(false), ..VendorNight::new(start, end) };
@@ -403,12 +412,12 @@ fn sleep(row: &Value, out: &mut Normalised) -> Option<()> {
         source,
         intervals,
         zone_offset: zone,
-        external_id: summary_id.clone(),
+        external_id: s.summary_id.clone(),
         vendor: Some(night),
     });
-    for nap in row.get("naps").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default() {
+    for nap in s.naps.iter().flatten() {
         let (Some(from), Some(seconds)) =
-            (instant(nap, "napStartTimeInSeconds"), f(nap, "napDurationInSeconds"))
+            (instant(nap.nap_start_time_in_seconds), nap.nap_duration_in_seconds)
         else {
             continue;
         };
@@ -429,13 +438,13 @@ fn sleep(row: &Value, out: &mut Normalised) -> Option<()> {
         out.sleep.push(SleepSession {
             source,
             intervals: Vec::new(),
-            zone_offset: offset(nap, "napOffsetInSeconds").or(zone),
+            zone_offset: offset(nap.nap_offset_in_seconds).or(zone),
             external_id: id,
             vendor: Some(nap_night),
         });
     }
-    offsets_map(row, "timeOffsetSleepSpo2", OXYGEN, out)?;
-    offsets_map(row, "timeOffsetSleepRespiration", BREATHING, out)
+    offsets_map(s, s.time_offset_sleep_spo2.as_ref(), OXYGEN, out)?;
+    offsets_map(s, s.time_offset_sleep_respiration.as_ref(), BREATHING, out)
 }
 
 /// Garmin's activity types that are not the unified name in lower case.
@@ -455,44 +464,42 @@ const ACTIVITY_TYPES: [(&str, &str); 13] = [
     ("YOGA", "yoga"),
 ];
 
-fn activity(row: &Value, out: &mut Normalised) -> Option<()> {
-    let start = instant(row, "startTimeInSeconds")?;
-    let end =
-        start.checked_add_signed(Duration::try_seconds(f(row, "durationInSeconds")? as i64)?)?;
-    let zone = offset(row, "startTimeOffsetInSeconds");
-    let sport = row.get("activityType").and_then(Value::as_str);
-    let id = row.get("summaryId").or_else(|| row.get("activityId")).map(crate::normal::id_text);
+fn activity(s: &Summary, out: &mut Normalised) -> Option<()> {
+    let start = instant(s.start_time_in_seconds)?;
+    let end = start.checked_add_signed(Duration::try_seconds(s.duration_in_seconds? as i64)?)?;
+    let zone = offset(s.start_time_offset_in_seconds);
+    let sport = s.activity_type.as_deref();
+    let id = s.summary_id.clone().or_else(|| s.activity_id.clone());
     WATCH.workout(out, (start, end), zone, |w| {
         w.external_id = id;
         w.figures.kind =
             sport.and_then(|s| crate::normal::workout_kind(&ACTIVITY_TYPES, s)).map(str::to_string);
-        w.figures.calories_kcal = f(row, "activeKilocalories");
-        w.figures.distance_meters = f(row, "distanceInMeters");
-        w.figures.steps = f(row, "steps").and_then(|s| i32::try_from(s as i64).ok());
-        w.figures.avg_heart_rate_bpm = f(row, "averageHeartRateInBeatsPerMinute");
-        w.figures.max_heart_rate_bpm = f(row, "maxHeartRateInBeatsPerMinute");
-        w.figures.avg_speed_m_per_s = f(row, "averageSpeedInMetersPerSecond");
-        w.figures.max_speed_m_per_s = f(row, "maxSpeedInMetersPerSecond");
-        w.figures.elevation_gain_meters = f(row, "elevationGainInMeters");
-        w.figures.notes = row.get("activityName").and_then(Value::as_str).map(str::to_string);
-        w.statistics = json!({"activityType": sport, "deviceName": row.get("deviceName"),
-            "averageRunCadenceInStepsPerMinute": f(row, "averageRunCadenceInStepsPerMinute"),
-            "manual": row.get("manual")});
+        w.figures.calories_kcal = s.active_kilocalories;
+        w.figures.distance_meters = s.distance_in_meters;
+        w.figures.steps = s.steps.and_then(|s| i32::try_from(s as i64).ok());
+        w.figures.avg_heart_rate_bpm = s.average_heart_rate_in_beats_per_minute;
+        w.figures.max_heart_rate_bpm = s.max_heart_rate_in_beats_per_minute;
+        w.figures.avg_speed_m_per_s = s.average_speed_in_meters_per_second;
+        w.figures.max_speed_m_per_s = s.max_speed_in_meters_per_second;
+        w.figures.elevation_gain_meters = s.elevation_gain_in_meters;
+        w.figures.notes = s.activity_name.clone();
+        w.statistics = json!({"activityType": sport, "deviceName": s.device_name,
+            "averageRunCadenceInStepsPerMinute": s.average_run_cadence_in_steps_per_minute,
+            "manual": s.manual});
     })
 }
 
 /// Stress every 3 minutes (negative values are Garmin's states, not stress: left out) and
 /// Body Battery.
-fn stress(row: &Value, out: &mut Normalised) -> Option<()> {
-    let start = instant(row, "startTimeInSeconds")?;
-    let zone = offset(row, "startTimeOffsetInSeconds");
-    for (key, series) in [
-        ("timeOffsetStressLevelValues", STRESS_LEVEL),
-        ("timeOffsetBodyBatteryValues", BODY_BATTERY),
+fn stress(s: &Summary, out: &mut Normalised) -> Option<()> {
+    let start = instant(s.start_time_in_seconds)?;
+    let zone = offset(s.start_time_offset_in_seconds);
+    for (map, series) in [
+        (&s.time_offset_stress_level_values, STRESS_LEVEL),
+        (&s.time_offset_body_battery_values, BODY_BATTERY),
     ] {
-        let Some(map) = row.get(key).and_then(Value::as_object) else { continue };
-        for (k, v) in map {
-            let (Ok(seconds), Some(v)) = (k.parse::<i64>(), number(v)) else { continue };
+        for (k, v) in map.iter().flatten() {
+            let (Ok(seconds), Some(v)) = (k.parse::<i64>(), *v) else { continue };
             if v < 0.0 {
                 continue;
             }
@@ -506,28 +513,28 @@ fn stress(row: &Value, out: &mut Normalised) -> Option<()> {
 }
 
 /// A body composition measure: grams → kg.
-fn body(row: &Value, out: &mut Normalised) -> Option<()> {
+fn body(s: &Summary, out: &mut Normalised) -> Option<()> {
     let at =
-        (instant(row, "measurementTimeInSeconds")?, offset(row, "measurementTimeOffsetInSeconds"));
-    for (series, key, factor) in [
-        (WEIGHT, "weightInGrams", 0.001),
-        (MUSCLE, "muscleMassInGrams", 0.001),
-        (BODY_FAT, "bodyFatInPercent", 1.0),
-        (BMI, "bodyMassIndex", 1.0),
+        (instant(s.measurement_time_in_seconds)?, offset(s.measurement_time_offset_in_seconds));
+    for (series, value, factor) in [
+        (WEIGHT, s.weight_in_grams, 0.001),
+        (MUSCLE, s.muscle_mass_in_grams, 0.001),
+        (BODY_FAT, s.body_fat_in_percent, 1.0),
+        (BMI, s.body_mass_index, 1.0),
     ] {
-        if let Some(v) = f(row, key) {
+        if let Some(v) = value {
             WATCH.push(out, series, at, v * factor, false);
         }
     }
     Some(())
 }
 
-fn metrics(row: &Value, out: &mut Normalised) -> Option<()> {
-    let date = NaiveDate::parse_from_str(row.get("calendarDate")?.as_str()?, "%Y-%m-%d").ok()?;
+fn metrics(s: &Summary, out: &mut Normalised) -> Option<()> {
+    let date = NaiveDate::parse_from_str(s.calendar_date.as_deref()?, "%Y-%m-%d").ok()?;
     let (at, zone) = crate::normal::local_noon(out, date)?;
     let at = (at, Some(zone));
-    for (series, key) in [(VO2_MAX, "vo2Max"), (FITNESS_AGE, "fitnessAge")] {
-        if let Some(v) = f(row, key) {
+    for (series, value) in [(VO2_MAX, s.vo2_max), (FITNESS_AGE, s.fitness_age)] {
+        if let Some(v) = value {
             WATCH.push(out, series, at, v, false);
         }
     }
@@ -537,14 +544,14 @@ fn metrics(row: &Value, out: &mut Normalised) -> Option<()> {
 /// The night's skin temperature, as a deviation from the user's baseline (°C).
 /// A night's skin temperature deviation (°C), at the end of the window it was measured over, so
 /// it counts on the day of that window's `calendarDate`, not the evening before.
-fn skin(row: &Value, out: &mut Normalised) -> Option<()> {
-    let start = instant(row, "startTimeInSeconds")?;
-    let last = f(row, "durationInSeconds").map_or(0, |d| (d as i64 - 1).max(0));
+fn skin(s: &Summary, out: &mut Normalised) -> Option<()> {
+    let start = instant(s.start_time_in_seconds)?;
+    let last = s.duration_in_seconds.map_or(0, |d| (d as i64 - 1).max(0));
     let at = (
         start.checked_add_signed(Duration::try_seconds(last)?)?,
-        offset(row, "startTimeOffsetInSeconds"),
+        offset(s.start_time_offset_in_seconds),
     );
-    if let Some(v) = f(row, "avgDeviationCelsius") {
+    if let Some(v) = s.avg_deviation_celsius {
         WATCH.push(out, SKIN_DEVIATION, at, v, false);
     }
     Some(())
@@ -553,25 +560,23 @@ fn skin(row: &Value, out: &mut Normalised) -> Option<()> {
 /// A night's HRV: its 5-minute values where Garmin gives them (they lie in the night), else
 /// the night's average (`lastNightAvg`) inside the window it was measured over (the summary's
 /// own start and duration: Garmin pushes it apart from the night's sleep summary).
-fn hrv(row: &Value, out: &mut Normalised) -> Option<()> {
-    let values = row.get("hrvValues").and_then(Value::as_object).is_some_and(|m| !m.is_empty());
-    if values {
-        return series(row, out, "hrvValues", HRV_RMSSD);
+fn hrv(s: &Summary, out: &mut Normalised) -> Option<()> {
+    if s.hrv_values.as_ref().is_some_and(|m| !m.is_empty()) {
+        return offsets_map(s, s.hrv_values.as_ref(), HRV_RMSSD, out);
     }
-    let Some(avg) = f(row, "lastNightAvg") else { return Some(()) };
-    let start = instant(row, "startTimeInSeconds")?;
-    let end =
-        start.checked_add_signed(Duration::try_seconds(f(row, "durationInSeconds")? as i64)?)?;
-    let zone = offset(row, "startTimeOffsetInSeconds");
+    let Some(avg) = s.last_night_avg else { return Some(()) };
+    let start = instant(s.start_time_in_seconds)?;
+    let end = start.checked_add_signed(Duration::try_seconds(s.duration_in_seconds? as i64)?)?;
+    let zone = offset(s.start_time_offset_in_seconds);
     WATCH.push(out, HRV_RMSSD, (crate::normal::night_instant(start, end, zone), zone), avg, false);
     Some(())
 }
 
-fn pressure(row: &Value, out: &mut Normalised) -> Option<()> {
+fn pressure(s: &Summary, out: &mut Normalised) -> Option<()> {
     let at =
-        (instant(row, "measurementTimeInSeconds")?, offset(row, "measurementTimeOffsetInSeconds"));
-    for (series, key) in [(SYSTOLIC, "systolic"), (DIASTOLIC, "diastolic"), (HR, "pulse")] {
-        if let Some(v) = f(row, key) {
+        (instant(s.measurement_time_in_seconds)?, offset(s.measurement_time_offset_in_seconds));
+    for (series, value) in [(SYSTOLIC, s.systolic), (DIASTOLIC, s.diastolic), (HR, s.pulse)] {
+        if let Some(v) = value {
             WATCH.push(out, series, at, v, false);
         }
     }

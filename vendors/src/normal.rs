@@ -1,11 +1,16 @@
 //! What every vendor's mapping does the same way: the vendor's device as the batch's data
-//! source, and samples pushed with their offset noted.
+//! source, samples pushed with their offset noted, and a page's records read as typed rows as
+//! leniently as `.get` on a `Value` reads them (a field of another type is `None`, not a record
+//! lost).
 
 use chrono::{DateTime, Duration, NaiveDate, NaiveDateTime, NaiveTime, Utc};
 use ingest::{Interval, Normalised, Sample, VendorNight, Workout};
 use schema::catalogue::series_types::by_id;
 use schema::data_sources::NewDataSource;
 use schema::workouts::{WorkoutFigures, WorkoutRow};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Deserializer};
+use serde_json::Value;
 
 /// How a vendor's device is named as a data source (as the SDKs name it, where they do, so
 /// the priority rule ranks a ring as a ring and a strap as a strap).
@@ -310,28 +315,28 @@ pub(crate) fn seconds(v: Option<f64>) -> Option<i64> {
 }
 
 /// A number the vendor may send as a JSON number or a string (Fitbit's `"1234"`).
-pub(crate) fn number(v: &serde_json::Value) -> Option<f64> {
+pub(crate) fn number(v: &Value) -> Option<f64> {
     v.as_f64().or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
 }
 
 /// The rows of a page: its array, or the array under `key`.
-pub(crate) fn rows<'a>(page: &'a serde_json::Value, key: &str) -> &'a [serde_json::Value] {
+pub(crate) fn rows<'a>(page: &'a Value, key: &str) -> &'a [Value] {
     page.as_array()
-        .or_else(|| page.get(key).and_then(serde_json::Value::as_array))
+        .or_else(|| page.get(key).and_then(Value::as_array))
         .map(Vec::as_slice)
         .unwrap_or_default()
 }
 
 /// Adds one record of a page to the batch; `None` when it does not read.
-pub(crate) type MapRow = fn(&serde_json::Value, &mut Normalised) -> Option<()>;
+pub(crate) type MapRow = fn(&Value, &mut Normalised) -> Option<()>;
 
 /// Maps every row of a page of `kind` with `map`, counting them as received; a row that does
 /// not read is dropped and reported (`reason`), never the page.
 pub(crate) fn each<'a>(
     out: &mut Normalised,
     (kind, reason): (&'static str, &'static str),
-    rows: impl ExactSizeIterator<Item = &'a serde_json::Value>,
-    mut map: impl FnMut(&serde_json::Value, &mut Normalised) -> Option<()>,
+    rows: impl ExactSizeIterator<Item = &'a Value>,
+    mut map: impl FnMut(&Value, &mut Normalised) -> Option<()>,
 ) {
     out.report.received(kind, rows.len() as u64);
     for row in rows {
@@ -347,14 +352,100 @@ pub(crate) fn known(collections: &[&'static str], collection: &str) -> &'static 
 }
 
 /// Drops a record that does not read, and reports it with the start of it.
-pub(crate) fn unreadable(out: &mut Normalised, reason: &'static str, row: &serde_json::Value) {
+pub(crate) fn unreadable(out: &mut Normalised, reason: &'static str, row: &Value) {
     out.report.drop(reason, Some(row.to_string().chars().take(200).collect()));
 }
 
 /// An id the vendor sends as a number or a string, as a string.
-pub(crate) fn id_text(v: &serde_json::Value) -> String {
+pub(crate) fn id_text(v: &Value) -> String {
     v.as_str().map_or_else(|| v.to_string(), str::to_string)
 }
+
+/// A record of a page read as `T` the way `.get` reads a `Value`: an object by its fields, and
+/// anything else as an object without any (so a record whose fields are all optional reads as
+/// empty, never as a struct laid out by position from an array). `None` when it does not read.
+pub(crate) fn record<T: DeserializeOwned>(v: &Value) -> Option<T> {
+    match v {
+        Value::Object(_) => T::deserialize(v).ok(),
+        _ => T::deserialize(&Value::Object(serde_json::Map::new())).ok(),
+    }
+}
+
+/// A field read as [`number`] reads it: a JSON number or a numeric string, else `None` (never
+/// an error that would cost the record). With `#[serde(default, deserialize_with = ...)]`.
+pub(crate) fn lenient_number<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    Ok(number(&Value::deserialize(d)?))
+}
+
+/// A field of any type `T`, `None` when it is something else (`.get(..).and_then(as_str)`).
+pub(crate) fn lenient<'de, D: Deserializer<'de>, T: DeserializeOwned>(
+    d: D,
+) -> Result<Option<T>, D::Error> {
+    Ok(serde_json::from_value(Value::deserialize(d)?).ok())
+}
+
+/// A field holding a record, read as [`record`] reads one (`.pointer("/field/inner")`).
+pub(crate) fn lenient_record<'de, D: Deserializer<'de>, T: DeserializeOwned>(
+    d: D,
+) -> Result<Option<T>, D::Error> {
+    Ok(record(&Value::deserialize(d)?))
+}
+
+/// A field holding an array of records: those that read, each as [`record`] reads it; `None`
+/// when it is not an array (`.get(..).and_then(as_array)`).
+pub(crate) fn lenient_records<'de, D: Deserializer<'de>, T: DeserializeOwned>(
+    d: D,
+) -> Result<Option<Vec<T>>, D::Error> {
+    let v = Value::deserialize(d)?;
+    Ok(v.as_array().map(|a| a.iter().filter_map(record).collect()))
+}
+
+/// A field holding `{"<key>": number}` (values keyed by time): its entries in its order, each
+/// value as [`number`] reads it; `None` when it is not an object (`.get(..).and_then(as_object)`).
+pub(crate) fn lenient_keyed<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Keyed>, D::Error> {
+    let v = Value::deserialize(d)?;
+    Ok(v.as_object().map(|m| m.iter().map(|(k, v)| (k.clone(), number(v))).collect()))
+}
+
+/// The entries of `{"<key>": number}`, as [`lenient_keyed`] reads them.
+pub(crate) type Keyed = Vec<(String, Option<f64>)>;
+
+/// An id field read as [`id_text`] reads one: any value present, as text.
+pub(crate) fn lenient_id<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    Ok(Some(id_text(&Value::deserialize(d)?)))
+}
+
+/// A vendor's collections as an enum `Collection` of `Variant = "name"` (the names are stored
+/// with pages and cursors: they never change), with `name`, `parse`, `ALL` and the names in
+/// order as `COLLECTIONS` (its `Info.collections`).
+macro_rules! collections {
+    ($($variant:ident = $name:expr),+ $(,)?) => {
+        /// The collections a pull reads, in order.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        enum Collection {
+            $($variant),+
+        }
+
+        impl Collection {
+            const ALL: &'static [Collection] = &[$(Collection::$variant),+];
+
+            /// The name it is listed and stored under.
+            const fn name(self) -> &'static str {
+                match self {
+                    $(Collection::$variant => $name),+
+                }
+            }
+
+            /// The collection named `name`, if it is one.
+            fn parse(name: &str) -> Option<Self> {
+                Self::ALL.iter().copied().find(|c| c.name() == name)
+            }
+        }
+
+        static COLLECTIONS: &[&str] = &[$($name),+];
+    };
+}
+pub(crate) use collections;
 
 /// The test helper both mappings' tests use: the samples of one series.
 #[cfg(test)]

@@ -11,9 +11,11 @@ use chrono::{DateTime, Duration, FixedOffset, NaiveDateTime, Utc};
 use ingest::{Normalised, SleepSession, StageTotals, VendorNight};
 use schema::catalogue::providers::{Capabilities, LiveSyncMode, Provider};
 use schema::catalogue::series_types::id;
+use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::normal::{Device, MapRow, guessed_offset, number};
+use crate::normal::{Device, MapRow, guessed_offset, record};
+use crate::normal::{lenient, lenient_id, lenient_number, lenient_record, lenient_records};
 use crate::{Account, Mapping, Notifications, Pages};
 use crate::{
     Call, CallAuth, ClientAuth, Connected, Endpoints, Info, Notice, OAuthSpec, Vendor, Window,
@@ -26,7 +28,13 @@ const SLEEP: &str = "247samples/sleep";
 const ACTIVITY: &str = "247samples/activity";
 const RECOVERY: &str = "247samples/recovery";
 const DAILY: &str = "247/daily-activity-statistics";
-static COLLECTIONS: [&str; 5] = [WORKOUTS, SLEEP, ACTIVITY, RECOVERY, DAILY];
+crate::normal::collections! {
+    Workouts = WORKOUTS,
+    Sleep = SLEEP,
+    Activity = ACTIVITY,
+    Recovery = RECOVERY,
+    Daily = DAILY,
+}
 
 /// The 24/7 services take at most 28 days a call.
 const MAX_RANGE_DAYS: i64 = 28;
@@ -74,7 +82,7 @@ static INFO: Info = Info {
         ClientAuth::Basic,
     ),
     api_url: "https://cloudapi.suunto.com",
-    collections: &COLLECTIONS,
+    collections: COLLECTIONS,
     settings: &["SUBSCRIPTION_KEY"],
     notification_bytes: 1 << 20,
     history: crate::History::Pull,
@@ -91,7 +99,13 @@ impl Pages for Suunto {
     /// Workouts are read from the window's start on, through all their pages, in one go; the
     /// 24/7 services in steps.
     fn window_step(&self, collection: &str) -> Option<Duration> {
-        (collection != WORKOUTS).then(|| Duration::days(MAX_RANGE_DAYS))
+        use Collection::*;
+        match Collection::parse(collection) {
+            Some(Workouts) => None,
+            Some(Sleep | Activity | Recovery | Daily) | None => {
+                Some(Duration::days(MAX_RANGE_DAYS))
+            }
+        }
     }
 
     /// Workouts since the window's start (epoch ms), a page of 100 at `offset`; the 24/7
@@ -106,18 +120,19 @@ impl Pages for Suunto {
         let mut url = url::Url::parse(&format!("{}/{collection}", api_url.trim_end_matches('/')))?;
         {
             let mut q = url.query_pairs_mut();
-            match collection {
-                WORKOUTS => {
+            use Collection::*;
+            match Collection::parse(collection) {
+                Some(Workouts) => {
                     q.append_pair("since", &start.timestamp_millis().to_string());
                     q.append_pair("limit", &PAGE.to_string());
                     q.append_pair("offset", next.unwrap_or("0"));
                 }
-                DAILY => {
+                Some(Daily) => {
                     let t = |t: DateTime<Utc>| t.format("%Y-%m-%dT%H:%M:%S").to_string();
                     q.append_pair("startdate", &t(start));
                     q.append_pair("enddate", &t(end));
                 }
-                _ => {
+                Some(Sleep | Activity | Recovery) | None => {
                     q.append_pair("from", &start.timestamp_millis().to_string());
                     q.append_pair("to", &end.timestamp_millis().to_string());
                 }
@@ -148,21 +163,22 @@ impl Pages for Suunto {
 
 impl Mapping for Suunto {
     fn map_page(&self, collection: &str, page: &Value, out: &mut Normalised) {
+        let Some(collection) = Collection::parse(collection) else { return };
+        let samples = || crate::normal::rows(page, "samples").iter().collect();
         let (rows, map): (Vec<&Value>, MapRow) = match collection {
             // A list, or one workout (`/v3/workouts/{key}` and the webhook).
-            WORKOUTS => match page.get("payload") {
+            Collection::Workouts => match page.get("payload") {
                 Some(Value::Array(rows)) => (rows.iter().collect(), workout),
                 Some(one @ Value::Object(_)) => (vec![one], workout),
                 _ => (Vec::new(), workout),
             },
-            SLEEP => (crate::normal::rows(page, "samples").iter().collect(), sleep),
-            ACTIVITY => (crate::normal::rows(page, "samples").iter().collect(), activity),
-            RECOVERY => (crate::normal::rows(page, "samples").iter().collect(), recovery),
-            DAILY => (crate::normal::rows(page, "statistics").iter().collect(), daily),
-            _ => return,
+            Collection::Sleep => (samples(), sleep),
+            Collection::Activity => (samples(), activity),
+            Collection::Recovery => (samples(), recovery),
+            Collection::Daily => (crate::normal::rows(page, "statistics").iter().collect(), daily),
         };
-        let kind = crate::normal::known(&COLLECTIONS, collection);
-        crate::normal::each(out, (kind, "unreadable Suunto record"), rows.into_iter(), map);
+        let kind = (collection.name(), "unreadable Suunto record");
+        crate::normal::each(out, kind, rows.into_iter(), map);
     }
 }
 
@@ -253,49 +269,147 @@ fn kind(activity: i64) -> &'static str {
     }
 }
 
+/// A workout, as `/v3/workouts` lists it (epoch ms, seconds, minutes, metres, m/s, joules).
+#[derive(Deserialize, Default)]
+#[serde(default, rename_all = "camelCase")]
+struct WorkoutRow {
+    #[serde(deserialize_with = "lenient_number")]
+    start_time: Option<f64>,
+    #[serde(deserialize_with = "lenient_number")]
+    stop_time: Option<f64>,
+    #[serde(deserialize_with = "lenient_number")]
+    total_time: Option<f64>,
+    #[serde(deserialize_with = "lenient_number")]
+    time_offset_in_minutes: Option<f64>,
+    #[serde(deserialize_with = "lenient_number")]
+    activity_id: Option<f64>,
+    #[serde(deserialize_with = "lenient")]
+    workout_key: Option<String>,
+    #[serde(deserialize_with = "lenient_number")]
+    total_distance: Option<f64>,
+    #[serde(deserialize_with = "lenient_number")]
+    total_ascent: Option<f64>,
+    #[serde(deserialize_with = "lenient_number")]
+    total_descent: Option<f64>,
+    #[serde(deserialize_with = "lenient_number")]
+    max_altitude: Option<f64>,
+    #[serde(deserialize_with = "lenient_number")]
+    min_altitude: Option<f64>,
+    #[serde(deserialize_with = "lenient_number")]
+    avg_speed: Option<f64>,
+    #[serde(deserialize_with = "lenient_number")]
+    max_speed: Option<f64>,
+    #[serde(deserialize_with = "lenient_number")]
+    energy_consumption: Option<f64>,
+    #[serde(deserialize_with = "lenient_number")]
+    step_count: Option<f64>,
+    #[serde(rename = "hrdata", deserialize_with = "lenient_record")]
+    hr_data: Option<HrData>,
+    /// Kept in the statistics as sent.
+    gear: Option<Value>,
+    tss: Option<Value>,
+}
+
+/// A workout's heart rate: the workout's own figures, else the older names.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct HrData {
+    #[serde(rename = "workoutAvgHR", deserialize_with = "lenient_number")]
+    workout_avg: Option<f64>,
+    #[serde(deserialize_with = "lenient_number")]
+    avg: Option<f64>,
+    #[serde(rename = "workoutMaxHR", deserialize_with = "lenient_number")]
+    workout_max: Option<f64>,
+    #[serde(deserialize_with = "lenient_number")]
+    hrmax: Option<f64>,
+}
+
 /// A workout: epoch-ms start, seconds of total time, offset in minutes, metres, m/s, bpm
 /// (`hrmax`/`workoutMaxHR` are the workout's peak; `max` is the user's configured maximum).
 fn workout(row: &Value, out: &mut Normalised) -> Option<()> {
-    let f = |k: &str| row.get(k).and_then(number);
-    let hr = |keys: &[&str]| {
-        keys.iter().find_map(|k| row.pointer(&format!("/hrdata/{k}")).and_then(number))
-    };
-    let start = DateTime::from_timestamp_millis(f("startTime")? as i64)?;
-    let end = match f("stopTime") {
+    let w: WorkoutRow = record(row)?;
+    let hr = w.hr_data.unwrap_or_default();
+    let start = DateTime::from_timestamp_millis(w.start_time? as i64)?;
+    let end = match w.stop_time {
         Some(ms) => DateTime::from_timestamp_millis(ms as i64)?,
         None => start
-            .checked_add_signed(Duration::try_milliseconds((f("totalTime")? * 1000.0) as i64)?)?,
+            .checked_add_signed(Duration::try_milliseconds((w.total_time? * 1000.0) as i64)?)?,
     };
-    let offset = f("timeOffsetInMinutes").and_then(|m| crate::normal::offset_minutes(m as i64));
-    let activity = f("activityId").map(|a| a as i64);
-    WATCH.workout(out, (start, end), offset, |w| {
-        w.external_id = row.get("workoutKey").and_then(Value::as_str).map(str::to_string);
-        w.figures.kind =
+    let offset = w.time_offset_in_minutes.and_then(|m| crate::normal::offset_minutes(m as i64));
+    let activity = w.activity_id.map(|a| a as i64);
+    WATCH.workout(out, (start, end), offset, |row| {
+        row.external_id = w.workout_key;
+        row.figures.kind =
             schema::catalogue::workout_types::unified(Some(kind(activity.unwrap_or(-1))))
                 .map(str::to_string);
-        w.figures.distance_meters = f("totalDistance");
-        w.figures.elevation_gain_meters = f("totalAscent");
-        w.max_altitude_meters = f("maxAltitude");
-        w.min_altitude_meters = f("minAltitude");
-        w.figures.avg_speed_m_per_s = f("avgSpeed");
-        w.figures.max_speed_m_per_s = f("maxSpeed");
-        w.figures.avg_heart_rate_bpm = hr(&["workoutAvgHR", "avg"]);
-        w.figures.max_heart_rate_bpm = hr(&["workoutMaxHR", "hrmax"]);
-        w.figures.calories_kcal = f("energyConsumption").filter(|e| *e > 0.0);
-        w.figures.steps =
-            f("stepCount").filter(|s| *s > 0.0).and_then(|s| i32::try_from(s as i64).ok());
-        w.statistics = json!({"activityId": activity, "totalDescent": f("totalDescent"),
-                              "gear": row.get("gear"), "tss": row.get("tss")});
+        row.figures.distance_meters = w.total_distance;
+        row.figures.elevation_gain_meters = w.total_ascent;
+        row.max_altitude_meters = w.max_altitude;
+        row.min_altitude_meters = w.min_altitude;
+        row.figures.avg_speed_m_per_s = w.avg_speed;
+        row.figures.max_speed_m_per_s = w.max_speed;
+        row.figures.avg_heart_rate_bpm = hr.workout_avg.or(hr.avg);
+        row.figures.max_heart_rate_bpm = hr.workout_max.or(hr.hrmax);
+        row.figures.calories_kcal = w.energy_consumption.filter(|e| *e > 0.0);
+        row.figures.steps =
+            w.step_count.filter(|s| *s > 0.0).and_then(|s| i32::try_from(s as i64).ok());
+        row.statistics = json!({"activityId": activity, "totalDescent": w.total_descent,
+                                "gear": w.gear, "tss": w.tss});
     })
 }
 
-fn instant(s: &str) -> Option<(DateTime<Utc>, Option<i16>)> {
+/// An instant and its offset, when one is written.
+type At = (DateTime<Utc>, Option<i16>);
+
+fn instant(s: &str) -> Option<At> {
     let t = DateTime::<FixedOffset>::parse_from_rfc3339(s).ok()?;
     Some((t.with_timezone(&Utc), crate::normal::minutes(i64::from(t.offset().local_minus_utc()))))
 }
 
-fn entry<'a>(row: &'a Value, key: &str) -> Option<&'a Value> {
-    row.get("entryData")?.get(key)
+/// A 24/7 sample (sleep, activity, recovery): its time and its `entryData`.
+#[derive(Deserialize, Default)]
+#[serde(default, rename_all = "camelCase")]
+struct Sample {
+    #[serde(deserialize_with = "lenient")]
+    timestamp: Option<String>,
+    #[serde(deserialize_with = "lenient_record")]
+    entry_data: Option<Entry>,
+}
+
+/// A sample's `entryData`: the fields of every kind read (each kind has some of them).
+#[derive(Deserialize, Default)]
+#[serde(default, rename_all = "PascalCase")]
+struct Entry {
+    #[serde(deserialize_with = "lenient")]
+    bedtime_start: Option<String>,
+    #[serde(deserialize_with = "lenient")]
+    bedtime_end: Option<String>,
+    #[serde(deserialize_with = "lenient_number")]
+    deep_sleep_duration: Option<f64>,
+    #[serde(deserialize_with = "lenient_number")]
+    light_sleep_duration: Option<f64>,
+    #[serde(rename = "REMSleepDuration", deserialize_with = "lenient_number")]
+    rem_sleep_duration: Option<f64>,
+    #[serde(deserialize_with = "lenient_number")]
+    duration: Option<f64>,
+    #[serde(deserialize_with = "lenient")]
+    is_nap: Option<bool>,
+    #[serde(deserialize_with = "lenient_id")]
+    sleep_id: Option<String>,
+    #[serde(rename = "AvgHRV", deserialize_with = "lenient_number")]
+    avg_hrv: Option<f64>,
+    #[serde(rename = "HR", deserialize_with = "lenient_number")]
+    hr: Option<f64>,
+    #[serde(deserialize_with = "lenient_number")]
+    step_count: Option<f64>,
+    #[serde(rename = "SpO2", deserialize_with = "lenient_number")]
+    spo2: Option<f64>,
+    #[serde(deserialize_with = "lenient_number")]
+    energy_consumption: Option<f64>,
+    #[serde(rename = "HRV", deserialize_with = "lenient_number")]
+    hrv: Option<f64>,
+    #[serde(deserialize_with = "lenient_number")]
+    balance: Option<f64>,
 }
 
 /// A night between its documented `BedtimeStart` and `BedtimeEnd`: Suunto gives stage totals
@@ -303,17 +417,21 @@ fn entry<'a>(row: &'a Value, key: &str) -> Option<&'a Value> {
 /// what the night's `Duration` leaves of them; `IsNap` decides what is a nap. The night's HRV is
 /// stored inside it, on the day one wakes up.
 fn sleep(row: &Value, out: &mut Normalised) -> Option<()> {
-    let (start, offset) = instant(entry(row, "BedtimeStart")?.as_str()?)?;
-    let (end, end_offset) = instant(entry(row, "BedtimeEnd")?.as_str()?)?;
+    let e = record::<Sample>(row)?.entry_data?;
+    let (start, offset) = instant(e.bedtime_start.as_deref()?)?;
+    let (end, end_offset) = instant(e.bedtime_end.as_deref()?)?;
     if end <= start {
         return None;
     }
     let offset = end_offset.or(offset);
-    let seconds = |k: &str| crate::normal::seconds(entry(row, k).and_then(number));
-    let (deep, light, rem) =
-        (seconds("DeepSleepDuration"), seconds("LightSleepDuration"), seconds("REMSleepDuration"));
+    let seconds = crate::normal::seconds;
+    let (deep, light, rem) = (
+        seconds(e.deep_sleep_duration),
+        seconds(e.light_sleep_duration),
+        seconds(e.rem_sleep_duration),
+    );
     let asleep = [deep, light, rem].iter().flatten().sum::<i64>();
-    let in_bed = seconds("Duration");
+    let in_bed = seconds(e.duration);
     let night = VendorNight {
         totals: StageTotals {
             light,
@@ -323,7 +441,7 @@ fn sleep(row: &Value, out: &mut Normalised) -> Option<()> {
             asleep: (asleep > 0).then_some(asleep),
         },
         in_bed,
-        is_nap: entry(row, "IsNap").and_then(Value::as_bool),
+        is_nap: e.is_nap,
         ..VendorNight::new(start, end)
     };
     let source = WATCH.source(out);
@@ -332,25 +450,31 @@ fn sleep(row: &Value, out: &mut Normalised) -> Option<()> {
         source,
         intervals: Vec::new(),
         zone_offset: offset,
-        external_id: entry(row, "SleepId").map(crate::normal::id_text),
+        external_id: e.sleep_id,
         vendor: Some(night),
     });
-    if let Some(hrv) = entry(row, "AvgHRV").and_then(number).filter(|v| *v > 0.0) {
+    if let Some(hrv) = e.avg_hrv.filter(|v| *v > 0.0) {
         let at = crate::normal::night_instant(start, end, offset);
         WATCH.push(out, HRV_RMSSD, (at, offset), hrv, false);
     }
     Some(())
 }
 
+/// A 24/7 sample's time and offset, and its `entryData` (empty where it has none).
+fn timed(row: &Value) -> Option<(At, Entry)> {
+    let s: Sample = record(row)?;
+    Some((instant(s.timestamp.as_deref()?)?, s.entry_data.unwrap_or_default()))
+}
+
 /// A 24/7 sample: heart rate, steps, SpO2 (a fraction), energy (joules), HRV.
 fn activity(row: &Value, out: &mut Normalised) -> Option<()> {
-    let (when, offset) = instant(row.get("timestamp")?.as_str()?)?;
+    let ((when, offset), e) = timed(row)?;
     let values = [
-        (HR, entry(row, "HR").and_then(number)),
-        (STEPS, entry(row, "StepCount").and_then(number)),
-        (OXYGEN, entry(row, "SpO2").and_then(number).map(|f| if f <= 1.0 { f * 100.0 } else { f })),
-        (TOTAL_ENERGY, entry(row, "EnergyConsumption").and_then(number).map(|j| j / J_PER_KCAL)),
-        (HRV_RMSSD, entry(row, "HRV").and_then(number).filter(|v| *v > 0.0)),
+        (HR, e.hr),
+        (STEPS, e.step_count),
+        (OXYGEN, e.spo2.map(|f| if f <= 1.0 { f * 100.0 } else { f })),
+        (TOTAL_ENERGY, e.energy_consumption.map(|j| j / J_PER_KCAL)),
+        (HRV_RMSSD, e.hrv.filter(|v| *v > 0.0)),
     ];
     for (series, value) in values {
         if let Some(v) = value {
@@ -365,31 +489,57 @@ fn activity(row: &Value, out: &mut Normalised) -> Option<()> {
 /// alone, without the night), so every reading is kept; that it is a level rather than one
 /// morning's score is the audit's S6, left until it has a series of its own.
 fn recovery(row: &Value, out: &mut Normalised) -> Option<()> {
-    let (when, offset) = instant(row.get("timestamp")?.as_str()?)?;
-    if let Some(b) = entry(row, "Balance").and_then(number) {
+    let ((when, offset), e) = timed(row)?;
+    if let Some(b) = e.balance {
         WATCH.push(out, RECOVERY_SCORE, (when, offset), b * 100.0, false);
     }
     Some(())
+}
+
+/// A daily statistic: its `Name` and its `Sources`.
+#[derive(Deserialize, Default)]
+#[serde(default, rename_all = "PascalCase")]
+struct Statistic {
+    #[serde(deserialize_with = "lenient")]
+    name: Option<String>,
+    #[serde(deserialize_with = "lenient_records")]
+    sources: Option<Vec<StatisticSource>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default, rename_all = "PascalCase")]
+struct StatisticSource {
+    #[serde(deserialize_with = "lenient_records")]
+    samples: Option<Vec<DaySample>>,
+}
+
+/// A day's value, at the start of the user's day in UTC (no offset written).
+#[derive(Deserialize, Default)]
+#[serde(default, rename_all = "PascalCase")]
+struct DaySample {
+    #[serde(rename = "TimeISO8601", deserialize_with = "lenient")]
+    time: Option<String>,
+    #[serde(deserialize_with = "lenient_number")]
+    value: Option<f64>,
 }
 
 /// `{Name, Sources: [{Samples: [{TimeISO8601, Value}]}]}` per statistic: a day's steps and
 /// energy (joules, active and basal); each sample's time is the start of the user's day, in
 /// UTC, and the total is put at noon of that day; a day without data is null.
 fn daily(row: &Value, out: &mut Normalised) -> Option<()> {
-    let (series, factor) = match row.get("Name")?.as_str()? {
+    let stat: Statistic = record(row)?;
+    let (series, factor) = match stat.name?.as_str() {
         "stepcount" => (STEPS, 1.0),
         "energyconsumption" => (TOTAL_ENERGY, 1.0 / J_PER_KCAL),
         _ => return Some(()),
     };
     let offset = guessed_offset(out);
-    for source in row.get("Sources")?.as_array()? {
-        for s in
-            source.get("Samples").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default()
-        {
-            let Some(v) = s.get("Value").and_then(number) else { continue };
-            let t = s.get("TimeISO8601").and_then(Value::as_str)?;
+    for source in stat.sources? {
+        for s in source.samples.into_iter().flatten() {
+            let Some(v) = s.value else { continue };
+            let t = s.time?;
             let day_start =
-                NaiveDateTime::parse_from_str(t, "%Y-%m-%dT%H:%M:%S%.f").ok()?.and_utc();
+                NaiveDateTime::parse_from_str(&t, "%Y-%m-%dT%H:%M:%S%.f").ok()?.and_utc();
             let when = day_start + Duration::hours(12);
             WATCH.push(out, series, (when, Some(offset)), v * factor, true);
         }

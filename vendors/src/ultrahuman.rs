@@ -10,9 +10,11 @@ use chrono::{DateTime, Duration, NaiveDate, Utc};
 use ingest::{Interval, Normalised, SleepSession, Stage, StageTotals, VendorNight};
 use schema::catalogue::providers::{Capabilities, LiveSyncMode, Provider};
 use schema::catalogue::series_types::id;
+use serde::Deserialize;
 use serde_json::Value;
 
-use crate::normal::{Device, number, offset_at};
+use crate::normal::record;
+use crate::normal::{Device, lenient, lenient_number, lenient_record, lenient_records, offset_at};
 use crate::{Account, Mapping, Notifications, Pages};
 use crate::{
     Call, CallAuth, ClientAuth, Connected, Endpoints, Info, Notice, OAuthSpec, Vendor, Window,
@@ -21,7 +23,7 @@ use crate::{
 pub(crate) struct Ultrahuman;
 
 const METRICS: &str = "metrics";
-static COLLECTIONS: [&str; 1] = [METRICS];
+crate::normal::collections! { Metrics = METRICS }
 
 const HR: i16 = id("heart_rate");
 const HRV_RMSSD: i16 = id("heart_rate_variability_rmssd");
@@ -67,7 +69,7 @@ static INFO: Info = Info {
         ClientAuth::Body,
     ),
     api_url: "https://partner.ultrahuman.com/api/partners/v1",
-    collections: &COLLECTIONS,
+    collections: COLLECTIONS,
     settings: &[],
     notification_bytes: crate::SMALL_NOTIFICATIONS,
     history: crate::History::Pull,
@@ -87,12 +89,15 @@ impl Pages for Ultrahuman {
     fn page_url(
         &self,
         api_url: &str,
-        _: &str,
+        collection: &str,
         (start, _): Window,
         next: Option<&str>,
     ) -> Result<url::Url, url::ParseError> {
-        let mut url =
-            url::Url::parse(&format!("{}/user_data/metrics", api_url.trim_end_matches('/')))?;
+        // One endpoint: any name reads it (as it always has).
+        let path = match Collection::parse(collection).unwrap_or(Collection::Metrics) {
+            Collection::Metrics => "user_data/metrics",
+        };
+        let mut url = url::Url::parse(&format!("{}/{path}", api_url.trim_end_matches('/')))?;
         let first = start.date_naive().format("%Y-%m-%d").to_string();
         url.query_pairs_mut().append_pair("date", next.unwrap_or(&first));
         Ok(url)
@@ -110,7 +115,9 @@ impl Pages for Ultrahuman {
 }
 
 impl Mapping for Ultrahuman {
-    fn map_page(&self, _: &str, page: &Value, out: &mut Normalised) {
+    fn map_page(&self, collection: &str, page: &Value, out: &mut Normalised) {
+        // One endpoint: a page of any name reads as its metrics (as it always has).
+        let collection = Collection::parse(collection).unwrap_or(Collection::Metrics);
         let data = page.get("data").unwrap_or(&Value::Null);
         if let Some(zone) = data.get("latest_time_zone").and_then(Value::as_str) {
             out.zone = Some(zone.to_string());
@@ -119,13 +126,15 @@ impl Mapping for Ultrahuman {
         if let Some(days) = data.get("metrics").and_then(Value::as_object) {
             items.extend(days.values().filter_map(Value::as_array).flatten());
         }
-        // Nights first: the night's figures are stored inside them.
-        let is_sleep = |i: &&Value| {
-            i.get("type").and_then(Value::as_str).is_some_and(|t| t.eq_ignore_ascii_case("sleep"))
-        };
-        items.sort_by_key(|i| !is_sleep(i));
+        // Nights first (a stable sort: the rest keep their order).
+        items.sort_by_cached_key(|i| !is_sleep(i));
         let reason = "unreadable Ultrahuman metric";
-        crate::normal::each(out, (METRICS, reason), items.into_iter(), metric);
+        match collection {
+            Collection::Metrics => {
+                let kind = (collection.name(), reason);
+                crate::normal::each(out, kind, items.into_iter(), metric);
+            }
+        }
     }
 }
 
@@ -168,16 +177,96 @@ impl Notifications for Ultrahuman {
     }
 }
 
-fn instant(v: Option<&Value>) -> Option<DateTime<Utc>> {
-    DateTime::from_timestamp(number(v?)? as i64, 0)
+fn instant(seconds: Option<f64>) -> Option<DateTime<Utc>> {
+    DateTime::from_timestamp(seconds? as i64, 0)
+}
+
+/// One metric of the day: its `type` (any case) and its `object`, whatever that is.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Metric {
+    #[serde(rename = "type", deserialize_with = "lenient")]
+    kind: Option<String>,
+    #[serde(deserialize_with = "lenient_record")]
+    object: Option<Figures>,
+}
+
+/// A metric's `object`: the fields of every kind read (each kind has some of them).
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Figures {
+    #[serde(deserialize_with = "lenient_records")]
+    values: Option<Vec<Point>>,
+    #[serde(deserialize_with = "lenient_number")]
+    day_start_timestamp: Option<f64>,
+    #[serde(deserialize_with = "lenient_number")]
+    value: Option<f64>,
+    #[serde(deserialize_with = "lenient_number")]
+    total: Option<f64>,
+    #[serde(deserialize_with = "lenient_number")]
+    avg: Option<f64>,
+    #[serde(deserialize_with = "lenient_number")]
+    bedtime_start: Option<f64>,
+    #[serde(deserialize_with = "lenient_number")]
+    bedtime_end: Option<f64>,
+    #[serde(deserialize_with = "lenient_record")]
+    sleep_graph: Option<Graph>,
+    #[serde(deserialize_with = "lenient_records")]
+    sleep_stages: Option<Vec<StageTime>>,
+    #[serde(deserialize_with = "lenient_record")]
+    temperature_deviation: Option<Deviation>,
+}
+
+/// `{value, timestamp}` of a series.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Point {
+    #[serde(deserialize_with = "lenient_number")]
+    value: Option<f64>,
+    #[serde(deserialize_with = "lenient_number")]
+    timestamp: Option<f64>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Graph {
+    #[serde(deserialize_with = "lenient_records")]
+    data: Option<Vec<Span>>,
+}
+
+/// One span of the hypnogram.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Span {
+    #[serde(deserialize_with = "lenient_number")]
+    start: Option<f64>,
+    #[serde(deserialize_with = "lenient_number")]
+    end: Option<f64>,
+    #[serde(rename = "type", deserialize_with = "lenient")]
+    kind: Option<String>,
+}
+
+/// A stage's total, in seconds.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct StageTime {
+    #[serde(rename = "type", deserialize_with = "lenient")]
+    kind: Option<String>,
+    #[serde(deserialize_with = "lenient_number")]
+    stage_time: Option<f64>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Deviation {
+    #[serde(deserialize_with = "lenient_number")]
+    celsius: Option<f64>,
 }
 
 /// `values: [{value, timestamp}]` of a series.
-fn series(object: &Value, out: &mut Normalised, id: i16) {
-    for v in object.get("values").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default() {
-        let (Some(at), Some(value)) =
-            (instant(v.get("timestamp")), v.get("value").and_then(number))
-        else {
+fn series(object: &Figures, out: &mut Normalised, id: i16) {
+    for v in object.values.iter().flatten() {
+        let (Some(at), Some(value)) = (instant(v.timestamp), v.value) else {
             continue;
         };
         let offset = offset_at(out, at);
@@ -186,8 +275,8 @@ fn series(object: &Value, out: &mut Normalised, id: i16) {
 }
 
 /// A day-level value at noon of the day that starts at `day_start_timestamp`.
-fn day_value(object: &Value, out: &mut Normalised, id: i16, value: Option<f64>, total: bool) {
-    let (Some(start), Some(value)) = (instant(object.get("day_start_timestamp")), value) else {
+fn day_value(object: &Figures, out: &mut Normalised, id: i16, value: Option<f64>, total: bool) {
+    let (Some(start), Some(value)) = (instant(object.day_start_timestamp), value) else {
         return;
     };
     let at = start + Duration::hours(12);
@@ -198,8 +287,8 @@ fn day_value(object: &Value, out: &mut Normalised, id: i16, value: Option<f64>, 
 /// A figure of the night (`avg_sleep_hrv`): inside the night that ends on the day starting at
 /// `day_start_timestamp`, where the night's summary averages it; without that night, at the
 /// day's noon.
-fn night_value(object: &Value, out: &mut Normalised, id: i16, value: Option<f64>) {
-    let (Some(start), Some(value)) = (instant(object.get("day_start_timestamp")), value) else {
+fn night_value(object: &Figures, out: &mut Normalised, id: i16, value: Option<f64>) {
+    let (Some(start), Some(value)) = (instant(object.day_start_timestamp), value) else {
         return;
     };
     let noon = start + Duration::hours(12);
@@ -209,10 +298,16 @@ fn night_value(object: &Value, out: &mut Normalised, id: i16, value: Option<f64>
     RING.push(out, id, (at, zone), value, false);
 }
 
+/// Whether a metric is a night (read first: the night's figures are stored inside them).
+fn is_sleep(item: &Value) -> bool {
+    let kind = record::<Metric>(item).and_then(|m| m.kind);
+    kind.is_some_and(|t| t.eq_ignore_ascii_case("sleep"))
+}
+
 fn metric(item: &Value, out: &mut Normalised) -> Option<()> {
-    let kind = item.get("type")?.as_str()?.to_ascii_lowercase();
-    let object = item.get("object")?;
-    let value = || object.get("value").and_then(number);
+    let item: Metric = record(item)?;
+    let kind = item.kind?.to_ascii_lowercase();
+    let object = &item.object?;
     match kind.as_str() {
         "hr" => series(object, out, HR),
         "hrv" => series(object, out, HRV_RMSSD),
@@ -221,17 +316,13 @@ fn metric(item: &Value, out: &mut Normalised) -> Option<()> {
         "glucose" => series(object, out, GLUCOSE),
         "steps" => {
             series(object, out, STEPS);
-            let total = object.get("total").and_then(number);
-            day_value(object, out, STEPS, total, true);
+            day_value(object, out, STEPS, object.total, true);
         }
-        "night_rhr" => {
-            let avg = object.get("avg").and_then(number);
-            day_value(object, out, RESTING_HR, avg, false);
-        }
-        "avg_sleep_hrv" => night_value(object, out, HRV_RMSSD, value()),
-        "recovery_index" => day_value(object, out, RECOVERY, value(), false),
-        "vo2_max" => day_value(object, out, VO2_MAX, value(), false),
-        "active_minutes" => day_value(object, out, ACTIVE_TIME, value(), true),
+        "night_rhr" => day_value(object, out, RESTING_HR, object.avg, false),
+        "avg_sleep_hrv" => night_value(object, out, HRV_RMSSD, object.value),
+        "recovery_index" => day_value(object, out, RECOVERY, object.value, false),
+        "vo2_max" => day_value(object, out, VO2_MAX, object.value, false),
+        "active_minutes" => day_value(object, out, ACTIVE_TIME, object.value, true),
         "sleep" => sleep(object, out)?,
         // Scores and composites of Ultrahuman's own (movement, metabolic), and sleep figures
         // the night's session already holds.
@@ -254,31 +345,30 @@ fn stage(kind: &str) -> Option<Stage> {
 /// (`sleep_graph`) as the timeline where there is one, its stage totals (`sleep_stages`,
 /// seconds) kept as such (no order is made up for totals alone); its temperature deviation
 /// inside it, on the day one wakes up.
-fn sleep(object: &Value, out: &mut Normalised) -> Option<()> {
-    let start = instant(object.get("bedtime_start"))?;
-    let end = instant(object.get("bedtime_end"))?;
+fn sleep(object: &Figures, out: &mut Normalised) -> Option<()> {
+    let start = instant(object.bedtime_start)?;
+    let end = instant(object.bedtime_end)?;
     if end <= start {
         return None;
     }
     let offset = offset_at(out, end);
-    let graph = object.pointer("/sleep_graph/data").and_then(Value::as_array);
+    let graph = object.sleep_graph.as_ref().and_then(|g| g.data.as_ref());
     let intervals: Vec<Interval> = graph
-        .map(Vec::as_slice)
-        .unwrap_or_default()
-        .iter()
+        .into_iter()
+        .flatten()
         .filter_map(|g| {
-            let (s, e) = (instant(g.get("start"))?, instant(g.get("end"))?);
-            let stage = stage(g.get("type")?.as_str()?)?;
+            let (s, e) = (instant(g.start)?, instant(g.end)?);
+            let stage = stage(g.kind.as_deref()?)?;
             (e > s).then_some(Interval { start: s, end: e, stage })
         })
         .collect();
-    let stages = object.get("sleep_stages").and_then(Value::as_array).map(Vec::as_slice);
     let total = |kind: &str| {
-        stages
-            .unwrap_or_default()
+        object
+            .sleep_stages
             .iter()
-            .filter(|s| s.get("type").and_then(Value::as_str) == Some(kind))
-            .filter_map(|s| s.get("stage_time").and_then(number))
+            .flatten()
+            .filter(|s| s.kind.as_deref() == Some(kind))
+            .filter_map(|s| s.stage_time)
             .map(|t| t.max(0.0) as i64)
             .reduce(|a, b| a + b)
     };
@@ -303,7 +393,7 @@ fn sleep(object: &Value, out: &mut Normalised) -> Option<()> {
         vendor: Some(night),
     });
     let at = crate::normal::night_instant(start, end, Some(offset));
-    if let Some(d) = object.pointer("/temperature_deviation/celsius").and_then(number) {
+    if let Some(d) = object.temperature_deviation.as_ref().and_then(|t| t.celsius) {
         RING.push(out, SKIN_DEVIATION, (at, Some(offset)), d, false);
     }
     Some(())

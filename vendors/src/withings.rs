@@ -14,12 +14,15 @@ use schema::catalogue::providers::{Capabilities, LiveSyncMode, Provider};
 use schema::catalogue::series_types::id;
 use serde_json::{Value, json};
 
-use crate::normal::{Device, local_noon, number, offset_at, zone_offset};
+use crate::normal::{Device, local_noon, offset_at, record, zone_offset};
 use crate::{Account, Mapping, Notifications, Pages};
 use crate::{
     Call, CallAuth, ClientAuth, Connected, Endpoints, Handshake, Info, Notice, OAuthSpec,
     PageError, Vendor, Window,
 };
+use pages::{ActivityDay, MeasureGroup, Minute, NightData, Segment, Span, WorkoutData};
+
+mod pages;
 
 pub(crate) struct Withings;
 
@@ -29,12 +32,16 @@ const WORKOUTS: &str = "getworkouts";
 const NIGHTS: &str = "getsummary";
 const SLEEP: &str = "sleep";
 const INTRADAY: &str = "getintradayactivity";
-/// Those with zones first: sleep and intraday data are read at the offset they give; the
-/// nights (Sleep v2 Getsummary) before their stage segments, which join them.
-static COLLECTIONS: [&str; 6] = [MEASURES, ACTIVITY, WORKOUTS, NIGHTS, SLEEP, INTRADAY];
-
-/// Sleep stages and intraday data: at most 24 hours a call.
-const DAY_CALLS: [&str; 2] = [SLEEP, INTRADAY];
+// Those with zones first: sleep and intraday data are read at the offset they give; the
+// nights (Sleep v2 Getsummary) before their stage segments, which join them.
+crate::normal::collections! {
+    Measures = MEASURES,
+    Activity = ACTIVITY,
+    Workouts = WORKOUTS,
+    Nights = NIGHTS,
+    Sleep = SLEEP,
+    Intraday = INTRADAY,
+}
 
 const ACTIVITY_FIELDS: &str = "steps,distance,elevation,calories,totalcalories";
 const WORKOUT_FIELDS: &str =
@@ -106,7 +113,7 @@ static INFO: Info = Info {
         token_envelope: Some(token_envelope),
     },
     api_url: "https://wbsapi.withings.net",
-    collections: &COLLECTIONS,
+    collections: COLLECTIONS,
     settings: &[],
     notification_bytes: crate::SMALL_NOTIFICATIONS,
     history: crate::History::Pull,
@@ -152,8 +159,13 @@ impl Vendor for Withings {
 }
 
 impl Pages for Withings {
+    /// Sleep stages and intraday data: at most 24 hours a call.
     fn window_step(&self, collection: &str) -> Option<Duration> {
-        DAY_CALLS.contains(&collection).then(|| Duration::days(1))
+        use Collection::*;
+        match Collection::parse(collection) {
+            Some(Sleep | Intraday) => Some(Duration::days(1)),
+            Some(Measures | Activity | Workouts | Nights) | None => None,
+        }
     }
 
     /// Every call is `action=…` on its service, with Unix-second bounds, or local days (a day
@@ -165,22 +177,26 @@ impl Pages for Withings {
         (start, end): Window,
         next: Option<&str>,
     ) -> Result<url::Url, url::ParseError> {
-        let (path, fields) = match collection {
-            MEASURES => ("measure", None),
-            ACTIVITY => ("v2/measure", Some(ACTIVITY_FIELDS)),
-            WORKOUTS => ("v2/measure", Some(WORKOUT_FIELDS)),
-            SLEEP => ("v2/sleep", Some(SLEEP_FIELDS)),
-            NIGHTS => ("v2/sleep", Some(NIGHT_FIELDS)),
-            _ => ("v2/measure", Some(INTRADAY_FIELDS)),
+        use Collection::*;
+        let parsed = Collection::parse(collection);
+        // Its service, its fields, and whether it is asked for by local days. An unknown name
+        // is asked for as intraday data, with itself as the action.
+        let (path, fields, by_day) = match parsed {
+            Some(Measures) => ("measure", None, false),
+            Some(Activity) => ("v2/measure", Some(ACTIVITY_FIELDS), true),
+            Some(Workouts) => ("v2/measure", Some(WORKOUT_FIELDS), true),
+            Some(Sleep) => ("v2/sleep", Some(SLEEP_FIELDS), false),
+            Some(Nights) => ("v2/sleep", Some(NIGHT_FIELDS), true),
+            Some(Intraday) | None => ("v2/measure", Some(INTRADAY_FIELDS), false),
         };
         let mut url = url::Url::parse(&format!("{}/{path}", api_url.trim_end_matches('/')))?;
         {
             let mut q = url.query_pairs_mut();
-            q.append_pair("action", if collection == SLEEP { "get" } else { collection });
+            q.append_pair("action", if parsed == Some(Sleep) { "get" } else { collection });
             if let Some(fields) = fields {
                 q.append_pair("data_fields", fields);
             }
-            if matches!(collection, ACTIVITY | WORKOUTS | NIGHTS) {
+            if by_day {
                 let day = |t: DateTime<Utc>| t.date_naive().format("%Y-%m-%d").to_string();
                 q.append_pair("startdateymd", &day(start - Duration::days(1)));
                 q.append_pair("enddateymd", &day(end + Duration::days(1)));
@@ -188,7 +204,7 @@ impl Pages for Withings {
                 q.append_pair("startdate", &start.timestamp().to_string());
                 q.append_pair("enddate", &end.timestamp().to_string());
             }
-            if collection == MEASURES {
+            if parsed == Some(Measures) {
                 q.append_pair("category", "1");
             }
             if let Some(offset) = next {
@@ -227,19 +243,20 @@ impl Mapping for Withings {
         if let Some(z) = zone {
             out.zone = Some(z.to_string());
         }
-        let kind = crate::normal::known(&COLLECTIONS, collection);
+        // An unknown collection adds nothing (but the zone its page names).
+        let Some(collection) = Collection::parse(collection) else { return };
+        let kind = collection.name();
         let (rows, map): (Vec<&Value>, ZonedRow) = match collection {
-            MEASURES => (list(body, "measuregrps"), measure_group),
-            ACTIVITY => (list(body, "activities"), activity_day),
-            WORKOUTS => (list(body, "series"), workout),
-            NIGHTS => (list(body, "series"), night),
-            SLEEP => {
+            Collection::Measures => (list(body, "measuregrps"), measure_group),
+            Collection::Activity => (list(body, "activities"), activity_day),
+            Collection::Workouts => (list(body, "series"), workout),
+            Collection::Nights => (list(body, "series"), night),
+            Collection::Sleep => {
                 let rows = list(body, "series");
                 out.report.received(kind, rows.len() as u64);
                 return sleep(&rows, out);
             }
-            INTRADAY => return intraday(body.get("series"), out),
-            _ => return,
+            Collection::Intraday => return intraday(body.get("series"), out),
         };
         let reason = "unreadable Withings record";
         crate::normal::each(out, (kind, reason), rows.into_iter(), |r, out| map(r, zone, out));
@@ -390,24 +407,23 @@ fn list<'a>(body: &'a Value, key: &str) -> Vec<&'a Value> {
     }
 }
 
-fn at(row: &Value, key: &str) -> Option<DateTime<Utc>> {
-    DateTime::from_timestamp(row.get(key).and_then(number)? as i64, 0)
+fn at(seconds: Option<f64>) -> Option<DateTime<Utc>> {
+    DateTime::from_timestamp(seconds? as i64, 0)
 }
 
 /// A group of measures taken at once (a weighing, a blood-pressure reading); `attrib` 1 is a
 /// measure the device could not tie to the user, and is left out.
 fn measure_group(row: &Value, zone: Option<&str>, out: &mut Normalised) -> Option<()> {
-    if row.get("attrib").and_then(Value::as_i64) == Some(1) {
+    let group: MeasureGroup = record(row)?;
+    if group.attrib == Some(1) {
         return Some(());
     }
-    let when = at(row, "date")?;
+    let when = at(group.date)?;
     let offset = zone.and_then(|z| zone_offset(z, when));
-    for m in row.get("measures")?.as_array()? {
-        let (Some(kind), Some(value), Some(unit)) = (
-            m.get("type").and_then(Value::as_i64),
-            m.get("value").and_then(Value::as_i64),
-            m.get("unit").and_then(Value::as_i64).and_then(|u| i32::try_from(u).ok()),
-        ) else {
+    for m in group.measures? {
+        let (Some(kind), Some(value), Some(unit)) =
+            (m.kind, m.value, m.unit.and_then(|u| i32::try_from(u).ok()))
+        else {
             continue;
         };
         if let Some((_, series, factor)) = MEASURE_TYPES.iter().find(|(t, _, _)| *t == kind) {
@@ -420,19 +436,20 @@ fn measure_group(row: &Value, zone: Option<&str>, out: &mut Normalised) -> Optio
 
 /// A day's totals, on its local day in its zone.
 fn activity_day(row: &Value, zone: Option<&str>, out: &mut Normalised) -> Option<()> {
-    let day = NaiveDate::parse_from_str(row.get("date")?.as_str()?, "%Y-%m-%d").ok()?;
-    if let Some(z) = row.get("timezone").and_then(Value::as_str).or(zone) {
+    let d: ActivityDay = record(row)?;
+    let day = NaiveDate::parse_from_str(d.date.as_deref()?, "%Y-%m-%d").ok()?;
+    if let Some(z) = d.timezone.as_deref().or(zone) {
         out.zone = Some(z.to_string());
     }
     let (when, offset) = local_noon(out, day)?;
-    for (series, key) in [
-        (STEPS, "steps"),
-        (WALKED, "distance"),
-        (FLOORS, "elevation"),
-        (ENERGY, "calories"),
-        (TOTAL_ENERGY, "totalcalories"),
+    for (series, value) in [
+        (STEPS, d.steps),
+        (WALKED, d.distance),
+        (FLOORS, d.elevation),
+        (ENERGY, d.calories),
+        (TOTAL_ENERGY, d.totalcalories),
     ] {
-        if let Some(v) = row.get(key).and_then(number) {
+        if let Some(v) = value {
             DEVICE.push(out, series, (when, Some(offset)), v, true);
         }
     }
@@ -457,26 +474,26 @@ fn kind(category: i64) -> &'static str {
 }
 
 fn workout(row: &Value, zone: Option<&str>, out: &mut Normalised) -> Option<()> {
-    let (start, end) = (at(row, "startdate")?, at(row, "enddate")?);
-    let zone = row.get("timezone").and_then(Value::as_str).or(zone);
+    let row: Span<WorkoutData> = record(row)?;
+    let (start, end) = (at(row.startdate)?, at(row.enddate)?);
+    let zone = row.timezone.as_deref().or(zone);
     let offset = zone.and_then(|z| zone_offset(z, start));
-    let data = row.get("data").cloned().unwrap_or(Value::Null);
-    let f = |k: &str| data.get(k).and_then(number);
-    let category = row.get("category").and_then(Value::as_i64).unwrap_or(36);
+    let data = row.data.unwrap_or_default();
+    let category = row.category.unwrap_or(36);
     DEVICE.workout(out, (start, end), offset, |w| {
-        w.external_id = row.get("id").map(crate::normal::id_text);
+        w.external_id = row.id;
         w.figures.kind = schema::catalogue::workout_types::unified(Some(kind(category))).map(str::to_string);
         // The time moving: the pauses are left out.
-        let pauses = f("pause_duration").unwrap_or(0.0) as i32;
+        let pauses = data.pause_duration.unwrap_or(0.0) as i32;
         w.figures.duration_seconds = (w.figures.duration_seconds - pauses.max(0)).max(1);
-        w.figures.calories_kcal = f("calories");
-        w.figures.distance_meters = f("distance");
-        w.figures.steps = f("steps").and_then(|s| i32::try_from(s as i64).ok());
-        w.figures.avg_heart_rate_bpm = f("hr_average");
-        w.figures.max_heart_rate_bpm = f("hr_max");
-        w.figures.min_heart_rate_bpm = f("hr_min");
-        w.statistics = json!({"category": category, "spo2_average": f("spo2_average"),
-                              "elevation_floors": f("elevation"), "pause_duration_s": f("pause_duration")});
+        w.figures.calories_kcal = data.calories;
+        w.figures.distance_meters = data.distance;
+        w.figures.steps = data.steps.and_then(|s| i32::try_from(s as i64).ok());
+        w.figures.avg_heart_rate_bpm = data.hr_average;
+        w.figures.max_heart_rate_bpm = data.hr_max;
+        w.figures.min_heart_rate_bpm = data.hr_min;
+        w.statistics = json!({"category": category, "spo2_average": data.spo2_average,
+                              "elevation_floors": data.elevation, "pause_duration_s": data.pause_duration});
     })
 }
 
@@ -498,26 +515,26 @@ fn stage(state: i64) -> Option<Stage> {
 /// (seconds; `asleepduration` alone for a night from an external source), and its time in bed.
 /// Its stage segments join it when they come.
 fn night(row: &Value, _: Option<&str>, out: &mut Normalised) -> Option<()> {
-    let (start, end) = (at(row, "startdate")?, at(row, "enddate")?);
+    let row: Span<NightData> = record(row)?;
+    let (start, end) = (at(row.startdate)?, at(row.enddate)?);
     if end <= start {
         return None;
     }
-    let zone = row.get("timezone").and_then(Value::as_str);
-    if let Some(z) = zone {
-        out.zone = Some(z.to_string());
+    if let Some(z) = &row.timezone {
+        out.zone = Some(z.clone());
     }
-    let offset = zone.and_then(|z| zone_offset(z, end));
-    let data = row.get("data").unwrap_or(&Value::Null);
-    let secs = |k: &str| crate::normal::seconds(data.get(k).and_then(number));
+    let offset = row.timezone.as_deref().and_then(|z| zone_offset(z, end));
+    let data = row.data.unwrap_or_default();
+    let secs = crate::normal::seconds;
     let night = VendorNight {
         totals: StageTotals {
-            light: secs("lightsleepduration"),
-            deep: secs("deepsleepduration"),
-            rem: secs("remsleepduration"),
-            awake: secs("wakeupduration"),
-            asleep: secs("total_sleep_time").or_else(|| secs("asleepduration")),
+            light: secs(data.lightsleepduration),
+            deep: secs(data.deepsleepduration),
+            rem: secs(data.remsleepduration),
+            awake: secs(data.wakeupduration),
+            asleep: secs(data.total_sleep_time).or_else(|| secs(data.asleepduration)),
         },
-        in_bed: secs("total_timeinbed"),
+        in_bed: secs(data.total_timeinbed),
         // Its segments come a day a call, over the pull's window, not the night's.
         partial_timeline: true,
         ..VendorNight::new(start, end)
@@ -528,7 +545,7 @@ fn night(row: &Value, _: Option<&str>, out: &mut Normalised) -> Option<()> {
         source,
         intervals: Vec::new(),
         zone_offset: offset,
-        external_id: row.get("id").map(crate::normal::id_text),
+        external_id: row.id,
         vendor: Some(night),
     });
     Some(())
@@ -539,11 +556,12 @@ fn night(row: &Value, _: Option<&str>, out: &mut Normalised) -> Option<()> {
 /// (a night cut by the call's bounds is joined when stored). And the night's heart rate,
 /// breathing rate and HRV keyed by time.
 fn sleep(rows: &[&Value], out: &mut Normalised) {
+    let rows: Vec<Segment> = rows.iter().filter_map(|r| record(r)).collect();
     let mut segments: Vec<Interval> = rows
         .iter()
         .filter_map(|r| {
-            let (start, end) = (at(r, "startdate")?, at(r, "enddate")?);
-            let stage = stage(r.get("state")?.as_i64()?)?;
+            let (start, end) = (at(r.startdate)?, at(r.enddate)?);
+            let stage = stage(r.state?)?;
             (end > start).then_some(Interval { start, end, stage })
         })
         .collect();
@@ -587,38 +605,39 @@ fn sleep(rows: &[&Value], out: &mut Normalised) {
             vendor: None,
         });
     }
-    for row in rows {
-        for (series, key) in [(HR, "hr"), (BREATHING, "rr"), (HRV_RMSSD, "rmssd")] {
-            keyed(row.get(key), out, series);
+    for row in &rows {
+        for (series, values) in [(HR, &row.hr), (BREATHING, &row.rr), (HRV_RMSSD, &row.rmssd)] {
+            for (at, v) in values.iter().flatten() {
+                keyed(out, series, at, *v);
+            }
         }
     }
 }
 
-/// `{"<unix seconds>": value}`.
-fn keyed(map: Option<&Value>, out: &mut Normalised, series: i16) {
-    let Some(map) = map.and_then(Value::as_object) else { return };
-    for (k, v) in map {
-        let (Some(when), Some(v)) =
-            (k.parse::<i64>().ok().and_then(|t| DateTime::from_timestamp(t, 0)), number(v))
-        else {
-            continue;
-        };
-        let offset = offset_at(out, when);
-        DEVICE.push(out, series, (when, Some(offset)), v, false);
-    }
+/// A value keyed by its time (`"<unix seconds>"`).
+fn keyed(out: &mut Normalised, series: i16, at: &str, value: Option<f64>) {
+    let (Some(when), Some(v)) =
+        (at.parse::<i64>().ok().and_then(|t| DateTime::from_timestamp(t, 0)), value)
+    else {
+        return;
+    };
+    let offset = offset_at(out, when);
+    DEVICE.push(out, series, (when, Some(offset)), v, false);
 }
 
 /// Intraday data: `{"<unix seconds>": {heart_rate, spo2_auto, …}}`, each key with the
 /// fields measured then.
 fn intraday(series: Option<&Value>, out: &mut Normalised) {
-    let minutes = series.and_then(Value::as_object).map_or(0, serde_json::Map::len);
-    out.report.received(INTRADAY, minutes as u64);
-    for (series_id, key) in [(HR, "heart_rate"), (OXYGEN, "spo2_auto")] {
-        let values: serde_json::Map<String, Value> = series
-            .and_then(Value::as_object)
-            .map(|m| m.iter().filter_map(|(k, v)| Some((k.clone(), v.get(key)?.clone()))).collect())
-            .unwrap_or_default();
-        keyed(Some(&Value::Object(values)), out, series_id);
+    let minutes: Vec<(&String, Minute)> = series
+        .and_then(Value::as_object)
+        .map(|m| m.iter().filter_map(|(k, v)| Some((k, record(v)?))).collect())
+        .unwrap_or_default();
+    out.report.received(INTRADAY, minutes.len() as u64);
+    for (at, minute) in &minutes {
+        keyed(out, HR, at, minute.heart_rate);
+    }
+    for (at, minute) in &minutes {
+        keyed(out, OXYGEN, at, minute.spo2_auto);
     }
 }
 

@@ -170,3 +170,71 @@ fn the_subscriber_check_and_signed_notifications() {
     let token = json!({"access_token": "a", "expires_in": 28800, "user_id": "GGNJL9"});
     assert_eq!(Fitbit.token_user_id(&token).as_deref(), Some("GGNJL9"));
 }
+
+/// Records read as leniently as `.get` read them: numbers as numeric strings where they were
+/// (days, sleep totals, weights) and not where they were not (the activity list's figures), a
+/// field of another type as none, a level list that does not read whole as no timeline; a record
+/// that does not read is dropped alone; an unknown collection reads as nothing.
+#[test]
+fn records_read_leniently_one_by_one() {
+    let mut out = los_angeles();
+    let page = json!({"sleep": [{"logId": "s-1", "isMainSleep": "yes", "minutesAsleep": "420",
+        "startTime": "2020-02-20T23:00:00.000", "endTime": "2020-02-21T07:00:00.000",
+        "levels": {"data": [{"dateTime": "2020-02-20T23:00:00.000", "level": "light", "seconds": 600},
+                            {"dateTime": "2020-02-20T23:10:00.000", "level": "deep", "seconds": "600"}],
+                   "summary": {"deep": {"minutes": "90"}, "rem": [60], "light": 5}}},
+        {"startTime": "2020-02-20T23:00:00.000", "endTime": "2020-02-21T07:00:00.000"}, "junk"]});
+    Fitbit.map_page(SLEEP, &page, &mut out);
+    let s = &out.sleep[0];
+    assert!(s.intervals.is_empty(), "a level that does not read costs the list, as before");
+    let night = s.vendor.unwrap_or_else(|| panic!("the night"));
+    assert_eq!(
+        (night.totals.asleep, night.totals.deep, night.totals.rem),
+        (Some(25200), Some(5400), None)
+    );
+    assert_eq!((night.is_nap, s.external_id.as_deref()), (None, Some("s-1")));
+    assert_eq!(out.report.dropped_count(), 2, "no logId, not an object");
+
+    let mut out = los_angeles();
+    let list = json!({"activities": [{"logId": 7, "startTime": "2019-01-03T12:08:42.000-08:00",
+        "duration": 600000, "calories": "295", "steps": 3790.0, "activityName": 5, "logType": null},
+        {"startTime": "2019-01-03T12:08:42.000-08:00", "duration": "600000"}]});
+    Fitbit.map_page(ACTIVITIES, &list, &mut out);
+    let w = &out.workouts[0].row;
+    assert_eq!(
+        (w.external_id.as_deref(), w.figures.calories_kcal, w.figures.steps),
+        (Some("7"), None, Some(3790))
+    );
+    assert_eq!((w.figures.kind.as_deref(), w.statistics["logType"].clone()), (None, Value::Null));
+    assert_eq!(out.report.dropped_count(), 1, "a duration that is no whole number");
+
+    let mut out = los_angeles();
+    let steps = json!({"activities-steps": [{"dateTime": "2019-01-03", "value": "1234"},
+        {"dateTime": "2019-01-04", "value": true}, {"dateTime": 20190105, "value": 5}]});
+    Fitbit.map_page(STEPS, &steps, &mut out);
+    assert_eq!(values(&out, STEP_COUNT), [(at("2019-01-03T20:00:00Z"), 1234.0, Some(-480))]);
+    assert_eq!(out.report.dropped_count(), 2);
+    let heart = json!({"activities-heart": [{"dateTime": "2019-01-03", "value": {"restingHeartRate": "61"}},
+        {"dateTime": "2019-01-04", "value": [61]}]});
+    Fitbit.map_page(HEART, &heart, &mut out);
+    assert_eq!(values(&out, RESTING_HR), [(at("2019-01-03T20:00:00Z"), 61.0, Some(-480))]);
+    let weight =
+        json!({"weight": [{"date": "2019-01-03", "time": 5, "weight": "70.5", "bmi": {}}]});
+    Fitbit.map_page(WEIGHT, &weight, &mut out);
+    assert_eq!(values(&out, BODY_WEIGHT), [(at("2019-01-04T07:59:59Z"), 70.5, Some(-480))]);
+    assert!(values(&out, BMI).is_empty());
+    assert_eq!(out.report.dropped_count(), 2);
+
+    let mut out = los_angeles();
+    Fitbit.map_page("foods", &weight, &mut out);
+    assert!(out.samples.is_empty() && out.report.dropped_count() == 0);
+    let window = crate::normal::any_window();
+    let url =
+        Fitbit.page_url("https://api.fitbit.com", "foods", window, None).map(|u| u.to_string());
+    assert_eq!(
+        url.as_deref(),
+        Ok("https://api.fitbit.com/1/user/-/body/log/weight/date/2026-03-08/2026-03-11.json")
+    );
+    assert_eq!(Fitbit.window_step("foods"), Some(Duration::days(STEP_DAYS)));
+    assert_eq!(Fitbit.window_step(PROFILE), None);
+}

@@ -191,3 +191,70 @@ fn a_nights_average_hrv_goes_inside_the_night() {
     // The night 22:00Z-06:00Z: its middle.
     assert_eq!(values(&out, HRV_RMSSD), [(at("2024-01-15T02:00:00Z"), 44.0, Some(60))]);
 }
+
+/// Summaries read as leniently as `.get` read them: numbers as numeric strings, a field of
+/// another type as none (never the summary lost); a summary that does not read is dropped
+/// alone; a map of samples only asks for the summary's start where it is a map.
+#[test]
+fn summaries_read_leniently_one_by_one() {
+    let mut out = normalised();
+    let dailies = json!([
+        {"calendarDate": "2026-03-10", "startTimeOffsetInSeconds": "3600", "steps": "8000",
+         "floorsClimbed": [3], "timeOffsetHeartRateSamples": []},
+        {"calendarDate": "2026-03-11", "timeOffsetHeartRateSamples": {}},
+        {"calendarDate": 20260312, "startTimeInSeconds": 1773273600,
+         "timeOffsetHeartRateSamples": {"0": "61", "x": 62, "15": null}},
+        "junk"]);
+    Garmin.map_page(DAILIES, &dailies, &mut out);
+    assert_eq!(values(&out, STEPS), [(at("2026-03-10T11:00:00Z"), 8000.0, Some(60))]);
+    assert!(values(&out, FLOORS).is_empty());
+    assert_eq!(values(&out, HR), [(at("2026-03-12T00:00:00Z"), 61.0, None)]);
+    assert_eq!(
+        out.report.dropped_count(),
+        2,
+        "an empty map without a start, a summary not an object"
+    );
+
+    let mut out = normalised();
+    let sleeps = json!({"sleeps": [{"summaryId": 42, "startTimeInSeconds": "1773100800",
+        "durationInSeconds": 3600, "sleepLevelsMap": {"deep": [{"startTimeInSeconds": 1773100800,
+        "endTimeInSeconds": 1773102600}, 5], "light": {"startTimeInSeconds": 1773102600}, "nap": []},
+        "naps": [{"napStartTimeInSeconds": 1773144000, "napDurationInSeconds": "1200"}, "junk"],
+        "timeOffsetSleepSpo2": [95]}]});
+    Garmin.map_page(SLEEPS, &sleeps, &mut out);
+    assert_eq!(out.sleep.len(), 2);
+    assert_eq!(out.sleep[0].external_id.as_deref(), Some("42"));
+    assert_eq!(out.sleep[0].intervals.len(), 1);
+    assert!(values(&out, OXYGEN).is_empty());
+
+    let mut out = normalised();
+    let activities = json!([{"activityId": 7, "startTimeInSeconds": 1773100800, "durationInSeconds": "600",
+        "activityType": 5, "activityName": ["x"], "deviceName": null, "steps": "900"}]);
+    Garmin.map_page(ACTIVITIES, &activities, &mut out);
+    let w = &out.workouts[0].row;
+    assert_eq!(
+        (w.external_id.as_deref(), w.figures.kind.as_deref(), w.figures.notes.as_deref()),
+        (Some("7"), None, None)
+    );
+    assert_eq!((w.figures.steps, w.statistics["deviceName"].clone()), (Some(900), Value::Null));
+
+    // HRV values that are a map of nothing numeric still stand for the night's average.
+    let mut out = normalised();
+    let hrv = json!([{"startTimeInSeconds": 1773100800, "durationInSeconds": 3600,
+        "hrvValues": {"300": "x"}, "lastNightAvg": 40}]);
+    Garmin.map_page(HRV, &hrv, &mut out);
+    assert!(values(&out, HRV_RMSSD).is_empty());
+
+    let mut out = normalised();
+    Garmin.map_page("epochs", &dailies, &mut out);
+    assert!(out.samples.is_empty() && out.report.dropped_count() == 0);
+    let window = crate::normal::any_window();
+    let url =
+        Garmin.backfill_url("https://apis.garmin.com", "epochs", window).map(|u| u.to_string());
+    assert_eq!(
+        url.as_deref(),
+        Some(
+            "https://apis.garmin.com/wellness-api/rest/backfill/epochs?summaryStartTimeInSeconds=1773014400&summaryEndTimeInSeconds=1773100800"
+        )
+    );
+}

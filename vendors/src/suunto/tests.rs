@@ -171,3 +171,63 @@ fn notifications_are_signed_with_the_notification_secret() {
         body.as_bytes()
     ));
 }
+
+/// Records read as leniently as `.get` read them: numbers as numeric strings, a field of another
+/// type as none (never the record lost); a record that does not read is dropped alone; an
+/// unknown collection reads as nothing and is asked for as a 24/7 one.
+#[test]
+fn records_read_leniently_one_by_one() {
+    let workouts = json!({"payload": [
+        {"workoutKey": 7, "activityId": "1", "startTime": "1702729200000", "totalTime": "60",
+            "hrdata": [145, 175], "gear": null, "energyConsumption": "none"},
+        {"startTime": true, "totalTime": 60}]});
+    let mut out = normalised();
+    Suunto.map_page(WORKOUTS, &workouts, &mut out);
+    let w = &out.workouts[0].row;
+    assert_eq!((w.external_id.as_deref(), w.figures.kind.as_deref()), (None, Some("running")));
+    assert_eq!((w.figures.duration_seconds, w.figures.avg_heart_rate_bpm), (60, None));
+    assert_eq!(w.figures.calories_kcal, None);
+    assert_eq!(w.statistics["gear"], Value::Null);
+    assert_eq!(out.report.dropped_count(), 1, "a start that is no number");
+
+    let sleep = json!([{"entryData": {"BedtimeStart": "2026-05-17T02:13:00+02:00",
+            "BedtimeEnd": "2026-05-17T09:19:00+02:00", "Duration": "25560", "DeepSleepDuration": [1],
+            "IsNap": "no", "SleepId": "night-1", "AvgHRV": "41"}},
+        {"entryData": [{"BedtimeStart": "2026-05-17T02:13:00+02:00"}]}, "junk"]);
+    let mut out = normalised();
+    Suunto.map_page(SLEEP, &sleep, &mut out);
+    let night = out.sleep[0].vendor.unwrap_or_else(|| panic!("the night"));
+    assert_eq!((night.in_bed, night.totals.deep, night.is_nap), (Some(25560), None, None));
+    assert_eq!(out.sleep[0].external_id.as_deref(), Some("night-1"));
+    assert_eq!(values(&out, HRV_RMSSD).len(), 1);
+    assert_eq!(out.report.dropped_count(), 2);
+
+    let activity = json!([{"timestamp": "2026-05-17T12:00:00+02:00", "entryData": {"HR": "62", "StepCount": {}}},
+        {"timestamp": "2026-05-17T12:01:00+02:00", "entryData": "none"}, {"timestamp": 5}]);
+    let mut out = normalised();
+    Suunto.map_page(ACTIVITY, &activity, &mut out);
+    assert_eq!(values(&out, HR), [(at("2026-05-17T10:00:00Z"), 62.0, Some(120))]);
+    assert!(values(&out, STEPS).is_empty());
+    assert_eq!(out.report.dropped_count(), 1, "a time that is no text");
+
+    // A day without its time costs its statistic after the days before it were read.
+    let daily = json!([{"Name": "stepcount", "Sources": ["junk", {"Samples": [
+            {"TimeISO8601": "2019-02-12T02:00:00.000", "Value": "4617"}, {"Value": 1}]}]},
+        {"Name": "stepcount", "Sources": {}}, {"Name": "other", "Sources": 5}]);
+    let mut out = normalised();
+    Suunto.map_page(DAILY, &daily, &mut out);
+    assert_eq!(values(&out, STEPS), [(at("2019-02-12T14:00:00Z"), 4617.0, Some(0))]);
+    assert_eq!(out.report.dropped_count(), 2);
+
+    let mut out = normalised();
+    Suunto.map_page("v3/other", &workouts, &mut out);
+    assert!(out.workouts.is_empty() && out.report.dropped_count() == 0);
+    let window = crate::normal::any_window();
+    let url = Suunto.page_url(INFO.api_url, "v3/other", window, None).map(|u| u.to_string());
+    assert_eq!(
+        url.as_deref(),
+        Ok("https://cloudapi.suunto.com/v3/other?from=1773014400000&to=1773100800000")
+    );
+    assert_eq!(Suunto.window_step("v3/other"), Some(Duration::days(28)));
+    assert_eq!(Suunto.window_step(WORKOUTS), None);
+}

@@ -136,3 +136,41 @@ fn the_overnight_hrv_goes_inside_its_night() {
     // The night 00:00Z-07:00Z: its middle.
     assert_eq!(values(&out, HRV_RMSSD), [(at("2024-01-15T03:30:00Z"), 52.0, Some(0))]);
 }
+
+/// Metrics read as leniently as `.get` read them: numbers as numeric strings, a field of
+/// another type as none (never the metric lost), and a metric that does not read dropped alone.
+#[test]
+fn metrics_read_leniently_one_by_one() {
+    let page = json!({"data": {"latest_time_zone": "UTC", "metric_data": [
+        {"type": "HR", "object": {"title": 5, "values": [{"value": "71", "timestamp": "1705276800"},
+            {"value": true, "timestamp": 1705276900}, "junk", [70.0, 1705277000]]}},
+        {"type": "recovery_index", "object": {"value": "80", "day_start_timestamp": 1705276800, "values": "none"}},
+        {"type": "vo2_max", "object": {"value": [41.0], "day_start_timestamp": 1705276800}},
+        {"type": "Sleep", "object": {"bedtime_start": "1705309200", "bedtime_end": 1705334400,
+            "sleep_graph": [{"start": 1705309200, "end": 1705334400, "type": "deep_sleep"}],
+            "sleep_stages": [{"type": "rem_sleep", "stage_time": "600"}, 3, {"type": 1, "stage_time": 5}],
+            "temperature_deviation": [-0.2]}},
+        {"type": 7, "object": {}},
+        {"type": "steps"},
+        ["steps", {"total": 5}]]}});
+    let mut out = normalised();
+    Ultrahuman.map_page(METRICS, &page, &mut out);
+    assert_eq!(values(&out, HR), [(at("2024-01-15T00:00:00Z"), 71.0, Some(0))]);
+    assert_eq!(values(&out, RECOVERY), [(at("2024-01-15T12:00:00Z"), 80.0, Some(0))]);
+    assert!(values(&out, VO2_MAX).is_empty());
+    let night = out.sleep[0].vendor.unwrap_or_else(|| panic!("the night"));
+    assert!(out.sleep[0].intervals.is_empty(), "a hypnogram that is not an object is none");
+    assert_eq!((night.totals.rem, night.totals.deep), (Some(600), None));
+    assert!(values(&out, SKIN_DEVIATION).is_empty());
+    assert_eq!(out.report.dropped_count(), 3, "a type not text, no object, a metric not an object");
+
+    // A malformed envelope reads as nothing, as before.
+    for page in
+        [json!([]), json!({"data": 5}), json!({"data": {"metrics": [1], "metric_data": {}}})]
+    {
+        let mut out = normalised();
+        Ultrahuman.map_page(METRICS, &page, &mut out);
+        assert!(out.samples.is_empty() && out.sleep.is_empty());
+        assert_eq!(out.report.dropped_count(), 0);
+    }
+}

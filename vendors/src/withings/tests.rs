@@ -177,3 +177,66 @@ fn errors_inside_pages_notifications_and_signatures() {
         "20d9ba3bea5960207782a956a99e8e549d1cb84feecef5a2c32d8d03e110900c"
     );
 }
+
+/// Records read as leniently as `.get` read them: numbers as numeric strings, a field of another
+/// type as none (never the record lost); a record that does not read is dropped alone; an
+/// unknown collection adds nothing but the zone its page names.
+#[test]
+fn records_read_leniently_one_by_one() {
+    let mut out = normalised();
+    let page = ok(json!({"timezone": "Europe/Paris", "measuregrps": [
+        {"attrib": "1", "date": "1594245600", "measures": [{"value": 65750, "type": 1, "unit": -3},
+            {"value": 65.75, "type": 1, "unit": 0}, {"value": "180", "type": 6, "unit": -1}, "junk"]},
+        {"date": 1594245600, "measures": {}}, {"date": true, "measures": []}]}));
+    Withings.map_page(MEASURES, &page, &mut out);
+    assert_eq!(values(&out, id("weight")), [(at("2020-07-08T22:00:00Z"), 65.75, Some(120))]);
+    assert_eq!(out.samples.len(), 1, "a value or a type that is no whole number is none");
+    assert_eq!(out.report.dropped_count(), 2, "measures not a list, a date not a number");
+
+    let mut out = normalised();
+    let workouts = ok(json!({"series": [{"id": "w-1", "category": "2", "timezone": 5,
+        "startdate": "1594245600", "enddate": 1594257200, "data": [{"calories": 350}]},
+        {"id": null, "startdate": 1594245600, "enddate": 1594257200, "data": {"calories": "350", "steps": "x"}}]}));
+    Withings.map_page(WORKOUTS, &workouts, &mut out);
+    let (w, v) = (&out.workouts[0].row, &out.workouts[1].row);
+    assert_eq!(
+        (w.external_id.as_deref(), w.figures.kind.as_deref()),
+        (Some("w-1"), Some("generic"))
+    );
+    assert_eq!((w.figures.zone_offset, w.figures.calories_kcal), (None, None));
+    assert_eq!((v.external_id.as_deref(), v.figures.calories_kcal), (Some("null"), Some(350.0)));
+    assert_eq!(v.figures.steps, None);
+
+    let mut out = normalised();
+    let sleep = ok(json!({"series": [
+        {"startdate": "1594159200", "enddate": 1594160100, "state": 1, "hr": {"1594159200": "54", "x": 50, "1594159260": null},
+         "rr": [14], "rmssd": "41"}, {"startdate": 1594160100, "enddate": 1594161000, "state": 2.0}, 7]}));
+    Withings.map_page(SLEEP, &sleep, &mut out);
+    assert_eq!(out.sleep.len(), 1);
+    assert_eq!(out.sleep[0].intervals.len(), 1, "a state that is no whole number is no stage");
+    assert_eq!(values(&out, HR), [(at("2020-07-07T22:00:00Z"), 54.0, Some(0))]);
+    assert!(values(&out, BREATHING).is_empty() && values(&out, HRV_RMSSD).is_empty());
+
+    let mut out = normalised();
+    let intraday = ok(json!({"series": {"1594245600": {"heart_rate": "62"}, "1594245660": 5,
+        "1594245720": {"heart_rate": [1], "spo2_auto": 97}}}));
+    Withings.map_page(INTRADAY, &intraday, &mut out);
+    assert_eq!(values(&out, HR).len(), 1);
+    assert_eq!(values(&out, OXYGEN).len(), 1);
+    assert_eq!(out.report.dropped_count(), 0);
+
+    let mut out = normalised();
+    Withings.map_page("getother", &page, &mut out);
+    assert!(out.samples.is_empty() && out.report.dropped_count() == 0);
+    assert_eq!(out.zone.as_deref(), Some("Europe/Paris"));
+    let window = crate::normal::any_window();
+    let url = Withings.page_url(INFO.api_url, "getother", window, None).map(|u| u.to_string());
+    assert_eq!(
+        url.as_deref(),
+        Ok(
+            "https://wbsapi.withings.net/v2/measure?action=getother&data_fields=heart_rate%2Cspo2_auto&startdate=1773014400&enddate=1773100800"
+        )
+    );
+    assert_eq!(Withings.window_step("getother"), None);
+    assert_eq!(Withings.window_step(SLEEP), Some(Duration::days(1)));
+}
