@@ -403,7 +403,10 @@ impl TestApp {
             let why = self
                 .db()
                 .await
-                .query_one("select attempts, coalesce(error, '') from sdk_batches where id = $1", &[&id])
+                .query_one(
+                    "select attempts, coalesce(error, '') from sdk_batches where id = $1",
+                    &[&id],
+                )
                 .await
                 .map(|r| format!("{} attempts: {}", r.get::<_, i32>(0), r.get::<_, String>(1)));
             panic!("batch {task} ended {status}: {why:?}");
