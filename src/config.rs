@@ -163,8 +163,9 @@ pub struct Settings {
     #[arg(long, env = "SYNC_STREAM_MAX_SUBSCRIBERS", global = true, default_value_t = 256)]
     pub sync_stream_max_subscribers: usize,
 
-    /// Export imports one worker process runs at once, beside the batches (an import keeps a
-    /// core busy for minutes; its own budget keeps SDK batches flowing meanwhile).
+    /// Export imports (and exports of users' records, on the same lane) one worker process runs
+    /// at once, beside the batches (an import keeps a core busy for minutes; its own budget
+    /// keeps SDK batches flowing meanwhile).
     #[arg(long, env = "WORKER_IMPORT_CONCURRENCY", global = true, default_value_t = 1)]
     pub worker_import_concurrency: usize,
 
@@ -172,7 +173,8 @@ pub struct Settings {
     #[arg(long, env = "WORKER_CLAIM_IDLE_SECONDS", global = true, default_value_t = 60)]
     pub worker_claim_idle_seconds: u64,
 
-    /// How often each worker re-announces batches Redis lost (and deletes expired ones).
+    /// How often each worker re-announces the jobs Redis lost and the pulls due (and deletes
+    /// expired rows).
     #[arg(long, env = "WORKER_SWEEP_INTERVAL_SECONDS", global = true, default_value_t = 30)]
     pub worker_sweep_interval_seconds: u64,
 

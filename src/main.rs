@@ -1,5 +1,6 @@
 //! `wearhouse`: the command line. `serve` (HTTP API), `worker` (background jobs), `all` (both
-//! in one process, the default) and `migrate`.
+//! in one process, the default) and `migrate`; and, for operators, `import`, `reprocess`, `seal`
+//! and `resubscribe`.
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
@@ -41,7 +42,8 @@ enum Command {
         /// The export file.
         file: std::path::PathBuf,
     },
-    /// Re-derive a user's data from the SDK batches they sent (after a mapping or unit fix).
+    /// Re-derive a user's data from the SDK batches they sent and the vendor pages their pulls
+    /// kept (after a mapping or unit fix).
     Reprocess {
         /// The user's id.
         #[arg(long)]

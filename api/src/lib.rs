@@ -1,5 +1,7 @@
 //! The wearhouse HTTP API: axum routers per resource, auth extractors, the contract's error and
-//! envelope conventions, and the OpenAPI 3.1 document generated from the handlers.
+//! envelope conventions, and the OpenAPI 3.1 document generated from the handlers; beside them
+//! the MCP endpoint (`mcp`), the exports of a user's record (`exports`, made by the worker) and
+//! the embedded portal.
 
 mod access;
 mod audit;

@@ -1,12 +1,15 @@
 //! The ingest jobs: announcements over durable work in PostgreSQL, on the one queue
 //! ([`queue::Queue`]), in three lanes with their own consumers, so that long imports and pulls
-//! waiting on vendors never starve SDK batches: stream `<prefix>:jobs` (SDK batches), `<prefix>:imports` (export
-//! imports) and `<prefix>:pulls` (cloud vendor pulls), consumer group `workers`, each trimmed to about a million entries.
+//! waiting on vendors never starve SDK batches: stream `<prefix>:jobs` (SDK batches),
+//! `<prefix>:imports` (export imports and users' record exports) and `<prefix>:pulls` (cloud vendor
+//! pulls), consumer group `workers`, each trimmed to about a million entries.
 //!
-//! - A job is acknowledged only after its batch's transaction committed (or the batch was found
-//!   done, gone, or hopeless); a job whose worker died is claimed by another worker.
-//! - Redis keeps nothing PostgreSQL does not: if it loses the stream, the group is recreated
-//!   and the sweeper re-announces every batch and import still waiting in PostgreSQL.
+//! - A job is acknowledged only once its work is recorded (a batch's transaction committed, an
+//!   import, export or pull settled) or found done, gone, or hopeless; a job whose worker died
+//!   is claimed by another worker.
+//! - Redis keeps nothing PostgreSQL does not: if it loses a stream, the group is recreated
+//!   and the sweeper re-announces every batch, import and export still waiting and every pull
+//!   due in PostgreSQL.
 //! - Sync status events go out on the pub/sub channel `<prefix>:sync:<user_id>`
 //!   ([`queue::SyncChannels`]).
 
@@ -137,8 +140,8 @@ impl JobQueue {
         self.batches.client()
     }
 
-    /// Announces jobs to their lanes' workers: stored SDK batches, queued imports or due pulls,
-    /// by their ids (the rows in PostgreSQL are the record; an announcement only wakes a
+    /// Announces jobs to their lanes' workers: stored SDK batches, queued imports or exports, or
+    /// due pulls, by their ids (the rows in PostgreSQL are the record; an announcement only wakes a
     /// worker).
     pub async fn announce<Id: Copy + Into<Job>>(&self, ids: &[Id]) -> queue::Result<()> {
         let jobs: Vec<Job> = ids.iter().map(|&id| id.into()).collect();

@@ -1,7 +1,10 @@
 //! The ingest pipeline: parse (SDK JSON with simd-json, Apple Health XML exports with
 //! quick-xml), normalise (identifiers, units, sleep stages into sessions, workouts), write
 //! (binary COPY into the hypertable, dedup, rollups, outbox events), and the jobs that drive it
-//! (the one queue's job stream over durable batches and imports in PostgreSQL).
+//! (three lanes on the one queue over durable rows in PostgreSQL: SDK batches, imports and
+//! exports, vendor pulls; pulls and exports are run by handlers from the crates above,
+//! `worker::PullHandler` and `worker::ExportHandler`), and the sealer and lifecycle tasks the
+//! worker runs beside them.
 //!
 //! Other crates use the jobs and the worker, the SDK envelope, imports, uploads and object
 //! storage, and the normalised batch (`Normalised` and its items), which the cloud vendors'

@@ -1,9 +1,12 @@
-//! The background worker: `concurrency` consumer loops on the batch lane and
-//! `import_concurrency` on the import lane (only with object storage), so long imports never
-//! hold up SDK batches; a claimer per lane that takes over entries a dead worker left pending;
-//! and a sweeper that re-announces batches and imports Redis lost, deletes batches past their
-//! retention, and empties deleted users' prefixes in object storage. Several workers (on several machines) share the lanes through the
-//! consumer group.
+//! The background worker: `concurrency` consumer loops on the batch lane,
+//! `import_concurrency` on the import lane (imports and exports; only with object storage) and
+//! `pull_concurrency` on the pull lane (only with a [`PullHandler`]), so long imports and pulls
+//! waiting on vendors never hold up SDK batches; a claimer per lane it reads that takes over
+//! entries a dead worker left pending; a loop announcing pulls whose wait ended; the sealer and
+//! the lifecycle task; and a sweeper that re-announces the batches, imports and exports Redis
+//! lost and the pulls due, deletes what is past its retention (`schema::retention`, and the
+//! audit trail), empties deleted users' prefixes in object storage and measures users' storage
+//! a day old. Several workers (on several machines) share the lanes through the consumer group.
 
 use std::time::Duration;
 
@@ -46,12 +49,13 @@ const WAKE_EVERY: Duration = Duration::from_millis(250);
 pub struct WorkerConfig {
     /// Batches processed at once by this process.
     pub concurrency: usize,
-    /// Imports run at once by this process (each keeps a core busy for minutes).
+    /// Imports and exports run at once by this process (an import keeps a core busy for minutes).
     pub import_concurrency: usize,
     /// A pending entry idle this long is taken over.
     pub claim_idle: Duration,
-    /// How often the sweeper runs, and how long a queued batch may wait before it re-announces it.
+    /// How often the sweeper runs.
     pub sweep_every: Duration,
+    /// How long a queued batch or import may wait before the sweeper re-announces it.
     pub sweep_grace: Duration,
     /// Stored batches are kept this many days.
     pub retention_days: i32,
@@ -59,7 +63,8 @@ pub struct WorkerConfig {
     pub outbox: bool,
     /// Attempts before a batch that keeps failing is marked failed.
     pub max_attempts: i32,
-    /// Where uploaded exports are read from; `None`: this worker takes no import jobs.
+    /// Where uploaded exports are read from; `None`: this worker reads no import lane (no
+    /// imports, no exports).
     pub storage: Option<Storage>,
     /// Runs vendor pulls; `None`: this worker takes no pull jobs.
     pub pulls: Option<std::sync::Arc<dyn PullHandler>>,
@@ -108,7 +113,7 @@ pub async fn run(db: Db, queue: JobQueue, config: WorkerConfig, shutdown: Cancel
         [(Lane::Batches, config.concurrency.max(1)), (Lane::Imports, imports), (Lane::Pulls, pulls)]
     {
         if consumers == 0 {
-            // Another worker, configured with storage, takes the imports.
+            // Another worker, configured for this lane (storage, vendors), takes its jobs.
             continue;
         }
         for n in 0..consumers {

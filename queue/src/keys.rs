@@ -11,7 +11,7 @@ use std::net::IpAddr;
 pub enum Stream {
     /// SDK batches to process (`<prefix>:jobs`).
     Batches,
-    /// Export imports to run (`<prefix>:imports`).
+    /// Export imports to run and users' record exports to make (`<prefix>:imports`).
     Imports,
     /// Cloud vendor pulls to make (`<prefix>:pulls`).
     Pulls,

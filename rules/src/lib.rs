@@ -3,7 +3,9 @@
 //! the day summaries and scores built on them (`activity`, `body`, `recovery`, `scores`).
 //!
 //! Pure functions over the typed rows `schema` reads; the API's handlers load the rows, call
-//! these and serialise what they return. Nothing here knows HTTP or SQL.
+//! these and serialise what they return. Nothing here writes SQL or serves HTTP; the shapes
+//! returned derive serde's `Serialize` and utoipa's `ToSchema`, so the OpenAPI document
+//! describes them as the API sends them.
 
 pub mod activity;
 pub mod body;

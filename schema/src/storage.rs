@@ -1,8 +1,8 @@
 //! What stored data costs on disk (issue 31), for `GET /developer/overview`: each table's bytes
 //! from the catalogue (cheap at any size), and each user's samples and bytes measured from the
-//! user's rows into `user_storage` ([`measure_user`]: when the sealer seals the user's days, and
-//! daily by the worker's sweep), since counting a fleet's rows on every overview would read the
-//! whole database.
+//! user's rows into `user_storage` ([`measure_user`]: when the sealer seals the user's days, after
+//! a lifecycle delete, and daily by the worker's sweep), since counting a fleet's rows on every
+//! overview would read the whole database.
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;

@@ -1,5 +1,6 @@
-//! Sync runs: one per ingest run (an SDK batch, an export import), with its counts and the
-//! reasons items were dropped. The sync-status endpoints read them.
+//! Sync runs: one per run of a job (an SDK batch, an export import, a vendor pull, an export of a
+//! user's record), with its counts and the reasons items were dropped. The sync-status endpoints
+//! read them.
 
 use std::collections::BTreeMap;
 

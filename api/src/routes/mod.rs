@@ -1,4 +1,5 @@
-//! One file per route group; each exports `router()`.
+//! One file (or folder) per route group; each exports `router()`. `sdk_payload` holds only
+//! the SDK body's schemas for the OpenAPI document.
 
 pub(crate) mod api_keys;
 pub(crate) mod audit;

@@ -4,9 +4,9 @@
 //! parses into a dimension and a factor to SI; a value converts between two units of the same
 //! dimension. Temperatures (`degC`, `degF`, `K`) are affine and stand alone.
 //!
-//! `units.rs` keeps the pairs that carry meaning beyond the unit (HealthKit's `%` as a fraction,
-//! a BMI sent as `count`); this grammar answers every other spelling HealthKit can write, so
-//! `mi/hr` is a speed without anyone listing it.
+//! The parent module (`units`) keeps the pairs that carry meaning beyond the unit (HealthKit's `%`
+//! as a fraction, a BMI sent as `count`); this grammar answers every other spelling HealthKit can
+//! write, so `mi/hr` is a speed without anyone listing it.
 
 /// Exponents of the base dimensions: mass, length, time, current, amount of substance, and the
 /// units HealthKit keeps apart (sound pressure level, hearing level, international units,

@@ -2,8 +2,8 @@
 //!
 //! A provider is listed only once wearhouse can take its data: `phonehealth` (Apple Health,
 //! pushed by the iOS SDK or imported from an export file), `google` (Health Connect) and
-//! `samsung` (Samsung Health), both pushed by the Android SDK; cloud vendors join this list as
-//! their adapters land.
+//! `samsung` (Samsung Health), both pushed by the Android SDK. Cloud vendors are not listed
+//! here: each brings its own [`Provider`] with its adapter (`vendors::VENDORS`).
 
 /// How a provider's new data reaches us once a user is connected.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -117,7 +117,8 @@ const PUSH_ONLY: Capabilities = Capabilities {
     max_historical_days: None,
 };
 
-/// Every provider wearhouse can take data from, in display order.
+/// The phone providers (pushed by the SDKs or imported), in display order; the cloud vendors'
+/// are in `vendors::VENDORS`.
 pub const PROVIDERS: &[Provider] = &[PHONEHEALTH, GOOGLE, SAMSUNG];
 
 /// Exact (case-sensitive) lookup: provider names are lowercase everywhere.
