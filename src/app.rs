@@ -183,7 +183,14 @@ async fn run_api(
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
     let storage = settings.s3.storage();
-    let state = api::build_state(db, guards, queue, storage, keys, settings.api()?)
+    let reads = schema::Reads::connect(
+        db.clone(),
+        &settings.database_replica_urls,
+        settings.database_pool_size,
+        settings.replica_max_lag,
+    )
+    .context("DATABASE_REPLICA_URLS")?;
+    let state = api::build_state(db, reads, guards, queue, storage, keys, settings.api()?)
         .await
         .context("starting the API")?;
     api::serve(listener, state, shutdown).await.context("serving the API")

@@ -21,6 +21,18 @@ pub struct Settings {
     #[arg(long, env = "DATABASE_POOL_SIZE", global = true, default_value_t = 16)]
     pub database_pool_size: usize,
 
+    /// Comma-separated URLs of PostgreSQL streaming replicas of DATABASE_URL. The read routes
+    /// (timeseries, events, summaries, health scores, overview) go to one that is at most
+    /// REPLICA_MAX_LAG behind; everything else, and any read a replica cannot answer, goes to
+    /// the primary.
+    #[arg(long, env = "DATABASE_REPLICA_URLS", global = true, value_delimiter = ',')]
+    pub database_replica_urls: Vec<String>,
+
+    /// How far behind the primary a replica may be and still be read from: `500ms`, `2s`.
+    #[arg(long, env = "REPLICA_MAX_LAG", global = true, default_value = "1s",
+          value_parser = parse_lag)]
+    pub replica_max_lag: Duration,
+
     /// Redis: the job dispatcher (it keeps nothing PostgreSQL does not also hold).
     #[arg(long, env = "REDIS_URL", global = true, default_value = "redis://127.0.0.1:6379")]
     pub redis_url: String,
@@ -489,5 +501,37 @@ impl Settings {
             jobs: self.seal_jobs,
             ..Default::default()
         })
+    }
+}
+
+/// A lag: a number of seconds or milliseconds (`2s`, `500ms`, `1.5s`; a bare number is seconds),
+/// at most an hour.
+fn parse_lag(raw: &str) -> Result<Duration, String> {
+    let raw = raw.trim();
+    let (number, per_second) = match raw.strip_suffix("ms") {
+        Some(ms) => (ms, 1000.0),
+        None => (raw.strip_suffix('s').unwrap_or(raw), 1.0),
+    };
+    let value: f64 =
+        number.trim().parse().map_err(|_| format!("not a duration: '{raw}' (e.g. 500ms, 2s)"))?;
+    let seconds = value / per_second;
+    if !(0.0..=3600.0).contains(&seconds) {
+        return Err(format!("'{raw}' is outside 0s..=3600s"));
+    }
+    Ok(Duration::from_secs_f64(seconds))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lag_reads_in_seconds_or_milliseconds() {
+        assert_eq!(parse_lag("2s"), Ok(Duration::from_secs(2)));
+        assert_eq!(parse_lag("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_lag("1.5"), Ok(Duration::from_millis(1500)));
+        assert!(parse_lag("soon").is_err());
+        assert!(parse_lag("-1s").is_err());
+        assert!(parse_lag("2h").is_err());
     }
 }

@@ -14,6 +14,7 @@ mod mcp;
 mod openapi;
 mod operations;
 mod pagination;
+mod read_routing;
 mod routes;
 mod security;
 mod sync_hub;
@@ -107,6 +108,8 @@ pub use ingest::uploads::CompletionMode;
 #[derive(Clone)]
 pub struct AppState {
     pub db: schema::Db,
+    /// Where the read routes' queries go: a read replica within the allowed lag, or `db`.
+    pub reads: schema::Reads,
     /// The short-lived entries in Redis: OAuth flows, replay marks, counters.
     pub guards: queue::Guards,
     pub queue: ingest::jobs::JobQueue,
@@ -153,6 +156,7 @@ pub enum StartError {
 /// Resolves the signing key and creates the first developer when there is none.
 pub async fn build_state(
     db: schema::Db,
+    reads: schema::Reads,
     guards: queue::Guards,
     queue: ingest::jobs::JobQueue,
     storage: Option<ingest::object_store::Storage>,
@@ -208,6 +212,7 @@ pub async fn build_state(
     let trail = audit::Trail::start(db.clone(), config.audit_trail);
     Ok(AppState {
         db,
+        reads,
         guards,
         queue,
         storage,
@@ -286,6 +291,7 @@ fn rest_router(state: AppState) -> Router {
         .merge(openapi::docs(doc))
         .merge(routes::static_files::router())
         .merge(routes::portal::router())
+        .layer(axum::Extension(state.reads.clone()))
         .with_state(state)
 }
 
@@ -311,6 +317,7 @@ pub async fn serve(
     tracing::info!(%addr, "API listening");
     // Connection info: the login throttle counts failures per client address.
     let trail = state.trail.clone();
+    read_routing::watch(state.reads.clone(), shutdown.clone());
     let app = router(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
     axum::serve(listener, app).with_graceful_shutdown(shutdown.cancelled_owned()).await?;
     // What the last requests put on record is written before the process ends.

@@ -64,6 +64,11 @@ impl Db {
         Ok(Db { pool, edition })
     }
 
+    /// A handle over a pool built elsewhere (a read replica's).
+    pub(crate) fn from_pool(pool: Pool, edition: Edition) -> Db {
+        Db { pool, edition }
+    }
+
     /// A connection from the pool. The wait is recorded (`wearhouse_db_pool_wait_seconds`): a
     /// pool too small for the load shows there before it shows as latency.
     pub async fn client(&self) -> Result<Object> {

@@ -29,6 +29,7 @@ pub mod priority;
 pub mod provider_settings;
 pub mod refresh_tokens;
 pub mod replay;
+pub mod replicas;
 pub mod reseal;
 pub mod retention;
 pub mod rollups;
@@ -58,6 +59,7 @@ pub mod zone;
 
 pub use db::{Db, Edition};
 pub use error::{Conflict, Error, Result};
+pub use replicas::Reads;
 
 use sha2::{Digest, Sha256};
 

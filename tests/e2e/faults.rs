@@ -5,7 +5,6 @@
 //! never a 4xx the iOS SDK would drop data on; it recovers by itself; and in the end every
 //! accepted sample is stored exactly once, and counted once in the daily rollups.
 
-use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -13,118 +12,8 @@ use ingest::payloads::{Platform, Spec, payload};
 use serde_json::json;
 use tokio::process::Command;
 
+use crate::own_postgres::{OwnPostgres, free_port};
 use crate::util::{Auth, Mode, TestApp};
-
-const PG_BIN: &str = "/usr/lib/postgresql/15/bin";
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").expect("port").local_addr().expect("addr").port()
-}
-
-fn is_root() -> bool {
-    std::fs::metadata("/proc/self")
-        .map(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0)
-        .unwrap_or(false)
-}
-
-/// A PostgreSQL tool, as the `postgres` user when the tests run as root (the server refuses
-/// to run as root).
-fn pg_tool(tool: &str) -> Command {
-    let path = format!("{PG_BIN}/{tool}");
-    let mut cmd = if is_root() {
-        let mut c = Command::new("runuser");
-        c.args(["-u", "postgres", "--", &path]);
-        c
-    } else {
-        Command::new(path)
-    };
-    cmd.stdout(Stdio::null()).stderr(Stdio::null());
-    cmd
-}
-
-async fn run(mut cmd: Command, what: &str) {
-    let status = cmd.status().await.unwrap_or_else(|e| panic!("{what}: {e}"));
-    assert!(status.success(), "{what}: {status}");
-}
-
-/// A PostgreSQL server of the test's own, with TimescaleDB preloaded, in a temporary directory.
-struct OwnPostgres {
-    dir: PathBuf,
-    port: u16,
-}
-
-impl OwnPostgres {
-    async fn start() -> OwnPostgres {
-        let dir =
-            std::env::temp_dir().join(format!("wearhouse_pg_{}", uuid::Uuid::new_v4().simple()));
-        std::fs::create_dir_all(&dir).expect("data directory");
-        if is_root() {
-            let mut chown = Command::new("chown");
-            chown.arg("postgres").arg(&dir);
-            run(chown, "chown").await;
-        }
-        let mut init = pg_tool("initdb");
-        init.arg("-D").arg(&dir).args([
-            "-U",
-            "postgres",
-            "--auth=trust",
-            "--no-sync",
-            "-E",
-            "UTF8",
-        ]);
-        run(init, "initdb").await;
-        let port = free_port();
-        let conf = format!(
-            "port = {port}\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = '{}'\n\
-             shared_preload_libraries = 'timescaledb'\nfsync = off\nmax_connections = 60\n\
-             timescaledb.telemetry_level = off\n",
-            dir.display()
-        );
-        let path = dir.join("postgresql.conf");
-        let mut all = std::fs::read_to_string(&path).expect("read postgresql.conf");
-        all.push_str(&conf);
-        std::fs::write(&path, all).expect("write postgresql.conf");
-        let pg = OwnPostgres { dir, port };
-        pg.ctl(&["start", "-w", "-l"]).await;
-        let admin = crate::util::connect(&pg.url("postgres")).await;
-        admin.batch_execute("create database wearhouse").await.expect("create database");
-        pg
-    }
-
-    fn url(&self, db: &str) -> String {
-        format!("postgres://postgres@127.0.0.1:{}/{db}", self.port)
-    }
-
-    async fn ctl(&self, args: &[&str]) {
-        let mut cmd = pg_tool("pg_ctl");
-        cmd.arg("-D").arg(&self.dir).args(args);
-        if args.last() == Some(&"-l") {
-            cmd.arg(self.dir.join("log"));
-        }
-        run(cmd, "pg_ctl").await;
-    }
-
-    /// A fast restart: every connection is cut, in-flight transactions roll back.
-    async fn restart(&self) {
-        self.ctl(&["restart", "-w", "-m", "fast", "-l"]).await;
-    }
-}
-
-impl Drop for OwnPostgres {
-    fn drop(&mut self) {
-        let path = format!("{PG_BIN}/pg_ctl");
-        let mut stop = if is_root() {
-            let mut c = std::process::Command::new("runuser");
-            c.args(["-u", "postgres", "--", &path]);
-            c
-        } else {
-            std::process::Command::new(&path)
-        };
-        stop.arg("-D").arg(&self.dir).args(["-m", "immediate", "stop"]);
-        let _ = stop.stdout(Stdio::null()).stderr(Stdio::null()).status();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
 
 /// A Redis server of the test's own (it keeps nothing on disk, like the machines' Redis).
 struct OwnRedis {

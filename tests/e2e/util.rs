@@ -189,6 +189,8 @@ pub fn settings(database: &str) -> Settings {
     Settings {
         database_url: database_url(database),
         database_pool_size: 4,
+        database_replica_urls: Vec::new(),
+        replica_max_lag: std::time::Duration::from_secs(1),
         redis_url: redis_url(),
         secret_key: Some(SECRET_KEY.to_string()),
         master_key: Some(MASTER_KEY.to_string()),

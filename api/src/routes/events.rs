@@ -19,6 +19,7 @@ use crate::AppState;
 use crate::error::{ApiError, ApiResult, ErrorBody, ValidationBody};
 use crate::extract::{ApiAuth, Query, path_uuid};
 use crate::pagination::{Cursor, CursorPage, PageMetadata, paginate};
+use crate::read_routing::ReadState;
 use crate::routes::{existing_user, user_ranking};
 use crate::validate::Params;
 use rules::{SourceOut, Sources};
@@ -32,6 +33,8 @@ pub(crate) fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(get_workout_route))
         .routes(routes!(delete_sleep))
         .routes(routes!(delete_cycle))
+        // Reads go to a replica when one is close enough behind; deletes stay on the primary.
+        .route_layer(axum::middleware::from_fn(crate::read_routing::route))
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -276,7 +279,7 @@ async fn list<E: Event, T>(
     security(("api_key" = []), ("bearer" = [])))]
 async fn list_workouts(
     _auth: ApiAuth,
-    State(state): State<AppState>,
+    ReadState(state): ReadState,
     Path(user_id): Path<String>,
     Query(params): Query,
 ) -> ApiResult<Json<CursorPage<WorkoutOut>>> {
@@ -298,7 +301,7 @@ async fn list_workouts(
     security(("api_key" = []), ("bearer" = [])))]
 async fn list_sleep(
     _auth: ApiAuth,
-    State(state): State<AppState>,
+    ReadState(state): ReadState,
     Path(user_id): Path<String>,
     Query(params): Query,
 ) -> ApiResult<Json<CursorPage<SleepOut>>> {
@@ -319,7 +322,7 @@ async fn list_sleep(
     security(("api_key" = []), ("bearer" = [])))]
 async fn list_cycles(
     _auth: ApiAuth,
-    State(state): State<AppState>,
+    ReadState(state): ReadState,
     Path(user_id): Path<String>,
     Query(params): Query,
 ) -> ApiResult<Json<CursorPage<CycleOut>>> {
@@ -392,7 +395,7 @@ async fn delete_cycle(
     security(("api_key" = []), ("bearer" = [])))]
 async fn get_workout_route(
     _auth: ApiAuth,
-    State(state): State<AppState>,
+    ReadState(state): ReadState,
     Path((user_id, id)): Path<(String, String)>,
 ) -> ApiResult<Json<RouteOut>> {
     let user_id = existing_user(&state, &user_id).await?;

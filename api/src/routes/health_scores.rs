@@ -2,7 +2,7 @@
 //! scores and a sleep score computed for every night, by the rules of `rules::scores`.
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, NaiveDate, Utc};
@@ -18,10 +18,13 @@ use crate::dates;
 use crate::error::{ApiResult, ErrorBody, ValidationBody};
 use crate::extract::{ApiAuth, Query};
 use crate::pagination::{CursorPage, CursorPagination, PageMetadata};
+use crate::read_routing::ReadState;
 use crate::routes::user_ranking;
 
 pub(crate) fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(health_scores))
+    OpenApiRouter::new()
+        .routes(routes!(health_scores))
+        .route_layer(axum::middleware::from_fn(crate::read_routing::route))
 }
 
 /// The deepest an offset may go: pages past it are better read with a date window.
@@ -43,7 +46,7 @@ const MAX_OFFSET: i64 = 100_000;
     security(("api_key" = []), ("bearer" = [])))]
 async fn health_scores(
     _auth: ApiAuth,
-    State(state): State<AppState>,
+    ReadState(state): ReadState,
     Path(user_id): Path<String>,
     Query(mut params): Query,
 ) -> ApiResult<Json<CursorPage<HealthScore>>> {

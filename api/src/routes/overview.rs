@@ -2,16 +2,18 @@
 //! (no Prometheus needed in a browser).
 
 use axum::Json;
-use axum::extract::State;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::AppState;
 use crate::error::{ApiResult, ErrorBody};
 use crate::extract::DeveloperAuth;
+use crate::read_routing::ReadState;
 
 pub(crate) fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(overview))
+    OpenApiRouter::new()
+        .routes(routes!(overview))
+        .route_layer(axum::middleware::from_fn(crate::read_routing::route))
 }
 
 /// The latest runs shown.
@@ -29,7 +31,7 @@ const LARGEST_USERS: i64 = 20;
     security(("bearer" = [])))]
 async fn overview(
     _dev: DeveloperAuth,
-    State(state): State<AppState>,
+    ReadState(state): ReadState,
 ) -> ApiResult<Json<schema::overview::Overview>> {
     Ok(Json(schema::overview::overview(&state.db, RECENT_RUNS, LARGEST_USERS).await?))
 }

@@ -2,7 +2,7 @@
 //! raw or downsampled, optionally with cross-source duplicates resolved by source priority.
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use schema::catalogue::series_types;
 use schema::timeseries::{Position, SeriesPoint, SeriesQuery};
 use serde::Serialize;
@@ -15,11 +15,14 @@ use crate::AppState;
 use crate::error::{ApiError, ApiResult, ErrorBody, FieldError, ValidationBody};
 use crate::extract::{ApiAuth, Query};
 use crate::pagination::{Cursor, CursorPage, PageMetadata, paginate};
+use crate::read_routing::ReadState;
 use crate::routes::user_ranking;
 use rules::{SourceOut, Sources};
 
 pub(crate) fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(timeseries))
+    OpenApiRouter::new()
+        .routes(routes!(timeseries))
+        .route_layer(axum::middleware::from_fn(crate::read_routing::route))
 }
 
 /// Resolutions and their UTC bucket widths in seconds (`raw`: none), finest first.
@@ -116,7 +119,7 @@ fn series_ids(names: Vec<String>) -> (Vec<i16>, Vec<FieldError>) {
     security(("api_key" = []), ("bearer" = [])))]
 async fn timeseries(
     _auth: ApiAuth,
-    State(state): State<AppState>,
+    ReadState(state): ReadState,
     Path(user_id): Path<String>,
     Query(mut params): Query,
 ) -> ApiResult<Json<CursorPage<SampleOut>>> {

@@ -2,7 +2,7 @@
 //! the rules of `rules::activity`.
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use rules::activity::{self, ActivityDay};
 use rules::ranking::by_day;
 use utoipa_axum::router::OpenApiRouter;
@@ -13,6 +13,7 @@ use crate::AppState;
 use crate::error::{ApiResult, ErrorBody, ValidationBody};
 use crate::extract::{ApiAuth, Query};
 use crate::pagination::{CursorPage, PageMetadata};
+use crate::read_routing::ReadState;
 use crate::routes::user_ranking;
 use rules::Sources;
 
@@ -33,7 +34,7 @@ pub(super) fn router() -> OpenApiRouter<AppState> {
     security(("api_key" = []), ("bearer" = [])))]
 async fn activity(
     _auth: ApiAuth,
-    State(state): State<AppState>,
+    ReadState(state): ReadState,
     Path(user_id): Path<String>,
     Query(params): Query,
 ) -> ApiResult<Json<CursorPage<ActivityDay>>> {

@@ -2,7 +2,7 @@
 //! of the last hours), by the rules of `rules::body`. JSON `null` when there is nothing.
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use chrono::{Duration, Utc};
 use futures::future::try_join_all;
 use rules::body::{self, AVERAGED, BodyReadings, BodySummary, SLOW};
@@ -16,6 +16,7 @@ use uuid::Uuid;
 use crate::AppState;
 use crate::error::{ApiResult, ErrorBody, ValidationBody};
 use crate::extract::{ApiAuth, Query};
+use crate::read_routing::ReadState;
 use crate::routes::user_ranking;
 
 pub(super) fn router() -> OpenApiRouter<AppState> {
@@ -68,7 +69,7 @@ async fn blood_pressure(
     security(("api_key" = []), ("bearer" = [])))]
 async fn body_summary(
     _auth: ApiAuth,
-    State(state): State<AppState>,
+    ReadState(state): ReadState,
     Path(user_id): Path<String>,
     Query(mut params): Query,
 ) -> ApiResult<Json<Option<BodySummary>>> {

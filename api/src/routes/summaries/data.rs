@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use serde::Serialize;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
@@ -14,6 +14,7 @@ use uuid::Uuid;
 use crate::AppState;
 use crate::error::{ApiResult, ErrorBody, ValidationBody};
 use crate::extract::{ApiAuth, Query};
+use crate::read_routing::ReadState;
 use crate::routes::existing_user;
 
 pub(super) fn router() -> OpenApiRouter<AppState> {
@@ -54,7 +55,7 @@ pub(super) struct DataSummary {
     security(("api_key" = []), ("bearer" = [])))]
 async fn data_summary(
     _auth: ApiAuth,
-    State(state): State<AppState>,
+    ReadState(state): ReadState,
     Path(user_id): Path<String>,
     Query(mut params): Query,
 ) -> ApiResult<Json<DataSummary>> {

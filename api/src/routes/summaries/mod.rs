@@ -29,6 +29,7 @@ pub(crate) fn router() -> OpenApiRouter<AppState> {
         .merge(body::router())
         .merge(recovery::router())
         .merge(data::router())
+        .route_layer(axum::middleware::from_fn(crate::read_routing::route))
 }
 
 /// The local days of a `start_date`/`end_date` window, both inclusive: a date-only end

@@ -2,7 +2,7 @@
 //! and a recovery score (the vendor's, else computed), by the rules of `rules::recovery`.
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use chrono::Duration;
 use rules::Sources;
 use rules::ranking::by_day;
@@ -17,6 +17,7 @@ use crate::AppState;
 use crate::error::{ApiError, ApiResult, ErrorBody, ValidationBody};
 use crate::extract::{ApiAuth, Query};
 use crate::pagination::{CursorPage, PageMetadata};
+use crate::read_routing::ReadState;
 use crate::routes::user_ranking;
 
 pub(super) fn router() -> OpenApiRouter<AppState> {
@@ -35,7 +36,7 @@ pub(super) fn router() -> OpenApiRouter<AppState> {
     security(("api_key" = []), ("bearer" = [])))]
 async fn recovery(
     _auth: ApiAuth,
-    State(state): State<AppState>,
+    ReadState(state): ReadState,
     Path(user_id): Path<String>,
     Query(params): Query,
 ) -> ApiResult<Json<CursorPage<RecoveryDay>>> {

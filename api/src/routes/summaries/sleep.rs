@@ -2,7 +2,7 @@
 //! `rules::sleep` (a night from two sources counts once).
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use rules::Sources;
 use rules::sleep::{self, PHYSIOLOGY, SleepDay};
 use utoipa_axum::router::OpenApiRouter;
@@ -15,6 +15,7 @@ use crate::AppState;
 use crate::error::{ApiResult, ErrorBody, ValidationBody};
 use crate::extract::{ApiAuth, Query};
 use crate::pagination::{CursorPage, PageMetadata};
+use crate::read_routing::ReadState;
 use crate::routes::user_ranking;
 
 pub(super) fn router() -> OpenApiRouter<AppState> {
@@ -33,7 +34,7 @@ pub(super) fn router() -> OpenApiRouter<AppState> {
     security(("api_key" = []), ("bearer" = [])))]
 async fn sleep_summary(
     _auth: ApiAuth,
-    State(state): State<AppState>,
+    ReadState(state): ReadState,
     Path(user_id): Path<String>,
     Query(params): Query,
 ) -> ApiResult<Json<CursorPage<SleepDay>>> {
