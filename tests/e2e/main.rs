@@ -10,6 +10,7 @@ mod access;
 mod api_keys;
 mod audit;
 mod auth;
+mod backups;
 mod binary;
 mod catalogues;
 mod clients;

@@ -14,7 +14,7 @@ use crate::util::{Auth, Mode, TestApp};
 const MAX_LAG: Duration = Duration::from_millis(400);
 
 /// Every read route of a user, and the developer overview.
-fn read_paths(user: &str) -> Vec<String> {
+pub(crate) fn read_paths(user: &str) -> Vec<String> {
     // The batches' days (from 2026-03-14).
     let window = "start_time=2026-03-01&end_time=2026-04-01";
     let days = "start_date=2026-03-01&end_date=2026-04-01";
@@ -33,14 +33,19 @@ fn read_paths(user: &str) -> Vec<String> {
     paths
 }
 
-fn batch(day: i64) -> String {
+pub(crate) fn batch(day: i64) -> String {
     let mut s = Spec::new(Platform::Ios, 200);
     s.start += chrono::Duration::days(day);
     payload(&s).to_string()
 }
 
 /// The answers of `app` to every read route, by path (the overview's storage figures aside).
-async fn answers(app: &TestApp, auth: &Auth, user: &str, admin: &Auth) -> Vec<(String, Value)> {
+pub(crate) async fn answers(
+    app: &TestApp,
+    auth: &Auth,
+    user: &str,
+    admin: &Auth,
+) -> Vec<(String, Value)> {
     let mut all = Vec::new();
     for path in read_paths(user) {
         let who = if path.contains("/developer/") { admin } else { auth };
@@ -56,7 +61,7 @@ async fn answers(app: &TestApp, auth: &Auth, user: &str, admin: &Auth) -> Vec<(S
     all
 }
 
-fn same(got: Vec<(String, Value)>, expected: &[(String, Value)], when: &str) {
+pub(crate) fn same(got: Vec<(String, Value)>, expected: &[(String, Value)], when: &str) {
     assert_eq!(got.len(), expected.len());
     for ((path, body), (_, want)) in got.iter().zip(expected) {
         assert_eq!(body, want, "{when}: {path}");
