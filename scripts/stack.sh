@@ -7,6 +7,10 @@
 #   $WEARHOUSE_CACHE_DIR/s3.env (default ~/.cache/wearhouse/s3.env) for run.sh and the tests.
 # Safe to run again and again: every step checks first and does nothing when already done.
 # Used by scripts/run.sh, scripts/test.sh and .ci/run.
+# GARAGE_NODES=3 brings up a three-node Garage cluster (replication factor 3) instead of the
+# single node, on other ports (S3 on 127.0.0.1:3910), its settings in garage-cluster/s3.env; see
+# scripts/garage_cluster.sh. `scripts/stack.sh garage-node stop|kill|start N` stops or starts
+# one of its nodes, `scripts/stack.sh garage-node status` shows them.
 set -euo pipefail
 
 log() { printf '[stack] %s\n' "$*" >&2; }
@@ -181,6 +185,7 @@ GARAGE="$GARAGE_DIR/bin/garage"
 GARAGE_CONF="$GARAGE_DIR/garage.toml"
 S3_BUCKET="${WEARHOUSE_S3_BUCKET:-wearhouse-uploads}"
 S3_ENV="$CACHE_DIR/s3.env"
+GARAGE_NODES="${GARAGE_NODES:-1}"
 
 garage() { "$GARAGE" -c "$GARAGE_CONF" "$@"; }
 
@@ -247,6 +252,11 @@ ENV
   ensure_cors
 }
 
+ensure_garage_cluster() {
+  [ -x "$GARAGE" ] || build_garage
+  "$(dirname "$0")/garage_cluster.sh" up
+}
+
 # Browsers upload parts straight to the bucket: allow PUT/POST and let them read the ETag
 # (Garage's CLI has no CORS command; this is the S3 API call, signed by a small script).
 ensure_cors() {
@@ -254,6 +264,12 @@ ensure_cors() {
 }
 
 main() {
+  if [ "${1:-}" = garage-node ]; then shift; exec "$(dirname "$0")/garage_cluster.sh" "$@"; fi
+  case "$GARAGE_NODES" in
+    1) s3_desc="S3 (Garage) on 127.0.0.1:3900 (settings in $S3_ENV)" ;;
+    3) s3_desc="S3 (Garage, 3 nodes, replication factor 3) on 127.0.0.1:3910 (settings in $CACHE_DIR/garage-cluster/s3.env)" ;;
+    *) die "GARAGE_NODES=$GARAGE_NODES: use 1 (the default) or 3" ;;
+  esac
   command -v pg_isready >/dev/null || apt_install postgresql-client
   ensure_postgres
   ensure_tcp_login
@@ -261,8 +277,8 @@ main() {
   ensure_tuning
   ensure_database
   ensure_redis
-  ensure_garage
-  log "ready: PostgreSQL $PGV with TimescaleDB on $PG_HOST:$PG_PORT (database $DB_NAME), Redis on 127.0.0.1:6379, S3 (Garage) on 127.0.0.1:3900 (settings in $S3_ENV)"
+  if [ "$GARAGE_NODES" = 3 ]; then ensure_garage_cluster; else ensure_garage; fi
+  log "ready: PostgreSQL $PGV with TimescaleDB on $PG_HOST:$PG_PORT (database $DB_NAME), Redis on 127.0.0.1:6379, $s3_desc"
 }
 
 main "$@"

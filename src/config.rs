@@ -474,6 +474,9 @@ impl Settings {
         ingest::worker::WorkerConfig {
             concurrency: self.worker_concurrency.max(1),
             import_concurrency: self.worker_import_concurrency.max(1),
+            // An import whose worker died is taken over as an abandoned batch is, a little
+            // later (its heartbeat runs at an eighth of this): 120 s by default.
+            import_stale_after: Duration::from_secs(self.worker_claim_idle_seconds.max(1) * 2),
             claim_idle: Duration::from_secs(self.worker_claim_idle_seconds.max(1)),
             sweep_every: sweep,
             sweep_grace: sweep * 2,

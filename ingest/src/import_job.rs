@@ -17,7 +17,12 @@ use crate::process;
 
 /// An import without a heartbeat for this long is taken to have lost its worker.
 pub const STALE_AFTER: Duration = Duration::from_secs(120);
-const HEARTBEAT: Duration = Duration::from_secs(15);
+
+/// How often a running import says it is alive: often enough that `stale_after` without a
+/// word means its worker died.
+pub fn heartbeat_for(stale_after: Duration) -> Duration {
+    stale_after / 8
+}
 /// Attempts at an import: it stops on errors a retry could get past, or its worker stops
 /// (killed, out of memory) without settling it.
 pub const MAX_ATTEMPTS: i32 = 3;
@@ -29,13 +34,14 @@ pub async fn handle(
     storage: Option<&Storage>,
     outbox: bool,
     id: ImportId,
+    stale_after: Duration,
 ) -> bool {
     let Some(storage) = storage else {
         // Another worker, configured with storage, may take it.
         tracing::warn!(import_id = %id, "an import job arrived but object storage is not configured");
         return false;
     };
-    let import = match schema::imports::claim(db, id, STALE_AFTER, MAX_ATTEMPTS).await {
+    let import = match schema::imports::claim(db, id, stale_after, MAX_ATTEMPTS).await {
         Ok(Claim::Claimed(i)) => i,
         Ok(Claim::Parked(run)) => {
             tracing::warn!(import_id = %id, "an import that kept stopping its worker is failed");
@@ -53,7 +59,7 @@ pub async fn handle(
         Err(StorageError::NoSuchKey) => Err(ImportError::ObjectMissing),
         Err(e) => Err(ImportError::Storage(e.to_string())),
     };
-    if let Some(run) = run_claimed(db, &import, body, outbox).await {
+    if let Some(run) = run_claimed(db, &import, body, outbox, heartbeat_for(stale_after)).await {
         queue.publish_sync(run.user_id, &process::status_event(&run)).await;
     }
     true
@@ -69,6 +75,7 @@ pub async fn run_claimed(
     import: &Import,
     input: Result<Input, ImportError>,
     outbox: bool,
+    heartbeat: Duration,
 ) -> Option<schema::sync_runs::SyncRun> {
     let id = import.id;
     let target = ImportTarget { user_id: import.user_id, run_id: id.0, outbox };
@@ -78,7 +85,7 @@ pub async fn run_claimed(
                 let db = db.clone();
                 tokio::spawn(async move {
                     loop {
-                        tokio::time::sleep(HEARTBEAT).await;
+                        tokio::time::sleep(heartbeat).await;
                         let _ = schema::imports::heartbeat(&db, id).await;
                     }
                 })

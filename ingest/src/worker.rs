@@ -51,6 +51,9 @@ pub struct WorkerConfig {
     pub concurrency: usize,
     /// Imports and exports run at once by this process (an import keeps a core busy for minutes).
     pub import_concurrency: usize,
+    /// An import that has not said it is alive for this long lost its worker, and is taken
+    /// over.
+    pub import_stale_after: Duration,
     /// A pending entry idle this long is taken over.
     pub claim_idle: Duration,
     /// How often the sweeper runs.
@@ -85,6 +88,7 @@ impl Default for WorkerConfig {
         WorkerConfig {
             concurrency: 4,
             import_concurrency: 1,
+            import_stale_after: crate::import_job::STALE_AFTER,
             claim_idle: Duration::from_secs(60),
             sweep_every: Duration::from_secs(30),
             sweep_grace: Duration::from_secs(60),
@@ -244,7 +248,7 @@ async fn sweep(db: Db, queue: JobQueue, config: WorkerConfig, shutdown: Cancella
         }
         let batches = schema::sdk_batches::take_unannounced(&db, config.sweep_grace, 1000).await;
         reannounce(&queue, Lane::Batches, batches).await;
-        let stale = crate::import_job::STALE_AFTER;
+        let stale = config.import_stale_after;
         let imports = schema::imports::take_unannounced(&db, config.sweep_grace, stale, 100).await;
         reannounce(&queue, Lane::Imports, imports).await;
         if let Some(exports) = &config.exports {
@@ -352,7 +356,15 @@ async fn handle(db: &Db, queue: &JobQueue, lane: Lane, config: &WorkerConfig, en
     let ack = match entry.task {
         Task::Task(Job::SdkBatch { id }) => handle_batch(db, queue, config, id).await,
         Task::Task(Job::Import { id }) => {
-            crate::import_job::handle(db, queue, config.storage.as_ref(), config.outbox, id).await
+            crate::import_job::handle(
+                db,
+                queue,
+                config.storage.as_ref(),
+                config.outbox,
+                id,
+                config.import_stale_after,
+            )
+            .await
         }
         Task::Task(Job::Export { id }) => match &config.exports {
             Some(exports) => exports.run(id).await,

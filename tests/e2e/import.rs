@@ -591,7 +591,14 @@ async fn an_interrupted_import_is_queued_again_with_its_run() {
         let import = claimed(&db, id).await;
         assert_eq!(import.attempts, attempt);
         let input = Box::new(DropsHalfWay(std::io::Cursor::new(half.clone())));
-        let final_run = ingest::import_job::run_claimed(&db, &import, Ok(input), false).await;
+        let final_run = ingest::import_job::run_claimed(
+            &db,
+            &import,
+            Ok(input),
+            false,
+            ingest::import_job::heartbeat_for(ingest::import_job::STALE_AFTER),
+        )
+        .await;
         let status = import_status(&app, &id.to_string()).await;
         let run = run_of(app.get(&format!("/api/v1/users/{user}/sync/runs"), &key).await.body);
         if attempt < ingest::import_job::MAX_ATTEMPTS {

@@ -29,6 +29,7 @@ mod mcp;
 mod oauth;
 mod own_postgres;
 mod portal;
+mod processes;
 mod replicas;
 mod sdk_sync;
 mod sdk_tokens;
