@@ -27,6 +27,7 @@ mod jobs;
 mod lifecycle;
 mod mcp;
 mod oauth;
+mod object_store_cluster;
 mod own_postgres;
 mod portal;
 mod processes;

@@ -129,6 +129,11 @@ pub fn s3_settings() -> S3Settings {
     let path = std::env::var("TEST_S3_ENV").unwrap_or_else(|_| {
         format!("{}/.cache/wearhouse/s3.env", std::env::var("HOME").unwrap_or_default())
     });
+    s3_settings_from(&path)
+}
+
+/// The object store settings an env file of scripts/stack.sh (or garage_cluster.sh) holds.
+pub fn s3_settings_from(path: &str) -> S3Settings {
     let text = std::fs::read_to_string(&path).unwrap_or_default();
     let get = |k: &str| {
         text.lines().find_map(|l| l.strip_prefix(&format!("{k}="))).map(|v| v.trim().to_string())

@@ -1,0 +1,108 @@
+//! A clustered object store: three Garage nodes with replication factor 3
+//! (`scripts/garage_cluster.sh`, `GARAGE_NODES=3 scripts/stack.sh`). One node stops in the
+//! middle of a multipart upload, and the upload, then the import of what it uploaded, finish
+//! as if nothing happened.
+
+use std::io::Write;
+
+use serde_json::{Value, json};
+
+use crate::import::{export, wait_import};
+use crate::util::{Mode, TestApp};
+
+fn script(args: &[&str]) -> std::process::Command {
+    let mut cmd = std::process::Command::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/scripts/garage_cluster.sh"
+    ));
+    cmd.args(args);
+    cmd
+}
+
+async fn cluster(args: &[&'static str]) {
+    let args = args.to_vec();
+    let out = tokio::task::spawn_blocking(move || script(&args).output())
+        .await
+        .expect("join")
+        .expect("run scripts/garage_cluster.sh");
+    assert!(
+        out.status.success(),
+        "garage_cluster.sh: {}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Node 2 started again when the test ends, however it ends.
+struct Restart;
+impl Drop for Restart {
+    fn drop(&mut self) {
+        let _ = script(&["start", "2"]).output();
+    }
+}
+
+/// An export.zip of two 5 MiB parts: the export beside a stored attachment.
+fn two_part_export() -> Vec<u8> {
+    let mut z = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let stored =
+        zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+    let deflated = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated);
+    z.start_file("apple_health_export/electrocardiograms/ecg.csv", stored).expect("zip");
+    z.write_all(&vec![b'0'; 6 * 1024 * 1024]).expect("zip");
+    z.start_file("apple_health_export/export.xml", deflated).expect("zip");
+    z.write_all(&export(20)).expect("zip");
+    z.finish().expect("zip").into_inner()
+}
+
+#[tokio::test]
+async fn a_storage_node_stopped_during_an_upload_and_an_import_loses_nothing() {
+    cluster(&["up"]).await;
+    let env = format!(
+        "{}/.cache/wearhouse/garage-cluster/s3.env",
+        std::env::var("HOME").unwrap_or_default()
+    );
+    let s3 = crate::util::s3_settings_from(&env);
+    let app = TestApp::spawn_with(Mode::All, |s| s.s3 = s3).await;
+    let key = app.api_key().await;
+    let user = app.user(&key, json!({})).await;
+    let base = format!("/api/v1/users/{user}/import/phonehealth/xml/storage");
+    let file = two_part_export();
+
+    let created =
+        app.post(&format!("{base}/multipart/create"), &key, json!({"file_size": file.len()})).await;
+    assert_eq!(created.status, 201, "{}", created.body);
+    let (object_key, upload_id) = (created.str("key"), created.str("upload_id"));
+    let part_size = created.body["part_size"].as_u64().expect("part size") as usize;
+    let chunks: Vec<&[u8]> = file.chunks(part_size).collect();
+    assert_eq!(chunks.len(), 2);
+    let body = json!({"key": object_key, "upload_id": upload_id, "part_numbers": [1, 2]});
+    let signed = app.post(&format!("{base}/multipart/sign"), &key, body).await;
+    assert_eq!(signed.status, 200, "{}", signed.body);
+
+    let http = reqwest::Client::new();
+    let mut parts = Vec::new();
+    let _restart = Restart;
+    for (i, chunk) in chunks.iter().enumerate() {
+        if i == 1 {
+            // Half-way: a storage node goes down (and is known to be down).
+            cluster(&["stop", "2"]).await;
+        }
+        let url = signed.body["urls"][i]["url"].as_str().expect("url");
+        let r = http.put(url).body(chunk.to_vec()).send().await.expect("put part");
+        assert!(r.status().is_success(), "part {}: {}", i + 1, r.status());
+        let etag = r.headers()["etag"].to_str().expect("etag").to_string();
+        parts.push(json!({"part_number": i + 1, "etag": etag}));
+    }
+    let body = json!({"key": object_key, "upload_id": upload_id, "parts": Value::Array(parts)});
+    let done = app.post(&format!("{base}/multipart/complete"), &key, body).await;
+    assert_eq!(done.status, 202, "{}", done.body);
+    let task = done.str("task_id");
+    let (status, run) = wait_import(&app, &key, &user, &task).await;
+    assert_eq!(status, "done", "{run}");
+    assert_eq!(run["counts"]["workouts_saved"], 10);
+    let samples =
+        app.count(&format!("select count(*) from samples where user_id = '{user}'")).await;
+    assert!(samples > 10_000, "{samples}");
+    cluster(&["start", "2"]).await;
+}
