@@ -18,10 +18,13 @@ pub async fn migrate(settings: &Settings) -> anyhow::Result<()> {
 
 /// Checks the master key, migrates, opens the connection pool and seals any stored secret
 /// still in clear or under the previous key: what every long-running command does first.
-async fn prepare_db(settings: &Settings) -> anyhow::Result<(schema::Db, Arc<MasterKeys>)> {
+async fn prepare_db(
+    settings: &Settings,
+    role: schema::Role,
+) -> anyhow::Result<(schema::Db, Arc<MasterKeys>)> {
     let keys = settings.master_keys()?;
     migrate(settings).await?;
-    let db = connect_db(settings).await?;
+    let db = connect_db_as(settings, role).await?;
     let n = schema::reseal::reseal_all(&db, &keys)
         .await
         .context("sealing stored secrets under MASTER_KEY")?;
@@ -36,7 +39,12 @@ async fn prepare_db(settings: &Settings) -> anyhow::Result<(schema::Db, Arc<Mast
 }
 
 pub async fn connect_db(settings: &Settings) -> anyhow::Result<schema::Db> {
-    schema::Db::connect(&settings.database_url, settings.database_pool_size)
+    connect_db_as(settings, schema::Role::Tool).await
+}
+
+/// A pool whose sessions PostgreSQL knows as `role`'s (an import yields to the API's).
+async fn connect_db_as(settings: &Settings, role: schema::Role) -> anyhow::Result<schema::Db> {
+    schema::Db::connect_as(&settings.database_url, settings.database_pool_size, role)
         .await
         .with_context(|| format!("connecting to PostgreSQL at {}", redact(&settings.database_url)))
 }
@@ -60,14 +68,14 @@ pub async fn serve(
     listener: TcpListener,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
-    let (db, keys) = prepare_db(settings).await?;
+    let (db, keys) = prepare_db(settings, schema::Role::Api).await?;
     let (guards, queue) = connect_queue(settings).await?;
     run_api(settings, db, keys, guards, queue, listener, shutdown).await
 }
 
 /// Runs the background worker until `shutdown` (and /metrics on METRICS_BIND when set).
 pub async fn work(settings: &Settings, shutdown: CancellationToken) -> anyhow::Result<()> {
-    let (db, keys) = prepare_db(settings).await?;
+    let (db, keys) = prepare_db(settings, schema::Role::Worker).await?;
     let (_, queue) = connect_queue(settings).await?;
     if let Some(addr) = settings.metrics_bind {
         let listener =
@@ -128,7 +136,17 @@ fn spawn_sender(
     if !settings.outgoing_webhooks_enabled {
         return Ok(None);
     }
-    let config = settings.sender()?;
+    let mut config = settings.sender()?;
+    if settings.database_replica_urls.iter().any(|u| !u.trim().is_empty()) {
+        let reads = schema::Reads::connect(
+            db.clone(),
+            &settings.database_replica_urls,
+            2,
+            settings.replica_max_lag,
+        )
+        .context("DATABASE_REPLICA_URLS")?;
+        config.replicas = Some((reads, settings.replica_max_lag));
+    }
     let (db, redis, prefix) =
         (db.clone(), queue.client().clone(), settings.redis_key_prefix.clone());
     let (token, keys) = (shutdown.clone(), keys.clone());
@@ -152,10 +170,13 @@ pub async fn all(
     listener: TcpListener,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
-    let (db, keys) = prepare_db(settings).await?;
+    let (api_db, keys) = prepare_db(settings, schema::Role::Api).await?;
+    // A pool of its own for the worker: PostgreSQL tells the API's sessions from the worker's
+    // (an import yields to the API's reads).
+    let db = connect_db_as(settings, schema::Role::Worker).await?;
     let (guards, queue) = connect_queue(settings).await?;
     let api = async {
-        let (db, keys, queue) = (db.clone(), keys.clone(), queue.clone());
+        let (db, keys, queue) = (api_db, keys.clone(), queue.clone());
         let result = run_api(settings, db, keys, guards, queue, listener, shutdown.clone()).await;
         shutdown.cancel();
         result

@@ -11,6 +11,7 @@
 #   MODES= PACED="resolutions:400" WALK=0 benches/read/load.sh   # one paced run only
 #   WEARHOUSE_BIN=/tmp/old/wearhouse benches/read/load.sh        # another build (before/after)
 #   RESTART_PG=1 benches/read/load.sh    # restart PostgreSQL first (rules out a state built up by earlier runs)
+#   REPLICA=1 benches/read/load.sh       # reads from a streaming replica beside the primary
 #
 # Before each read, a fixed CPU probe (the same single-core loop, best of three) and what
 # PostgreSQL's autovacuum is doing: the box's speed has wandered by up to 3x between runs, and
@@ -53,7 +54,10 @@ bin=${WEARHOUSE_BIN:-$CARGO_TARGET_DIR/release/wearhouse}
 export MASTER_KEY="${MASTER_KEY:-$(printf 'wearhouse read bench' | sha256sum | cut -c1-64)}"
 export DATABASE_URL="$PG/$DB" REDIS_KEY_PREFIX="wearhouse_read_$$" ADMIN_EMAIL=read@example.com \
   ADMIN_PASSWORD=read-bench-password RUST_LOG=warn DATABASE_POOL_SIZE=${POOL:-16}
-"$bin" serve --bind "127.0.0.1:$PORT" &
+# REPLICA=1: the read routes also on a streaming replica on this box (benches/read/replica.sh).
+replicas=""
+[ "${REPLICA:-0}" != 1 ] || { replicas=$(DB=$DB benches/read/replica.sh start); echo "replica: $replicas"; }
+DATABASE_REPLICA_URLS="$replicas" "$bin" serve --bind "127.0.0.1:$PORT" &
 for _ in $(seq 1 100); do curl -sf "127.0.0.1:$PORT/health" >/dev/null && break; sleep 0.1; done
 token=$(curl -sf -d "username=$ADMIN_EMAIL" -d "password=$ADMIN_PASSWORD" "127.0.0.1:$PORT/api/v1/auth/login" \
   | python3 -c 'import json,sys; print(json.load(sys.stdin)["access_token"])')

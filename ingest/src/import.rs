@@ -26,8 +26,6 @@ use crate::report::Report;
 use crate::store::{self, Target, Written};
 
 const SOURCE: RunSource = RunSource::XmlImport;
-/// Chunks written at once.
-const WRITERS: usize = 2;
 
 /// Whom to import for, and how.
 #[derive(Debug, Clone, Copy)]
@@ -212,19 +210,24 @@ pub async fn run_import(
     let mut menstrual: Vec<MenstrualItem> = Vec::new();
     let mut last_report = Instant::now();
     report_progress(db, t, "Import started", None).await;
-    // Two chunks are written at once: one PostgreSQL backend alone cannot keep up with the
-    // reader. Chunks of new samples COPY side by side; the rest take turns (`write_chunk`).
-    let mut writing: tokio::task::JoinSet<(Result<Written, ImportError>, ExportBatch)> =
-        tokio::task::JoinSet::new();
+    // Two chunks are written at once (one while the API is busy: `pace`): one PostgreSQL
+    // backend alone cannot keep up with the reader. Chunks of new samples COPY side by side;
+    // the rest take turns (`write_chunk`).
+    type Writing = (Result<Written, ImportError>, ExportBatch, Duration);
+    let mut writing: tokio::task::JoinSet<Writing> = tokio::task::JoinSet::new();
     let chunks = Arc::new(schema::sample_chunks::Chunks::new());
+    let mut pace = crate::pace::Pace::new(db.clone());
     let mut reading = true;
     loop {
-        if reading && writing.len() < WRITERS && out.error.is_none() {
+        if reading && writing.len() < pace.writers().await && out.error.is_none() {
             match rx.recv().await {
                 Some(Ok(batch)) => {
                     let (db, chunks) = (db.clone(), chunks.clone());
-                    writing
-                        .spawn(async move { (write_chunk(&db, &chunks, t, &batch).await, batch) });
+                    writing.spawn(async move {
+                        let started = Instant::now();
+                        let written = write_chunk(&db, &chunks, t, &batch).await;
+                        (written, batch, started.elapsed())
+                    });
                     continue;
                 }
                 Some(Err(e)) => {
@@ -235,7 +238,7 @@ pub async fn run_import(
             }
         }
         let Some(done) = writing.join_next().await else { break };
-        let (result, batch) = match done {
+        let (result, batch, took) = match done {
             Ok(d) => d,
             Err(e) => {
                 out.error.get_or_insert(e.into());
@@ -251,6 +254,7 @@ pub async fn run_import(
             }
         }
         out.chunks += 1;
+        pace.after_chunk(took).await;
         out.progress.records +=
             batch.normalised.report.received.get("records").copied().unwrap_or(0);
         menstrual.extend(batch.menstrual);

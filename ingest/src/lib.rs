@@ -21,6 +21,7 @@ pub mod import_job;
 pub mod jobs;
 pub mod lifecycle;
 pub mod object_store;
+mod pace;
 /// Test and benchmark payload generators: not part of the service.
 #[cfg(any(test, feature = "testsuite"))]
 pub mod payloads;

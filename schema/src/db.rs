@@ -26,6 +26,29 @@ pub enum Edition {
     Community,
 }
 
+/// What a pool's connections are for, as PostgreSQL sees them (`application_name`): bulk
+/// writers look for the API's sessions there to yield to interactive reads
+/// ([`crate::activity::api_busy`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// The HTTP API (`serve`, and the API half of `all`).
+    Api,
+    /// The background worker (`worker`, and the worker half of `all`).
+    Worker,
+    /// A command run by hand (`import`, `seal`, `migrate`, …) or a test.
+    Tool,
+}
+
+impl Role {
+    pub const fn application_name(self) -> &'static str {
+        match self {
+            Role::Api => "wearhouse api",
+            Role::Worker => "wearhouse worker",
+            Role::Tool => "wearhouse",
+        }
+    }
+}
+
 /// The database handle shared by the whole service: a pool plus what we learnt at start-up.
 #[derive(Clone)]
 pub struct Db {
@@ -36,7 +59,16 @@ pub struct Db {
 impl Db {
     /// Opens a pool of at most `max_size` connections and checks that the server answers.
     pub async fn connect(url: &str, max_size: usize) -> Result<Db> {
-        let config: tokio_postgres::Config = url.parse().map_err(Error::Url)?;
+        Db::connect_as(url, max_size, Role::Tool).await
+    }
+
+    /// [`Db::connect`] for `role`: its sessions carry the role's `application_name` (unless
+    /// the URL names one).
+    pub async fn connect_as(url: &str, max_size: usize, role: Role) -> Result<Db> {
+        let mut config: tokio_postgres::Config = url.parse().map_err(Error::Url)?;
+        if config.get_application_name().is_none() {
+            config.application_name(role.application_name());
+        }
         let manager = Manager::from_config(
             config,
             NoTls,

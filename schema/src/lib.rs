@@ -4,6 +4,7 @@
 //! Nothing here knows HTTP or payload parsing. Every query that touches one user's data takes
 //! that user's id, so callers cannot forget the scope.
 
+pub mod activity;
 pub mod api_keys;
 pub mod audit;
 pub mod blocks;
@@ -57,7 +58,7 @@ pub mod webhook_messages;
 pub mod workouts;
 pub mod zone;
 
-pub use db::{Db, Edition};
+pub use db::{Db, Edition, Role};
 pub use error::{Conflict, Error, Result};
 pub use replicas::Reads;
 

@@ -68,6 +68,15 @@ impl ReadTarget {
     }
 }
 
+impl std::fmt::Debug for Reads {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Reads")
+            .field("replicas", &self.health())
+            .field("max_lag", &self.inner.max_lag)
+            .finish()
+    }
+}
+
 impl Reads {
     /// The primary alone: every read goes there.
     pub fn primary_only(primary: Db) -> Reads {
@@ -209,10 +218,10 @@ impl Reads {
         futures::future::join_all(probes).await;
     }
 
-    /// Waits (at most `within`) until every replica that may be asked has replayed what the
-    /// primary has committed now: announcing data (a webhook) after this means a read right
-    /// after it finds that data, on whichever database it lands. A replica that takes longer is
-    /// over the allowed lag by then, and not asked.
+    /// Waits (at most `within`) until every replica has replayed what the primary has
+    /// committed now: announcing data (a webhook) after this means a read right after it finds
+    /// that data, on whichever database it lands. A replica that takes longer is over the
+    /// allowed lag by then, and not asked; one that does not answer is not waited for.
     pub async fn wait_replayed(&self, within: Duration) -> Result<()> {
         let inner = &*self.inner;
         if inner.replicas.is_empty() {
@@ -221,10 +230,12 @@ impl Reads {
         let target = primary_position(&inner.primary).await?;
         let deadline = Instant::now() + within;
         for replica in &inner.replicas {
-            while may_ask(health_of(replica), inner.max_lag) && Instant::now() < deadline {
-                match replayed_position(&replica.db).await {
-                    Ok(Some(p)) if p >= target => break,
-                    Ok(Some(_)) => tokio::time::sleep(Duration::from_millis(10)).await,
+            while Instant::now() < deadline {
+                let replayed =
+                    tokio::time::timeout(PROBE_TIMEOUT, replayed_position(&replica.db)).await;
+                match replayed {
+                    Ok(Ok(Some(p))) if p >= target => break,
+                    Ok(Ok(Some(_))) => tokio::time::sleep(Duration::from_millis(10)).await,
                     _ => break,
                 }
             }

@@ -3,6 +3,7 @@
 //! `REPLICA_MAX_LAG` is skipped, and so is a stopped one, without a failed request; a read right
 //! after a write finds what was written.
 
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use ingest::payloads::{Platform, Spec, payload};
@@ -164,4 +165,80 @@ async fn reads_answer_from_a_replica_as_from_the_primary_and_skip_one_behind_or_
     for _ in 0..3 {
         same(answers(&app, &key, &user, &admin).await, &expected, "a stopped replica");
     }
+}
+
+/// A receiver that, on each webhook, reads the user's workouts through `app` at once, as an
+/// integrator does; what each read found.
+async fn reading_receiver(
+    base: String,
+    key: Auth,
+    user: String,
+) -> (String, Arc<Mutex<Vec<usize>>>) {
+    let found: Arc<Mutex<Vec<usize>>> = Arc::default();
+    let seen = found.clone();
+    let http = reqwest::Client::new();
+    let handler = move || {
+        let (seen, http, key) = (seen.clone(), http.clone(), key.clone());
+        let url = format!(
+            "{base}/api/v1/users/{user}/events/workouts?start_date=2026-03-01&end_date=2026-04-01"
+        );
+        async move {
+            let r = key.apply(http.get(url)).send().await.expect("read");
+            let body: Value = r.json().await.expect("json");
+            let n = body["data"].as_array().map_or(0, Vec::len);
+            seen.lock().expect("lock").push(n);
+            axum::http::StatusCode::NO_CONTENT
+        }
+    };
+    let router = axum::Router::new().route("/in", axum::routing::post(handler));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let url = format!("http://{}/in", listener.local_addr().expect("addr"));
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    (url, found)
+}
+
+#[tokio::test]
+async fn a_read_prompted_by_a_webhook_finds_what_it_announced_though_a_replica_lags() {
+    let primary = OwnPostgres::start().await;
+    let replica = primary.replica().await;
+    let (primary_url, replica_url) = (primary.url("wearhouse"), replica.url("wearhouse"));
+    let app = TestApp::spawn_with(Mode::All, |s| {
+        s.database_url = primary_url;
+        s.database_replica_urls = vec![replica_url];
+        s.replica_max_lag = MAX_LAG;
+    })
+    .await;
+    let (key, admin) = (app.api_key().await, app.admin().await);
+    let user = app.user(&key, json!({})).await;
+    let (url, found) = reading_receiver(app.url(""), key.clone(), user.clone()).await;
+    let r = app
+        .post(
+            "/api/v1/webhooks/endpoints",
+            &admin,
+            json!({"url": url, "filter_types": ["workout.created"]}),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    caught_up(&primary, &replica).await;
+    // The replica stops replaying: what the webhook announces is not there, and the replica
+    // still looks current to the API until its lag grows past the limit.
+    replica.execute("postgres", "select pg_wal_replay_pause()").await;
+    let workout = crate::fixtures::workout(
+        "W-1",
+        "running",
+        "2026-03-10T18:00:00Z",
+        "2026-03-10T18:30:00Z",
+        300.0,
+        5000.0,
+        "+02:00",
+        &crate::fixtures::watch(),
+    );
+    app.sync_and_wait(&user, &key, &crate::fixtures::body(vec![], vec![workout], vec![])).await;
+    for _ in 0..100 {
+        if !found.lock().expect("lock").is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(*found.lock().expect("lock"), vec![1], "the read found the announced workout");
 }

@@ -134,7 +134,7 @@ pub fn s3_settings() -> S3Settings {
 
 /// The object store settings an env file of scripts/stack.sh (or garage_cluster.sh) holds.
 pub fn s3_settings_from(path: &str) -> S3Settings {
-    let text = std::fs::read_to_string(&path).unwrap_or_default();
+    let text = std::fs::read_to_string(path).unwrap_or_default();
     let get = |k: &str| {
         text.lines().find_map(|l| l.strip_prefix(&format!("{k}="))).map(|v| v.trim().to_string())
     };

@@ -58,6 +58,10 @@ pub struct SenderConfig {
     pub extra_roots_pem: Option<Vec<u8>>,
     /// The only proxy deliveries go through; `None`: none (the environment's is ignored).
     pub proxy: Option<String>,
+    /// The read replicas and how far behind they may be read: deliveries wait (at most that
+    /// long) until the replicas have what they announce, so that a read the webhook prompts
+    /// finds it wherever it lands.
+    pub replicas: Option<(schema::Reads, Duration)>,
 }
 
 impl Default for SenderConfig {
@@ -72,6 +76,7 @@ impl Default for SenderConfig {
             allow_private: false,
             extra_roots_pem: None,
             proxy: None,
+            replicas: None,
         }
     }
 }
@@ -158,6 +163,11 @@ async fn announce_loop(s: Arc<Shared>, shutdown: CancellationToken) {
         }
         match deliveries::claim_due(&s.db, 1000).await {
             Ok(due) if !due.is_empty() => {
+                if let Some((reads, max_lag)) = &s.config.replicas
+                    && let Err(e) = reads.wait_replayed(*max_lag).await
+                {
+                    tracing::debug!(error = %e, "could not wait for the read replicas");
+                }
                 let tasks: Vec<SendTask> = due
                     .into_iter()
                     .map(|d| SendTask::Delivery { message: d.message, endpoint: d.endpoint })

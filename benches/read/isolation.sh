@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Reads beside heavy writes (issue 36): paced reads on the read-benchmark data set alone, then
+# the same reads while Apple Health exports are imported one after another into the same
+# database (`wearhouse import`, each into a new user, deleted afterwards). With REPLICA=1 the
+# service also reads from a streaming replica started on this box (pg_basebackup -R), so the
+# reads leave the primary; on two cores both servers still share them (a diagnosis).
+#
+#   USERS=1000 benches/read/generate.sh     # once: the 10 % read set
+#   benches/read/isolation.sh               # PACED="timeseries:400 activity:1000" DAYS=780 (≈ 470 MB)
+#   REPLICA=1 benches/read/isolation.sh
+#   WEARHOUSE_BIN=/tmp/old/wearhouse benches/read/isolation.sh   # another build (before/after)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+DURATION=${DURATION:-30}
+PORT=${PORT:-8092}
+DB=${DB:-wearhouse_read_bench}
+DAYS=${DAYS:-780}
+PACED=${PACED:-timeseries:400 activity:1000}
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/wearhouse/target}
+PG="postgres://postgres:postgres@127.0.0.1:5432"
+work=$(mktemp -d)
+chmod 755 "$work"
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
+
+cargo build --release --quiet --bin wearhouse --example read_load --example gen_export
+bin=${WEARHOUSE_BIN:-$CARGO_TARGET_DIR/release/wearhouse}
+"$CARGO_TARGET_DIR/release/examples/gen_export" --days "$DAYS" --out "$work/export.xml" >/dev/null 2>&1
+echo "export: $(( $(stat -c %s "$work/export.xml") / 1000000 )) MB ($DAYS days)"
+
+# With REPLICA=1 a replica (benches/read/replica.sh; left running for the next run, `stop` it).
+replicas=""
+[ "${REPLICA:-0}" != 1 ] || { replicas=$(DB=$DB benches/read/replica.sh start); echo "replica: $replicas"; }
+
+export MASTER_KEY="${MASTER_KEY:-$(printf 'wearhouse read bench' | sha256sum | cut -c1-64)}"
+export DATABASE_URL="$PG/$DB" REDIS_KEY_PREFIX="wearhouse_iso_$$" ADMIN_EMAIL=read@example.com \
+  ADMIN_PASSWORD=read-bench-password RUST_LOG=warn DATABASE_POOL_SIZE=${POOL:-16} \
+  OUTGOING_WEBHOOKS_ENABLED=false
+DATABASE_REPLICA_URLS="$replicas" "$bin" serve --bind "127.0.0.1:$PORT" &
+for _ in $(seq 1 100); do curl -sf "127.0.0.1:$PORT/health" >/dev/null && break; sleep 0.1; done
+token=$(curl -sf -d "username=$ADMIN_EMAIL" -d "password=$ADMIN_PASSWORD" "127.0.0.1:$PORT/api/v1/auth/login" \
+  | python3 -c 'import json,sys; print(json.load(sys.stdin)["access_token"])')
+KEY=$(curl -sf -H "Authorization: Bearer $token" -H 'content-type: application/json' -d '{"name":"iso"}' \
+  "127.0.0.1:$PORT/api/v1/developer/api-keys" | python3 -c 'import json,sys; print(json.load(sys.stdin)["key"])')
+USERS=$(psql -tA "$PG/$DB" -c "select count(*) from users where email is null or email not like 'import-%'")
+
+paced() {
+  "$CARGO_TARGET_DIR/release/examples/read_load" --port "$PORT" --key "$KEY" --users "$USERS" \
+    --readers 50 --seconds "$DURATION" --mode "${1%%:*}" --rate "${1##*:}"
+}
+
+# Imports one after another until stopped; each into a new user, its seconds printed.
+import_loop() {
+  local n=0
+  while :; do
+    n=$((n + 1))
+    local user
+    user=$(curl -sf -H "X-Service-API-Key: $KEY" -H 'content-type: application/json' \
+      -d "{\"email\": \"import-$$-$n@example.com\"}" "127.0.0.1:$PORT/api/v1/users" \
+      | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+    echo "$user" >>"$work/imported"
+    local t0; t0=$(date +%s.%N)
+    "$bin" import --user "$user" "$work/export.xml" >/dev/null 2>&1
+    echo "import $n: $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s" >>"$work/imports.log"
+  done
+}
+
+for run in $PACED; do
+  echo "== $run, alone"
+  paced "$run"
+  echo "== $run, while exports are imported one after another"
+  : >"$work/imports.log"
+  import_loop &
+  loop=$!
+  sleep 5
+  paced "$run"
+  kill "$loop" 2>/dev/null || true
+  pkill -f "$bin import" 2>/dev/null || true
+  wait "$loop" 2>/dev/null || true
+  cat "$work/imports.log"
+done
+
+# The imported users go, with every row.
+if [ -f "$work/imported" ]; then
+  while read -r user; do
+    curl -sf -X DELETE -H "X-Service-API-Key: $KEY" "127.0.0.1:$PORT/api/v1/users/$user" >/dev/null || true
+  done <"$work/imported"
+fi
