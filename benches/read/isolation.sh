@@ -6,7 +6,7 @@
 # reads leave the primary; on two cores both servers still share them (a diagnosis).
 #
 #   USERS=1000 benches/read/generate.sh     # once: the 10 % read set
-#   benches/read/isolation.sh               # PACED="timeseries:400 activity:1000" DAYS=780 (≈ 470 MB)
+#   benches/read/isolation.sh               # PACED="timeseries:200 activity:500" DAYS=780 (≈ 470 MB)
 #   REPLICA=1 benches/read/isolation.sh
 #   WEARHOUSE_BIN=/tmp/old/wearhouse benches/read/isolation.sh   # another build (before/after)
 set -euo pipefail
@@ -15,7 +15,7 @@ DURATION=${DURATION:-30}
 PORT=${PORT:-8092}
 DB=${DB:-wearhouse_read_bench}
 DAYS=${DAYS:-780}
-PACED=${PACED:-timeseries:400 activity:1000}
+PACED=${PACED:-timeseries:200 activity:500}
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/wearhouse/target}
 PG="postgres://postgres:postgres@127.0.0.1:5432"
 work=$(mktemp -d)
@@ -64,13 +64,34 @@ import_loop() {
   done
 }
 
+# Autovacuum (after the generation, or after an earlier run's deletes) would blur the reads
+# alone: wait until none runs.
+quiet() {
+  # And the build and the export's generation done before: the load average settled.
+  for _ in $(seq 1 180); do
+    awk '{ exit !($1 < 1.0) }' /proc/loadavg && break
+    sleep 1
+  done
+  for _ in $(seq 1 600); do
+    [ "$(psql -tA "$PG/$DB" -c "select count(*) from pg_stat_activity where backend_type = 'autovacuum worker'")" = 0 ] && return
+    sleep 1
+  done
+}
+
+quiet
 for run in $PACED; do
-  echo "== $run, alone"
+  echo "== $run, alone (load $(cut -d' ' -f1-3 /proc/loadavg))"
   paced "$run"
+done
+for run in $PACED; do
   echo "== $run, while exports are imported one after another"
   : >"$work/imports.log"
   import_loop &
   loop=$!
+  # DIAG=1: what takes the cores meanwhile, every 5 s.
+  if [ "${DIAG:-0}" = 1 ]; then
+    ( for _ in $(seq 1 8); do sleep 5; echo "-- top:"; top -b -n1 -o %CPU | sed -n '8,13p' | awk '{ print $9, $12, $13, $14, $15 }'; done ) &
+  fi
   sleep 5
   paced "$run"
   kill "$loop" 2>/dev/null || true

@@ -216,10 +216,10 @@ pub async fn run_import(
     type Writing = (Result<Written, ImportError>, ExportBatch, Duration);
     let mut writing: tokio::task::JoinSet<Writing> = tokio::task::JoinSet::new();
     let chunks = Arc::new(schema::sample_chunks::Chunks::new());
-    let mut pace = crate::pace::Pace::new(db.clone());
+    let pace = crate::pace::Pace::start(db.clone());
     let mut reading = true;
     loop {
-        if reading && writing.len() < pace.writers().await && out.error.is_none() {
+        if reading && writing.len() < pace.writers() && out.error.is_none() {
             match rx.recv().await {
                 Some(Ok(batch)) => {
                     let (db, chunks) = (db.clone(), chunks.clone());

@@ -28,7 +28,7 @@ pub enum Edition {
 
 /// What a pool's connections are for, as PostgreSQL sees them (`application_name`): bulk
 /// writers look for the API's sessions there to yield to interactive reads
-/// ([`crate::activity::api_busy`]).
+/// ([`crate::activity::api_sessions_active`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {
     /// The HTTP API (`serve`, and the API half of `all`).
