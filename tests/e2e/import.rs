@@ -197,16 +197,7 @@ async fn multipart_upload_through_presigned_puts() {
     let other = app.user(&key, json!({})).await;
     // An export.zip of two parts of 5 MiB: the deflated export beside a stored (uncompressed)
     // attachment, as real exports carry electrocardiograms and routes.
-    let mut z = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
-    let stored =
-        zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
-    let deflated = zip::write::SimpleFileOptions::default()
-        .compression_method(zip::CompressionMethod::Deflated);
-    z.start_file("apple_health_export/electrocardiograms/ecg.csv", stored).expect("zip");
-    z.write_all(&vec![b'0'; 6 * 1024 * 1024]).expect("zip");
-    z.start_file("apple_health_export/export.xml", deflated).expect("zip");
-    z.write_all(&export(20)).expect("zip");
-    let file = z.finish().expect("zip").into_inner();
+    let file = two_part_zip(20, zip::CompressionMethod::Deflated);
     assert!(file.len() > 5 * 1024 * 1024);
 
     app.post(&format!("{}/multipart/create", base(&user)), &key, json!({"file_size": 1000}))
@@ -793,14 +784,17 @@ async fn direct_uploads_beyond_the_concurrency_are_deferred() {
 }
 
 /// A 6 MiB export.zip: two parts.
-fn two_part_zip() -> Vec<u8> {
+/// An export.zip over two 5 MiB parts: `days` of export (stored with `method`) beside a 6 MiB
+/// stored attachment.
+pub(crate) fn two_part_zip(days: u32, method: zip::CompressionMethod) -> Vec<u8> {
     let mut z = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
     let stored =
         zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
     z.start_file("apple_health_export/electrocardiograms/ecg.csv", stored).expect("zip");
     z.write_all(&vec![b'0'; 6 * 1024 * 1024]).expect("zip");
-    z.start_file("apple_health_export/export.xml", stored).expect("zip");
-    z.write_all(&export(2)).expect("zip");
+    let export_options = zip::write::SimpleFileOptions::default().compression_method(method);
+    z.start_file("apple_health_export/export.xml", export_options).expect("zip");
+    z.write_all(&export(days)).expect("zip");
     z.finish().expect("zip").into_inner()
 }
 
@@ -822,7 +816,7 @@ async fn a_complete_retried_after_a_partial_failure_ends_in_one_import() {
     };
 
     // Storage completed the upload, then the service stopped before recording anything.
-    let file = two_part_zip();
+    let file = two_part_zip(2, zip::CompressionMethod::Stored);
     let (object_key, upload_id, parts) = upload_parts(&app, &key, &user, &file).await;
     let stored = storage.list_parts(&object_key, &upload_id).await.expect("parts");
     storage.complete(&object_key, &upload_id, &stored).await.expect("complete in storage");
@@ -861,7 +855,7 @@ async fn parts_and_uploads_of_another_size_than_announced_are_refused() {
     let app = TestApp::spawn().await;
     let key = app.api_key().await;
     let user = app.user(&key, json!({})).await;
-    let file = two_part_zip();
+    let file = two_part_zip(2, zip::CompressionMethod::Stored);
     let announced = file.len() + 1000;
     let created = app
         .post(&format!("{}/multipart/create", base(&user)), &key, json!({"file_size": announced}))

@@ -3,11 +3,9 @@
 //! middle of a multipart upload, and the upload, then the import of what it uploaded, finish
 //! as if nothing happened.
 
-use std::io::Write;
-
 use serde_json::{Value, json};
 
-use crate::import::{export, wait_import};
+use crate::import::wait_import;
 use crate::util::{Mode, TestApp};
 
 fn script(args: &[&str]) -> std::process::Command {
@@ -41,20 +39,6 @@ impl Drop for Restart {
     }
 }
 
-/// An export.zip of two 5 MiB parts: the export beside a stored attachment.
-fn two_part_export() -> Vec<u8> {
-    let mut z = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
-    let stored =
-        zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
-    let deflated = zip::write::SimpleFileOptions::default()
-        .compression_method(zip::CompressionMethod::Deflated);
-    z.start_file("apple_health_export/electrocardiograms/ecg.csv", stored).expect("zip");
-    z.write_all(&vec![b'0'; 6 * 1024 * 1024]).expect("zip");
-    z.start_file("apple_health_export/export.xml", deflated).expect("zip");
-    z.write_all(&export(20)).expect("zip");
-    z.finish().expect("zip").into_inner()
-}
-
 #[tokio::test]
 async fn a_storage_node_stopped_during_an_upload_and_an_import_loses_nothing() {
     cluster(&["up"]).await;
@@ -67,7 +51,7 @@ async fn a_storage_node_stopped_during_an_upload_and_an_import_loses_nothing() {
     let key = app.api_key().await;
     let user = app.user(&key, json!({})).await;
     let base = format!("/api/v1/users/{user}/import/phonehealth/xml/storage");
-    let file = two_part_export();
+    let file = crate::import::two_part_zip(20, zip::CompressionMethod::Deflated);
 
     let created =
         app.post(&format!("{base}/multipart/create"), &key, json!({"file_size": file.len()})).await;
