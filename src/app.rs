@@ -145,7 +145,7 @@ fn spawn_sender(
             settings.replica_max_lag,
         )
         .context("DATABASE_REPLICA_URLS")?;
-        config.replicas = Some((reads, settings.replica_max_lag));
+        config.replicas = Some(reads);
     }
     let (db, redis, prefix) =
         (db.clone(), queue.client().clone(), settings.redis_key_prefix.clone());

@@ -8,8 +8,6 @@
 //! read right after a write finds what was written. Other methods (deletes) stay on the
 //! primary.
 
-use std::time::Duration;
-
 use axum::Extension;
 use axum::body::Body;
 use axum::extract::{FromRequestParts, Request};
@@ -20,9 +18,6 @@ use axum::response::Response;
 use tokio_util::sync::CancellationToken;
 
 use crate::AppState;
-
-/// How often replicas are probed for their lag.
-const PROBE_EVERY: Duration = Duration::from_millis(200);
 
 /// The database a read route's handler asks, put on the request by [`route`].
 #[derive(Clone)]
@@ -79,13 +74,13 @@ pub(crate) async fn route(
     next.run(Request::from_parts(parts, Body::empty())).await
 }
 
-/// Probes the replicas every [`PROBE_EVERY`] until `shutdown` (nothing when there are none).
+/// Probes the replicas every [`schema::replicas::PROBE_EVERY`] until `shutdown` (nothing when there are none).
 pub(crate) fn watch(reads: schema::Reads, shutdown: CancellationToken) {
     if !reads.has_replicas() {
         return;
     }
     tokio::spawn(async move {
-        let mut tick = tokio::time::interval(PROBE_EVERY);
+        let mut tick = tokio::time::interval(schema::replicas::PROBE_EVERY);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tokio::select! {

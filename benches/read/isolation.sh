@@ -88,10 +88,8 @@ for run in $PACED; do
   : >"$work/imports.log"
   import_loop &
   loop=$!
-  # DIAG=1: what takes the cores meanwhile, every 5 s.
-  if [ "${DIAG:-0}" = 1 ]; then
-    ( for _ in $(seq 1 8); do sleep 5; echo "-- top:"; top -b -n1 -o %CPU | sed -n '8,13p' | awk '{ print $9, $12, $13, $14, $15 }'; done ) &
-  fi
+  # DIAG=1: how busy the cores and the disk are meanwhile (vmstat, 5 s averages).
+  [ "${DIAG:-0}" != 1 ] || vmstat -w 5 8 &
   sleep 5
   paced "$run"
   kill "$loop" 2>/dev/null || true

@@ -21,6 +21,9 @@ use crate::{Db, Error, Result};
 /// How long a probe waits for a replica's answer before counting it down.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(1);
 
+/// How often [`Reads::probe`] is to run (the API's probing loop).
+pub const PROBE_EVERY: Duration = Duration::from_millis(200);
+
 /// What the last probe said of a replica.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Health {
@@ -218,17 +221,19 @@ impl Reads {
         futures::future::join_all(probes).await;
     }
 
-    /// Waits (at most `within`) until every replica has replayed what the primary has
-    /// committed now: announcing data (a webhook) after this means a read right after it finds
-    /// that data, on whichever database it lands. A replica that takes longer is over the
-    /// allowed lag by then, and not asked; one that does not answer is not waited for.
-    pub async fn wait_replayed(&self, within: Duration) -> Result<()> {
+    /// Waits until every replica has replayed what the primary has committed now: announcing
+    /// data (a webhook) after this means a read right after it finds that data, on whichever
+    /// database it lands. A replica that has not replayed it by the time the API's probes must
+    /// have found it over the allowed lag (the lag, plus two probes: one to note the position,
+    /// one to find it unreplayed, and two more for probes running late) is not waited for any
+    /// longer: the API no longer asks it. Nor is one that does not answer.
+    pub async fn wait_replayed(&self) -> Result<()> {
         let inner = &*self.inner;
         if inner.replicas.is_empty() {
             return Ok(());
         }
         let target = primary_position(&inner.primary).await?;
-        let deadline = Instant::now() + within;
+        let deadline = Instant::now() + inner.max_lag + PROBE_EVERY * 4;
         for replica in &inner.replicas {
             while Instant::now() < deadline {
                 let replayed =

@@ -58,10 +58,10 @@ pub struct SenderConfig {
     pub extra_roots_pem: Option<Vec<u8>>,
     /// The only proxy deliveries go through; `None`: none (the environment's is ignored).
     pub proxy: Option<String>,
-    /// The read replicas and how far behind they may be read: deliveries wait (at most that
-    /// long) until the replicas have what they announce, so that a read the webhook prompts
-    /// finds it wherever it lands.
-    pub replicas: Option<(schema::Reads, Duration)>,
+    /// The read replicas: deliveries wait until the replicas have what they announce (or are
+    /// known to be too far behind to be read), so that a read the webhook prompts finds it
+    /// wherever it lands.
+    pub replicas: Option<schema::Reads>,
 }
 
 impl Default for SenderConfig {
@@ -163,8 +163,8 @@ async fn announce_loop(s: Arc<Shared>, shutdown: CancellationToken) {
         }
         match deliveries::claim_due(&s.db, 1000).await {
             Ok(due) if !due.is_empty() => {
-                if let Some((reads, max_lag)) = &s.config.replicas
-                    && let Err(e) = reads.wait_replayed(*max_lag).await
+                if let Some(reads) = &s.config.replicas
+                    && let Err(e) = reads.wait_replayed().await
                 {
                     tracing::debug!(error = %e, "could not wait for the read replicas");
                 }
