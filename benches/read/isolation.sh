@@ -98,9 +98,9 @@ for run in $PACED; do
   cat "$work/imports.log"
 done
 
-# The imported users go, with every row.
+# The imported users go, with every row (deleting a user takes a developer's token).
 if [ -f "$work/imported" ]; then
   while read -r user; do
-    curl -sf -X DELETE -H "X-Service-API-Key: $KEY" "127.0.0.1:$PORT/api/v1/users/$user" >/dev/null || true
+    curl -sf -X DELETE -H "Authorization: Bearer $token" "127.0.0.1:$PORT/api/v1/users/$user" >/dev/null || true
   done <"$work/imported"
 fi
