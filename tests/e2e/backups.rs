@@ -7,29 +7,20 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::own_postgres::OwnPostgres;
+use crate::own_postgres::{OwnPostgres, run};
 use crate::replicas::{answers, batch, same};
 use crate::util::{Auth, Mode, TestApp};
 
 /// `scripts/backup.sh <args>` for `pg`'s cluster; its output when it fails.
 async fn backup(pg: &OwnPostgres, args: &[&str]) {
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/backup.sh");
-    let out = tokio::process::Command::new(script)
-        .args(args)
+    let mut cmd =
+        tokio::process::Command::new(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/backup.sh"));
+    cmd.args(args)
         .env("BACKUP_PGDATA", &pg.dir)
         .env("BACKUP_PGPORT", pg.port.to_string())
         .env("BACKUP_PGSOCKET", &pg.dir)
-        .env("BACKUP_STANZA", "drill")
-        .output()
-        .await
-        .expect("run scripts/backup.sh");
-    assert!(
-        out.status.success(),
-        "backup.sh {args:?}: {}\n{}{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .env("BACKUP_STANZA", "drill");
+    run(cmd, &format!("backup.sh {args:?}")).await;
 }
 
 #[tokio::test]

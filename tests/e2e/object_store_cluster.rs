@@ -17,18 +17,9 @@ fn script(args: &[&str]) -> std::process::Command {
     cmd
 }
 
-async fn cluster(args: &[&'static str]) {
-    let args = args.to_vec();
-    let out = tokio::task::spawn_blocking(move || script(&args).output())
-        .await
-        .expect("join")
-        .expect("run scripts/garage_cluster.sh");
-    assert!(
-        out.status.success(),
-        "garage_cluster.sh: {}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
+async fn cluster(args: &[&str]) {
+    let cmd = tokio::process::Command::from(script(args));
+    crate::own_postgres::run(cmd, &format!("garage_cluster.sh {args:?}")).await;
 }
 
 /// Node 2 started again when the test ends, however it ends.
