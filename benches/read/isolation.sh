@@ -27,20 +27,13 @@ bin=${WEARHOUSE_BIN:-$CARGO_TARGET_DIR/release/wearhouse}
 "$CARGO_TARGET_DIR/release/examples/gen_export" --days "$DAYS" --out "$work/export.xml" >/dev/null 2>&1
 echo "export: $(( $(stat -c %s "$work/export.xml") / 1000000 )) MB ($DAYS days)"
 
-# With REPLICA=1 a replica (benches/read/replica.sh; left running for the next run, `stop` it).
-replicas=""
-[ "${REPLICA:-0}" != 1 ] || { replicas=$(DB=$DB benches/read/replica.sh start); echo "replica: $replicas"; }
-
 export MASTER_KEY="${MASTER_KEY:-$(printf 'wearhouse read bench' | sha256sum | cut -c1-64)}"
 export DATABASE_URL="$PG/$DB" REDIS_KEY_PREFIX="wearhouse_iso_$$" ADMIN_EMAIL=read@example.com \
   ADMIN_PASSWORD=read-bench-password RUST_LOG=warn DATABASE_POOL_SIZE=${POOL:-16} \
   OUTGOING_WEBHOOKS_ENABLED=false
-DATABASE_REPLICA_URLS="$replicas" "$bin" serve --bind "127.0.0.1:$PORT" &
-for _ in $(seq 1 100); do curl -sf "127.0.0.1:$PORT/health" >/dev/null && break; sleep 0.1; done
-token=$(curl -sf -d "username=$ADMIN_EMAIL" -d "password=$ADMIN_PASSWORD" "127.0.0.1:$PORT/api/v1/auth/login" \
-  | python3 -c 'import json,sys; print(json.load(sys.stdin)["access_token"])')
-KEY=$(curl -sf -H "Authorization: Bearer $token" -H 'content-type: application/json' -d '{"name":"iso"}' \
-  "127.0.0.1:$PORT/api/v1/developer/api-keys" | python3 -c 'import json,sys; print(json.load(sys.stdin)["key"])')
+# With REPLICA=1 a replica too (left running for the next run: `benches/read/replica.sh stop`).
+# shellcheck source=benches/read/serve.sh
+. benches/read/serve.sh
 USERS=$(psql -tA "$PG/$DB" -c "select count(*) from users where email is null or email not like 'import-%'")
 
 paced() {
