@@ -38,11 +38,12 @@ pub async fn run(settings: &Settings, user: Uuid, path: &Path) -> anyhow::Result
     let secs = started.elapsed().as_secs_f64();
     let w = &done.written;
     println!(
-        "import {run_id}: {} records in {secs:.1} s ({:.1} MB/s); samples: {} new, {} changed, {} unchanged; \
+        "import {run_id}: {} records in {secs:.1} s ({:.1} MB/s, {} chunks); samples: {} new, {} changed, {} unchanged; \
          workouts: {} new, {} given a route; sleep sessions: {} saved; menstrual cycles: {} new; \
          dropped: {}",
         done.progress.records,
         done.progress.bytes as f64 / 1e6 / secs.max(1e-3),
+        done.chunks,
         w.samples.inserted,
         w.samples.updated,
         w.samples.unchanged,

@@ -1,5 +1,6 @@
-//! Running an export import: a blocking thread reads the file (unzipping `export.zip` on the
-//! fly), cuts it into chunks and normalises each (rayon); the async side writes each chunk in
+//! Running an export import: a thread of its own reads the file (unzipping `export.zip` on the
+//! fly), cuts it into chunks and normalises each (rayon), at the lowest CPU priority
+//! (`pace`); the async side writes each chunk in
 //! its own transaction through the SDK pipeline's storage path, then turns the menstrual
 //! records into cycles. Memory stays flat: at most a few chunks are alive at once.
 //!
@@ -21,7 +22,9 @@ use schema::sync_runs::{Finish, ImportCounts, RunCounts, RunSource, RunStatus, S
 use uuid::Uuid;
 
 use crate::batch::{LatestOffset, Normalised};
-use crate::export::{self, Entry, ExportBatch, ExportError, MenstrualItem, RouteSpool};
+use crate::export::{
+    self, ChunkRecords, Entry, ExportBatch, ExportError, MenstrualItem, RouteSpool,
+};
 use crate::report::Report;
 use crate::store::{self, Target, Written};
 
@@ -52,8 +55,10 @@ pub enum ImportError {
     Export(#[from] ExportError),
     #[error(transparent)]
     Db(#[from] schema::Error),
-    #[error("the reader stopped: {0}")]
+    #[error("a writer stopped: {0}")]
     Join(#[from] tokio::task::JoinError),
+    #[error("the reader stopped: {0}")]
+    Reader(String),
     #[error("the user was deleted during the import")]
     UserGone,
     #[error("the uploaded object does not exist")]
@@ -69,6 +74,7 @@ impl ImportError {
             ImportError::Db(e) => e.is_retriable(),
             ImportError::Export(ExportError::Io(_))
             | ImportError::Join(_)
+            | ImportError::Reader(_)
             | ImportError::Storage(_) => true,
             ImportError::Export(_) | ImportError::UserGone | ImportError::ObjectMissing => false,
         }
@@ -163,11 +169,16 @@ struct Siblings {
 
 /// Reads what the user handed over (`export.xml`, or a zip holding it and its siblings), sends
 /// the export's normalised chunks, and keeps the route files.
-fn read_export(input: Box<dyn Read + Send>, count: Arc<AtomicU64>, tx: &Sender) -> Siblings {
+fn read_export(
+    input: Box<dyn Read + Send>,
+    count: Arc<AtomicU64>,
+    chunk_records: ChunkRecords,
+    tx: &Sender,
+) -> Siblings {
     let mut siblings = Siblings::default();
     let mut visit = |entry: &Entry, data: &mut dyn BufRead| -> Result<(), ExportError> {
         match entry {
-            Entry::Export => feed(data, tx),
+            Entry::Export => feed(data, chunk_records.clone(), tx),
             Entry::Route(path) => siblings.routes.add(path, data, &mut siblings.report),
             Entry::Electrocardiogram => {
                 siblings.report.received("electrocardiograms", 1);
@@ -182,9 +193,14 @@ fn read_export(input: Box<dyn Read + Send>, count: Arc<AtomicU64>, tx: &Sender) 
     siblings
 }
 
-fn feed(reader: &mut dyn BufRead, tx: &Sender) -> Result<(), ExportError> {
-    for chunk in export::ExportReader::new(reader) {
-        let batch = export::normalise(&chunk?);
+fn feed(
+    reader: &mut dyn BufRead,
+    chunk_records: ChunkRecords,
+    tx: &Sender,
+) -> Result<(), ExportError> {
+    for chunk in export::ExportReader::sized(reader, chunk_records) {
+        let chunk = chunk?;
+        let batch = crate::pace::in_background(|| export::normalise(&chunk));
         tx.blocking_send(Ok(batch)).map_err(|_| ExportError::Io("the import stopped".into()))?;
     }
     Ok(())
@@ -203,10 +219,19 @@ pub async fn run_import(
     let mut out = Imported::new();
     let count = Arc::new(AtomicU64::new(0));
     let (tx, mut rx) = tokio::sync::mpsc::channel(2);
-    let reader = {
-        let count = count.clone();
-        tokio::task::spawn_blocking(move || read_export(input, count, &tx))
+    let pace = crate::pace::Pace::start(db.clone());
+    // The reader on a thread of its own, at the lowest CPU priority (`pace`).
+    let (read_tx, reader) = tokio::sync::oneshot::channel();
+    let spawned = {
+        let (count, chunk_records) = (count.clone(), pace.chunk_records());
+        std::thread::Builder::new().name("import reader".into()).spawn(move || {
+            crate::pace::lower_this_thread();
+            let _ = read_tx.send(read_export(input, count, chunk_records, &tx));
+        })
     };
+    if let Err(e) = spawned {
+        out.error = Some(ImportError::Reader(e.to_string()));
+    }
     let mut menstrual: Vec<MenstrualItem> = Vec::new();
     let mut last_report = Instant::now();
     report_progress(db, t, "Import started", None).await;
@@ -216,8 +241,7 @@ pub async fn run_import(
     type Writing = (Result<Written, ImportError>, ExportBatch, Duration);
     let mut writing: tokio::task::JoinSet<Writing> = tokio::task::JoinSet::new();
     let chunks = Arc::new(schema::sample_chunks::Chunks::new());
-    let pace = crate::pace::Pace::start(db.clone());
-    let mut reading = true;
+    let mut reading = out.error.is_none();
     loop {
         if reading && writing.len() < pace.writers() && out.error.is_none() {
             match rx.recv().await {
@@ -272,8 +296,9 @@ pub async fn run_import(
     drop(rx);
     let siblings = match reader.await {
         Ok(siblings) => siblings,
-        Err(e) => {
-            out.error.get_or_insert(e.into());
+        // Never spawned (the error is noted), or it panicked.
+        Err(_) => {
+            out.error.get_or_insert(ImportError::Reader("it stopped early".into()));
             Siblings::default()
         }
     };
@@ -496,7 +521,7 @@ mod tests {
     fn read(file: Vec<u8>) -> (usize, Option<ExportError>) {
         let (tx, mut rx) = tokio::sync::mpsc::channel(1024);
         let reader = std::thread::spawn(move || {
-            read_export(Box::new(Cursor::new(file)), Arc::default(), &tx);
+            read_export(Box::new(Cursor::new(file)), Arc::default(), ChunkRecords::new(), &tx);
         });
         let mut chunks = 0;
         let mut error = None;

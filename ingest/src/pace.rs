@@ -1,16 +1,21 @@
 //! Imports yield to interactive reads on a shared database. While the API is busy (its
 //! sessions, sampled every 50 ms, are at work a fifth of the time or more on average:
 //! [`schema::activity::api_sessions_active`]; a client polling now and then does not count),
-//! an import writes one chunk at a time instead of two and rests after each chunk twice as
-//! long as writing it took: it then asks for about a sixth of the cores it would, and reads
-//! find theirs. With the read routes on a replica the primary sees little of the API, and
-//! imports run at full speed.
+//! an import writes one chunk at a time instead of two, cuts its chunks eight times smaller
+//! (a chunk's write is a burst that wants a core; a smaller one is over before the reads
+//! queue behind it), and rests after each chunk twice as long as writing it took: it then asks
+//! for about a sixth of the cores it would, in short bursts, and reads find theirs. Its parser
+//! always runs at the lowest CPU priority ([`in_background`]), so it takes only the cores
+//! nobody else wants. With the read routes on a replica the primary sees little of the API,
+//! and imports run at full speed.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use schema::Db;
+
+use crate::export::ChunkRecords;
 
 /// Chunks written at once when nobody is reading: one PostgreSQL backend alone cannot keep up
 /// with the reader.
@@ -23,17 +28,24 @@ const SAMPLE_EVERY: Duration = Duration::from_millis(50);
 const WEIGHT: f64 = 0.15;
 const BUSY_FROM: f64 = 0.2;
 const REST: u32 = 2;
+/// Records a chunk closes at while the API is busy (else [`ChunkRecords::MAX`]).
+const BUSY_CHUNK_RECORDS: usize = ChunkRecords::MAX / 8;
+
+/// The nice value of an import's parser threads: the lowest priority, as `nice -n 19` gives.
+const BACKGROUND_NICE: i32 = 19;
 
 /// The running mean of the API's sessions at work, kept by a sampler while the import runs.
 pub(crate) struct Pace {
     mean: Arc<AtomicU64>,
+    chunk_records: ChunkRecords,
     sampler: tokio::task::JoinHandle<()>,
 }
 
 impl Pace {
     pub(crate) fn start(db: Db) -> Pace {
         let mean = Arc::new(AtomicU64::new(0f64.to_bits()));
-        let kept = mean.clone();
+        let chunk_records = ChunkRecords::new();
+        let (kept, records) = (mean.clone(), chunk_records.clone());
         let sampler = tokio::spawn(async move {
             let mut tick = tokio::time::interval(SAMPLE_EVERY);
             tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -42,10 +54,17 @@ impl Pace {
                 // Unknown counts as idle: a failing check must not stall an import.
                 let active = schema::activity::api_sessions_active(&db).await.unwrap_or(0);
                 let before = f64::from_bits(kept.load(Ordering::Relaxed));
-                kept.store(next_mean(before, active).to_bits(), Ordering::Relaxed);
+                let mean = next_mean(before, active);
+                kept.store(mean.to_bits(), Ordering::Relaxed);
+                records.set(if is_busy(mean) { BUSY_CHUNK_RECORDS } else { ChunkRecords::MAX });
             }
         });
-        Pace { mean, sampler }
+        Pace { mean, chunk_records, sampler }
+    }
+
+    /// The size the export's reader cuts its chunks at, kept up to date.
+    pub(crate) fn chunk_records(&self) -> ChunkRecords {
+        self.chunk_records.clone()
     }
 
     /// How many chunks may be written at once now.
@@ -61,13 +80,45 @@ impl Pace {
     }
 
     fn busy(&self) -> bool {
-        f64::from_bits(self.mean.load(Ordering::Relaxed)) >= BUSY_FROM
+        is_busy(f64::from_bits(self.mean.load(Ordering::Relaxed)))
     }
+}
+
+fn is_busy(mean: f64) -> bool {
+    mean >= BUSY_FROM
 }
 
 impl Drop for Pace {
     fn drop(&mut self) {
         self.sampler.abort();
+    }
+}
+
+/// Runs `work` (an export's parsing) on threads of the lowest CPU priority, their own pool:
+/// a burst of parsing then waits for the cores the API's reads and PostgreSQL leave, instead of
+/// taking one from them. Nothing changes on an idle box. On a platform where the priority
+/// cannot be lowered the pool runs at the normal one.
+pub(crate) fn in_background<T: Send>(work: impl FnOnce() -> T + Send) -> T {
+    static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
+    let pool = POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .thread_name(|i| format!("import parser {i}"))
+            .start_handler(|_| lower_this_thread())
+            .build()
+            .map_err(|e| tracing::warn!(error = %e, "no pool of its own for parsing imports"))
+            .ok()
+    });
+    match pool {
+        Some(pool) => pool.install(work),
+        None => work(),
+    }
+}
+
+/// Gives the calling thread the lowest CPU priority, for good: only for threads that do
+/// nothing else. (On Linux a nice value is a thread's own; `None` names the calling thread.)
+pub(crate) fn lower_this_thread() {
+    if let Err(e) = rustix::process::setpriority_process(None, BACKGROUND_NICE) {
+        tracing::debug!(error = %e, "could not lower an import thread's priority");
     }
 }
 

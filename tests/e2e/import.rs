@@ -957,6 +957,74 @@ async fn chunks_written_side_by_side_keep_rollups_exact() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// How many chunks the CLI's import was written in.
+fn chunks_of(output: &str) -> u64 {
+    let n = output.split(" chunks)").next().and_then(|s| s.rsplit(' ').next());
+    n.and_then(|n| n.parse().ok()).unwrap_or_else(|| panic!("no chunk count in {output}"))
+}
+
+#[tokio::test]
+async fn an_import_beside_a_busy_api_yields_in_smaller_chunks_and_stores_the_same() {
+    // While the API's sessions are at work, an import cuts its chunks eight times smaller and
+    // rests after each (`ingest::pace`). Where its chunks are cut changes nothing stored: the
+    // same export into two users, one beside an idle API and one beside a busy one.
+    let app = TestApp::spawn().await;
+    let key = app.api_key().await;
+    let dir =
+        std::env::temp_dir().join(format!("wearhouse-pace-{}", uuid::Uuid::new_v4().simple()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let file = dir.join("export.xml");
+    // 60 days: about 88,000 records, sleep and workouts among them.
+    std::fs::write(&file, varied(60, 7)).expect("write");
+    let idle_user = app.user(&key, json!({})).await;
+    let idle = cli_import(&app, &idle_user, &file).await;
+
+    // A session under the API's name, always at work.
+    let api = app.db().await;
+    let name = schema::db::Role::Api.application_name();
+    api.batch_execute(&format!("set application_name = '{name}'")).await.expect("name");
+    let stop = tokio_util::sync::CancellationToken::new();
+    let busy = {
+        let stop = stop.clone();
+        tokio::spawn(async move {
+            while !stop.is_cancelled() {
+                api.batch_execute("select pg_sleep(0.1)").await.expect("sleep");
+            }
+        })
+    };
+    let busy_user = app.user(&key, json!({})).await;
+    let paced = cli_import(&app, &busy_user, &file).await;
+    stop.cancel();
+    busy.await.expect("busy session");
+
+    assert!(chunks_of(&paced) >= 4 * chunks_of(&idle), "idle: {idle}\nbusy: {paced}");
+    let figures = |user: String| {
+        let app = &app;
+        async move {
+            let sleep = app
+                .count(&format!(
+                    "select count(*) * 1000000 + coalesce(sum(sleep_seconds), 0)
+                       from sleep_sessions where user_id = '{user}'"
+                ))
+                .await;
+            (stored_figures(app, &user).await, sleep)
+        }
+    };
+    let (idle_figures, paced_figures) =
+        (figures(idle_user).await, figures(busy_user.clone()).await);
+    assert!(idle_figures.0.0 > 80_000 && idle_figures.1 > 1_000_000, "{idle_figures:?}");
+    assert_eq!(idle_figures, paced_figures, "idle: {idle}\nbusy: {paced}");
+    assert_eq!(samples_line(&idle), samples_line(&paced));
+    let (differing, _) = crate::sdk_sync::rollups_against_samples(&app, &busy_user).await;
+    assert_eq!(differing, 0, "rollups differ from a recount after a paced import");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// What the CLI said of the import's samples, workouts and sleep (its counts, not its speed).
+fn samples_line(output: &str) -> &str {
+    output.split_once("; ").map_or(output, |(_, rest)| rest)
+}
+
 #[tokio::test]
 async fn new_samples_in_hours_already_stored_keep_rollups_exact() {
     // A chunk's hours between a series' first and last are copied in as new rollup rows; when

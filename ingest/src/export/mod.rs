@@ -26,7 +26,7 @@ pub use archive::{Entry, Visit, walk};
 pub use bounds::Limit;
 pub use menstrual::{Cycle, cycles};
 pub use normalise::{ExportBatch, normalise};
-pub use reader::{ExportError, ExportReader, RawChunk};
+pub use reader::{ChunkRecords, ExportError, ExportReader, RawChunk};
 pub use records::MenstrualItem;
 pub use route_spool::RouteSpool;
 

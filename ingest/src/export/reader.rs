@@ -2,6 +2,8 @@
 //! chunks of bounded size, so that normalising can run in parallel and memory stays flat.
 
 use std::io::BufRead;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use quick_xml::errors::SyntaxError;
 use quick_xml::events::Event;
@@ -12,6 +14,37 @@ use super::bounds::{EventBounded, Limit, MAX_OPEN_BYTES};
 pub(super) const CHUNK_RECORDS: usize = 32_768;
 /// A chunk also closes at this many bytes of raw tags.
 const CHUNK_BYTES: usize = 24 << 20;
+
+/// The records a chunk closes at: [`CHUNK_RECORDS`], or fewer while the import yields to the
+/// API (`pace`: shorter chunks are shorter bursts of work). Shared between the reader and
+/// whoever decides; a change applies from the next chunk on. Where a chunk is cut changes
+/// nothing stored: chunks are cut by size anyway, and each is merged with what is stored.
+#[derive(Debug, Clone)]
+pub struct ChunkRecords(Arc<AtomicUsize>);
+
+impl ChunkRecords {
+    /// The most: [`CHUNK_RECORDS`].
+    pub const MAX: usize = CHUNK_RECORDS;
+
+    pub fn new() -> ChunkRecords {
+        ChunkRecords(Arc::new(AtomicUsize::new(CHUNK_RECORDS)))
+    }
+
+    /// At most [`CHUNK_RECORDS`], at least one.
+    pub fn set(&self, records: usize) {
+        self.0.store(records.clamp(1, CHUNK_RECORDS), Ordering::Relaxed);
+    }
+
+    pub fn get(&self) -> usize {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+impl Default for ChunkRecords {
+    fn default() -> Self {
+        ChunkRecords::new()
+    }
+}
 
 /// Flag of a record whose metadata marks the first day of a menstrual cycle.
 pub(super) const CYCLE_START: u8 = 1;
@@ -50,8 +83,8 @@ impl RawChunk {
         self.arena.len() + self.held
     }
 
-    fn is_full(&self) -> bool {
-        self.records.len() >= CHUNK_RECORDS || self.bytes() >= CHUNK_BYTES
+    fn is_full(&self, records: usize) -> bool {
+        self.records.len() >= records || self.bytes() >= CHUNK_BYTES
     }
 
     fn is_empty(&self) -> bool {
@@ -94,12 +127,18 @@ pub struct ExportReader<R: BufRead> {
     open_workout: Option<RawWorkout>,
     in_route: bool,
     chunk: RawChunk,
+    chunk_records: ChunkRecords,
     /// What an open element may gather: [`MAX_OPEN_BYTES`] (smaller in tests).
     open_max: usize,
 }
 
 impl<R: BufRead> ExportReader<R> {
     pub fn new(input: R) -> ExportReader<R> {
+        ExportReader::sized(input, ChunkRecords::new())
+    }
+
+    /// A reader whose chunks close at `chunk_records`, as it is when each closes.
+    pub fn sized(input: R, chunk_records: ChunkRecords) -> ExportReader<R> {
         let mut xml = quick_xml::Reader::from_reader(EventBounded::new(input));
         xml.config_mut().trim_text(false);
         ExportReader {
@@ -112,6 +151,7 @@ impl<R: BufRead> ExportReader<R> {
             open_workout: None,
             in_route: false,
             chunk: RawChunk::default(),
+            chunk_records,
             open_max: MAX_OPEN_BYTES,
         }
     }
@@ -253,7 +293,7 @@ impl<R: BufRead> ExportReader<R> {
             // Never cut a record from its metadata or a workout from its statistics; but an
             // element that does not close within a bound is refused.
             if self.open_record.is_none() && self.open_workout.is_none() {
-                if self.chunk.is_full() {
+                if self.chunk.is_full(self.chunk_records.get()) {
                     return Ok(Some(self.take_chunk()));
                 }
             } else if self.chunk.bytes() > self.open_max {
