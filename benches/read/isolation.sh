@@ -3,11 +3,16 @@
 # the same reads while Apple Health exports are imported one after another into the same
 # database (`wearhouse import`, each into a new user, deleted afterwards). With REPLICA=1 the
 # service also reads from a streaming replica started on this box (pg_basebackup -R), so the
-# reads leave the primary; on two cores both servers still share them (a diagnosis).
+# reads leave the primary; on two cores both servers still share them (a diagnosis). PIN=1 (with
+# REPLICA=1) gives each side a core of its own, as if on machines of their own: the primary and
+# the imports on CPU 0; the replica, the service and the read load on CPU 1 (the disk and the
+# memory stay shared). The replica still replays every import on CPU 1, as it would on its own
+# machine. The primary is given both cores back at the end.
 #
 #   USERS=1000 benches/read/generate.sh     # once: the 10 % read set
 #   benches/read/isolation.sh               # PACED="timeseries:200 activity:500" DAYS=780 (≈ 470 MB)
 #   REPLICA=1 benches/read/isolation.sh
+#   REPLICA=1 PIN=1 PACED="timeseries:100 activity:300" benches/read/isolation.sh
 #   WEARHOUSE_BIN=/tmp/old/wearhouse benches/read/isolation.sh   # another build (before/after)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -20,7 +25,20 @@ export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/wearhouse/target}
 PG="postgres://postgres:postgres@127.0.0.1:5432"
 work=$(mktemp -d)
 chmod 755 "$work"
-trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
+# A PostgreSQL cluster's processes (postmaster and children; later backends inherit it) on
+# CPUs $2: `pin_cluster <data directory> <cpus>`.
+pin_cluster() {
+  local pm; pm=$(head -1 "$1/postmaster.pid")
+  for p in $pm $(pgrep -P "$pm"); do taskset -a -p -c "$2" "$p" >/dev/null; done
+}
+primary_dir=$(psql -tA "$PG/postgres" -c 'show data_directory')
+on() { if [ "${PIN:-0}" = 1 ]; then taskset -c "$1" "${@:2}"; else "${@:2}"; fi; }
+unpin() { [ "${PIN:-0}" != 1 ] || pin_cluster "$primary_dir" 0-"$(($(nproc) - 1))"; }
+trap 'kill $(jobs -p) 2>/dev/null || true; unpin; rm -rf "$work"' EXIT
+if [ "${PIN:-0}" = 1 ]; then
+  [ "${REPLICA:-0}" = 1 ] || { echo "PIN=1 needs REPLICA=1" >&2; exit 2; }
+  pin_cluster "$primary_dir" 0
+fi
 
 cargo build --release --quiet --bin wearhouse --example read_load --example gen_export
 bin=${WEARHOUSE_BIN:-$CARGO_TARGET_DIR/release/wearhouse}
@@ -34,10 +52,14 @@ export DATABASE_URL="$PG/$DB" REDIS_KEY_PREFIX="wearhouse_iso_$$" ADMIN_EMAIL=re
 # With REPLICA=1 a replica too (left running for the next run: `benches/read/replica.sh stop`).
 # shellcheck source=benches/read/serve.sh
 . benches/read/serve.sh
+if [ "${PIN:-0}" = 1 ]; then
+  pin_cluster "${REPLICA_DIR:-$HOME/.cache/wearhouse/bench-replica}" 1
+  for p in $(jobs -p); do taskset -a -p -c 1 "$p" >/dev/null; done   # the service
+fi
 USERS=$(psql -tA "$PG/$DB" -c "select count(*) from users where email is null or email not like 'import-%'")
 
 paced() {
-  "$CARGO_TARGET_DIR/release/examples/read_load" --port "$PORT" --key "$KEY" --users "$USERS" \
+  on 1 "$CARGO_TARGET_DIR/release/examples/read_load" --port "$PORT" --key "$KEY" --users "$USERS" \
     --readers 50 --seconds "$DURATION" --mode "${1%%:*}" --rate "${1##*:}"
 }
 
@@ -52,7 +74,7 @@ import_loop() {
       | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
     echo "$user" >>"$work/imported"
     local t0; t0=$(date +%s.%N)
-    "$bin" import --user "$user" "$work/export.xml" >/dev/null 2>&1
+    on 0 "$bin" import --user "$user" "$work/export.xml" >/dev/null 2>&1
     echo "import $n: $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s" >>"$work/imports.log"
   done
 }

@@ -219,7 +219,7 @@ pub async fn run_import(
     let mut out = Imported::new();
     let count = Arc::new(AtomicU64::new(0));
     let (tx, mut rx) = tokio::sync::mpsc::channel(2);
-    let pace = crate::pace::Pace::start(db.clone());
+    let pace = crate::pace::Pace::start(db.clone()).await;
     // The reader on a thread of its own, at the lowest CPU priority (`pace`).
     let (read_tx, reader) = tokio::sync::oneshot::channel();
     let spawned = {

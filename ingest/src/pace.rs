@@ -42,21 +42,32 @@ pub(crate) struct Pace {
 }
 
 impl Pace {
-    pub(crate) fn start(db: Db) -> Pace {
-        let mean = Arc::new(AtomicU64::new(0f64.to_bits()));
+    /// Samples the API once before the import reads anything (the first sample is the mean
+    /// to start from: an import begun beside busy reads starts small), then keeps sampling.
+    pub(crate) async fn start(db: Db) -> Pace {
+        // Unknown counts as idle: a failing check must not stall an import.
+        let sample = |db: Db| async move {
+            schema::activity::api_sessions_active(&db).await.unwrap_or(0) as f64
+        };
+        let first = sample(db.clone()).await;
+        let mean = Arc::new(AtomicU64::new(first.to_bits()));
         let chunk_records = ChunkRecords::new();
         let (kept, records) = (mean.clone(), chunk_records.clone());
+        let size = |mean: f64| if is_busy(mean) { BUSY_CHUNK_RECORDS } else { ChunkRecords::MAX };
+        records.set(size(first));
+        tracing::info!(busy = is_busy(first), api_sessions = first, "import pace");
         let sampler = tokio::spawn(async move {
             let mut tick = tokio::time::interval(SAMPLE_EVERY);
             tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
                 tick.tick().await;
-                // Unknown counts as idle: a failing check must not stall an import.
-                let active = schema::activity::api_sessions_active(&db).await.unwrap_or(0);
                 let before = f64::from_bits(kept.load(Ordering::Relaxed));
-                let mean = next_mean(before, active);
+                let mean = next_mean(before, sample(db.clone()).await);
                 kept.store(mean.to_bits(), Ordering::Relaxed);
-                records.set(if is_busy(mean) { BUSY_CHUNK_RECORDS } else { ChunkRecords::MAX });
+                records.set(size(mean));
+                if is_busy(mean) != is_busy(before) {
+                    tracing::info!(busy = is_busy(mean), api_sessions = mean, "import pace");
+                }
             }
         });
         Pace { mean, chunk_records, sampler }
@@ -123,8 +134,8 @@ pub(crate) fn lower_this_thread() {
 }
 
 /// The running mean of the API's sessions at work after a sample of `active`.
-fn next_mean(mean: f64, active: i64) -> f64 {
-    mean * (1.0 - WEIGHT) + active as f64 * WEIGHT
+fn next_mean(mean: f64, active: f64) -> f64 {
+    mean * (1.0 - WEIGHT) + active * WEIGHT
 }
 
 #[cfg(test)]
@@ -132,7 +143,7 @@ mod tests {
     use super::*;
 
     fn after(samples: &[i64]) -> f64 {
-        samples.iter().fold(0.0, |m, a| next_mean(m, *a))
+        samples.iter().fold(0.0, |m, a| next_mean(m, *a as f64))
     }
 
     #[test]
@@ -148,6 +159,6 @@ mod tests {
         // Busy, then quiet: within a second the import runs at full speed again.
         let busy = after(&[2; 20]);
         assert!(busy >= BUSY_FROM);
-        assert!((0..20).fold(busy, |m, _| next_mean(m, 0)) < BUSY_FROM);
+        assert!((0..20).fold(busy, |m, _| next_mean(m, 0.0)) < BUSY_FROM);
     }
 }

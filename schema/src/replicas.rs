@@ -96,7 +96,11 @@ impl Reads {
     ) -> Result<Reads> {
         let mut replicas = Vec::new();
         for url in urls.iter().map(|u| u.trim()).filter(|u| !u.is_empty()) {
-            let config: tokio_postgres::Config = url.parse().map_err(Error::Url)?;
+            let mut config: tokio_postgres::Config = url.parse().map_err(Error::Url)?;
+            // Only the API's read routes ask a replica: its sessions say so, as on the primary.
+            if config.get_application_name().is_none() {
+                config.application_name(crate::db::Role::Api.application_name());
+            }
             let name = describe(&config);
             let manager = Manager::from_config(
                 config,

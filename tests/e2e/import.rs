@@ -974,28 +974,24 @@ async fn an_import_beside_a_busy_api_yields_in_smaller_chunks_and_stores_the_sam
         std::env::temp_dir().join(format!("wearhouse-pace-{}", uuid::Uuid::new_v4().simple()));
     std::fs::create_dir_all(&dir).expect("dir");
     let file = dir.join("export.xml");
-    // 60 days: about 88,000 records, sleep and workouts among them.
-    std::fs::write(&file, varied(60, 7)).expect("write");
+    // A watch's 30 days: tens of thousands of records, nights of sleep and workouts.
+    std::fs::write(&file, export(30)).expect("write");
     let idle_user = app.user(&key, json!({})).await;
     let idle = cli_import(&app, &idle_user, &file).await;
 
-    // A session under the API's name, always at work.
+    // A session under the API's name, at work all along (one statement that lasts).
     let api = app.db().await;
     let name = schema::db::Role::Api.application_name();
     api.batch_execute(&format!("set application_name = '{name}'")).await.expect("name");
-    let stop = tokio_util::sync::CancellationToken::new();
-    let busy = {
-        let stop = stop.clone();
-        tokio::spawn(async move {
-            while !stop.is_cancelled() {
-                api.batch_execute("select pg_sleep(0.1)").await.expect("sleep");
-            }
-        })
-    };
+    let busy = tokio::spawn(async move { api.batch_execute("select pg_sleep(600)").await });
     let busy_user = app.user(&key, json!({})).await;
     let paced = cli_import(&app, &busy_user, &file).await;
-    stop.cancel();
-    busy.await.expect("busy session");
+    app.count(&format!(
+        "select count(pg_cancel_backend(pid)) from pg_stat_activity
+          where application_name = '{name}' and query = 'select pg_sleep(600)'"
+    ))
+    .await;
+    assert!(busy.await.expect("busy session").is_err(), "the busy session was cancelled");
 
     assert!(chunks_of(&paced) >= 4 * chunks_of(&idle), "idle: {idle}\nbusy: {paced}");
     let figures = |user: String| {
@@ -1012,7 +1008,8 @@ async fn an_import_beside_a_busy_api_yields_in_smaller_chunks_and_stores_the_sam
     };
     let (idle_figures, paced_figures) =
         (figures(idle_user).await, figures(busy_user.clone()).await);
-    assert!(idle_figures.0.0 > 80_000 && idle_figures.1 > 1_000_000, "{idle_figures:?}");
+    let ((samples, _, workouts), sleep) = idle_figures;
+    assert!(samples > 30_000 && workouts > 10 && sleep > 20_000_000, "{idle_figures:?}");
     assert_eq!(idle_figures, paced_figures, "idle: {idle}\nbusy: {paced}");
     assert_eq!(samples_line(&idle), samples_line(&paced));
     let (differing, _) = crate::sdk_sync::rollups_against_samples(&app, &busy_user).await;
