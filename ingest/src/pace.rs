@@ -1,7 +1,7 @@
 //! Imports yield to interactive reads on a shared database. While the API is busy (its
 //! sessions, sampled every 50 ms, are at work a fifth of the time or more on average:
 //! [`schema::activity::api_sessions_active`]; a client polling now and then does not count),
-//! an import writes one chunk at a time instead of two, cuts its chunks eight times smaller
+//! an import writes one chunk at a time instead of two, cuts its chunks 32 times smaller
 //! (a chunk's write is a burst that wants a core; a smaller one is over before the reads
 //! queue behind it), and rests after each chunk twice as long as writing it took: it then asks
 //! for about a sixth of the cores it would, in short bursts, and reads find theirs. Its parser
@@ -29,7 +29,7 @@ const WEIGHT: f64 = 0.15;
 const BUSY_FROM: f64 = 0.2;
 const REST: u32 = 2;
 /// Records a chunk closes at while the API is busy (else [`ChunkRecords::MAX`]).
-const BUSY_CHUNK_RECORDS: usize = ChunkRecords::MAX / 8;
+const BUSY_CHUNK_RECORDS: usize = ChunkRecords::MAX / 32;
 
 /// The nice value of an import's parser threads: the lowest priority, as `nice -n 19` gives.
 const BACKGROUND_NICE: i32 = 19;

@@ -965,7 +965,7 @@ fn chunks_of(output: &str) -> u64 {
 
 #[tokio::test]
 async fn an_import_beside_a_busy_api_yields_in_smaller_chunks_and_stores_the_same() {
-    // While the API's sessions are at work, an import cuts its chunks eight times smaller and
+    // While the API's sessions are at work, an import cuts its chunks 32 times smaller and
     // rests after each (`ingest::pace`). Where its chunks are cut changes nothing stored: the
     // same export into two users, one beside an idle API and one beside a busy one.
     let app = TestApp::spawn().await;
