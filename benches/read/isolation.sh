@@ -53,7 +53,7 @@ export DATABASE_URL="$PG/$DB" REDIS_KEY_PREFIX="wearhouse_iso_$$" ADMIN_EMAIL=re
 # shellcheck source=benches/read/serve.sh
 . benches/read/serve.sh
 if [ "${PIN:-0}" = 1 ]; then
-  pin_cluster "${REPLICA_DIR:-$HOME/.cache/wearhouse/bench-replica}" 1
+  pin_cluster "$(psql -tA "$replicas" -c 'show data_directory')" 1
   for p in $(jobs -p); do taskset -a -p -c 1 "$p" >/dev/null; done   # the service
 fi
 USERS=$(psql -tA "$PG/$DB" -c "select count(*) from users where email is null or email not like 'import-%'")

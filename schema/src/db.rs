@@ -47,6 +47,16 @@ impl Role {
             Role::Tool => "wearhouse",
         }
     }
+
+    /// The connection settings of `url` for sessions of this role: they carry the role's
+    /// `application_name`, unless the URL names one.
+    pub(crate) fn config(self, url: &str) -> Result<tokio_postgres::Config> {
+        let mut config: tokio_postgres::Config = url.parse().map_err(Error::Url)?;
+        if config.get_application_name().is_none() {
+            config.application_name(self.application_name());
+        }
+        Ok(config)
+    }
 }
 
 /// The database handle shared by the whole service: a pool plus what we learnt at start-up.
@@ -65,10 +75,7 @@ impl Db {
     /// [`Db::connect`] for `role`: its sessions carry the role's `application_name` (unless
     /// the URL names one).
     pub async fn connect_as(url: &str, max_size: usize, role: Role) -> Result<Db> {
-        let mut config: tokio_postgres::Config = url.parse().map_err(Error::Url)?;
-        if config.get_application_name().is_none() {
-            config.application_name(role.application_name());
-        }
+        let config = role.config(url)?;
         let manager = Manager::from_config(
             config,
             NoTls,

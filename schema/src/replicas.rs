@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use tokio_postgres::NoTls;
 
-use crate::{Db, Error, Result};
+use crate::{Db, Result};
 
 /// How long a probe waits for a replica's answer before counting it down.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(1);
@@ -96,11 +96,8 @@ impl Reads {
     ) -> Result<Reads> {
         let mut replicas = Vec::new();
         for url in urls.iter().map(|u| u.trim()).filter(|u| !u.is_empty()) {
-            let mut config: tokio_postgres::Config = url.parse().map_err(Error::Url)?;
             // Only the API's read routes ask a replica: its sessions say so, as on the primary.
-            if config.get_application_name().is_none() {
-                config.application_name(crate::db::Role::Api.application_name());
-            }
+            let config = crate::db::Role::Api.config(url)?;
             let name = describe(&config);
             let manager = Manager::from_config(
                 config,
