@@ -82,10 +82,13 @@ pub async fn work(settings: &Settings, shutdown: CancellationToken) -> anyhow::R
             TcpListener::bind(addr).await.with_context(|| format!("listening on {addr}"))?;
         tokio::spawn(api::serve_metrics(listener, db.clone(), shutdown.clone()));
     }
-    let sender = spawn_sender(settings, &db, &keys, &queue, &shutdown)?;
+    let reads = worker_reads(settings, &db)?;
+    let sender = spawn_sender(settings, &db, reads.clone(), &keys, &queue, &shutdown)?;
     let pulls = puller(settings, &db, &keys, &queue)?;
     let exports = exporter(settings, &db, &queue);
-    ingest::worker::run(db, queue, settings.worker(pulls, exports), shutdown).await;
+    let config =
+        ingest::worker::WorkerConfig { api_reads: reads, ..settings.worker(pulls, exports) };
+    ingest::worker::run(db, queue, config, shutdown).await;
     join_sender(sender).await;
     Ok(())
 }
@@ -125,10 +128,28 @@ fn puller(
     })))
 }
 
+/// The worker's view of the read replicas, when there are any: the webhook sender waits for
+/// them to replay what it announces, and imports yield to the API's reads on them. Two
+/// connections to each are enough for both.
+fn worker_reads(settings: &Settings, db: &schema::Db) -> anyhow::Result<Option<schema::Reads>> {
+    if !settings.database_replica_urls.iter().any(|u| !u.trim().is_empty()) {
+        return Ok(None);
+    }
+    let reads = schema::Reads::connect(
+        db.clone(),
+        &settings.database_replica_urls,
+        2,
+        settings.replica_max_lag,
+    )
+    .context("DATABASE_REPLICA_URLS")?;
+    Ok(Some(reads))
+}
+
 /// The webhook sender, beside the ingest worker, when outgoing webhooks are on.
 fn spawn_sender(
     settings: &Settings,
     db: &schema::Db,
+    replicas: Option<schema::Reads>,
     keys: &Arc<MasterKeys>,
     queue: &JobQueue,
     shutdown: &CancellationToken,
@@ -136,17 +157,7 @@ fn spawn_sender(
     if !settings.outgoing_webhooks_enabled {
         return Ok(None);
     }
-    let mut config = settings.sender()?;
-    if settings.database_replica_urls.iter().any(|u| !u.trim().is_empty()) {
-        let reads = schema::Reads::connect(
-            db.clone(),
-            &settings.database_replica_urls,
-            2,
-            settings.replica_max_lag,
-        )
-        .context("DATABASE_REPLICA_URLS")?;
-        config.replicas = Some(reads);
-    }
+    let config = webhooks::sender::SenderConfig { replicas, ..settings.sender()? };
     let (db, redis, prefix) =
         (db.clone(), queue.client().clone(), settings.redis_key_prefix.clone());
     let (token, keys) = (shutdown.clone(), keys.clone());
@@ -181,11 +192,13 @@ pub async fn all(
         shutdown.cancel();
         result
     };
-    let sender = spawn_sender(settings, &db, &keys, &queue, &shutdown)?;
+    let reads = worker_reads(settings, &db)?;
+    let sender = spawn_sender(settings, &db, reads.clone(), &keys, &queue, &shutdown)?;
     let pulls = puller(settings, &db, &keys, &queue)?;
     let exports = exporter(settings, &db, &queue);
     let worker = async {
-        let config = settings.worker(pulls, exports);
+        let config =
+            ingest::worker::WorkerConfig { api_reads: reads, ..settings.worker(pulls, exports) };
         ingest::worker::run(db.clone(), queue.clone(), config, shutdown.clone()).await;
         shutdown.cancel();
         join_sender(sender).await;

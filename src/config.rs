@@ -484,6 +484,8 @@ impl Settings {
             outbox: self.outgoing_webhooks_enabled,
             max_attempts: 5,
             storage: self.s3.storage(),
+            // The caller's, who holds the primary's pool (`app::worker_reads`).
+            api_reads: None,
             pulls,
             pull_concurrency: 2,
             exports,

@@ -27,7 +27,15 @@ pub async fn run(settings: &Settings, user: Uuid, path: &Path) -> anyhow::Result
     let started = Instant::now();
     let run_id = Uuid::now_v7();
     let target = ImportTarget { user_id: user, run_id, outbox: settings.outgoing_webhooks_enabled };
-    let done = run_import(&db, target, Box::new(file), |p| {
+    // The API's reads, on the primary and its replicas, that the import yields to.
+    let api = schema::Reads::connect(
+        db.clone(),
+        &settings.database_replica_urls,
+        1,
+        settings.replica_max_lag,
+    )
+    .context("DATABASE_REPLICA_URLS")?;
+    let done = run_import(&db, &api, target, Box::new(file), |p| {
         bar.set_position(p.bytes);
         let secs = started.elapsed().as_secs_f64().max(1e-3);
         bar.set_message(format!("{:.0} records/s", p.records as f64 / secs));

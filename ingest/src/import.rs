@@ -209,9 +209,11 @@ fn feed(
 /// Imports an export for one user. `on_progress` is called after each chunk. Records the sync
 /// run in progress while it runs; its outcome is the caller's to record ([`record_user_sync`],
 /// then [`finish_run`] or `schema::imports::settle`), since only the caller knows whether a
-/// failure will be retried.
+/// failure will be retried. It writes to `db` and yields to the API's reads on `api` (the
+/// primary and its replicas: `pace`).
 pub async fn run_import(
     db: &Db,
+    api: &schema::Reads,
     t: ImportTarget,
     input: Box<dyn Read + Send>,
     mut on_progress: impl FnMut(&Progress) + Send,
@@ -219,7 +221,7 @@ pub async fn run_import(
     let mut out = Imported::new();
     let count = Arc::new(AtomicU64::new(0));
     let (tx, mut rx) = tokio::sync::mpsc::channel(2);
-    let pace = crate::pace::Pace::start(db.clone()).await;
+    let pace = crate::pace::Pace::start(api.clone()).await;
     // The reader on a thread of its own, at the lowest CPU priority (`pace`).
     let (read_tx, reader) = tokio::sync::oneshot::channel();
     let spawned = {

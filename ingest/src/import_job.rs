@@ -5,9 +5,9 @@
 use std::io::Read;
 use std::time::Duration;
 
-use schema::Db;
 use schema::ids::ImportId;
 use schema::imports::{Claim, Import, Settled};
+use schema::{Db, Reads};
 use tokio_util::io::SyncIoBridge;
 
 use crate::import::{ImportError, ImportTarget, Imported, run_import};
@@ -30,6 +30,7 @@ pub const MAX_ATTEMPTS: i32 = 3;
 /// Runs one import job; returns whether to acknowledge it.
 pub async fn handle(
     db: &Db,
+    api: &Reads,
     queue: &JobQueue,
     storage: Option<&Storage>,
     outbox: bool,
@@ -59,7 +60,8 @@ pub async fn handle(
         Err(StorageError::NoSuchKey) => Err(ImportError::ObjectMissing),
         Err(e) => Err(ImportError::Storage(e.to_string())),
     };
-    if let Some(run) = run_claimed(db, &import, body, outbox, heartbeat_for(stale_after)).await {
+    if let Some(run) = run_claimed(db, api, &import, body, outbox, heartbeat_for(stale_after)).await
+    {
         queue.publish_sync(run.user_id, &process::status_event(&run)).await;
     }
     true
@@ -69,9 +71,10 @@ pub async fn handle(
 pub type Input = Box<dyn Read + Send>;
 
 /// Runs a claimed import on `input` (or on the error opening it) and settles it: done, failed,
-/// or queued again. Returns the run when it is final.
+/// or queued again; it yields to the API's reads on `api`. Returns the run when it is final.
 pub async fn run_claimed(
     db: &Db,
+    api: &Reads,
     import: &Import,
     input: Result<Input, ImportError>,
     outbox: bool,
@@ -90,7 +93,7 @@ pub async fn run_claimed(
                     }
                 })
             };
-            let done = run_import(db, target, reader, |_| {}).await;
+            let done = run_import(db, api, target, reader, |_| {}).await;
             beat.abort();
             done
         }

@@ -6,14 +6,15 @@
 //! queue behind it), and rests after each chunk twice as long as writing it took: it then asks
 //! for about a sixth of the cores it would, in short bursts, and reads find theirs. Its parser
 //! always runs at the lowest CPU priority ([`in_background`]), so it takes only the cores
-//! nobody else wants. With the read routes on a replica the primary sees little of the API,
-//! and imports run at full speed.
+//! nobody else wants. The API's sessions are counted on the primary and on every read replica
+//! ([`schema::activity::api_sessions_active_anywhere`]): a replica replays an import's writes
+//! on the cores its reads want, so an import yields to reads there as well.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use schema::Db;
+use schema::Reads;
 
 use crate::export::ChunkRecords;
 
@@ -44,12 +45,11 @@ pub(crate) struct Pace {
 impl Pace {
     /// Samples the API once before the import reads anything (the first sample is the mean
     /// to start from: an import begun beside busy reads starts small), then keeps sampling.
-    pub(crate) async fn start(db: Db) -> Pace {
-        // Unknown counts as idle: a failing check must not stall an import.
-        let sample = |db: Db| async move {
-            schema::activity::api_sessions_active(&db).await.unwrap_or(0) as f64
+    pub(crate) async fn start(api: Reads) -> Pace {
+        let sample = |api: Reads| async move {
+            schema::activity::api_sessions_active_anywhere(&api).await as f64
         };
-        let first = sample(db.clone()).await;
+        let first = sample(api.clone()).await;
         let mean = Arc::new(AtomicU64::new(first.to_bits()));
         let chunk_records = ChunkRecords::new();
         let (kept, records) = (mean.clone(), chunk_records.clone());
@@ -62,7 +62,7 @@ impl Pace {
             loop {
                 tick.tick().await;
                 let before = f64::from_bits(kept.load(Ordering::Relaxed));
-                let mean = next_mean(before, sample(db.clone()).await);
+                let mean = next_mean(before, sample(api.clone()).await);
                 kept.store(mean.to_bits(), Ordering::Relaxed);
                 records.set(size(mean));
                 if is_busy(mean) != is_busy(before) {

@@ -69,6 +69,9 @@ pub struct WorkerConfig {
     /// Where uploaded exports are read from; `None`: this worker reads no import lane (no
     /// imports, no exports).
     pub storage: Option<Storage>,
+    /// The primary and the read replicas the API's read routes use: imports yield to the
+    /// API's reads on each. `None`: the primary alone.
+    pub api_reads: Option<schema::Reads>,
     /// Runs vendor pulls; `None`: this worker takes no pull jobs.
     pub pulls: Option<std::sync::Arc<dyn PullHandler>>,
     /// Pulls run at once by this process.
@@ -96,6 +99,7 @@ impl Default for WorkerConfig {
             outbox: false,
             max_attempts: 5,
             storage: None,
+            api_reads: None,
             pulls: None,
             pull_concurrency: 2,
             exports: None,
@@ -356,8 +360,11 @@ async fn handle(db: &Db, queue: &JobQueue, lane: Lane, config: &WorkerConfig, en
     let ack = match entry.task {
         Task::Task(Job::SdkBatch { id }) => handle_batch(db, queue, config, id).await,
         Task::Task(Job::Import { id }) => {
+            let api =
+                config.api_reads.clone().unwrap_or_else(|| schema::Reads::primary_only(db.clone()));
             crate::import_job::handle(
                 db,
+                &api,
                 queue,
                 config.storage.as_ref(),
                 config.outbox,

@@ -1,11 +1,17 @@
 //! What the other sessions of the database are doing, as far as bulk writers care: how busy
 //! the API keeps PostgreSQL now, so that an import yields to interactive reads on a shared box.
 
-use crate::db::Role;
-use crate::{Db, Result};
+use std::time::Duration;
 
-/// How many sessions of the API run a statement in this database right now. Sessions are
-/// told apart by their `application_name` ([`Role`]). Sampled again and again, its mean is
+use crate::db::Role;
+use crate::{Db, Reads, Result};
+
+/// How long [`api_sessions_active_anywhere`] waits for a database's answer.
+const ASK_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// How many sessions of the API run a statement in this database right now, this one aside
+/// (on a replica the asking pool is the API's own). Sessions are told apart by their
+/// `application_name` ([`Role`]). Sampled again and again, its mean is
 /// the API's share of PostgreSQL: reads at 400 a second, each 2.5 ms in the database, keep one
 /// session busy on average; the API's quick lookups (credentials) barely show.
 pub async fn api_sessions_active(db: &Db) -> Result<i64> {
@@ -14,9 +20,31 @@ pub async fn api_sessions_active(db: &Db) -> Result<i64> {
         .query_one(
             "select count(*) from pg_stat_activity
               where application_name = $1 and backend_type = 'client backend'
-                and datname = current_database() and state = 'active'",
+                and datname = current_database() and state = 'active'
+                and pid <> pg_backend_pid()",
             &[&Role::Api.application_name()],
         )
         .await?;
     Ok(row.try_get(0)?)
+}
+
+/// [`api_sessions_active`] summed over the primary and its replicas, asked at once: an import
+/// yields to the API's reads wherever they run, since a replica replays the import's writes on
+/// the cores its reads want. A database that fails or does not answer within a second counts
+/// as idle: a failing check must not stall an import.
+pub async fn api_sessions_active_anywhere(reads: &Reads) -> i64 {
+    let ask = |db: &Db| {
+        let db = db.clone();
+        async move {
+            match tokio::time::timeout(ASK_TIMEOUT, api_sessions_active(&db)).await {
+                Ok(Ok(n)) => n,
+                Ok(Err(e)) => {
+                    tracing::debug!(error = %e, "could not count the API's sessions");
+                    0
+                }
+                Err(_) => 0,
+            }
+        }
+    };
+    futures::future::join_all(reads.databases().map(ask)).await.into_iter().sum()
 }

@@ -142,6 +142,12 @@ impl Reads {
         &self.inner.primary
     }
 
+    /// The primary and then every replica, whatever their health: everywhere the API's read
+    /// routes may run.
+    pub fn databases(&self) -> impl Iterator<Item = &Db> {
+        std::iter::once(&self.inner.primary).chain(self.inner.replicas.iter().map(|r| &r.db))
+    }
+
     /// The replicas' health as last probed, by name.
     pub fn health(&self) -> Vec<(String, Health)> {
         self.inner.replicas.iter().map(|r| (r.name.clone(), health_of(r))).collect()

@@ -584,6 +584,7 @@ async fn an_interrupted_import_is_queued_again_with_its_run() {
         let input = Box::new(DropsHalfWay(std::io::Cursor::new(half.clone())));
         let final_run = ingest::import_job::run_claimed(
             &db,
+            &schema::Reads::primary_only(db.clone()),
             &import,
             Ok(input),
             false,
@@ -979,19 +980,10 @@ async fn an_import_beside_a_busy_api_yields_in_smaller_chunks_and_stores_the_sam
     let idle_user = app.user(&key, json!({})).await;
     let idle = cli_import(&app, &idle_user, &file).await;
 
-    // A session under the API's name, at work all along (one statement that lasts).
-    let api = app.db().await;
-    let name = schema::db::Role::Api.application_name();
-    api.batch_execute(&format!("set application_name = '{name}'")).await.expect("name");
-    let busy = tokio::spawn(async move { api.batch_execute("select pg_sleep(600)").await });
+    let busy = BusyApi::start(&app.settings.database_url).await;
     let busy_user = app.user(&key, json!({})).await;
     let paced = cli_import(&app, &busy_user, &file).await;
-    app.count(&format!(
-        "select count(pg_cancel_backend(pid)) from pg_stat_activity
-          where application_name = '{name}' and query = 'select pg_sleep(600)'"
-    ))
-    .await;
-    assert!(busy.await.expect("busy session").is_err(), "the busy session was cancelled");
+    busy.stop().await;
 
     assert!(chunks_of(&paced) >= 4 * chunks_of(&idle), "idle: {idle}\nbusy: {paced}");
     let figures = |user: String| {
@@ -1014,6 +1006,78 @@ async fn an_import_beside_a_busy_api_yields_in_smaller_chunks_and_stores_the_sam
     assert_eq!(samples_line(&idle), samples_line(&paced));
     let (differing, _) = crate::sdk_sync::rollups_against_samples(&app, &busy_user).await;
     assert_eq!(differing, 0, "rollups differ from a recount after a paced import");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A session under the API's name at work all along (one statement that lasts), until
+/// [`BusyApi::stop`]: the API busy with reads, as an import's pacing sees it.
+struct BusyApi {
+    url: String,
+    statement: tokio::task::JoinHandle<Result<(), tokio_postgres::Error>>,
+}
+
+const BUSY_STATEMENT: &str = "select pg_sleep(600)";
+
+impl BusyApi {
+    async fn start(url: &str) -> BusyApi {
+        let api = crate::util::connect(url).await;
+        let name = schema::db::Role::Api.application_name();
+        api.batch_execute(&format!("set application_name = '{name}'")).await.expect("name");
+        let statement = tokio::spawn(async move { api.batch_execute(BUSY_STATEMENT).await });
+        BusyApi { url: url.to_string(), statement }
+    }
+
+    async fn stop(self) {
+        let admin = crate::util::connect(&self.url).await;
+        admin
+            .execute(
+                "select pg_cancel_backend(pid) from pg_stat_activity where query = $1",
+                &[&BUSY_STATEMENT],
+            )
+            .await
+            .expect("cancel");
+        let ended = self.statement.await.expect("busy session");
+        assert!(ended.is_err(), "the busy session was cancelled, not finished");
+    }
+}
+
+#[tokio::test]
+async fn an_import_yields_to_the_apis_reads_on_a_replica() {
+    // With the read routes on a replica the primary sees no API reads, but the replica replays
+    // the import's writes on the cores its reads want: the import counts the API's sessions on
+    // the replica too (`DATABASE_REPLICA_URLS`), and cuts its chunks small while they are busy.
+    let primary = crate::own_postgres::OwnPostgres::start().await;
+    let replica = primary.replica().await;
+    // The busy statement below holds a snapshot: the replica's replay waits for it rather than
+    // cancel it after 30 s when the import's pruning conflicts with it.
+    replica.execute("postgres", "alter system set max_standby_streaming_delay = -1").await;
+    replica.execute("postgres", "select pg_reload_conf()").await;
+    let (primary_url, replica_url) = (primary.url("wearhouse"), replica.url("wearhouse"));
+    let app = TestApp::spawn_with(Mode::ApiOnly, |s| {
+        s.database_url = primary_url;
+        s.database_replica_urls = vec![replica_url.clone()];
+    })
+    .await;
+    let key = app.api_key().await;
+    let dir =
+        std::env::temp_dir().join(format!("wearhouse-rpace-{}", uuid::Uuid::new_v4().simple()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let file = dir.join("export.xml");
+    std::fs::write(&file, export(30)).expect("write");
+    let idle_user = app.user(&key, json!({})).await;
+    let idle = cli_import(&app, &idle_user, &file).await;
+
+    let busy = BusyApi::start(&replica_url).await;
+    let busy_user = app.user(&key, json!({})).await;
+    let paced = cli_import(&app, &busy_user, &file).await;
+    busy.stop().await;
+
+    assert!(chunks_of(&paced) >= 4 * chunks_of(&idle), "idle: {idle}\nbusy: {paced}");
+    assert_eq!(samples_line(&idle), samples_line(&paced));
+    let (idle_figures, paced_figures) =
+        (stored_figures(&app, &idle_user).await, stored_figures(&app, &busy_user).await);
+    assert!(idle_figures.0 > 30_000, "{idle_figures:?}");
+    assert_eq!(idle_figures, paced_figures);
     let _ = std::fs::remove_dir_all(dir);
 }
 

@@ -351,6 +351,9 @@ impl TestApp {
             .stderr(std::process::Stdio::null())
             .kill_on_drop(true);
         // Unset rather than empty: clap refuses an empty value.
+        if !s.database_replica_urls.is_empty() {
+            cmd.env("DATABASE_REPLICA_URLS", s.database_replica_urls.join(","));
+        }
         if let Some(schedule) = &s.webhook_retry_schedule {
             cmd.env("WEBHOOK_RETRY_SCHEDULE", schedule);
         }
