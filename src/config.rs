@@ -181,6 +181,11 @@ pub struct Settings {
     #[arg(long, env = "WORKER_IMPORT_CONCURRENCY", global = true, default_value_t = 1)]
     pub worker_import_concurrency: usize,
 
+    /// Vendor pulls one worker process runs at once, in their own lane (a pull waits on a
+    /// vendor's API for most of its time, and vendors limit calls per user and per app).
+    #[arg(long, env = "WORKER_PULL_CONCURRENCY", global = true, default_value_t = 2)]
+    pub worker_pull_concurrency: usize,
+
     /// A job left pending this long by a worker that died is taken over by another.
     #[arg(long, env = "WORKER_CLAIM_IDLE_SECONDS", global = true, default_value_t = 60)]
     pub worker_claim_idle_seconds: u64,
@@ -487,7 +492,7 @@ impl Settings {
             // The caller's, who holds the primary's pool (`app::worker_reads`).
             api_reads: None,
             pulls,
-            pull_concurrency: 2,
+            pull_concurrency: self.worker_pull_concurrency.max(1),
             exports,
             seal: self.seal(),
             audit_retention_days: i32::try_from(self.audit_retention_days).unwrap_or(i32::MAX),

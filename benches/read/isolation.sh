@@ -74,11 +74,24 @@ import_loop() {
       | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
     echo "$user" >>"$work/imported"
     local t0; t0=$(date +%s.%N)
-    on 0 "$bin" import --user "$user" "$work/export.xml" >/dev/null 2>&1
+    # The replica's list too (empty without one): imports yield to the API's reads there.
+    on 0 env DATABASE_REPLICA_URLS="$replicas" "$bin" import --user "$user" "$work/export.xml" >/dev/null 2>&1
     echo "import $n: $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s" >>"$work/imports.log"
   done
 }
 
+# What the API's sessions of the database at $1 wait on, a line per waiting session each 0.2 s
+# until killed: `wait_event_type:wait_event`, and for a lock the blocking statement's start.
+waits_of() {
+  while :; do
+    psql -tAq "$1" -c "select a.wait_event_type || ':' || a.wait_event || coalesce(' <- ' || (
+        select left(regexp_replace(b.query, '\s+', ' ', 'g'), 70) from pg_stat_activity b
+         where b.pid = any(pg_blocking_pids(a.pid)) limit 1), '')
+      from pg_stat_activity a where a.application_name = 'wearhouse api'
+       and a.state = 'active' and a.wait_event is not null and a.pid <> pg_backend_pid()" 2>/dev/null
+    sleep 0.2
+  done
+}
 # Autovacuum (after the generation, or after an earlier run's deletes) would blur the reads
 # alone: wait until none runs.
 quiet() {
@@ -103,11 +116,25 @@ for run in $PACED; do
   : >"$work/imports.log"
   import_loop &
   loop=$!
-  # DIAG=1: how busy the cores and the disk are meanwhile (vmstat, 5 s averages).
-  [ "${DIAG:-0}" != 1 ] || vmstat -w 5 8 &
+  # DIAG=1: how busy the cores and the disk are meanwhile (vmstat, 5 s averages), and what
+  # the API's sessions wait on (sampled every 0.2 s; with the blocker's statement when a lock).
+  if [ "${DIAG:-0}" = 1 ]; then
+    vmstat -w 5 8 &
+    waits_of "$PG/$DB" >"$work/waits" &
+    samplers=$!
+    [ -z "$replicas" ] || { waits_of "$replicas" >"$work/waits-replica" & samplers="$samplers $!"; }
+  fi
   sleep 5
   paced "$run"
   kill "$loop" 2>/dev/null || true
+  if [ "${DIAG:-0}" = 1 ]; then
+    # shellcheck disable=SC2086
+    kill $samplers 2>/dev/null || true
+    for f in "$work"/waits*; do
+      echo "-- what the API's sessions waited on ($(basename "$f"); samples every 0.2 s):"
+      grep -v '^$' "$f" | sort | uniq -c | sort -rn | head -8
+    done
+  fi
   pkill -f "$bin import" 2>/dev/null || true
   wait "$loop" 2>/dev/null || true
   cat "$work/imports.log"

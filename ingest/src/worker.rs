@@ -113,10 +113,10 @@ impl Default for WorkerConfig {
 /// Runs the worker until `shutdown` is cancelled; in-flight batches finish first.
 pub async fn run(db: Db, queue: JobQueue, config: WorkerConfig, shutdown: CancellationToken) {
     let imports = if config.storage.is_some() { config.import_concurrency.max(1) } else { 0 };
-    tracing::info!(concurrency = config.concurrency, imports, "worker started");
+    let pulls = if config.pulls.is_some() { config.pull_concurrency.max(1) } else { 0 };
+    tracing::info!(concurrency = config.concurrency, imports, pulls, "worker started");
     let name = format!("{}-{}", gethostname::gethostname().to_string_lossy(), std::process::id());
     let mut tasks = tokio::task::JoinSet::new();
-    let pulls = if config.pulls.is_some() { config.pull_concurrency.max(1) } else { 0 };
     for (lane, consumers) in
         [(Lane::Batches, config.concurrency.max(1)), (Lane::Imports, imports), (Lane::Pulls, pulls)]
     {

@@ -87,6 +87,10 @@ pub enum RunSource {
 }
 
 impl RunSource {
+    /// Every source, as `parse` knows them.
+    const ALL: [RunSource; 4] =
+        [RunSource::Sdk, RunSource::XmlImport, RunSource::Pull, RunSource::Export];
+
     pub fn as_str(self) -> &'static str {
         match self {
             RunSource::Sdk => "sdk",
@@ -97,9 +101,7 @@ impl RunSource {
     }
 
     fn parse(s: &str) -> Option<RunSource> {
-        [RunSource::Sdk, RunSource::XmlImport, RunSource::Pull, RunSource::Export]
-            .into_iter()
-            .find(|r| r.as_str() == s)
+        RunSource::ALL.into_iter().find(|r| r.as_str() == s)
     }
 }
 
@@ -386,10 +388,11 @@ mod tests {
 
     #[test]
     fn run_sources_read_back_as_written() {
-        for source in [RunSource::Sdk, RunSource::XmlImport, RunSource::Pull] {
+        for source in RunSource::ALL {
             assert_eq!(RunSource::parse(source.as_str()), Some(source));
             assert_eq!(serde_json::to_value(source).ok(), Some(json!(source.as_str())));
         }
+        assert_eq!(RunSource::parse("export"), Some(RunSource::Export));
         assert_eq!(RunSource::parse("ftp"), None);
     }
 }

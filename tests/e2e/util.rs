@@ -228,6 +228,7 @@ pub fn settings(database: &str) -> Settings {
         sync_stream_max_subscribers: 256,
         worker_concurrency: 2,
         worker_import_concurrency: 1,
+        worker_pull_concurrency: 2,
         worker_claim_idle_seconds: 2,
         worker_sweep_interval_seconds: 1,
         batch_retention_days: 30,
