@@ -100,7 +100,8 @@ fn exporter(
     queue: &JobQueue,
 ) -> Option<Arc<dyn ingest::worker::ExportHandler>> {
     let storage = settings.s3.storage()?;
-    Some(Arc::new(api::Exporter::new(db.clone(), storage, queue.clone())))
+    let (stale, grace) = (settings.job_stale_after(), settings.sweep_grace());
+    Some(Arc::new(api::Exporter::new(db.clone(), storage, queue.clone(), stale, grace)))
 }
 
 /// The vendor pulls, when any vendor is configured.
@@ -114,7 +115,6 @@ fn puller(
     if !vendors::VENDORS.iter().any(|v| vendors.is_configured(v.provider().slug)) {
         return Ok(None);
     }
-    let sweep = Duration::from_secs(settings.worker_sweep_interval_seconds.max(1));
     Ok(Some(Arc::new(vendors::pulls::Puller {
         db: db.clone(),
         keys: keys.clone(),
@@ -123,7 +123,7 @@ fn puller(
         public_url: settings.public_url.clone(),
         queue: queue.clone(),
         outbox: settings.outgoing_webhooks_enabled,
-        sweep_grace: sweep * 2,
+        sweep_grace: settings.sweep_grace(),
         every: Duration::from_secs(settings.vendor_pull_interval_seconds.max(1)),
     })))
 }

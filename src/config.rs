@@ -470,21 +470,31 @@ impl Settings {
 
     /// The worker's settings; `pulls` runs vendor pulls and `exports` makes exports of users'
     /// records (none: this worker takes none).
+    /// How long an import or export may go without its heartbeat before another worker takes
+    /// it over: as an abandoned batch is, a little later (its heartbeat runs at an eighth of
+    /// this): 120 s by default.
+    pub fn job_stale_after(&self) -> Duration {
+        Duration::from_secs(self.worker_claim_idle_seconds.max(1) * 2)
+    }
+
+    /// How long a queued job (batch, import, export, pull) may wait before the sweeper
+    /// announces it again: two sweeps.
+    pub fn sweep_grace(&self) -> Duration {
+        Duration::from_secs(self.worker_sweep_interval_seconds.max(1)) * 2
+    }
+
     pub fn worker(
         &self,
         pulls: Option<std::sync::Arc<dyn ingest::worker::PullHandler>>,
         exports: Option<std::sync::Arc<dyn ingest::worker::ExportHandler>>,
     ) -> ingest::worker::WorkerConfig {
-        let sweep = Duration::from_secs(self.worker_sweep_interval_seconds.max(1));
         ingest::worker::WorkerConfig {
             concurrency: self.worker_concurrency.max(1),
             import_concurrency: self.worker_import_concurrency.max(1),
-            // An import whose worker died is taken over as an abandoned batch is, a little
-            // later (its heartbeat runs at an eighth of this): 120 s by default.
-            import_stale_after: Duration::from_secs(self.worker_claim_idle_seconds.max(1) * 2),
+            import_stale_after: self.job_stale_after(),
             claim_idle: Duration::from_secs(self.worker_claim_idle_seconds.max(1)),
-            sweep_every: sweep,
-            sweep_grace: sweep * 2,
+            sweep_every: Duration::from_secs(self.worker_sweep_interval_seconds.max(1)),
+            sweep_grace: self.sweep_grace(),
             retention_days: self.batch_retention_days,
             outbox: self.outgoing_webhooks_enabled,
             max_attempts: 5,

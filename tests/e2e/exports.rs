@@ -307,3 +307,36 @@ async fn exports_are_bounded_per_user_and_need_a_user_and_storage() {
     let r = app.post(&format!("/api/v1/users/{user}/exports"), &key, json!({})).await;
     assert_eq!(r.status, 503, "{}", r.body);
 }
+
+#[tokio::test]
+async fn an_export_whose_worker_died_is_taken_over_once_its_heartbeat_stops() {
+    // A worker that died mid-export leaves it `processing`. Once its heartbeat has been silent
+    // for twice WORKER_CLAIM_IDLE_SECONDS (2 s in tests: 4 s), as for an import, the sweeper
+    // announces it again and a live worker makes it.
+    let api = TestApp::spawn_with(crate::util::Mode::ApiOnly, |_| {}).await;
+    let key = api.api_key().await;
+    // No worker here to process batches: a user without records (an empty archive).
+    let user = api.user(&key, json!({})).await;
+    let r = api.post(&format!("/api/v1/users/{user}/exports"), &key, json!({})).await;
+    assert_eq!(r.status, 202, "{}", r.body);
+    let id = r.str("id");
+    let db = api.db().await;
+    let taken = "update exports set status = 'processing', attempts = 1, heartbeat_at = now(),
+                   announced_at = now() - interval '1 hour' where id = $1::text::uuid";
+    assert_eq!(db.execute(taken, &[&id]).await.expect("sql"), 1);
+
+    let url = api.settings.database_url.clone();
+    let _worker = TestApp::spawn_with(crate::util::Mode::All, |s| s.database_url = url).await;
+    let mut last = Value::Null;
+    for _ in 0..300 {
+        last = api.get(&format!("/api/v1/users/{user}/exports/{id}"), &key).await.body;
+        if last["status"] == "done" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(last["status"], "done", "{last}");
+    let attempts =
+        api.count(&format!("select attempts::bigint from exports where id = '{id}'")).await;
+    assert_eq!(attempts, 2, "taken over once");
+}

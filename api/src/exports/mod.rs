@@ -28,9 +28,6 @@ use uuid::Uuid;
 use crate::AppState;
 use crate::error::{ApiError, ApiResult};
 
-/// An export without a heartbeat for this long is taken to have lost its worker.
-const STALE_AFTER: Duration = Duration::from_secs(120);
-const HEARTBEAT: Duration = Duration::from_secs(15);
 /// Attempts at an export before it is failed.
 const MAX_ATTEMPTS: i32 = 3;
 /// Expired exports deleted a sweep.
@@ -114,6 +111,11 @@ pub struct Exporter {
     db: Db,
     storage: Storage,
     queue: JobQueue,
+    /// An export without a heartbeat for this long lost its worker and is taken over, as an
+    /// import is (`WorkerConfig::import_stale_after`); it beats at the same rate.
+    stale_after: Duration,
+    /// How long a queued export may wait unannounced before the sweeper announces it again.
+    sweep_grace: Duration,
 }
 
 impl std::fmt::Debug for Exporter {
@@ -123,32 +125,41 @@ impl std::fmt::Debug for Exporter {
 }
 
 impl Exporter {
-    pub fn new(db: Db, storage: Storage, queue: JobQueue) -> Exporter {
-        Exporter { db, storage, queue }
+    /// `stale_after` and `sweep_grace` as the worker's for imports and pulls.
+    pub fn new(
+        db: Db,
+        storage: Storage,
+        queue: JobQueue,
+        stale_after: Duration,
+        sweep_grace: Duration,
+    ) -> Exporter {
+        Exporter { db, storage, queue, stale_after, sweep_grace }
     }
 
     /// Makes one export: claim, write, settle; whether its job is settled.
     async fn run_one(&self, id: ExportId) -> bool {
-        let export = match schema::exports::claim(&self.db, id, STALE_AFTER, MAX_ATTEMPTS).await {
-            Ok(Claim::Claimed(e)) => e,
-            Ok(Claim::Parked(run)) => {
-                self.publish(&run).await;
-                return true;
-            }
-            Ok(Claim::Nothing) => return true,
-            Err(e) => {
-                tracing::warn!(export_id = %id, error = %e, "claiming an export failed");
-                return false;
-            }
-        };
+        let export =
+            match schema::exports::claim(&self.db, id, self.stale_after, MAX_ATTEMPTS).await {
+                Ok(Claim::Claimed(e)) => e,
+                Ok(Claim::Parked(run)) => {
+                    self.publish(&run).await;
+                    return true;
+                }
+                Ok(Claim::Nothing) => return true,
+                Err(e) => {
+                    tracing::warn!(export_id = %id, error = %e, "claiming an export failed");
+                    return false;
+                }
+            };
         let started_at = chrono::Utc::now();
         let counts = Arc::new(std::sync::Mutex::new(ExportCounts::default()));
         let beat = {
             let (db, export, counts, queue) =
                 (self.db.clone(), export.clone(), counts.clone(), self.queue.clone());
+            let every = ingest::import_job::heartbeat_for(self.stale_after);
             tokio::spawn(async move {
                 loop {
-                    tokio::time::sleep(HEARTBEAT).await;
+                    tokio::time::sleep(every).await;
                     let so_far = counts.lock().map(|c| *c).unwrap_or_default();
                     if let Ok(run) = schema::exports::heartbeat(&db, &export, &so_far).await {
                         queue.publish_sync(run.user_id, &ingest::process::status_event(&run)).await;
@@ -213,13 +224,11 @@ impl Exporter {
             }
             Err(e) => tracing::warn!(error = %e, "finding expired exports failed"),
         }
-        let grace = Duration::from_secs(60);
-        schema::exports::take_unannounced(&self.db, grace, STALE_AFTER, 100).await.unwrap_or_else(
-            |e| {
-                tracing::warn!(error = %e, "finding waiting exports failed");
-                Vec::new()
-            },
-        )
+        let (grace, stale) = (self.sweep_grace, self.stale_after);
+        schema::exports::take_unannounced(&self.db, grace, stale, 100).await.unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "finding waiting exports failed");
+            Vec::new()
+        })
     }
 }
 
