@@ -346,11 +346,6 @@ pub(crate) fn each<'a>(
     }
 }
 
-/// `collection` as the static name the vendor lists it under (report kinds are static).
-pub(crate) fn known(collections: &[&'static str], collection: &str) -> &'static str {
-    collections.iter().copied().find(|c| *c == collection).unwrap_or("other")
-}
-
 /// Drops a record that does not read, and reports it with the start of it.
 pub(crate) fn unreadable(out: &mut Normalised, reason: &'static str, row: &Value) {
     out.report.drop(reason, Some(row.to_string().chars().take(200).collect()));

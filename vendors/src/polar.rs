@@ -30,9 +30,28 @@ const HEART_RATE: &str = "v3/users/continuous-heart-rate";
 const RECHARGE: &str = "v3/users/nightly-recharge";
 const SPO2: &str = "v3/users/biosensing/spo2";
 const SKIN_TEMPERATURE: &str = "v3/users/biosensing/skintemperature";
-/// In this order: the collections with offsets first.
-static COLLECTIONS: [&str; 7] =
-    [SLEEP, EXERCISES, ACTIVITIES, HEART_RATE, RECHARGE, SPO2, SKIN_TEMPERATURE];
+// In this order: the collections with offsets first.
+crate::normal::collections! {
+    Sleep = SLEEP,
+    Exercises = EXERCISES,
+    Activities = ACTIVITIES,
+    HeartRate = HEART_RATE,
+    Recharge = RECHARGE,
+    Spo2 = SPO2,
+    SkinTemperature = SKIN_TEMPERATURE,
+}
+
+impl Collection {
+    /// Whether it is asked for by a `from`–`to` range of dates (the others list the last
+    /// 28–30 days).
+    fn by_range(self) -> bool {
+        use Collection::*;
+        match self {
+            Activities | HeartRate | Spo2 | SkinTemperature => true,
+            Sleep | Exercises | Recharge => false,
+        }
+    }
+}
 
 /// The longest `from`–`to` range Polar takes, in dates.
 const MAX_RANGE_DAYS: i64 = 28;
@@ -82,7 +101,7 @@ static INFO: Info = Info {
         ClientAuth::Basic,
     ),
     api_url: "https://www.polaraccesslink.com",
-    collections: &COLLECTIONS,
+    collections: COLLECTIONS,
     settings: &[],
     notification_bytes: crate::SMALL_NOTIFICATIONS,
     history: crate::History::Pull,
@@ -98,7 +117,8 @@ impl Vendor for Polar {
 impl Pages for Polar {
     /// The lists of the last 28–30 days are read once; the ranges in steps.
     fn window_step(&self, collection: &str) -> Option<Duration> {
-        matches!(collection, ACTIVITIES | HEART_RATE | SPO2 | SKIN_TEMPERATURE)
+        Collection::parse(collection)
+            .is_some_and(Collection::by_range)
             .then(|| Duration::days(STEP_DAYS))
     }
 
@@ -113,13 +133,9 @@ impl Pages for Polar {
     ) -> Result<url::Url, url::ParseError> {
         let mut url = url::Url::parse(&format!("{}/{collection}", api_url.trim_end_matches('/')))?;
         let day = |t: DateTime<Utc>| t.date_naive().format("%Y-%m-%d").to_string();
-        match collection {
-            ACTIVITIES | HEART_RATE | SPO2 | SKIN_TEMPERATURE => {
-                let from =
-                    (start - Duration::days(1)).max(end - Duration::days(MAX_RANGE_DAYS - 1));
-                url.query_pairs_mut().append_pair("from", &day(from)).append_pair("to", &day(end));
-            }
-            _ => {}
+        if Collection::parse(collection).is_some_and(Collection::by_range) {
+            let from = (start - Duration::days(1)).max(end - Duration::days(MAX_RANGE_DAYS - 1));
+            url.query_pairs_mut().append_pair("from", &day(from)).append_pair("to", &day(end));
         }
         Ok(url)
     }
@@ -132,21 +148,21 @@ impl Pages for Polar {
 
 impl Mapping for Polar {
     fn map_page(&self, collection: &str, page: &Value, out: &mut Normalised) {
+        let Some(collection) = Collection::parse(collection) else { return };
         let (rows, map): (&[Value], MapRow) = match collection {
-            SLEEP => (crate::normal::rows(page, "nights"), sleep),
-            EXERCISES => (crate::normal::rows(page, "exercises"), exercise),
-            ACTIVITIES => (crate::normal::rows(page, "activities"), activity),
+            Collection::Sleep => (crate::normal::rows(page, "nights"), sleep),
+            Collection::Exercises => (crate::normal::rows(page, "exercises"), exercise),
+            Collection::Activities => (crate::normal::rows(page, "activities"), activity),
             // One day's object, or a list of them (`heart_rates`).
-            HEART_RATE if page.get("heart_rate_samples").is_some() => {
+            Collection::HeartRate if page.get("heart_rate_samples").is_some() => {
                 (std::slice::from_ref(page), heart_rate)
             }
-            HEART_RATE => (crate::normal::rows(page, "heart_rates"), heart_rate),
-            RECHARGE => (crate::normal::rows(page, "recharges"), recharge),
-            SPO2 => (crate::normal::rows(page, "spo2"), spo2),
-            SKIN_TEMPERATURE => (crate::normal::rows(page, "skin_temperatures"), skin),
-            _ => return,
+            Collection::HeartRate => (crate::normal::rows(page, "heart_rates"), heart_rate),
+            Collection::Recharge => (crate::normal::rows(page, "recharges"), recharge),
+            Collection::Spo2 => (crate::normal::rows(page, "spo2"), spo2),
+            Collection::SkinTemperature => (crate::normal::rows(page, "skin_temperatures"), skin),
         };
-        let kind = crate::normal::known(&COLLECTIONS, collection);
+        let kind = collection.name();
         crate::normal::each(out, (kind, "unreadable Polar record"), rows.iter(), map);
     }
 }

@@ -21,7 +21,9 @@ use crate::{
 pub(crate) struct Strava;
 
 const ACTIVITIES: &str = "athlete/activities";
-static COLLECTIONS: [&str; 1] = [ACTIVITIES];
+crate::normal::collections! {
+    Activities = ACTIVITIES,
+}
 /// The most Strava gives a page.
 const PER_PAGE: usize = 200;
 
@@ -57,7 +59,7 @@ static INFO: Info = Info {
         ClientAuth::Body,
     ),
     api_url: "https://www.strava.com/api/v3",
-    collections: &COLLECTIONS,
+    collections: COLLECTIONS,
     settings: &[],
     notification_bytes: crate::SMALL_NOTIFICATIONS,
     history: crate::History::Pull,
@@ -107,9 +109,11 @@ impl Pages for Strava {
 }
 
 impl Mapping for Strava {
-    fn map_page(&self, _: &str, page: &Value, out: &mut Normalised) {
+    fn map_page(&self, collection: &str, page: &Value, out: &mut Normalised) {
+        let Some(Collection::Activities) = Collection::parse(collection) else { return };
         let rows = page.as_array().map(Vec::as_slice).unwrap_or_default();
-        crate::normal::each(out, (ACTIVITIES, "unreadable Strava activity"), rows.iter(), activity);
+        let kind = Collection::Activities.name();
+        crate::normal::each(out, (kind, "unreadable Strava activity"), rows.iter(), activity);
     }
 }
 

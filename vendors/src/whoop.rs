@@ -26,7 +26,12 @@ const SLEEP: &str = "v2/activity/sleep";
 const WORKOUT: &str = "v2/activity/workout";
 const CYCLE: &str = "v2/cycle";
 const RECOVERY: &str = "v2/recovery";
-static COLLECTIONS: [&str; 4] = [SLEEP, WORKOUT, CYCLE, RECOVERY];
+crate::normal::collections! {
+    Sleep = SLEEP,
+    Workout = WORKOUT,
+    Cycle = CYCLE,
+    Recovery = RECOVERY,
+}
 
 /// kJ → kcal.
 const KJ_PER_KCAL: f64 = 4.184;
@@ -71,7 +76,7 @@ static INFO: Info = Info {
         ClientAuth::Body,
     ),
     api_url: "https://api.prod.whoop.com/developer",
-    collections: &COLLECTIONS,
+    collections: COLLECTIONS,
     settings: &[],
     notification_bytes: crate::SMALL_NOTIFICATIONS,
     history: crate::History::Pull,
@@ -115,13 +120,14 @@ impl Mapping for Whoop {
     fn map_page(&self, collection: &str, page: &Value, out: &mut Normalised) {
         let rows =
             page.get("records").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+        let Some(collection) = Collection::parse(collection) else { return };
         let map: crate::normal::MapRow = match collection {
-            SLEEP => sleep,
-            WORKOUT => workout,
-            CYCLE => cycle,
-            _ => recovery,
+            Collection::Sleep => sleep,
+            Collection::Workout => workout,
+            Collection::Cycle => cycle,
+            Collection::Recovery => recovery,
         };
-        let kind = crate::normal::known(&COLLECTIONS, collection);
+        let kind = collection.name();
         crate::normal::each(out, (kind, "unreadable Whoop record"), rows.iter(), map);
     }
 }
