@@ -140,6 +140,7 @@ fn worker_reads(settings: &Settings, db: &schema::Db) -> anyhow::Result<Option<s
         &settings.database_replica_urls,
         2,
         settings.replica_max_lag,
+        schema::Role::Worker,
     )
     .context("DATABASE_REPLICA_URLS")?;
     Ok(Some(reads))
@@ -222,6 +223,7 @@ async fn run_api(
         &settings.database_replica_urls,
         settings.database_pool_size,
         settings.replica_max_lag,
+        schema::Role::Api,
     )
     .context("DATABASE_REPLICA_URLS")?;
     let state = api::build_state(db, reads, guards, queue, storage, keys, settings.api()?)

@@ -33,6 +33,7 @@ pub async fn run(settings: &Settings, user: Uuid, path: &Path) -> anyhow::Result
         &settings.database_replica_urls,
         1,
         settings.replica_max_lag,
+        schema::Role::Tool,
     )
     .context("DATABASE_REPLICA_URLS")?;
     let done = run_import(&db, &api, target, Box::new(file), |p| {

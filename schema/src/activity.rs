@@ -10,7 +10,7 @@ use crate::{Db, Reads, Result};
 const ASK_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// How many sessions of the API run a statement in this database right now, this one aside
-/// (on a replica the asking pool is the API's own). Sessions are told apart by their
+/// (the asking pool may be the API's own). Sessions are told apart by their
 /// `application_name` ([`Role`]). Sampled again and again, its mean is
 /// the API's share of PostgreSQL: reads at 400 a second, each 2.5 ms in the database, keep one
 /// session busy on average; the API's quick lookups (credentials) barely show.

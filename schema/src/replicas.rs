@@ -86,18 +86,20 @@ impl Reads {
         Reads::with_replicas(primary, Vec::new(), Duration::ZERO)
     }
 
-    /// Pools of at most `max_size` connections to each replica URL. Nothing is connected yet
-    /// (a replica down at start must not stop the service); the first probe says which answer.
+    /// Pools of at most `max_size` connections to each replica URL, their sessions named as
+    /// `role`'s: the API's read routes are counted as its reads there (imports yield to them),
+    /// a worker's probes and samples are not. Nothing is connected yet (a replica down at
+    /// start must not stop the service); the first probe says which answer.
     pub fn connect(
         primary: Db,
         urls: &[String],
         max_size: usize,
         max_lag: Duration,
+        role: crate::db::Role,
     ) -> Result<Reads> {
         let mut replicas = Vec::new();
         for url in urls.iter().map(|u| u.trim()).filter(|u| !u.is_empty()) {
-            // Only the API's read routes ask a replica: its sessions say so, as on the primary.
-            let config = crate::db::Role::Api.config(url)?;
+            let config = role.config(url)?;
             let name = describe(&config);
             let manager = Manager::from_config(
                 config,

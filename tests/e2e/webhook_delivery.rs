@@ -92,7 +92,7 @@ async fn tls_receiver(fail_first: usize, hold: Duration) -> (String, Seen, Strin
 }
 
 async fn wait_for(seen: &Seen, n: usize) -> Vec<(HeaderMap, String)> {
-    for _ in 0..200 {
+    for _ in 0..400 {
         let got = seen.lock().map(|s| s.clone()).unwrap_or_default();
         if got.len() >= n {
             return got;
@@ -433,7 +433,7 @@ async fn a_receiver_down_for_the_whole_schedule_fails_the_message_and_ingest_goe
 async fn a_sender_killed_mid_delivery_loses_no_message() {
     // The first request is held for a minute: the worker is killed while it waits.
     let Setup { app, key, user, endpoint_id, seen, .. } =
-        setup(Mode::ApiOnly, |s| s.webhook_timeout_seconds = 60, 0, Duration::from_secs(60)).await;
+        setup(Mode::ApiOnly, |s| s.webhook_timeout_seconds = 3, 0, Duration::from_secs(60)).await;
 
     let mut first = app.binary(&["worker"]).spawn().expect("spawn a worker");
     let r = app.sync(&user, &key, &run("W-4", 12)).await;
@@ -449,7 +449,8 @@ async fn a_sender_killed_mid_delivery_loses_no_message() {
         .get(0);
     assert_eq!(status, 3, "killed while sending: nothing recorded");
 
-    // Another worker takes the abandoned delivery over once it has been idle long enough.
+    // Another worker takes the abandoned delivery over once it has been idle long enough: the
+    // timeout (3 s) and then WORKER_CLAIM_IDLE_SECONDS (2 s), not while its call may still run.
     let mut second = app.binary(&["worker"]).spawn().expect("spawn a worker");
     let again = wait_for(&seen, 2).await;
     let id = |h: &HeaderMap| h.get("webhook-id").cloned();

@@ -2,7 +2,9 @@
 //! the one queue ([`queue::Queue`]: stream `<prefix>:webhooks`, consumer group `senders`), and
 //! delivers what it hands out, each delivery on its own task so a slow or dead endpoint delays
 //! no other. An entry is acknowledged only after its attempt is recorded: a sender killed
-//! mid-delivery leaves it pending, and another sender claims it after `claim_idle`. PostgreSQL
+//! mid-delivery leaves it pending, and another sender claims it once it has been idle for the
+//! request timeout plus `claim_idle` ([`takeover_after`]), never while its call may still be
+//! running (which would send it twice). PostgreSQL
 //! holds the state, so a lost or trimmed stream only delays deliveries until the sweep finds
 //! them.
 
@@ -50,7 +52,8 @@ pub struct SenderConfig {
     pub concurrency: usize,
     /// How often the outbox and due retries are looked at.
     pub tick: Duration,
-    /// An unacknowledged entry idle this long is taken over by another sender.
+    /// An unacknowledged entry idle this long beyond the request timeout is taken over by
+    /// another sender.
     pub claim_idle: Duration,
     /// Whether targets at private, loopback or link-local addresses may be reached.
     pub allow_private: bool,
@@ -153,7 +156,7 @@ pub async fn run(
 
 /// Outbox → messages, due deliveries → stream, stuck deliveries → pending.
 async fn announce_loop(s: Arc<Shared>, shutdown: CancellationToken) {
-    let stale = (s.config.timeout + s.config.claim_idle).as_secs_f64() * 2.0;
+    let stale = takeover_after(&s.config).as_secs_f64() * 2.0;
     // Stuck deliveries are rare and only become stale after `stale` seconds: no need to look
     // for them on every tick.
     let mut last_sweep = tokio::time::Instant::now();
@@ -208,7 +211,7 @@ async fn deliver_loop(s: Arc<Shared>, consumer: String, shutdown: CancellationTo
         let mut entries: Vec<Entry<SendTask>> = Vec::new();
         if last_claim.elapsed() >= s.config.claim_idle / 2 {
             last_claim = tokio::time::Instant::now();
-            match s.queue.claim(&consumer, s.config.claim_idle, 100).await {
+            match s.queue.claim(&consumer, takeover_after(&s.config), 100).await {
                 Ok(claimed) => entries.extend(claimed),
                 Err(e) => tracing::debug!(error = %e, "claiming webhook entries failed"),
             }
@@ -236,6 +239,13 @@ async fn deliver_loop(s: Arc<Shared>, consumer: String, shutdown: CancellationTo
     }
     // Let deliveries in flight finish recording (their entries stay pending otherwise).
     let _ = permits.acquire_many(s.config.concurrency.max(1) as u32).await;
+}
+
+/// How long an entry must have been pending before another sender takes it: a delivery's call
+/// ends within the timeout, and its attempt is recorded within `claim_idle` after (a shorter
+/// wait took over deliveries still in flight on a busy box and sent them twice).
+fn takeover_after(config: &SenderConfig) -> Duration {
+    config.timeout + config.claim_idle
 }
 
 async fn ack(s: &Shared, entry_id: &str) {
