@@ -135,15 +135,20 @@ fn worker_reads(settings: &Settings, db: &schema::Db) -> anyhow::Result<Option<s
     if !settings.database_replica_urls.iter().any(|u| !u.trim().is_empty()) {
         return Ok(None);
     }
-    let reads = schema::Reads::connect(
-        db.clone(),
-        &settings.database_replica_urls,
-        2,
-        settings.replica_max_lag,
-        schema::Role::Worker,
-    )
-    .context("DATABASE_REPLICA_URLS")?;
-    Ok(Some(reads))
+    Ok(Some(connect_reads(settings, db, 2, schema::Role::Worker)?))
+}
+
+/// The primary and the replicas of `DATABASE_REPLICA_URLS`: pools of at most `max_size`
+/// connections to each replica, their sessions named as `role`'s.
+pub fn connect_reads(
+    settings: &Settings,
+    db: &schema::Db,
+    max_size: usize,
+    role: schema::Role,
+) -> anyhow::Result<schema::Reads> {
+    let urls = &settings.database_replica_urls;
+    schema::Reads::connect(db.clone(), urls, max_size, settings.replica_max_lag, role)
+        .context("DATABASE_REPLICA_URLS")
 }
 
 /// The webhook sender, beside the ingest worker, when outgoing webhooks are on.
@@ -218,14 +223,7 @@ async fn run_api(
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
     let storage = settings.s3.storage();
-    let reads = schema::Reads::connect(
-        db.clone(),
-        &settings.database_replica_urls,
-        settings.database_pool_size,
-        settings.replica_max_lag,
-        schema::Role::Api,
-    )
-    .context("DATABASE_REPLICA_URLS")?;
+    let reads = connect_reads(settings, &db, settings.database_pool_size, schema::Role::Api)?;
     let state = api::build_state(db, reads, guards, queue, storage, keys, settings.api()?)
         .await
         .context("starting the API")?;

@@ -468,8 +468,6 @@ impl Settings {
         }
     }
 
-    /// The worker's settings; `pulls` runs vendor pulls and `exports` makes exports of users'
-    /// records (none: this worker takes none).
     /// How long an import or export may go without its heartbeat before another worker takes
     /// it over: as an abandoned batch is, a little later (its heartbeat runs at an eighth of
     /// this): 120 s by default.
@@ -483,6 +481,8 @@ impl Settings {
         Duration::from_secs(self.worker_sweep_interval_seconds.max(1)) * 2
     }
 
+    /// The worker's settings; `pulls` runs vendor pulls and `exports` makes exports of users'
+    /// records (none: this worker takes none).
     pub fn worker(
         &self,
         pulls: Option<std::sync::Arc<dyn ingest::worker::PullHandler>>,

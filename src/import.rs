@@ -28,14 +28,7 @@ pub async fn run(settings: &Settings, user: Uuid, path: &Path) -> anyhow::Result
     let run_id = Uuid::now_v7();
     let target = ImportTarget { user_id: user, run_id, outbox: settings.outgoing_webhooks_enabled };
     // The API's reads, on the primary and its replicas, that the import yields to.
-    let api = schema::Reads::connect(
-        db.clone(),
-        &settings.database_replica_urls,
-        1,
-        settings.replica_max_lag,
-        schema::Role::Tool,
-    )
-    .context("DATABASE_REPLICA_URLS")?;
+    let api = app::connect_reads(settings, &db, 1, schema::Role::Tool)?;
     let done = run_import(&db, &api, target, Box::new(file), |p| {
         bar.set_position(p.bytes);
         let secs = started.elapsed().as_secs_f64().max(1e-3);

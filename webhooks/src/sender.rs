@@ -4,9 +4,8 @@
 //! no other. An entry is acknowledged only after its attempt is recorded: a sender killed
 //! mid-delivery leaves it pending, and another sender claims it once it has been idle for the
 //! request timeout plus `claim_idle` ([`takeover_after`]), never while its call may still be
-//! running (which would send it twice). PostgreSQL
-//! holds the state, so a lost or trimmed stream only delays deliveries until the sweep finds
-//! them.
+//! running (which would send it twice). PostgreSQL holds the state, so a lost or trimmed
+//! stream only delays deliveries until the sweep finds them.
 
 use std::sync::Arc;
 use std::time::Duration;
