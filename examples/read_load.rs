@@ -6,12 +6,16 @@
 //!
 //!     cargo run --release --example read_load -- --port 8091 --key <api key> \
 //!         --mode timeseries|activity|sleep|resolutions|1min|…|1day --rate 300 [--readers 50] \
-//!         [--seconds 30] [--warmup 5] [--users 10000]
+//!         [--seconds 30] [--warmup 5] [--users 10000] [--timeline <file>]
 //!
 //! The first `--warmup` seconds run on the same schedule and are not counted: a service that has
 //! just started plans each statement once on each pooled connection, and its first seconds of a
 //! read it has not served yet measure that, not the read (a page at `5min` right after a start:
 //! p99 100 ms for 40 requests, 11 ms after).
+//!
+//! `--timeline` writes a line per second of the run (the Unix second the requests were due in,
+//! how many, their p50, p99 and max in ms): what a stall looks like and when it happened, to be
+//! set beside what else the box was doing then.
 
 use std::time::{Duration, Instant};
 
@@ -26,6 +30,7 @@ struct Args {
     seconds: u64,
     warmup: u64,
     users: u64,
+    timeline: Option<String>,
 }
 
 fn args() -> Result<Args, String> {
@@ -38,6 +43,7 @@ fn args() -> Result<Args, String> {
         seconds: 30,
         warmup: 5,
         users: 10_000,
+        timeline: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -52,6 +58,7 @@ fn args() -> Result<Args, String> {
             "--seconds" => a.seconds = value.parse().map_err(|e| bad(&e))?,
             "--warmup" => a.warmup = value.parse().map_err(|e| bad(&e))?,
             "--users" => a.users = value.parse().map_err(|e| bad(&e))?,
+            "--timeline" => a.timeline = Some(value),
             _ => return Err(format!("unknown flag {flag}")),
         }
     }
@@ -134,6 +141,7 @@ async fn main() -> Result<(), String> {
     let interval = Duration::from_secs_f64(a.readers as f64 / a.rate);
     let count = (a.rate * (a.seconds + a.warmup) as f64 / a.readers as f64).ceil() as usize;
     let begin = Instant::now() + Duration::from_millis(200);
+    let wall_begin = Utc::now() + chrono::Duration::milliseconds(200);
     // What is due before this is the warm-up: sent, not counted.
     let start = begin + Duration::from_secs(a.warmup);
     let mut tasks = Vec::new();
@@ -145,7 +153,7 @@ async fn main() -> Result<(), String> {
         let offset = interval.mul_f64(r as f64 / a.readers as f64);
         tasks.push(tokio::spawn(async move {
             let mut rng = 0x9E37_79B9_7F4A_7C15u64 ^ (r as u64 + 1).wrapping_mul(0xA076_1D64);
-            let mut out: Vec<(f64, bool)> = Vec::with_capacity(count);
+            let mut out: Vec<(f64, bool, u64)> = Vec::with_capacity(count);
             for i in 0..count {
                 let due = begin + offset + interval * i as u32;
                 tokio::time::sleep_until(due.into()).await;
@@ -155,7 +163,9 @@ async fn main() -> Result<(), String> {
                     Err(_) => false,
                 };
                 if due >= start {
-                    out.push((due.elapsed().as_secs_f64() * 1000.0, ok));
+                    let since = chrono::Duration::from_std(due - begin).unwrap_or_default();
+                    let second = (wall_begin + since).timestamp() as u64;
+                    out.push((due.elapsed().as_secs_f64() * 1000.0, ok, second));
                 }
             }
             out
@@ -163,11 +173,23 @@ async fn main() -> Result<(), String> {
     }
     let mut latencies = Vec::new();
     let mut failed = 0;
+    let mut seconds = std::collections::BTreeMap::<u64, Vec<f64>>::new();
     for t in tasks {
-        for (ms, ok) in t.await.map_err(|e| e.to_string())? {
+        for (ms, ok, second) in t.await.map_err(|e| e.to_string())? {
             latencies.push(ms);
+            seconds.entry(second).or_default().push(ms);
             failed += usize::from(!ok);
         }
+    }
+    if let Some(file) = &a.timeline {
+        let mut lines = String::new();
+        for (second, mut ms) in seconds {
+            ms.sort_by(f64::total_cmp);
+            let q = |p: f64| ms[((ms.len() as f64 * p) as usize).min(ms.len() - 1)];
+            let (p50, p99, max) = (q(0.5), q(0.99), q(1.0));
+            lines += &format!("{second} {} {p50:.1} {p99:.1} {max:.1}\n", ms.len());
+        }
+        std::fs::write(file, lines).map_err(|e| format!("{file}: {e}"))?;
     }
     let took = start.elapsed().as_secs_f64();
     latencies.sort_by(f64::total_cmp);

@@ -14,6 +14,11 @@
 #   REPLICA=1 benches/read/isolation.sh
 #   REPLICA=1 PIN=1 PACED="timeseries:100 activity:300" benches/read/isolation.sh
 #   WEARHOUSE_BIN=/tmp/old/wearhouse benches/read/isolation.sh   # another build (before/after)
+#   DIAG=1 PACED="timeseries:200" benches/read/isolation.sh        # and what the box did meanwhile
+#
+# DIAG=1 also prints, for each second of the reads beside imports whose p99 passed STALL_MS (200),
+# what was at work then: the database's sessions, the cores' and disk's pressure, and (with
+# sysstat's pidstat installed) each process's share of the cores.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 DURATION=${DURATION:-30}
@@ -60,7 +65,7 @@ USERS=$(psql -tA "$PG/$DB" -c "select count(*) from users where email is null or
 
 paced() {
   on 1 "$CARGO_TARGET_DIR/release/examples/read_load" --port "$PORT" --key "$KEY" --users "$USERS" \
-    --readers 50 --seconds "$DURATION" --mode "${1%%:*}" --rate "${1##*:}"
+    --readers 50 --seconds "$DURATION" --mode "${1%%:*}" --rate "${1##*:}" --timeline "$work/timeline"
 }
 
 # Imports one after another until stopped; each into a new user, its seconds printed.
@@ -91,6 +96,33 @@ waits_of() {
        and a.state = 'active' and a.wait_event is not null and a.pid <> pg_backend_pid()" 2>/dev/null
     sleep 0.2
   done
+}
+# Everything at work on the box every 0.5 s until killed, each line after its Unix time: the
+# cores' and the disk's pressure (PSI, µs stalled since boot), then every non-idle session of
+# the database at $1 (who, what it waits on, for how long its statement has run, the statement).
+box_of() {
+  while :; do
+    local now; now=$(date +%s.%N)
+    echo "$now psi cpu $(awk '/some/ { print $5 }' /proc/pressure/cpu) io $(awk '/some/ { print $5 }' /proc/pressure/io) $(awk '/full/ { print $5 }' /proc/pressure/io)"
+    psql -tAq -F ' | ' "$1" -c "select coalesce(nullif(application_name, ''), backend_type), state,
+        coalesce(wait_event_type || ':' || wait_event, 'cpu'),
+        round(extract(epoch from clock_timestamp() - query_start)::numeric * 1000) || ' ms',
+        left(regexp_replace(query, '\s+', ' ', 'g'), 60)
+      from pg_stat_activity where state is distinct from 'idle' and pid <> pg_backend_pid()
+        and backend_type not in ('walwriter', 'checkpointer', 'background writer', 'logical replication launcher', 'autovacuum launcher', 'TimescaleDB Background Worker Launcher')" 2>/dev/null \
+      | sed "s/^/$now   /"
+    sleep 0.5
+  done
+}
+# The seconds of the last paced run whose p99 was over $1 ms, with what `box_of` saw in them.
+stalls() {
+  awk -v over="$1" '$4 > over' "$work/timeline" | while read -r second n p50 p99 max; do
+    echo "-- second $second: $n requests, p50 $p50 ms, p99 $p99 ms, max $max ms"
+    awk -v s="$second" 'int($1) >= s - 1 && int($1) <= s' "$work/box" | cut -c11- | head -30
+    [ ! -s "$work/pidstat" ] || awk -v t="$(date -d "@$second" +%T)" '$1 == t && $8 >= 5 {
+      printf "   %5.1f%% cpu %s", $8, $10; for (i = 11; i <= NF && i < 16; i++) printf " %s", $i; print "" }' \
+      "$work/pidstat"
+  done | head -150
 }
 # Autovacuum (after the generation, or after an earlier run's deletes) would blur the reads
 # alone: wait until none runs.
@@ -123,6 +155,13 @@ for run in $PACED; do
     waits_of "$PG/$DB" >"$work/waits" &
     samplers=$!
     [ -z "$replicas" ] || { waits_of "$replicas" >"$work/waits-replica" & samplers="$samplers $!"; }
+    box_of "$PG/$DB" >"$work/box" &
+    samplers="$samplers $!"
+    # Which processes had the cores, each second (sysstat's pidstat, when installed).
+    if command -v pidstat >/dev/null; then
+      LC_ALL=C pidstat -u -h -l 1 >"$work/pidstat" &
+      samplers="$samplers $!"
+    fi
   fi
   sleep 5
   paced "$run"
@@ -134,6 +173,8 @@ for run in $PACED; do
       echo "-- what the API's sessions waited on ($(basename "$f"); samples every 0.2 s):"
       grep -v '^$' "$f" | sort | uniq -c | sort -rn | head -8
     done
+    echo "-- the seconds whose p99 was over ${STALL_MS:-200} ms, and what was at work then:"
+    stalls "${STALL_MS:-200}"
   fi
   pkill -f "$bin import" 2>/dev/null || true
   wait "$loop" 2>/dev/null || true
@@ -143,7 +184,9 @@ done
 # The imported users go, with every row (deleting a user takes a developer's token).
 if [ -f "$work/imported" ]; then
   while read -r user; do
-    curl -sf -X DELETE -H "Authorization: Bearer $token" "127.0.0.1:$PORT/api/v1/users/$user" >/dev/null || true
+    code=$(curl -s -o "$work/deleted" -w '%{http_code}' -X DELETE -H "Authorization: Bearer $token" \
+      "127.0.0.1:$PORT/api/v1/users/$user" </dev/null || true)
+    [ "$code" = 200 ] || echo "could not delete imported user $user: $code $(head -c 200 "$work/deleted")" >&2
   done <"$work/imported"
   # Their space vacuumed now, not by an autovacuum in the middle of the next run's reads.
   psql -q "$PG/$DB" -c "vacuum analyze"

@@ -273,21 +273,39 @@ impl SealedRows {
 /// `$first + 8` ([`SealedRows::params`]) added, for a read of user `$1`. Aliased by the caller
 /// (`from {samples} s`).
 pub fn samples_sql(first: usize) -> String {
-    sealed_union(first, "true")
+    sealed_union(first, "true", None)
 }
 
 /// [`samples_sql`] for a statement that reads one series (the SQL expression `series`) and, given
-/// one, one source at a time: only their runs of the sealed samples are unnested.
-pub fn pair_samples_sql(first: usize, series: &str, source: Option<&str>) -> String {
+/// one, one source at a time, in the stretch `during` (a condition on a sample's `ts` that the
+/// statement applies too): only their runs of the sealed samples are unnested, and only the
+/// hypertable's chunks that `during` can hold are planned and read.
+///
+/// Why the rows are chosen where they are read as well as above: with its conditions its own,
+/// TimescaleDB leaves the chunks outside `during` out of a statement planned with the values (a
+/// custom plan) before it looks at them. Applied only above the `union all`, it planned every
+/// chunk first: 4 ms to plan a raw page over 149 weekly chunks, against 0.9 ms so (and a generic
+/// plan, planned once, still descends every chunk's index and locks every chunk on each call:
+/// 2.5 ms a page, with the lock manager contended under concurrent reads).
+pub fn pair_samples_sql(first: usize, series: &str, source: Option<&str>, during: &str) -> String {
     match source {
-        Some(source) => sealed_union(first, &format!("k.s = {series} and k.d = {source}")),
-        None => sealed_union(first, &format!("k.s = {series}")),
+        Some(source) => sealed_union(
+            first,
+            &format!("k.s = {series} and k.d = {source}"),
+            Some(&format!("series_type_id = {series} and data_source_id = {source} and {during}")),
+        ),
+        None => sealed_union(
+            first,
+            &format!("k.s = {series}"),
+            Some(&format!("series_type_id = {series} and {during}")),
+        ),
     }
 }
 
-/// The rows of `samples` and the sealed samples of the runs `pick` (a condition on the run's
-/// series `k.s` and source `k.d`) keeps.
-fn sealed_union(first: usize, pick: &str) -> String {
+/// The rows of `samples` (of user `$1` that `rows`, a condition on its columns, keeps, given one)
+/// and the sealed samples of the runs `pick` (a condition on the run's series `k.s` and source
+/// `k.d`) keeps.
+fn sealed_union(first: usize, pick: &str, rows: Option<&str>) -> String {
     let columns = [
         ("ts", "timestamptz"),
         ("value", "float8"),
@@ -298,10 +316,11 @@ fn sealed_union(first: usize, pick: &str) -> String {
     format!(
         "(select user_id, series_type_id, data_source_id, ts, value, zone_offset,
                  is_daily_total, batch_id
-          from samples
+          from samples{}
           union all
           select $1::uuid, k.s, k.d, u.ts, u.value, u.zone_offset, u.is_daily_total, u.batch_id
           from {})",
+        rows.map(|rows| format!(" where user_id = $1 and {rows}")).unwrap_or_default(),
         runs_sql(first, pick, &columns, "u")
     )
 }
