@@ -185,15 +185,14 @@ async fn main() -> Result<(), String> {
         let mut lines = String::new();
         for (second, mut ms) in seconds {
             ms.sort_by(f64::total_cmp);
-            let q = |p: f64| ms[((ms.len() as f64 * p) as usize).min(ms.len() - 1)];
-            let (p50, p99, max) = (q(0.5), q(0.99), q(1.0));
+            let (p50, p99, max) = (quantile(&ms, 0.5), quantile(&ms, 0.99), quantile(&ms, 1.0));
             lines += &format!("{second} {} {p50:.1} {p99:.1} {max:.1}\n", ms.len());
         }
         std::fs::write(file, lines).map_err(|e| format!("{file}: {e}"))?;
     }
     let took = start.elapsed().as_secs_f64();
     latencies.sort_by(f64::total_cmp);
-    let q = |p: f64| latencies[((latencies.len() as f64 * p) as usize).min(latencies.len() - 1)];
+    let q = |p: f64| quantile(&latencies, p);
     println!(
         "{} {} requests by {} readers at {:.0}/s offered ({:.0}/s done), failed: {failed}",
         latencies.len(),
@@ -211,4 +210,9 @@ async fn main() -> Result<(), String> {
         q(1.0)
     );
     Ok(())
+}
+
+/// The `p` quantile of `sorted` (not empty), ascending.
+fn quantile(sorted: &[f64], p: f64) -> f64 {
+    sorted[((sorted.len() as f64 * p) as usize).min(sorted.len() - 1)]
 }

@@ -434,20 +434,17 @@ pub async fn read(client: &impl GenericClient, q: &SeriesQuery) -> Result<Vec<Se
         .await?;
     let sealed = Sealed::of(reading, sealed);
     let statement = client.prepare_cached(&reading.statement(q.backward)).await?;
+    let args = [&params[..], &sealed.params()[..]].concat();
+    let rows = client.query(&statement, &args);
     let rows = match reading {
-        // Planned on each call with the page's values: TimescaleDB then plans and locks only the
-        // chunks of the page's stretch (0.9 ms to plan, 0.2 to run), where the generic plan locks
-        // and descends every chunk on every call (2.5 ms with 149 weekly chunks, growing with the
-        // user's history; `blocks::pair_samples_sql`). Sent ahead of the page, in its round trip.
+        // Planned on each call with the page's values, so that only the chunks of its stretch
+        // are planned, locked and read (`blocks::pair_samples_sql`). The setting goes ahead of
+        // the page (polled first), in its round trip.
         Reading::Raw => {
             let custom = client.batch_execute("set local plan_cache_mode = force_custom_plan");
-            let args = [&params[..], &sealed.params()[..]].concat();
-            let page = client.query(&statement, &args);
-            futures::future::try_join(custom, page).await?.1
+            futures::future::try_join(custom, rows).await?.1
         }
-        Reading::SubHour { .. } | Reading::Rollups { .. } => {
-            client.query(&statement, &[&params[..], &sealed.params()[..]].concat()).await?
-        }
+        Reading::SubHour { .. } | Reading::Rollups { .. } => rows.await?,
     };
     // A stretch is counted to hold the page, but with duplicates resolved some of its samples
     // drop out: a page that comes back short reads the whole window instead.
