@@ -9,20 +9,27 @@ use crate::{Db, Reads, Result};
 /// How long [`api_sessions_active_anywhere`] waits for a database's answer.
 const ASK_TIMEOUT: Duration = Duration::from_secs(1);
 
-/// How many sessions of the API run a statement in this database right now, this one aside
-/// (the asking pool may be the API's own). Sessions are told apart by their
-/// `application_name` ([`Role`]). Sampled again and again, its mean is
-/// the API's share of PostgreSQL: reads at 400 a second, each 2.5 ms in the database, keep one
-/// session busy on average; the API's quick lookups (credentials) barely show.
+/// How recently a session of the API must have run a statement to count as at work.
+pub const RECENT: Duration = Duration::from_millis(100);
+
+/// How many sessions of the API run a statement in this database now or ran one within
+/// [`RECENT`], this one aside (the asking pool may be the API's own). Sessions are told apart
+/// by their `application_name` ([`Role`]). Counting the recent ones too makes this a measure
+/// of how often the API reads, not of how long a read takes: a page planned and read in a
+/// quarter of a millisecond is rarely caught running, yet 100 of them a second keep several
+/// sessions recent in every sample, while a client polling once a second shows in one sample
+/// in ten.
 pub async fn api_sessions_active(db: &Db) -> Result<i64> {
     let client = db.client().await?;
+    let recent = RECENT.as_secs_f64();
     let row = client
         .query_one(
             "select count(*) from pg_stat_activity
               where application_name = $1 and backend_type = 'client backend'
-                and datname = current_database() and state = 'active'
-                and pid <> pg_backend_pid()",
-            &[&Role::Api.application_name()],
+                and datname = current_database() and pid <> pg_backend_pid()
+                and (state = 'active'
+                     or state_change > clock_timestamp() - make_interval(secs => $2))",
+            &[&Role::Api.application_name(), &recent],
         )
         .await?;
     Ok(row.try_get(0)?)
