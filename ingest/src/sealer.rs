@@ -209,7 +209,7 @@ mod tests {
     #[test]
     fn a_transaction_holds_many_sparse_days_or_few_dense_ones() {
         let day = |d: i64| DayKey {
-            series_type_id: 1,
+            series_type_id: schema::ids::SeriesId(1),
             data_source_id: Uuid::nil(),
             day: DateTime::from_timestamp(0, 0).unwrap_or_default() + Duration::days(d),
         };

@@ -19,6 +19,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
+use crate::series::SeriesId;
 use crate::sleep::{SleepDay, day, longest_night, night_span};
 use crate::{Ranking, Sources, round1, series};
 
@@ -35,7 +36,7 @@ pub const CATEGORIES: &[&str] = &[
 ];
 
 /// Vendor score series and the category each is listed under.
-pub const VENDOR_SERIES: &[(i16, &str)] = &[
+pub const VENDOR_SERIES: &[(SeriesId, &str)] = &[
     (series::RECOVERY_SCORE, "recovery"),
     (series::BODY_BATTERY, "body_battery"),
     (series::STRESS_LEVEL, "stress"),
@@ -135,7 +136,7 @@ pub fn sleep_scores(
 /// A vendor's score reading as a health score; `None` for a series that is not a score.
 pub fn vendor_score(
     user_id: Uuid,
-    series_id: i16,
+    series_id: SeriesId,
     r: &Reading,
     ranking: &Ranking,
 ) -> Option<HealthScore> {

@@ -7,12 +7,13 @@
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
+use crate::ids::SeriesId;
 use crate::{Db, Result};
 
 /// One series of a user: from one source, or from all (`data_source_id` null).
 #[derive(Debug, Clone, PartialEq)]
 pub struct SeriesCoverage {
-    pub series_type_id: i16,
+    pub series_type_id: SeriesId,
     pub data_source_id: Option<Uuid>,
     /// The first and last instants known to hold samples: a rollup's day start, or a block's
     /// first and last sample.

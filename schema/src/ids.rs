@@ -87,6 +87,14 @@ id_type!(
     Copy
 );
 
+id_type!(
+    /// A series type's id (`series_types`; the `series_type_id` of every stored sample,
+    /// rollup and block): stable, the catalogue's (`catalogue::series_types`).
+    SeriesId(i16),
+    Copy,
+    Default
+);
+
 impl EndpointId {
     pub fn as_str(&self) -> &str {
         &self.0

@@ -7,6 +7,7 @@
 use chrono::{DateTime, Duration, NaiveDate, Utc};
 use uuid::Uuid;
 
+use crate::ids::SeriesId;
 use crate::users::{WriterLock, lock_for_writing};
 use crate::{Db, Result};
 
@@ -106,7 +107,7 @@ async fn recount_cut_days(
     }
     let mut keys = Vec::with_capacity(touched.len() * 2);
     for r in &touched {
-        let (series_type_id, data_source_id): (i16, Uuid) = (r.try_get(0)?, r.try_get(1)?);
+        let (series_type_id, data_source_id): (SeriesId, Uuid) = (r.try_get(0)?, r.try_get(1)?);
         for day in [cutoff, cutoff + Duration::days(1)] {
             keys.push(crate::blocks::DayKey { series_type_id, data_source_id, day });
         }

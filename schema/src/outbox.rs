@@ -12,6 +12,7 @@ use uuid::Uuid;
 
 use crate::catalogue::event_types::SessionEvent;
 use crate::catalogue::series_types;
+use crate::ids::SeriesId;
 use crate::{Error, Result};
 
 /// What an outbox event carries.
@@ -53,10 +54,10 @@ impl Payload {
 
 /// The new or changed samples of each series in one batch: one event per series names them.
 #[derive(Debug, Default)]
-pub(crate) struct Spans(BTreeMap<i16, (i64, DateTime<Utc>, DateTime<Utc>)>);
+pub(crate) struct Spans(BTreeMap<SeriesId, (i64, DateTime<Utc>, DateTime<Utc>)>);
 
 impl Spans {
-    pub(crate) fn add(&mut self, series_type_id: i16, ts: DateTime<Utc>) {
+    pub(crate) fn add(&mut self, series_type_id: SeriesId, ts: DateTime<Utc>) {
         let span = self.0.entry(series_type_id).or_insert((0, ts, ts));
         span.0 += 1;
         span.1 = span.1.min(ts);

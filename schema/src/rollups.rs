@@ -13,6 +13,7 @@ use postgres_types::{ToSql, Type};
 use tokio_postgres::binary_copy::BinaryCopyInWriter;
 use uuid::Uuid;
 
+use crate::ids::SeriesId;
 use crate::sample_row::SampleRow;
 use crate::{Db, Result, zone};
 
@@ -71,7 +72,7 @@ impl DayFigures {
 }
 
 /// Local day figures by (series, source, local date): what `daily_rollups` rows hold.
-pub(crate) type LocalDays = BTreeMap<(i16, Uuid, NaiveDate), DayFigures>;
+pub(crate) type LocalDays = BTreeMap<(SeriesId, Uuid, NaiveDate), DayFigures>;
 
 /// One UTC hour's figures: sums of intraday samples and of daily totals apart; the maximum and
 /// the least zone offset over every sample. What `hourly_rollups` holds, and a sealed day's
@@ -148,7 +149,7 @@ fn least(a: Option<i16>, b: Option<i16>) -> Option<i16> {
 /// ([`HourRows::params`]: series, source, hour, then the figures in `hourly_rollups`' order).
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct HourRows {
-    pub series: Vec<i16>,
+    pub series: Vec<SeriesId>,
     pub sources: Vec<Uuid>,
     pub hours: Vec<DateTime<Utc>>,
     pub counts: Vec<i32>,
@@ -160,7 +161,7 @@ pub struct HourRows {
 }
 
 impl HourRows {
-    pub fn push(&mut self, series: i16, source: Uuid, hour: DateTime<Utc>, f: &HourFigures) {
+    pub fn push(&mut self, series: SeriesId, source: Uuid, hour: DateTime<Utc>, f: &HourFigures) {
         self.series.push(series);
         self.sources.push(source);
         self.hours.push(hour);
@@ -277,7 +278,7 @@ pub enum Span {
 }
 
 /// A rollup's key: series, source, and the hour (or UTC day) it starts.
-type HourKey = (i16, Uuid, DateTime<Utc>);
+type HourKey = (SeriesId, Uuid, DateTime<Utc>);
 
 /// The UTC hour a sample belongs to.
 pub fn hour_of(ts: DateTime<Utc>) -> DateTime<Utc> {
@@ -547,7 +548,7 @@ mod tests {
         let mut out = BTreeMap::new();
         for &(series, source, hour, value, offset) in keys {
             out.insert(
-                (series, Uuid::from_u128(source), at(hour)),
+                (SeriesId(series), Uuid::from_u128(source), at(hour)),
                 HourFigures::of(value, None, offset),
             );
         }
@@ -566,7 +567,7 @@ mod tests {
         ]);
         let days = utc_days(&h);
         assert_eq!(days.hours, [at(0), at(24), at(0), at(0)]);
-        assert_eq!(days.series, [1, 1, 1, 2]);
+        assert_eq!(days.series, [1, 1, 1, 2].map(SeriesId));
         assert_eq!(days.sources[..3], [Uuid::from_u128(1), Uuid::from_u128(1), Uuid::from_u128(2)]);
         assert_eq!(days.counts, [2, 1, 1, 1]);
         assert_eq!(days.sums, [140.0, 70.0, 10.0, 3.0]);
@@ -587,9 +588,9 @@ mod tests {
             (2, 1, 2, 1.0, None),
         ]);
         let (edges, inner) = edges_and_inner(&h);
-        assert_eq!(inner.series, [1, 1, 2]);
+        assert_eq!(inner.series, [1, 1, 2].map(SeriesId));
         assert_eq!(inner.hours, [at(1), at(2), at(1)]);
-        assert_eq!(edges.series, [1, 1, 1, 2, 2]);
+        assert_eq!(edges.series, [1, 1, 1, 2, 2].map(SeriesId));
         assert_eq!(edges.hours, [at(0), at(3), at(1), at(0), at(2)]);
         assert_eq!(edges.len() + inner.len(), h.len());
     }

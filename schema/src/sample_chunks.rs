@@ -13,9 +13,10 @@ use uuid::Uuid;
 
 use crate::Result;
 use crate::db::Db;
+use crate::ids::SeriesId;
 
 /// A series id no sample has: the placeholder rows [`Chunks::make`] writes and deletes again.
-const PLACEHOLDER_SERIES: i16 = i16::MIN;
+const PLACEHOLDER_SERIES: SeriesId = SeriesId(i16::MIN);
 
 /// The ranges of the samples hypertable's chunks that overlap the days from `$1` to `$2`: one
 /// evaluation of the catalogue's view (~3 ms with a hundred chunks), where asking it day by day

@@ -291,7 +291,7 @@ mod tests {
 
     fn row(series: i16, secs: i64, value: f64) -> SampleRow {
         SampleRow {
-            series_type_id: series,
+            series_type_id: crate::ids::SeriesId(series),
             data_source_id: Uuid::nil(),
             ts: chrono::DateTime::from_timestamp(secs, 0).unwrap_or_default(),
             value,
@@ -304,7 +304,7 @@ mod tests {
     fn the_last_duplicate_wins() {
         let rows = [row(1, 10, 1.0), row(2, 5, 2.0), row(1, 10, 3.0), row(1, 5, 4.0)];
         let out: Vec<(i16, f64)> =
-            dedup(&rows).iter().map(|r| (r.series_type_id, r.value)).collect();
+            dedup(&rows).iter().map(|r| (r.series_type_id.0, r.value)).collect();
         assert_eq!(out, vec![(1, 4.0), (1, 3.0), (2, 2.0)]);
     }
 }

@@ -10,6 +10,7 @@ use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
 use uuid::Uuid;
 
+use crate::ids::SeriesId;
 use crate::session_blocks::Sessions;
 use crate::workouts::WorkoutFigures;
 use crate::{Db, Result};
@@ -17,7 +18,7 @@ use crate::{Db, Result};
 const LIST: &str = include_str!("../queries/events_list.sql");
 const DEDUP: &str = include_str!("../queries/events_dedup.sql");
 /// The heart rate series' id (`{heart_rate}` in `columns`).
-const HEART_RATE: i16 = crate::catalogue::series_types::id("heart_rate");
+const HEART_RATE: SeriesId = crate::catalogue::series_types::id("heart_rate");
 
 /// Which session table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

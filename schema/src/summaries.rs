@@ -9,6 +9,7 @@ use uuid::Uuid;
 use postgres_types::ToSql;
 
 use crate::blocks;
+use crate::ids::SeriesId;
 use crate::rollups::DayFigures;
 use crate::session_blocks::Sessions;
 use crate::sessions::{Event, Sleep};
@@ -18,7 +19,7 @@ use crate::{Db, Result};
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct DayRollup {
     pub local_date: NaiveDate,
-    pub series_type_id: i16,
+    pub series_type_id: SeriesId,
     pub data_source_id: Uuid,
     pub figures: DayFigures,
 }
@@ -28,7 +29,7 @@ pub struct DayRollup {
 pub async fn page_rollups(
     db: &Db,
     user_id: Uuid,
-    series: &[i16],
+    series: &[SeriesId],
     (from, to): (NaiveDate, NaiveDate),
     backward: bool,
     n: i64,
@@ -62,7 +63,7 @@ fn local_dates_sql() -> String {
 pub async fn rollups(
     db: &Db,
     user_id: Uuid,
-    series: &[i16],
+    series: &[SeriesId],
     from: NaiveDate,
     to: NaiveDate,
 ) -> Result<Vec<DayRollup>> {
@@ -166,11 +167,11 @@ pub async fn sleep_ending(
 #[derive(Debug, Clone, Copy)]
 pub enum DataDays<'a> {
     /// A rollup of one of these series.
-    Rollups(&'a [i16]),
+    Rollups(&'a [SeriesId]),
     /// The wake-up day of a sleep session, nap or night (duplicates resolved).
     Wakes,
     /// A rollup of one of these series, or the wake-up day of a night (not a nap).
-    RollupsOrNights(&'a [i16]),
+    RollupsOrNights(&'a [SeriesId]),
     /// The wake-up day of a night (not a nap): a day with a sleep score.
     Nights,
 }
@@ -187,7 +188,7 @@ pub struct DayScope<'a> {
 }
 
 impl DataDays<'_> {
-    fn series(&self) -> &[i16] {
+    fn series(&self) -> &[SeriesId] {
         match self {
             DataDays::Rollups(series) | DataDays::RollupsOrNights(series) => series,
             DataDays::Wakes | DataDays::Nights => &[],
@@ -285,9 +286,9 @@ async fn query_days(
 pub async fn means_over(
     db: &Db,
     user_id: Uuid,
-    series: &[i16],
+    series: &[SeriesId],
     intervals: &[(DateTime<Utc>, DateTime<Utc>)],
-) -> Result<Vec<(i32, i16, f64)>> {
+) -> Result<Vec<(i32, SeriesId, f64)>> {
     if intervals.is_empty() {
         return Ok(Vec::new());
     }
@@ -318,7 +319,7 @@ pub async fn means_over(
     .await?;
     blocks::end_snapshot(tx);
     // Sealed samples first: they are the older ones where a night spans both.
-    let mut sums: std::collections::BTreeMap<(i32, i16), (f64, i64)> = Default::default();
+    let mut sums: std::collections::BTreeMap<(i32, SeriesId), (f64, i64)> = Default::default();
     let mut by_time: Vec<usize> = (0..sealed.len()).collect();
     by_time.sort_by_key(|i| sealed.ts[*i]);
     for (k, (a, b)) in intervals.iter().enumerate() {
@@ -347,7 +348,7 @@ pub struct Reading {
 }
 
 /// The last day each source has a rollup of `series`: `(source, day)`.
-pub async fn last_days(db: &Db, user_id: Uuid, series: i16) -> Result<Vec<(Uuid, NaiveDate)>> {
+pub async fn last_days(db: &Db, user_id: Uuid, series: SeriesId) -> Result<Vec<(Uuid, NaiveDate)>> {
     let client = db.client().await?;
     let statement = client
         .prepare_cached(
@@ -370,7 +371,7 @@ pub async fn last_days(db: &Db, user_id: Uuid, series: i16) -> Result<Vec<(Uuid,
 pub async fn latest(
     db: &Db,
     user_id: Uuid,
-    series: i16,
+    series: SeriesId,
     source: Option<Uuid>,
     since: DateTime<Utc>,
 ) -> Result<Option<Reading>> {
@@ -412,7 +413,7 @@ pub async fn latest(
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Counts {
     /// `(series, source, samples)`.
-    pub samples: Vec<(i16, Uuid, i64)>,
+    pub samples: Vec<(SeriesId, Uuid, i64)>,
     /// `(type, source, workouts)`.
     pub workouts: Vec<(Option<String>, Uuid, i64)>,
     /// `(source, sleep sessions)`.
@@ -512,7 +513,7 @@ pub async fn counts(
 /// A stored sample of one of `series`, with its series.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SeriesReading {
-    pub series_type_id: i16,
+    pub series_type_id: SeriesId,
     pub reading: Reading,
 }
 
@@ -522,7 +523,7 @@ pub struct SeriesReading {
 pub async fn newest_readings(
     db: &Db,
     user_id: Uuid,
-    series: &[i16],
+    series: &[SeriesId],
     sources: Option<&[Uuid]>,
     from: Option<DateTime<Utc>>,
     to: Option<DateTime<Utc>>,

@@ -6,6 +6,7 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use crate::Result;
+use crate::ids::SeriesId;
 
 /// An outbox event not yet turned into messages.
 #[derive(Debug, Clone, PartialEq)]
@@ -58,7 +59,7 @@ pub struct EventSample {
 pub async fn event_samples(
     client: &impl GenericClient,
     user_id: Uuid,
-    series: i16,
+    series: SeriesId,
     batch_id: Uuid,
     from: DateTime<Utc>,
     to: DateTime<Utc>,

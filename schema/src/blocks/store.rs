@@ -18,6 +18,7 @@ use super::codec::{self, BlockSample};
 use super::days::{self, SpanDays};
 use super::hours::{self, DAY_HOURS, SpanHours};
 use super::local_days::{self, HeldDays};
+use crate::ids::SeriesId;
 use crate::rollups::{DayFigures, HourFigures, HourRows, LocalDays, Span};
 use crate::samples::SampleRow;
 use crate::users::{WriterLock, lock_for_writing};
@@ -39,7 +40,7 @@ const RECOUNT_REACH_DAYS: i64 = 3;
 /// One sealable unit of one user's samples: a series of a source on a UTC day.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct DayKey {
-    pub series_type_id: i16,
+    pub series_type_id: SeriesId,
     pub data_source_id: Uuid,
     /// The UTC midnight the day starts at.
     pub day: DateTime<Utc>,
@@ -47,7 +48,7 @@ pub struct DayKey {
 
 impl DayKey {
     /// The day a sample of this series and source at `ts` is stored in.
-    pub fn of(series_type_id: i16, data_source_id: Uuid, ts: DateTime<Utc>) -> DayKey {
+    pub fn of(series_type_id: SeriesId, data_source_id: Uuid, ts: DateTime<Utc>) -> DayKey {
         DayKey { series_type_id, data_source_id, day: utc_day(ts) }
     }
 
@@ -164,7 +165,7 @@ fn figures_at(r: &tokio_postgres::Row, at: usize) -> Result<HourFigures> {
 }
 
 /// The parallel arrays `unnest` reads a list of keys from.
-fn columns(keys: &[DayKey]) -> (Vec<i16>, Vec<Uuid>, Vec<DateTime<Utc>>) {
+fn columns(keys: &[DayKey]) -> (Vec<SeriesId>, Vec<Uuid>, Vec<DateTime<Utc>>) {
     let series = keys.iter().map(|k| k.series_type_id).collect();
     let sources = keys.iter().map(|k| k.data_source_id).collect();
     let days = keys.iter().map(|k| k.day).collect();
@@ -1029,7 +1030,7 @@ mod tests {
     #[test]
     fn sameness_is_sql_equality() {
         let row = SampleRow {
-            series_type_id: 1,
+            series_type_id: SeriesId(1),
             data_source_id: Uuid::nil(),
             ts: at(0),
             value: 0.0,

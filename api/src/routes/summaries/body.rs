@@ -18,6 +18,7 @@ use crate::error::{ApiResult, ErrorBody, ValidationBody};
 use crate::extract::{ApiAuth, Query};
 use crate::read_routing::ReadState;
 use crate::routes::user_ranking;
+use schema::ids::SeriesId;
 
 pub(super) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(body_summary))
@@ -27,7 +28,7 @@ pub(super) fn router() -> OpenApiRouter<AppState> {
 async fn latest_value(
     state: &AppState,
     user_id: Uuid,
-    series: i16,
+    series: SeriesId,
     ranking: &Ranking,
 ) -> ApiResult<Option<Reading>> {
     let days = schema::summaries::last_days(&state.db, user_id, series).await?;
