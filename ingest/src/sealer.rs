@@ -9,8 +9,8 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use schema::Db;
 use schema::blocks::{DayKey, Sealing, Share};
+use schema::ids::UserId;
 use tokio_util::sync::CancellationToken;
-use uuid::Uuid;
 
 /// When a day is sealed.
 #[derive(Debug, Clone, Copy)]
@@ -94,7 +94,7 @@ pub async fn seal_due(db: &Db, config: &SealConfig) -> schema::Result<Sealing> {
     // The users of the oldest due days, each once, in that order; each has all its due days
     // sealed (up to a round of them), so a backlog seals a transaction's worth of days at a
     // time, where the oldest days alone spread over many users, a few days each.
-    let mut users: Vec<Uuid> = Vec::new();
+    let mut users: Vec<UserId> = Vec::new();
     for (user, _) in &due {
         if !users.contains(user) {
             users.push(*user);
@@ -203,6 +203,7 @@ pub async fn run(db: Db, config: SealConfig, shutdown: CancellationToken) {
 #[cfg(test)]
 mod tests {
     use chrono::{DateTime, Duration};
+    use uuid::Uuid;
 
     use super::*;
 

@@ -8,6 +8,7 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use crate::ids::SeriesId;
+use crate::ids::UserId;
 use crate::{Db, Result};
 
 /// One series of a user: from one source, or from all (`data_source_id` null).
@@ -25,7 +26,7 @@ pub struct SeriesCoverage {
 
 /// Every series of the user with samples: for each, first its figures over all sources, then
 /// each source's.
-pub async fn of_user(db: &Db, user_id: Uuid) -> Result<Vec<SeriesCoverage>> {
+pub async fn of_user(db: &Db, user_id: UserId) -> Result<Vec<SeriesCoverage>> {
     let client = db.client().await?;
     let rows = client
         .query(

@@ -21,6 +21,14 @@ macro_rules! id_type {
             }
         }
 
+        impl std::str::FromStr for $name {
+            type Err = <$inner as std::str::FromStr>::Err;
+
+            fn from_str(s: &str) -> Result<$name, Self::Err> {
+                s.parse().map($name)
+            }
+        }
+
         impl From<$inner> for $name {
             fn from(id: $inner) -> $name {
                 $name(id)
@@ -58,6 +66,12 @@ macro_rules! id_type {
     };
 }
 
+id_type!(
+    /// An end user's id (`users`): whose data a row is, in every table.
+    UserId(uuid::Uuid),
+    Copy,
+    Default
+);
 id_type!(
     /// A webhook endpoint's id (`ep_…`).
     EndpointId(String)

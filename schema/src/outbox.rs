@@ -13,6 +13,7 @@ use uuid::Uuid;
 use crate::catalogue::event_types::SessionEvent;
 use crate::catalogue::series_types;
 use crate::ids::SeriesId;
+use crate::ids::UserId;
 use crate::{Error, Result};
 
 /// What an outbox event carries.
@@ -30,7 +31,7 @@ pub enum Payload {
 /// `start_time` and `end_time` (inclusive) stored by batch `batch_id`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TimeseriesRef {
-    pub user_id: Uuid,
+    pub user_id: UserId,
     pub provider: String,
     /// The series type's slug.
     pub series_type: String,
@@ -69,7 +70,7 @@ impl Spans {
     pub(crate) async fn write(
         self,
         client: &impl GenericClient,
-        user_id: Uuid,
+        user_id: UserId,
         batch_id: Uuid,
         provider: &str,
     ) -> Result<i64> {
@@ -110,7 +111,7 @@ impl Spans {
 pub async fn insert_session(
     client: &impl GenericClient,
     event: SessionEvent,
-    user_id: Uuid,
+    user_id: UserId,
     data: Value,
 ) -> Result<()> {
     let payload = serde_json::to_value(Payload::Session { data })

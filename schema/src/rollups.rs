@@ -14,6 +14,7 @@ use tokio_postgres::binary_copy::BinaryCopyInWriter;
 use uuid::Uuid;
 
 use crate::ids::SeriesId;
+use crate::ids::UserId;
 use crate::sample_row::SampleRow;
 use crate::{Db, Result, zone};
 
@@ -235,7 +236,7 @@ impl HourRows {
     pub(crate) async fn insert(
         &self,
         tx: &Transaction<'_>,
-        user_id: Uuid,
+        user_id: UserId,
         span: Span,
     ) -> Result<()> {
         if self.is_empty() {
@@ -324,7 +325,7 @@ impl Additions {
     }
 
     /// Adds the gathered figures to the stored rollups; returns the rows written.
-    pub(crate) async fn write(self, tx: &Transaction<'_>, user_id: Uuid) -> Result<u64> {
+    pub(crate) async fn write(self, tx: &Transaction<'_>, user_id: UserId) -> Result<u64> {
         let hours = write_hours(tx, user_id, self.hours).await?;
         Ok(hours + write_days(tx, user_id, self.days).await?)
     }
@@ -334,7 +335,7 @@ impl Additions {
 /// written.
 pub(crate) async fn write_days(
     tx: &Transaction<'_>,
-    user_id: Uuid,
+    user_id: UserId,
     days: LocalDays,
 ) -> Result<u64> {
     if days.is_empty() {
@@ -378,7 +379,7 @@ pub(crate) async fn write_days(
 
 async fn write_hours(
     tx: &Transaction<'_>,
-    user_id: Uuid,
+    user_id: UserId,
     hours: BTreeMap<HourKey, HourFigures>,
 ) -> Result<u64> {
     if hours.is_empty() {
@@ -432,13 +433,13 @@ fn edges_and_inner(hours: &BTreeMap<HourKey, HourFigures>) -> (HourRows, HourRow
 
 /// Copies hours that no row holds yet straight into `hourly_rollups`; `false` when one of them
 /// is there already, and nothing is written then (the savepoint is rolled back).
-async fn copy_new_hours(tx: &Transaction<'_>, user_id: Uuid, rows: &HourRows) -> Result<bool> {
+async fn copy_new_hours(tx: &Transaction<'_>, user_id: UserId, rows: &HourRows) -> Result<bool> {
     crate::db::copied_if_new(tx, "hours_new", copy_hours(tx, user_id, rows)).await
 }
 
 async fn copy_hours(
     tx: &Transaction<'_>,
-    user_id: Uuid,
+    user_id: UserId,
     rows: &HourRows,
 ) -> Result<(), tokio_postgres::Error> {
     const TYPES: [Type; 10] = [
@@ -497,7 +498,7 @@ fn utc_days(hours: &BTreeMap<HourKey, HourFigures>) -> HourRows {
 
 /// Recounts, from the raw samples, the days listed in the session's `samples_touched` (and
 /// their neighbours).
-pub(crate) async fn recount_touched(tx: &Transaction<'_>, user_id: Uuid) -> Result<()> {
+pub(crate) async fn recount_touched(tx: &Transaction<'_>, user_id: UserId) -> Result<()> {
     for statement in [CLEAR, RECOUNT, HOURLY_CLEAR, HOURLY_RECOUNT, UTC_DAY_RECOUNT] {
         tx.execute(statement, &[&user_id]).await?;
     }
@@ -506,7 +507,7 @@ pub(crate) async fn recount_touched(tx: &Transaction<'_>, user_id: Uuid) -> Resu
 
 /// Recounts, from the raw samples, the local day rollups of the days listed in the session's
 /// `samples_touched` and their neighbours (not their hours or UTC days).
-pub(crate) async fn recount_local_days(tx: &Transaction<'_>, user_id: Uuid) -> Result<()> {
+pub(crate) async fn recount_local_days(tx: &Transaction<'_>, user_id: UserId) -> Result<()> {
     for statement in [CLEAR, RECOUNT] {
         tx.execute(statement, &[&user_id]).await?;
     }
@@ -514,7 +515,7 @@ pub(crate) async fn recount_local_days(tx: &Transaction<'_>, user_id: Uuid) -> R
 }
 
 /// Rebuilds all of a user's rollups from their samples (after a reprocess).
-pub async fn rebuild_user(db: &Db, user_id: Uuid) -> Result<()> {
+pub async fn rebuild_user(db: &Db, user_id: UserId) -> Result<()> {
     let mut client = db.client().await?;
     let tx = client.transaction().await?;
     // Rebuilt from rows: sealed days are moved back first (the sealer seals them again).

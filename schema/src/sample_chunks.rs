@@ -9,11 +9,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;
 
 use chrono::{DateTime, Utc};
-use uuid::Uuid;
 
 use crate::Result;
 use crate::db::Db;
 use crate::ids::SeriesId;
+use crate::ids::UserId;
 
 /// A series id no sample has: the placeholder rows [`Chunks::make`] writes and deletes again.
 const PLACEHOLDER_SERIES: SeriesId = SeriesId(i16::MIN);
@@ -62,7 +62,7 @@ impl Chunks {
     pub async fn make(
         &self,
         db: &Db,
-        user_id: Uuid,
+        user_id: UserId,
         times: impl IntoIterator<Item = DateTime<Utc>>,
     ) -> Result<u64> {
         let days: Vec<DateTime<Utc>> = times

@@ -10,6 +10,7 @@ use postgres_types::ToSql;
 
 use crate::blocks;
 use crate::ids::SeriesId;
+use crate::ids::UserId;
 use crate::rollups::DayFigures;
 use crate::session_blocks::Sessions;
 use crate::sessions::{Event, Sleep};
@@ -28,7 +29,7 @@ pub struct DayRollup {
 /// (the last `n`, when `backward`): one page of a summary of rollups, in one statement.
 pub async fn page_rollups(
     db: &Db,
-    user_id: Uuid,
+    user_id: UserId,
     series: &[SeriesId],
     (from, to): (NaiveDate, NaiveDate),
     backward: bool,
@@ -62,7 +63,7 @@ fn local_dates_sql() -> String {
 /// The user's rollups of `series` for local days in `[from, to]`.
 pub async fn rollups(
     db: &Db,
-    user_id: Uuid,
+    user_id: UserId,
     series: &[SeriesId],
     from: NaiveDate,
     to: NaiveDate,
@@ -134,7 +135,7 @@ fn day_rollups(rows: &[tokio_postgres::Row]) -> Result<Vec<DayRollup>> {
 /// wins). `sources`: the user's source ids and ranks (lower wins).
 pub async fn sleep_ending(
     db: &Db,
-    user_id: Uuid,
+    user_id: UserId,
     from: DateTime<Utc>,
     to: DateTime<Utc>,
     sources: &(Vec<Uuid>, Vec<i32>),
@@ -226,7 +227,7 @@ fn data_days_sql() -> String {
 /// one page of a day-paged summary lists, found before anything is read for it.
 pub async fn data_days(
     db: &Db,
-    user_id: Uuid,
+    user_id: UserId,
     which: DataDays<'_>,
     scope: &DayScope<'_>,
     backward: bool,
@@ -242,7 +243,7 @@ pub async fn data_days(
 /// a user's history).
 pub async fn count_data_days(
     db: &Db,
-    user_id: Uuid,
+    user_id: UserId,
     which: DataDays<'_>,
     scope: &DayScope<'_>,
 ) -> Result<i64> {
@@ -258,7 +259,7 @@ pub async fn count_data_days(
 async fn query_days(
     db: &Db,
     sql: &str,
-    user_id: Uuid,
+    user_id: UserId,
     which: DataDays<'_>,
     scope: &DayScope<'_>,
     n: i64,
@@ -285,7 +286,7 @@ async fn query_days(
 /// Means of each of `series` (any source) over each interval: `(interval index, series, mean)`.
 pub async fn means_over(
     db: &Db,
-    user_id: Uuid,
+    user_id: UserId,
     series: &[SeriesId],
     intervals: &[(DateTime<Utc>, DateTime<Utc>)],
 ) -> Result<Vec<(i32, SeriesId, f64)>> {
@@ -348,7 +349,11 @@ pub struct Reading {
 }
 
 /// The last day each source has a rollup of `series`: `(source, day)`.
-pub async fn last_days(db: &Db, user_id: Uuid, series: SeriesId) -> Result<Vec<(Uuid, NaiveDate)>> {
+pub async fn last_days(
+    db: &Db,
+    user_id: UserId,
+    series: SeriesId,
+) -> Result<Vec<(Uuid, NaiveDate)>> {
     let client = db.client().await?;
     let statement = client
         .prepare_cached(
@@ -370,7 +375,7 @@ pub async fn last_days(db: &Db, user_id: Uuid, series: SeriesId) -> Result<Vec<(
 /// The latest sample of `series` at or after `since`, from `source` or from any source.
 pub async fn latest(
     db: &Db,
-    user_id: Uuid,
+    user_id: UserId,
     series: SeriesId,
     source: Option<Uuid>,
     since: DateTime<Utc>,
@@ -425,7 +430,7 @@ pub struct Counts {
 /// the rollups; windowed ones from the samples in the window.
 pub async fn counts(
     db: &Db,
-    user_id: Uuid,
+    user_id: UserId,
     window: Option<(DateTime<Utc>, DateTime<Utc>)>,
 ) -> Result<Counts> {
     let mut client = db.client().await?;
@@ -522,7 +527,7 @@ pub struct SeriesReading {
 #[allow(clippy::too_many_arguments)]
 pub async fn newest_readings(
     db: &Db,
-    user_id: Uuid,
+    user_id: UserId,
     series: &[SeriesId],
     sources: Option<&[Uuid]>,
     from: Option<DateTime<Utc>>,

@@ -31,6 +31,7 @@ use crate::blocks::{
 };
 use crate::catalogue::series_types::{self, Aggregation};
 use crate::ids::SeriesId;
+use crate::ids::UserId;
 use crate::rollups::{floor_to, hour_of};
 use crate::{Db, Result};
 
@@ -56,7 +57,7 @@ pub struct Position {
 
 #[derive(Debug, Clone)]
 pub struct SeriesQuery {
-    pub user_id: Uuid,
+    pub user_id: UserId,
     /// Series type ids; empty means every series.
     pub types: Vec<SeriesId>,
     pub start: DateTime<Utc>,
@@ -250,7 +251,7 @@ impl Reading {
     async fn sealed(
         self,
         client: &impl GenericClient,
-        user_id: Uuid,
+        user_id: UserId,
         types: &[SeriesId],
         (start, end): (DateTime<Utc>, DateTime<Utc>),
         cuts: Option<&[DateTime<Utc>; 4]>,

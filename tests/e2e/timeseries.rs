@@ -499,7 +499,7 @@ async fn every_resolution_answers_what_raw_samples_give() {
     let app = TestApp::spawn().await;
     let key = app.api_key().await;
     let user = app.user(&key, serde_json::json!({})).await;
-    let user_id: uuid::Uuid = user.parse().expect("uuid");
+    let user_id: schema::ids::UserId = user.parse().expect("uuid");
     // A deterministic spread of samples over 2026-03-09..11: heart rate from the watch every
     // minute for three hours and every 37 minutes besides, and from the phone every 11 minutes
     // on the 10th; steps from the phone every 10 minutes in the daytime and from the watch

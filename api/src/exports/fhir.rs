@@ -9,10 +9,10 @@
 //! its offset and seconds; no empty array, `null` or empty string is written.
 
 use schema::catalogue::series_types::{SeriesId, id as series};
+use schema::ids::UserId;
 use schema::timeseries::SeriesPoint;
 use schema::users::User;
 use serde_json::{Value, json};
-use uuid::Uuid;
 
 use crate::routes::events::{SleepOut, WorkoutOut};
 
@@ -115,7 +115,7 @@ fn minutes(value: i64) -> Value {
 }
 
 /// The reference every observation's subject is.
-pub(crate) fn subject(user: Uuid) -> Value {
+pub(crate) fn subject(user: UserId) -> Value {
     json!({"reference": format!("Patient/{user}")})
 }
 
@@ -156,7 +156,7 @@ fn id(what: &str, n: impl std::fmt::Display) -> String {
 /// `source` is the sample's source's place in the user's sources (it keeps ids unique).
 pub(crate) fn sample(
     p: &SeriesPoint,
-    user: Uuid,
+    user: UserId,
     local_time: &str,
     source: usize,
 ) -> Option<Value> {
@@ -180,7 +180,7 @@ pub(crate) fn sample(
 
 /// A blood pressure reading as the vital-signs panel, with the components it has.
 pub(crate) fn blood_pressure(
-    user: Uuid,
+    user: UserId,
     at_millis: i64,
     local_time: &str,
     source: usize,
@@ -215,7 +215,7 @@ pub(crate) fn blood_pressure(
 /// A sleep session: 93832-4 "Sleep duration" over its period, time asleep as the value, the
 /// stages as components (awake in this service's own code: no LOINC code for it could be
 /// confirmed).
-pub(crate) fn sleep(s: &SleepOut, user: Uuid) -> Value {
+pub(crate) fn sleep(s: &SleepOut, user: UserId) -> Value {
     let asleep = s.sleep_duration_seconds.map(|v| i64::from(v) / 60).unwrap_or_else(|| {
         i64::from(s.stages.light_minutes + s.stages.deep_minutes + s.stages.rem_minutes)
     });
@@ -261,7 +261,7 @@ fn activity_answer(kind: &str) -> Option<(&'static str, &'static str)> {
 /// A workout: 73985-4 "Exercise activity" over its period, valued with its type (LOINC's answer
 /// where there is one, else this service's code), its figures as components. One resource a
 /// workout (the Physical Activity IG's panel-and-members form would be several).
-pub(crate) fn workout(w: &WorkoutOut, user: Uuid) -> Value {
+pub(crate) fn workout(w: &WorkoutOut, user: UserId) -> Value {
     let mut coding = Vec::new();
     if let Some((code, display)) = activity_answer(&w.kind) {
         coding.push(json!({"system": LOINC, "code": code, "display": display}));
@@ -313,6 +313,7 @@ pub(crate) fn workout(w: &WorkoutOut, user: Uuid) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use uuid::Uuid;
 
     fn point(series: SeriesId, value: f64) -> SeriesPoint {
         SeriesPoint {
@@ -327,7 +328,7 @@ mod tests {
 
     #[test]
     fn samples_map_by_series_and_ids_keep_to_fhir_s_alphabet() {
-        let user = Uuid::from_u128(7);
+        let user = UserId(Uuid::from_u128(7));
         let o = sample(&point(series("heart_rate"), 62.0), user, "2026-03-10T08:00:00+01:00", 3)
             .expect("maps");
         assert_eq!(o["code"]["coding"][0]["code"], "8867-4");

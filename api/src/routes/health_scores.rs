@@ -21,6 +21,7 @@ use crate::pagination::{CursorPage, CursorPagination, PageMetadata};
 use crate::read_routing::ReadState;
 use crate::routes::user_ranking;
 use schema::ids::SeriesId;
+use schema::ids::UserId;
 
 pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -116,7 +117,7 @@ async fn health_scores(
 /// page reads only the nights it can show, however long the user's history.
 async fn newest_nights(
     state: &AppState,
-    user_id: Uuid,
+    user_id: UserId,
     from: Option<DateTime<Utc>>,
     to: Option<DateTime<Utc>>,
     n: i64,

@@ -18,6 +18,7 @@ use super::store::SPAN_DAYS;
 use super::{codec, days, hours};
 use crate::Result;
 use crate::ids::SeriesId;
+use crate::ids::UserId;
 use crate::rollups::{HourFigures, HourRows};
 
 /// The earliest and latest instants a scope means (years 1 and 9999): an open window's bounds,
@@ -46,7 +47,7 @@ pub fn local_dates_sql() -> String {
 /// Which sealed samples a read needs.
 #[derive(Debug, Clone, Copy)]
 pub struct Scope<'a> {
-    pub user_id: Uuid,
+    pub user_id: UserId,
     /// `None`: every series.
     pub series: Option<&'a [SeriesId]>,
     /// `None`: every source.
@@ -361,7 +362,7 @@ pub async fn fetch(client: &impl GenericClient, scope: Scope<'_>) -> Result<Seal
 /// `sample_count` instead.
 pub async fn fetch_edges(
     client: &impl GenericClient,
-    user_id: Uuid,
+    user_id: UserId,
     from: DateTime<Utc>,
     to: DateTime<Utc>,
 ) -> Result<SealedRows> {
@@ -388,7 +389,7 @@ pub async fn fetch_edges(
 /// however many windows hold it.
 pub async fn fetch_windows(
     client: &impl GenericClient,
-    user_id: Uuid,
+    user_id: UserId,
     series: SeriesId,
     windows: &[(Uuid, DateTime<Utc>, DateTime<Utc>)],
 ) -> Result<SealedRows> {
@@ -502,7 +503,7 @@ pub fn hours_sql(first: usize, series: &str, source: &str, alias: &str) -> Strin
 /// hours with figures in `[from, to)` from the cursor's bucket on, at most `rows` of them.
 #[derive(Debug, Clone, Copy)]
 pub struct HourScope<'a> {
-    pub user_id: Uuid,
+    pub user_id: UserId,
     pub series: &'a [SeriesId],
     pub sources: &'a [Uuid],
     pub from: DateTime<Utc>,
