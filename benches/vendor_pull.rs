@@ -89,7 +89,7 @@ async fn main() {
     let base = format!("http://{}", listener.local_addr().expect("addr"));
     tokio::spawn(async move { axum::serve(listener, api).await });
 
-    let user = uuid::Uuid::now_v7();
+    let user = schema::ids::UserId(uuid::Uuid::now_v7());
     let c = db.client().await.expect("client");
     c.execute("insert into users (id) values ($1)", &[&user]).await.expect("user");
     drop(c);

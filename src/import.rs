@@ -7,12 +7,13 @@ use std::time::Instant;
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 use ingest::import::{ImportTarget, finish_run, run_import};
+use schema::ids::UserId;
 use uuid::Uuid;
 
 use crate::app;
 use crate::config::Settings;
 
-pub async fn run(settings: &Settings, user: Uuid, path: &Path) -> anyhow::Result<()> {
+pub async fn run(settings: &Settings, user: UserId, path: &Path) -> anyhow::Result<()> {
     app::migrate(settings).await?;
     let db = app::connect_db(settings).await?;
     anyhow::ensure!(schema::users::exists(&db, user).await?, "no user with id {user}");

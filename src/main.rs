@@ -89,10 +89,10 @@ async fn main() -> anyhow::Result<()> {
     match cli.command {
         Some(Command::Migrate) => app::migrate(&settings).await,
         Some(Command::Import { user, file }) => {
-            wearhouse::import::run(&settings, user, &file).await
+            wearhouse::import::run(&settings, user.into(), &file).await
         }
         Some(Command::Reprocess { user, since }) => {
-            wearhouse::reprocess::run(&settings, user, since).await
+            wearhouse::reprocess::run(&settings, user.into(), since).await
         }
         Some(Command::Seal { now }) => wearhouse::seal::run(&settings, now, shutdown).await,
         Some(Command::Resubscribe { provider }) => {

@@ -5,14 +5,14 @@
 use anyhow::Context;
 use chrono::{DateTime, Utc};
 use indicatif::{ProgressBar, ProgressStyle};
-use uuid::Uuid;
+use schema::ids::UserId;
 
 use crate::app;
 use crate::config::Settings;
 
 pub async fn run(
     settings: &Settings,
-    user: Uuid,
+    user: UserId,
     since: Option<DateTime<Utc>>,
 ) -> anyhow::Result<()> {
     app::migrate(settings).await?;

@@ -18,6 +18,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use chrono::Utc;
 use schema::audit::{ActorKind, AuditEvent};
+use schema::ids::UserId;
 use tokio::sync::{mpsc, oneshot};
 use uuid::Uuid;
 
@@ -79,12 +80,12 @@ pub(crate) fn record_actor(parts: &Parts, actor: Actor) {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct AuditNote {
     pub actor: Option<Actor>,
-    pub user_id: Option<Uuid>,
+    pub user_id: Option<UserId>,
     pub resource_id: Option<String>,
 }
 
 impl AuditNote {
-    pub(crate) fn user(user_id: Uuid) -> AuditNote {
+    pub(crate) fn user(user_id: UserId) -> AuditNote {
         AuditNote { user_id: Some(user_id), ..AuditNote::default() }
     }
 
@@ -304,7 +305,7 @@ const UNRECORDED_PARAMS: &[&str] = &["token", "platform", "store"];
 
 /// The user a path names (`{user_id}`, when it is an id) and what else it names, joined by `/`
 /// (an endpoint and its message, a provider, a workout).
-async fn named_in_path(parts: &mut Parts) -> (Option<Uuid>, Option<String>) {
+async fn named_in_path(parts: &mut Parts) -> (Option<UserId>, Option<String>) {
     let Ok(params) = RawPathParams::from_request_parts(parts, &()).await else {
         return (None, None);
     };
@@ -312,7 +313,7 @@ async fn named_in_path(parts: &mut Parts) -> (Option<Uuid>, Option<String>) {
     let mut others: Vec<&str> = Vec::new();
     for (name, value) in &params {
         match name {
-            "user_id" => user = Uuid::parse_str(value).ok(),
+            "user_id" => user = Uuid::parse_str(value).ok().map(UserId),
             _ if UNRECORDED_PARAMS.contains(&name) => {}
             _ => others.push(value),
         }

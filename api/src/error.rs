@@ -3,10 +3,10 @@
 
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use schema::ids::UserId;
 use serde::Serialize;
 use serde_json::{Value, json};
 use utoipa::ToSchema;
-use uuid::Uuid;
 
 /// One item of a 422 body: where (`loc`), what (`msg`, `type`), the offending `input` and the
 /// constraint's parameters (`ctx`).
@@ -118,7 +118,7 @@ impl ApiError {
     }
 
     /// The contract's 404 for a user id that does not exist.
-    pub(crate) fn user_not_found(id: Uuid) -> ApiError {
+    pub(crate) fn user_not_found(id: UserId) -> ApiError {
         ApiError::not_found(format!("User with ID: {id} not found."))
     }
 

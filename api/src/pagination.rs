@@ -9,6 +9,7 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::error::ApiError;
+use schema::ids::SeriesId;
 
 /// `{items, total, page, limit, pages, has_next, has_prev}`.
 #[derive(Debug, Serialize, ToSchema)]
@@ -74,9 +75,9 @@ impl Cursor {
     }
 
     /// The key as `<series type id>:<data source id>`; the cursor's 400 otherwise.
-    pub(crate) fn series_key(&self, raw: &str) -> Result<(i16, Uuid), ApiError> {
+    pub(crate) fn series_key(&self, raw: &str) -> Result<(SeriesId, Uuid), ApiError> {
         let parsed = self.key.split_once(':').and_then(|(series, source)| {
-            Some((series.parse::<i16>().ok()?, Uuid::parse_str(source).ok()?))
+            Some((SeriesId(series.parse().ok()?), Uuid::parse_str(source).ok()?))
         });
         parsed.ok_or_else(|| invalid_cursor(raw))
     }
@@ -173,7 +174,7 @@ mod tests {
         }
         let c = Cursor::new(at, format!("1:{}", Uuid::nil()), false);
         let back = Cursor::decode(&c.encode()).ok();
-        assert_eq!(back.and_then(|b| b.series_key("").ok()), Some((1, Uuid::nil())));
+        assert_eq!(back.and_then(|b| b.series_key("").ok()), Some((SeriesId(1), Uuid::nil())));
         for bad in [
             "",
             "abc",

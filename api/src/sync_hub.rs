@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use queue::{SyncChannels, SyncEvent};
+use schema::ids::UserId;
 use tokio::sync::{broadcast, watch};
 use tokio_util::sync::{CancellationToken, DropGuard};
 use uuid::Uuid;
@@ -26,7 +27,7 @@ pub struct SyncHub {
 }
 
 struct Inner {
-    users: Mutex<HashMap<Uuid, broadcast::Sender<Arc<str>>>>,
+    users: Mutex<HashMap<UserId, broadcast::Sender<Arc<str>>>>,
     connected: watch::Sender<bool>,
 }
 
@@ -52,7 +53,7 @@ impl SyncHub {
     }
 
     /// The events of `user` from now on.
-    pub fn subscribe(&self, user: Uuid) -> broadcast::Receiver<Arc<str>> {
+    pub fn subscribe(&self, user: UserId) -> broadcast::Receiver<Arc<str>> {
         let mut users = self.inner.users.lock().unwrap_or_else(|e| e.into_inner());
         // Users whose listeners all left and got no event since: forget them.
         users.retain(|_, tx| tx.receiver_count() > 0);
@@ -62,7 +63,7 @@ impl SyncHub {
 
 impl Inner {
     fn deliver(&self, event: SyncEvent) {
-        let Ok(user) = Uuid::parse_str(&event.user) else { return };
+        let Ok(user) = Uuid::parse_str(&event.user).map(UserId) else { return };
         let payload = event.payload;
         let mut users = self.users.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(tx) = users.get(&user)

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
-use schema::catalogue::series_types::SeriesType;
+use schema::catalogue::series_types::{SeriesId, SeriesType};
 use schema::data_sources::NewDataSource;
 use schema::workouts::WorkoutRow;
 
@@ -14,7 +14,7 @@ pub(crate) use crate::sleep::SleepSession;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Sample {
     pub source: usize,
-    pub series_type_id: i16,
+    pub series_type_id: SeriesId,
     pub ts: DateTime<Utc>,
     pub value: f64,
     /// Minutes east of UTC, as the client sent it.

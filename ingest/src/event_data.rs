@@ -2,6 +2,7 @@
 //! the ingest transaction; the webhook sender adds the envelope.
 
 use schema::data_sources::NewDataSource;
+use schema::ids::UserId;
 use schema::sleep_sessions::SleepRow;
 use schema::workouts::WorkoutRow;
 use schema::zone;
@@ -19,7 +20,7 @@ fn offset(z: Option<i16>) -> Option<String> {
 
 pub(crate) fn workout_created(
     id: Uuid,
-    user_id: Uuid,
+    user_id: UserId,
     w: &WorkoutRow,
     src: &NewDataSource,
 ) -> Value {
@@ -43,7 +44,7 @@ pub(crate) fn workout_created(
     })
 }
 
-pub(crate) fn sleep_created(id: Uuid, user_id: Uuid, s: &SleepRow, src: &NewDataSource) -> Value {
+pub(crate) fn sleep_created(id: Uuid, user_id: UserId, s: &SleepRow, src: &NewDataSource) -> Value {
     json!({
         "id": id,
         "user_id": user_id,
@@ -65,7 +66,7 @@ pub(crate) fn sleep_created(id: Uuid, user_id: Uuid, s: &SleepRow, src: &NewData
 
 pub(crate) fn menstrual_cycle_created(
     id: Uuid,
-    user_id: Uuid,
+    user_id: UserId,
     c: &schema::menstrual_cycles::CycleRow,
     src: &NewDataSource,
 ) -> Value {

@@ -19,6 +19,7 @@ use schema::imports::PROVIDER;
 use schema::menstrual_cycles::CycleRow;
 use schema::sync_runs::{Finish, ImportCounts, RunCounts, RunSource, RunStatus, SyncRun};
 
+use schema::ids::UserId;
 use uuid::Uuid;
 
 use crate::batch::{LatestOffset, Normalised};
@@ -33,7 +34,7 @@ const SOURCE: RunSource = RunSource::XmlImport;
 /// Whom to import for, and how.
 #[derive(Debug, Clone, Copy)]
 pub struct ImportTarget {
-    pub user_id: Uuid,
+    pub user_id: UserId,
     /// The task id: names the sync run and tags every stored row.
     pub run_id: Uuid,
     /// Write outbox events.

@@ -15,9 +15,8 @@
 
 use queue::{Keys, Queue, QueueSpec, Stream, SyncChannels};
 use redis::aio::ConnectionManager;
-use schema::ids::{BatchId, ExportId, ImportId, PullId};
+use schema::ids::{BatchId, ExportId, ImportId, PullId, UserId};
 use serde::{Deserialize, Serialize};
-use uuid::Uuid;
 
 pub use queue::{Entry, Task};
 
@@ -165,7 +164,7 @@ impl JobQueue {
     }
 
     /// Publishes a sync status event (best effort).
-    pub async fn publish_sync(&self, user_id: Uuid, event: &serde_json::Value) {
+    pub async fn publish_sync(&self, user_id: UserId, event: &serde_json::Value) {
         if let Err(e) = self.sync.publish(user_id, &event.to_string()).await {
             tracing::warn!(error = %e, "could not publish a sync status event");
         }
@@ -175,6 +174,7 @@ impl JobQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use uuid::Uuid;
 
     #[test]
     fn a_job_reads_as_the_version_before_typed_ids_wrote_it_and_knows_its_lane() {

@@ -6,6 +6,7 @@
 use chrono::Utc;
 use schema::Db;
 use schema::ids::BatchId;
+use schema::ids::UserId;
 use schema::sdk_batches::BatchStatus;
 use schema::sync_runs::{Finish, RunCounts, RunStatus, SyncRun};
 use serde_json::json;
@@ -169,7 +170,7 @@ pub async fn process_sdk_batch(
 /// user's latest. Returns what was written and the run's counts.
 pub async fn write_pulled(
     tx: &deadpool_postgres::Transaction<'_>,
-    user_id: Uuid,
+    user_id: UserId,
     run_id: Uuid,
     n: &Normalised,
     outbox: bool,

@@ -5,6 +5,7 @@
 
 use chrono::{DateTime, Utc};
 use schema::Db;
+use schema::ids::UserId;
 use uuid::Uuid;
 
 use crate::process::{self, Options, ProcessError, Processed};
@@ -19,7 +20,7 @@ pub struct Reprocessed {
 
 pub async fn reprocess_user(
     db: &Db,
-    user_id: Uuid,
+    user_id: UserId,
     since: Option<DateTime<Utc>>,
     mut progress: impl FnMut(usize, usize),
 ) -> Result<Reprocessed, ProcessError> {

@@ -9,8 +9,8 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use schema::Db;
 use schema::blocks::{DayKey, Sealing, Share};
+use schema::ids::UserId;
 use tokio_util::sync::CancellationToken;
-use uuid::Uuid;
 
 /// When a day is sealed.
 #[derive(Debug, Clone, Copy)]
@@ -94,7 +94,7 @@ pub async fn seal_due(db: &Db, config: &SealConfig) -> schema::Result<Sealing> {
     // The users of the oldest due days, each once, in that order; each has all its due days
     // sealed (up to a round of them), so a backlog seals a transaction's worth of days at a
     // time, where the oldest days alone spread over many users, a few days each.
-    let mut users: Vec<Uuid> = Vec::new();
+    let mut users: Vec<UserId> = Vec::new();
     for (user, _) in &due {
         if !users.contains(user) {
             users.push(*user);
@@ -203,13 +203,14 @@ pub async fn run(db: Db, config: SealConfig, shutdown: CancellationToken) {
 #[cfg(test)]
 mod tests {
     use chrono::{DateTime, Duration};
+    use uuid::Uuid;
 
     use super::*;
 
     #[test]
     fn a_transaction_holds_many_sparse_days_or_few_dense_ones() {
         let day = |d: i64| DayKey {
-            series_type_id: 1,
+            series_type_id: schema::ids::SeriesId(1),
             data_source_id: Uuid::nil(),
             day: DateTime::from_timestamp(0, 0).unwrap_or_default() + Duration::days(d),
         };

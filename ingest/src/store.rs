@@ -4,6 +4,7 @@
 
 use deadpool_postgres::Transaction;
 use schema::catalogue::event_types::SessionEvent;
+use schema::ids::UserId;
 use schema::samples::{SampleRow, Stored};
 use schema::sleep_sessions::{self, SleepRow};
 use schema::sync_runs::RunCounts;
@@ -48,7 +49,7 @@ pub(crate) fn run_counts(report: &Report, w: &Written) -> RunCounts {
 /// Where and how to write.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Target {
-    pub user_id: Uuid,
+    pub user_id: UserId,
     pub batch_id: Uuid,
     /// The zone offset for samples that arrive without one (see `Normalised::latest_offset`).
     pub default_offset: Option<i16>,

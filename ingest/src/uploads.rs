@@ -10,6 +10,7 @@ use uuid::Uuid;
 use crate::jobs::JobQueue;
 use crate::object_store::{Storage, StorageError, bare_etag};
 use schema::Db;
+use schema::ids::UserId;
 use schema::imports::{ImportOrigin, NewImport};
 use schema::uploads::{Upload, UploadStatus};
 
@@ -70,7 +71,7 @@ pub struct CreatedObject {
     pub key: String,
     pub etag: String,
     pub size: Option<i64>,
-    pub user: Uuid,
+    pub user: UserId,
 }
 
 /// What the upload workflows reach.
@@ -87,7 +88,7 @@ impl Uploads<'_> {
     /// already queued keeps its first import).
     pub async fn queue_import(
         &self,
-        user: Uuid,
+        user: UserId,
         key: &str,
         etag: &str,
         size: Option<i64>,
@@ -229,7 +230,8 @@ pub fn created_objects(event: &Value, bucket: &str) -> Vec<CreatedObject> {
                 .to_string();
             let size = r.pointer("/s3/object/size").and_then(Value::as_i64);
             let (user, rest) = key.split_once('/')?;
-            let user = Uuid::parse_str(user).ok().filter(|_| rest.starts_with("raw/"))?;
+            let user =
+                Uuid::parse_str(user).ok().map(UserId).filter(|_| rest.starts_with("raw/"))?;
             Some(CreatedObject { key, etag, size, user })
         })
         .collect()
@@ -256,7 +258,7 @@ mod tests {
             key: format!("{user}/raw/abc-my export.zip"),
             etag: "e1".into(),
             size: Some(10),
-            user,
+            user: UserId(user),
         };
         assert_eq!(found, vec![expected]);
     }

@@ -13,6 +13,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
+use crate::series::SeriesId;
 use crate::{Ranking, SourceOut, Sources, round1, series};
 
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
@@ -46,7 +47,7 @@ pub struct ActivityDay {
 }
 
 /// Additive metrics: field name and series, preferred first.
-const TOTALS: &[(&str, &[i16])] = &[
+const TOTALS: &[(&str, &[SeriesId])] = &[
     ("steps", &[series::STEPS]),
     ("distance_meters", &[series::DISTANCE]),
     ("floors_climbed", &[series::FLIGHTS_CLIMBED]),
@@ -58,8 +59,8 @@ const TOTALS: &[(&str, &[i16])] = &[
 ];
 
 /// The series an activity summary reads.
-pub fn series_read() -> Vec<i16> {
-    let mut ids: Vec<i16> = TOTALS.iter().flat_map(|(_, s)| s.iter().copied()).collect();
+pub fn series_read() -> Vec<SeriesId> {
+    let mut ids: Vec<SeriesId> = TOTALS.iter().flat_map(|(_, s)| s.iter().copied()).collect();
     ids.push(series::HEART_RATE);
     ids
 }
@@ -67,7 +68,7 @@ pub fn series_read() -> Vec<i16> {
 /// One day from its rollups (by series).
 pub fn day(
     date: NaiveDate,
-    rows: &HashMap<i16, Vec<DayRollup>>,
+    rows: &HashMap<SeriesId, Vec<DayRollup>>,
     ranking: &Ranking,
     sources: &Sources,
 ) -> ActivityDay {

@@ -14,6 +14,7 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::ranking::ByDay;
+use crate::series::SeriesId;
 use crate::{Ranking, SourceOut, Sources, round1, series};
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, ToSchema)]
@@ -75,7 +76,7 @@ pub struct BodySummary {
 type Setter = fn(&mut SlowChanging, f64);
 
 /// The slow-changing series: field name, series, and where the value goes.
-pub const SLOW: [(&str, i16, Setter); 6] = [
+pub const SLOW: [(&str, SeriesId, Setter); 6] = [
     ("weight_kg", series::WEIGHT, |s, v| s.weight_kg = Some(v)),
     ("height_cm", series::HEIGHT, |s, v| s.height_cm = Some(v)),
     ("body_fat_percent", series::BODY_FAT, |s, v| s.body_fat_percent = Some(v)),
@@ -85,7 +86,7 @@ pub const SLOW: [(&str, i16, Setter); 6] = [
 ];
 
 /// The averaged series: field name and series.
-pub const AVERAGED: [(&str, i16); 3] = [
+pub const AVERAGED: [(&str, SeriesId); 3] = [
     ("resting_heart_rate_bpm", series::RESTING_HEART_RATE),
     ("avg_hrv_sdnn_ms", series::HRV_SDNN),
     ("avg_hrv_rmssd_ms", series::HRV_RMSSD),

@@ -3,6 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use crate::series::SeriesId;
 use chrono::NaiveDate;
 use schema::data_sources::DataSource;
 use schema::summaries::DayRollup;
@@ -44,7 +45,7 @@ impl Ranking {
 }
 
 /// Rollups by local day, then series.
-pub type ByDay = BTreeMap<NaiveDate, HashMap<i16, Vec<DayRollup>>>;
+pub type ByDay = BTreeMap<NaiveDate, HashMap<SeriesId, Vec<DayRollup>>>;
 
 /// Groups rollups by local day, then series.
 pub fn by_day(rows: Vec<DayRollup>) -> ByDay {
@@ -58,8 +59,8 @@ pub fn by_day(rows: Vec<DayRollup>) -> ByDay {
 /// The best-ranked source's rollup of `series` on a day's rows.
 pub fn best_of<'a>(
     ranking: &Ranking,
-    day: Option<&'a HashMap<i16, Vec<DayRollup>>>,
-    series: i16,
+    day: Option<&'a HashMap<SeriesId, Vec<DayRollup>>>,
+    series: SeriesId,
 ) -> Option<&'a DayRollup> {
     ranking.best(day.and_then(|d| d.get(&series)).into_iter().flatten())
 }
@@ -76,7 +77,7 @@ pub(crate) mod tests {
 
     pub(crate) fn rollup(
         source: u128,
-        series: i16,
+        series: SeriesId,
         day: NaiveDate,
         sum: f64,
         count: i64,
@@ -93,15 +94,18 @@ pub(crate) mod tests {
     fn the_better_ranked_source_wins_and_unknown_sources_rank_last() {
         let ranking = Ranking::new(vec![(source(1, "apple"), 2), (source(2, "oura"), 1)]);
         let day = NaiveDate::default();
-        let rows =
-            [rollup(1, 1, day, 10.0, 1), rollup(2, 1, day, 20.0, 1), rollup(3, 1, day, 0.0, 1)];
+        let rows = [
+            rollup(1, SeriesId(1), day, 10.0, 1),
+            rollup(2, SeriesId(1), day, 20.0, 1),
+            rollup(3, SeriesId(1), day, 0.0, 1),
+        ];
         assert_eq!(ranking.best(&rows).map(|r| r.data_source_id), Some(Uuid::from_u128(2)));
         assert_eq!(ranking.rank(Uuid::from_u128(3)).0, i32::MAX);
         assert_eq!(ranking.provider_of(Uuid::from_u128(1)), Some("apple"));
         let grouped = by_day(rows.to_vec());
-        assert_eq!(grouped[&day][&1].len(), 3);
+        assert_eq!(grouped[&day][&SeriesId(1)].len(), 3);
         assert_eq!(
-            best_of(&ranking, grouped.get(&day), 1).map(|r| r.figures.value_sum),
+            best_of(&ranking, grouped.get(&day), SeriesId(1)).map(|r| r.figures.value_sum),
             Some(20.0)
         );
     }

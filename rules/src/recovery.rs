@@ -13,6 +13,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::ranking::{ByDay, best_of};
+use crate::series::SeriesId;
 use crate::{Ranking, SourceOut, Sources, round1, series, sleep};
 
 /// Days of history a baseline looks at, and the fewest it needs.
@@ -20,7 +21,7 @@ pub const BASELINE_DAYS: i64 = 28;
 const BASELINE_MIN_DAYS: usize = 7;
 
 /// The series recovery reads, for the days asked and the baseline before them.
-pub const SERIES: [i16; 5] = [
+pub const SERIES: [SeriesId; 5] = [
     series::RESTING_HEART_RATE,
     series::HRV_SDNN,
     series::HRV_RMSSD,
@@ -132,10 +133,10 @@ pub fn days(
     sources: &Sources,
 ) -> BTreeMap<NaiveDate, RecoveryDay> {
     // Per day and series: the best-ranked source's mean.
-    let mean_of = |date: NaiveDate, id: i16| -> Option<f64> {
+    let mean_of = |date: NaiveDate, id: SeriesId| -> Option<f64> {
         best_of(ranking, rollups.get(&date), id).and_then(|r| r.figures.mean())
     };
-    let history_of = |date: NaiveDate, id: i16| -> Vec<f64> {
+    let history_of = |date: NaiveDate, id: SeriesId| -> Vec<f64> {
         (1..=BASELINE_DAYS).filter_map(|k| mean_of(date - Duration::days(k), id)).collect()
     };
     let mut items = BTreeMap::new();

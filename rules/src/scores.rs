@@ -13,12 +13,14 @@
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
+use schema::ids::UserId;
 use schema::sessions::Sleep;
 use schema::summaries::Reading;
 use serde::Serialize;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
+use crate::series::SeriesId;
 use crate::sleep::{SleepDay, day, longest_night, night_span};
 use crate::{Ranking, Sources, round1, series};
 
@@ -35,7 +37,7 @@ pub const CATEGORIES: &[&str] = &[
 ];
 
 /// Vendor score series and the category each is listed under.
-pub const VENDOR_SERIES: &[(i16, &str)] = &[
+pub const VENDOR_SERIES: &[(SeriesId, &str)] = &[
     (series::RECOVERY_SCORE, "recovery"),
     (series::BODY_BATTERY, "body_battery"),
     (series::STRESS_LEVEL, "stress"),
@@ -134,15 +136,15 @@ pub fn sleep_scores(
 
 /// A vendor's score reading as a health score; `None` for a series that is not a score.
 pub fn vendor_score(
-    user_id: Uuid,
-    series_id: i16,
+    user_id: UserId,
+    series_id: SeriesId,
     r: &Reading,
     ranking: &Ranking,
 ) -> Option<HealthScore> {
     let category = VENDOR_SERIES.iter().find(|(s, _)| *s == series_id).map(|(_, c)| *c)?;
     let key = format!("{series_id}|{}|{}", r.data_source_id, r.ts.timestamp_micros());
     Some(HealthScore {
-        id: Uuid::new_v5(&user_id, key.as_bytes()),
+        id: Uuid::new_v5(&user_id.0, key.as_bytes()),
         category,
         value: Some(r.value),
         qualifier: None,
@@ -230,7 +232,7 @@ mod tests {
             zone_offset: Some(60),
             data_source_id: Uuid::from_u128(2),
         };
-        let user = Uuid::from_u128(99);
+        let user = UserId(Uuid::from_u128(99));
         let vendor = vendor_score(user, series::BODY_BATTERY, &reading, &ranking);
         assert_eq!(
             vendor.as_ref().map(|v| (v.category, v.provider.as_str())),

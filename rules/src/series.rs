@@ -2,35 +2,36 @@
 //! that is not in it fails the build instead of reading nothing.
 
 use schema::catalogue::series_types::id;
+pub use schema::ids::SeriesId;
 
-pub const HEART_RATE: i16 = id("heart_rate");
-pub const RESTING_HEART_RATE: i16 = id("resting_heart_rate");
-pub const HRV_SDNN: i16 = id("heart_rate_variability_sdnn");
-pub const HRV_RMSSD: i16 = id("heart_rate_variability_rmssd");
-pub const RESPIRATORY_RATE: i16 = id("respiratory_rate");
-pub const OXYGEN_SATURATION: i16 = id("oxygen_saturation");
-pub const RECOVERY_SCORE: i16 = id("recovery_score");
-pub const BODY_BATTERY: i16 = id("garmin_body_battery");
-pub const STRESS_LEVEL: i16 = id("garmin_stress_level");
+pub const HEART_RATE: SeriesId = id("heart_rate");
+pub const RESTING_HEART_RATE: SeriesId = id("resting_heart_rate");
+pub const HRV_SDNN: SeriesId = id("heart_rate_variability_sdnn");
+pub const HRV_RMSSD: SeriesId = id("heart_rate_variability_rmssd");
+pub const RESPIRATORY_RATE: SeriesId = id("respiratory_rate");
+pub const OXYGEN_SATURATION: SeriesId = id("oxygen_saturation");
+pub const RECOVERY_SCORE: SeriesId = id("recovery_score");
+pub const BODY_BATTERY: SeriesId = id("garmin_body_battery");
+pub const STRESS_LEVEL: SeriesId = id("garmin_stress_level");
 
-pub const STEPS: i16 = id("steps");
-pub const DISTANCE: i16 = id("distance_walking_running");
-pub const FLIGHTS_CLIMBED: i16 = id("flights_climbed");
-pub const ENERGY: i16 = id("energy");
-pub const BASAL_ENERGY: i16 = id("basal_energy");
-pub const TOTAL_ENERGY: i16 = id("total_energy");
-pub const EXERCISE_TIME: i16 = id("exercise_time");
-pub const ACTIVE_TIME: i16 = id("active_time");
-pub const MOVE_TIME: i16 = id("move_time");
-pub const STAND_TIME: i16 = id("stand_time");
+pub const STEPS: SeriesId = id("steps");
+pub const DISTANCE: SeriesId = id("distance_walking_running");
+pub const FLIGHTS_CLIMBED: SeriesId = id("flights_climbed");
+pub const ENERGY: SeriesId = id("energy");
+pub const BASAL_ENERGY: SeriesId = id("basal_energy");
+pub const TOTAL_ENERGY: SeriesId = id("total_energy");
+pub const EXERCISE_TIME: SeriesId = id("exercise_time");
+pub const ACTIVE_TIME: SeriesId = id("active_time");
+pub const MOVE_TIME: SeriesId = id("move_time");
+pub const STAND_TIME: SeriesId = id("stand_time");
 
-pub const WEIGHT: i16 = id("weight");
-pub const HEIGHT: i16 = id("height");
-pub const BODY_FAT: i16 = id("body_fat_percentage");
-pub const MUSCLE_MASS: i16 = id("skeletal_muscle_mass");
-pub const LEAN_BODY_MASS: i16 = id("lean_body_mass");
-pub const BMI: i16 = id("body_mass_index");
-pub const BODY_TEMPERATURE: i16 = id("body_temperature");
-pub const SKIN_TEMPERATURE: i16 = id("skin_temperature");
-pub const SYSTOLIC: i16 = id("blood_pressure_systolic");
-pub const DIASTOLIC: i16 = id("blood_pressure_diastolic");
+pub const WEIGHT: SeriesId = id("weight");
+pub const HEIGHT: SeriesId = id("height");
+pub const BODY_FAT: SeriesId = id("body_fat_percentage");
+pub const MUSCLE_MASS: SeriesId = id("skeletal_muscle_mass");
+pub const LEAN_BODY_MASS: SeriesId = id("lean_body_mass");
+pub const BMI: SeriesId = id("body_mass_index");
+pub const BODY_TEMPERATURE: SeriesId = id("body_temperature");
+pub const SKIN_TEMPERATURE: SeriesId = id("skin_temperature");
+pub const SYSTOLIC: SeriesId = id("blood_pressure_systolic");
+pub const DIASTOLIC: SeriesId = id("blood_pressure_diastolic");

@@ -17,6 +17,7 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::series;
+use crate::series::SeriesId;
 use crate::{SourceOut, Sources, midnight, round1};
 
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
@@ -178,7 +179,7 @@ pub fn day(date: NaiveDate, sessions: &[Sleep], sources: &Sources) -> SleepDay {
 }
 
 /// The series whose means over the night a sleep day reports.
-pub const PHYSIOLOGY: [i16; 5] = [
+pub const PHYSIOLOGY: [SeriesId; 5] = [
     series::HEART_RATE,
     series::HRV_SDNN,
     series::HRV_RMSSD,
@@ -187,7 +188,7 @@ pub const PHYSIOLOGY: [i16; 5] = [
 ];
 
 /// Records a series' mean over the night (one of [`PHYSIOLOGY`]; others are ignored).
-pub fn add_physiology(day: &mut SleepDay, series_id: i16, mean: f64) {
+pub fn add_physiology(day: &mut SleepDay, series_id: SeriesId, mean: f64) {
     let v = Some(round1(mean));
     match series_id {
         series::HEART_RATE => day.avg_heart_rate_bpm = v,

@@ -6,6 +6,7 @@
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
+use crate::ids::UserId;
 use crate::smallint_enum::smallint_enum;
 use crate::{Db, Result};
 
@@ -51,7 +52,7 @@ pub struct AuditEvent {
     pub actor_id: Option<Uuid>,
     /// The operation's id in the OpenAPI document.
     pub operation: String,
-    pub user_id: Option<Uuid>,
+    pub user_id: Option<UserId>,
     /// What else the request named: an endpoint, a key, a workout, a provider...
     pub resource_id: Option<String>,
     pub status: i16,
@@ -101,7 +102,7 @@ pub async fn write(db: &Db, events: &[AuditEvent]) -> Result<()> {
 /// What a listing of the trail keeps. Every field narrows; none: everything.
 #[derive(Debug, Clone, Default)]
 pub struct Filter {
-    pub user_id: Option<Uuid>,
+    pub user_id: Option<UserId>,
     pub actor_id: Option<Uuid>,
     pub actor_kind: Option<ActorKind>,
     pub operation: Option<String>,

@@ -5,13 +5,14 @@
 use chrono::{DateTime, Duration, Utc};
 use uuid::Uuid;
 
+use crate::ids::UserId;
 use crate::{Db, Result, interval_secs, secret_hash};
 
 /// A link as listed (never its token, which is shown once).
 #[derive(Debug, Clone)]
 pub struct ConnectLink {
     pub id: Uuid,
-    pub user_id: Uuid,
+    pub user_id: UserId,
     pub providers: Option<Vec<String>>,
     pub redirect_uri: Option<String>,
     pub created_by: String,
@@ -25,7 +26,7 @@ pub struct ConnectLink {
 #[derive(Debug, Clone)]
 pub struct NewLink<'a> {
     pub token: &'a str,
-    pub user_id: Uuid,
+    pub user_id: UserId,
     pub providers: Option<Vec<String>>,
     pub redirect_uri: Option<String>,
     pub created_by: &'a str,
@@ -75,7 +76,7 @@ pub async fn create(db: &Db, new: &NewLink<'_>) -> Result<ConnectLink> {
 }
 
 /// A user's links, newest first (at most `limit`).
-pub async fn list(db: &Db, user_id: Uuid, limit: i64) -> Result<Vec<ConnectLink>> {
+pub async fn list(db: &Db, user_id: UserId, limit: i64) -> Result<Vec<ConnectLink>> {
     let client = db.client().await?;
     let rows = client
         .query(
@@ -90,7 +91,7 @@ pub async fn list(db: &Db, user_id: Uuid, limit: i64) -> Result<Vec<ConnectLink>
 }
 
 /// Revokes a user's link; whether it was theirs and not revoked yet.
-pub async fn revoke(db: &Db, user_id: Uuid, id: Uuid) -> Result<bool> {
+pub async fn revoke(db: &Db, user_id: UserId, id: Uuid) -> Result<bool> {
     let client = db.client().await?;
     let n = client
         .execute(

@@ -6,6 +6,7 @@ use postgres_types::{FromSql, ToSql};
 use tokio_postgres::Row;
 use uuid::Uuid;
 
+use crate::ids::UserId;
 use crate::{Db, Result};
 
 /// Whether a connection delivers data: `active`, or no more (`revoked` by the user, `expired`).
@@ -37,7 +38,7 @@ impl ConnectionStatus {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Connection {
     pub id: Uuid,
-    pub user_id: Uuid,
+    pub user_id: UserId,
     pub provider: String,
     pub provider_user_id: Option<String>,
     pub provider_username: Option<String>,
@@ -63,7 +64,7 @@ fn from_row(row: &Row) -> Result<Connection> {
     })
 }
 
-pub async fn list_for_user(db: &Db, user_id: Uuid) -> Result<Vec<Connection>> {
+pub async fn list_for_user(db: &Db, user_id: UserId) -> Result<Vec<Connection>> {
     let client = db.client().await?;
     client
         .query(
@@ -88,12 +89,12 @@ pub struct Grant<'a> {
 
 /// What a vendor token of connection (`user_id`, `provider`) is sealed for: it opens for that
 /// connection only.
-fn token_context(user_id: Uuid, provider: &str, which: &str) -> String {
+fn token_context(user_id: UserId, provider: &str, which: &str) -> String {
     format!("connections:{user_id}:{provider}:{which}")
 }
 
 /// Every active connection to `provider`: the user and the vendor's id of them.
-pub async fn active_of(db: &Db, provider: &str) -> Result<Vec<(Uuid, Option<String>)>> {
+pub async fn active_of(db: &Db, provider: &str) -> Result<Vec<(UserId, Option<String>)>> {
     let client = db.client().await?;
     let rows = client
         .query(
@@ -111,7 +112,7 @@ pub async fn active_elsewhere(
     client: &impl GenericClient,
     provider: &str,
     provider_user_id: &str,
-    user_id: Uuid,
+    user_id: UserId,
 ) -> Result<bool> {
     let row = client
         .query_opt(
@@ -132,7 +133,7 @@ pub async fn active_elsewhere(
 pub async fn connect(
     db: &Db,
     keys: &crate::sealed::MasterKeys,
-    user_id: Uuid,
+    user_id: UserId,
     provider: &str,
     grant: &Grant<'_>,
     events: bool,
@@ -218,7 +219,7 @@ pub(crate) async fn reseal(db: &Db, keys: &crate::sealed::MasterKeys) -> Result<
         .await?;
     let mut n = 0;
     for row in rows {
-        let (id, user_id, provider): (Uuid, Uuid, String) =
+        let (id, user_id, provider): (Uuid, UserId, String) =
             (row.try_get(0)?, row.try_get(1)?, row.try_get(2)?);
         let tokens: [Option<String>; 2] = [row.try_get(3)?, row.try_get(4)?];
         if tokens.iter().flatten().all(|t| !keys.needs_sealing(t)) {
@@ -271,7 +272,7 @@ impl RevokeReason {
 /// the same transaction if it was not already ended. `None` when there is no connection.
 pub async fn revoke(
     db: &Db,
-    user_id: Uuid,
+    user_id: UserId,
     provider: &str,
     reason: RevokeReason,
     events: bool,
@@ -316,7 +317,7 @@ pub async fn revoke(
 }
 
 /// The status of (`user_id`, `provider`)'s connection, if there is one.
-pub async fn status(db: &Db, user_id: Uuid, provider: &str) -> Result<Option<ConnectionStatus>> {
+pub async fn status(db: &Db, user_id: UserId, provider: &str) -> Result<Option<ConnectionStatus>> {
     let client = db.client().await?;
     let row = client
         .query_opt(
@@ -341,7 +342,7 @@ pub struct Tokens {
 pub async fn tokens(
     client: &impl GenericClient,
     keys: &crate::sealed::MasterKeys,
-    user_id: Uuid,
+    user_id: UserId,
     provider: &str,
     lock: bool,
 ) -> Result<Option<Tokens>> {
@@ -373,7 +374,7 @@ pub async fn tokens(
 pub async fn renew(
     client: &impl GenericClient,
     keys: &crate::sealed::MasterKeys,
-    user_id: Uuid,
+    user_id: UserId,
     provider: &str,
     grant: &Grant<'_>,
 ) -> Result<()> {
@@ -393,7 +394,7 @@ pub async fn renew(
 }
 
 /// The users connected to `provider` as the vendor's user `provider_user_id` (active only).
-pub async fn users_of(db: &Db, provider: &str, provider_user_id: &str) -> Result<Vec<Uuid>> {
+pub async fn users_of(db: &Db, provider: &str, provider_user_id: &str) -> Result<Vec<UserId>> {
     let client = db.client().await?;
     let rows = client
         .query(
@@ -406,7 +407,11 @@ pub async fn users_of(db: &Db, provider: &str, provider_user_id: &str) -> Result
 }
 
 /// Marks a user's connection to `provider` synced now (a pull brought data).
-pub async fn mark_synced(client: &impl GenericClient, user_id: Uuid, provider: &str) -> Result<()> {
+pub async fn mark_synced(
+    client: &impl GenericClient,
+    user_id: UserId,
+    provider: &str,
+) -> Result<()> {
     client
         .execute(
             "update connections set last_synced_at = now() where user_id = $1 and provider = $2",

@@ -7,12 +7,14 @@
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
+use crate::ids::SeriesId;
+use crate::ids::UserId;
 use crate::{Db, Result};
 
 /// One series of a user: from one source, or from all (`data_source_id` null).
 #[derive(Debug, Clone, PartialEq)]
 pub struct SeriesCoverage {
-    pub series_type_id: i16,
+    pub series_type_id: SeriesId,
     pub data_source_id: Option<Uuid>,
     /// The first and last instants known to hold samples: a rollup's day start, or a block's
     /// first and last sample.
@@ -24,7 +26,7 @@ pub struct SeriesCoverage {
 
 /// Every series of the user with samples: for each, first its figures over all sources, then
 /// each source's.
-pub async fn of_user(db: &Db, user_id: Uuid) -> Result<Vec<SeriesCoverage>> {
+pub async fn of_user(db: &Db, user_id: UserId) -> Result<Vec<SeriesCoverage>> {
     let client = db.client().await?;
     let rows = client
         .query(

@@ -4,12 +4,13 @@ use deadpool_postgres::GenericClient;
 use tokio_postgres::Row;
 use uuid::Uuid;
 
+use crate::ids::UserId;
 use crate::{Db, Result};
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct DataSource {
     pub id: Uuid,
-    pub user_id: Uuid,
+    pub user_id: UserId,
     pub provider: String,
     pub user_connection_id: Option<Uuid>,
     pub device_model: Option<String>,
@@ -53,14 +54,14 @@ const COLUMNS: &str =
     software_version, source, device_type, original_source_name";
 
 /// A user's data sources ordered by provider and device model.
-pub async fn list_for_user(db: &Db, user_id: Uuid) -> Result<Vec<DataSource>> {
+pub async fn list_for_user(db: &Db, user_id: UserId) -> Result<Vec<DataSource>> {
     list_with(&db.client().await?, user_id).await
 }
 
 /// `list_for_user` on a given connection, with the statement prepared once per connection.
 pub(crate) async fn list_with(
     client: &deadpool_postgres::Client,
-    user_id: Uuid,
+    user_id: UserId,
 ) -> Result<Vec<DataSource>> {
     let sql = format!(
         "select {COLUMNS} from data_sources where user_id = $1
@@ -90,7 +91,7 @@ pub enum Link {
 /// sources' ids in the order given.
 pub async fn upsert_pushed(
     client: &impl GenericClient,
-    user_id: Uuid,
+    user_id: UserId,
     provider: &str,
     link: Link,
     sources: &[NewDataSource],

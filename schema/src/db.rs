@@ -9,6 +9,7 @@ use sha2::{Digest, Sha256};
 use tokio_postgres::NoTls;
 
 use crate::catalogue::series_types::SERIES_TYPES;
+use crate::ids::SeriesId;
 use crate::{Error, Result};
 
 mod embedded {
@@ -215,7 +216,7 @@ async fn check_timescale(client: &tokio_postgres::Client) -> Result<()> {
 }
 
 async fn seed_series_types(client: &tokio_postgres::Client) -> Result<()> {
-    let ids: Vec<i16> = SERIES_TYPES.iter().map(|t| t.id).collect();
+    let ids: Vec<SeriesId> = SERIES_TYPES.iter().map(|t| t.id).collect();
     let slugs: Vec<&str> = SERIES_TYPES.iter().map(|t| t.slug).collect();
     let units: Vec<&str> = SERIES_TYPES.iter().map(|t| t.unit).collect();
     let categories: Vec<&str> = SERIES_TYPES.iter().map(|t| t.category).collect();

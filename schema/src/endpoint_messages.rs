@@ -13,7 +13,7 @@ pub struct EndpointMessage {
     pub id: String,
     pub event_type: String,
     pub event_id: String,
-    pub user_id: Option<uuid::Uuid>,
+    pub user_id: Option<crate::ids::UserId>,
     pub created_at: DateTime<Utc>,
     pub payload: Value,
     pub status: DeliveryStatus,

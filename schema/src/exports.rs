@@ -9,6 +9,7 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use crate::ids::ExportId;
+use crate::ids::UserId;
 use crate::sync_runs::{self, Finish, RunSource, RunStatus, SyncRun};
 use crate::{Db, Result};
 
@@ -41,7 +42,7 @@ pub struct ExportCounts {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Export {
     pub id: ExportId,
-    pub user_id: Uuid,
+    pub user_id: UserId,
     pub status: ExportStatus,
     pub object_key: Option<String>,
     pub bytes: Option<i64>,
@@ -93,7 +94,7 @@ pub enum Queued {
 
 /// Queues an export of a user's record with its sync run, unless the user has
 /// [`IN_FLIGHT_PER_USER`] in flight already; it expires `keep` after it is asked for.
-pub async fn queue(db: &Db, user_id: Uuid, keep: chrono::Duration) -> Result<Queued> {
+pub async fn queue(db: &Db, user_id: UserId, keep: chrono::Duration) -> Result<Queued> {
     let mut client = db.client().await?;
     let tx = client.transaction().await?;
     // The user's row, locked: two requests at once count each other.
@@ -130,7 +131,7 @@ pub async fn queue(db: &Db, user_id: Uuid, keep: chrono::Duration) -> Result<Que
 }
 
 /// One export of a user.
-pub async fn get(db: &Db, user_id: Uuid, id: ExportId) -> Result<Option<Export>> {
+pub async fn get(db: &Db, user_id: UserId, id: ExportId) -> Result<Option<Export>> {
     let client = db.client().await?;
     let row = client
         .query_opt("select * from exports where id = $1 and user_id = $2", &[&id, &user_id])
@@ -139,7 +140,7 @@ pub async fn get(db: &Db, user_id: Uuid, id: ExportId) -> Result<Option<Export>>
 }
 
 /// A user's exports, newest first.
-pub async fn list(db: &Db, user_id: Uuid, limit: i64) -> Result<Vec<Export>> {
+pub async fn list(db: &Db, user_id: UserId, limit: i64) -> Result<Vec<Export>> {
     let client = db.client().await?;
     let rows = client
         .query(

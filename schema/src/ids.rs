@@ -21,6 +21,14 @@ macro_rules! id_type {
             }
         }
 
+        impl std::str::FromStr for $name {
+            type Err = <$inner as std::str::FromStr>::Err;
+
+            fn from_str(s: &str) -> Result<$name, Self::Err> {
+                s.parse().map($name)
+            }
+        }
+
         impl From<$inner> for $name {
             fn from(id: $inner) -> $name {
                 $name(id)
@@ -59,6 +67,12 @@ macro_rules! id_type {
 }
 
 id_type!(
+    /// An end user's id (`users`): whose data a row is, in every table.
+    UserId(uuid::Uuid),
+    Copy,
+    Default
+);
+id_type!(
     /// A webhook endpoint's id (`ep_…`).
     EndpointId(String)
 );
@@ -85,6 +99,14 @@ id_type!(
     /// A vendor pull's id (`vendor_pulls`).
     PullId(uuid::Uuid),
     Copy
+);
+
+id_type!(
+    /// A series type's id (`series_types`; the `series_type_id` of every stored sample,
+    /// rollup and block): stable, the catalogue's (`catalogue::series_types`).
+    SeriesId(i16),
+    Copy,
+    Default
 );
 
 impl EndpointId {

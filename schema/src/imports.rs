@@ -7,6 +7,7 @@ use uuid::Uuid;
 
 use crate::ids::ImportId;
 
+use crate::ids::UserId;
 use crate::sync_runs::{self, Finish, RunSource, RunStatus, SyncRun};
 use crate::{Db, Result};
 
@@ -55,7 +56,7 @@ impl Settled {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Import {
     pub id: ImportId,
-    pub user_id: Uuid,
+    pub user_id: UserId,
     pub bucket: String,
     pub object_key: String,
     pub etag: String,
@@ -84,7 +85,7 @@ fn from_row(r: &tokio_postgres::Row) -> Result<Import> {
 /// What to import.
 #[derive(Debug, Clone)]
 pub struct NewImport<'a> {
-    pub user_id: Uuid,
+    pub user_id: UserId,
     pub bucket: &'a str,
     pub key: &'a str,
     pub etag: &'a str,
@@ -226,7 +227,7 @@ pub async fn heartbeat(db: &Db, id: ImportId) -> Result<()> {
 pub async fn settle(
     db: &Db,
     id: ImportId,
-    user_id: Uuid,
+    user_id: UserId,
     settled: &Settled,
 ) -> Result<Option<SyncRun>> {
     let mut client = db.client().await?;
@@ -239,7 +240,7 @@ pub async fn settle(
 async fn settle_in(
     tx: &deadpool_postgres::Transaction<'_>,
     id: ImportId,
-    user_id: Uuid,
+    user_id: UserId,
     settled: &Settled,
 ) -> Result<Option<SyncRun>> {
     let status = settled.status();

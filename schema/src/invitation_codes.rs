@@ -4,13 +4,14 @@
 use chrono::{DateTime, Duration, Utc};
 use uuid::Uuid;
 
+use crate::ids::UserId;
 use crate::{Db, Result, interval_secs, secret_hash};
 
 /// A code as made (the code itself is shown once, by the caller).
 #[derive(Debug, Clone)]
 pub struct Invitation {
     pub id: Uuid,
-    pub user_id: Uuid,
+    pub user_id: UserId,
     pub created_at: DateTime<Utc>,
     pub expires_at: DateTime<Utc>,
 }
@@ -20,7 +21,7 @@ pub struct Invitation {
 pub async fn create(
     db: &Db,
     code: &str,
-    user_id: Uuid,
+    user_id: UserId,
     created_by: &str,
     lifetime: Duration,
 ) -> Result<Invitation> {
@@ -48,7 +49,7 @@ pub async fn create(
 }
 
 /// Redeems `code`: the user it was made for when it is live (then never again), else `None`.
-pub async fn redeem(db: &Db, code: &str) -> Result<Option<Uuid>> {
+pub async fn redeem(db: &Db, code: &str) -> Result<Option<UserId>> {
     let client = db.client().await?;
     let row = client
         .query_opt(

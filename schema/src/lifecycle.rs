@@ -7,6 +7,8 @@
 use chrono::{DateTime, Duration, NaiveDate, Utc};
 use uuid::Uuid;
 
+use crate::ids::SeriesId;
+use crate::ids::UserId;
 use crate::users::{WriterLock, lock_for_writing};
 use crate::{Db, Result};
 
@@ -51,7 +53,7 @@ const AGED: [(&str, Before); 11] = [
 
 /// Deletes one user's data before `cutoff`, in one transaction under the user's writer lock
 /// (sealing and recounts see all of it gone or none). Returns the rows deleted.
-pub async fn delete_before(db: &Db, user_id: Uuid, cutoff: DateTime<Utc>) -> Result<u64> {
+pub async fn delete_before(db: &Db, user_id: UserId, cutoff: DateTime<Utc>) -> Result<u64> {
     let last_local = last_local_day_before(cutoff);
     let mut client = db.client().await?;
     let tx = client.transaction().await?;
@@ -87,7 +89,7 @@ pub async fn delete_before(db: &Db, user_id: Uuid, cutoff: DateTime<Utc>) -> Res
 /// once quiet. Runs once a cutoff moves (a pass that deletes nothing recounts nothing).
 async fn recount_cut_days(
     tx: &deadpool_postgres::Transaction<'_>,
-    user_id: Uuid,
+    user_id: UserId,
     cutoff: DateTime<Utc>,
 ) -> Result<()> {
     let day_before = cutoff.date_naive() - Duration::days(1);
@@ -106,7 +108,7 @@ async fn recount_cut_days(
     }
     let mut keys = Vec::with_capacity(touched.len() * 2);
     for r in &touched {
-        let (series_type_id, data_source_id): (i16, Uuid) = (r.try_get(0)?, r.try_get(1)?);
+        let (series_type_id, data_source_id): (SeriesId, Uuid) = (r.try_get(0)?, r.try_get(1)?);
         for day in [cutoff, cutoff + Duration::days(1)] {
             keys.push(crate::blocks::DayKey { series_type_id, data_source_id, day });
         }
@@ -129,7 +131,7 @@ pub async fn drop_chunks(db: &Db, cutoff: DateTime<Utc>) -> Result<u64> {
 pub const PASS_LOCK: &str = "wearhouse.lifecycle";
 
 /// A page of users by id, after `after`: what a pass over every user walks.
-pub async fn users_after(db: &Db, after: Option<Uuid>, limit: i64) -> Result<Vec<Uuid>> {
+pub async fn users_after(db: &Db, after: Option<UserId>, limit: i64) -> Result<Vec<UserId>> {
     let client = db.client().await?;
     let rows = client
         .query(

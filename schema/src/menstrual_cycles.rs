@@ -6,6 +6,7 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use crate::Result;
+use crate::ids::UserId;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct CycleRow {
@@ -23,7 +24,7 @@ pub struct CycleRow {
 /// whether the cycle is new.
 pub async fn upsert(
     client: &impl GenericClient,
-    user_id: Uuid,
+    user_id: UserId,
     batch_id: Uuid,
     c: &CycleRow,
 ) -> Result<(Uuid, bool)> {

@@ -12,6 +12,8 @@ use uuid::Uuid;
 
 use crate::catalogue::event_types::SessionEvent;
 use crate::catalogue::series_types;
+use crate::ids::SeriesId;
+use crate::ids::UserId;
 use crate::{Error, Result};
 
 /// What an outbox event carries.
@@ -29,7 +31,7 @@ pub enum Payload {
 /// `start_time` and `end_time` (inclusive) stored by batch `batch_id`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TimeseriesRef {
-    pub user_id: Uuid,
+    pub user_id: UserId,
     pub provider: String,
     /// The series type's slug.
     pub series_type: String,
@@ -53,10 +55,10 @@ impl Payload {
 
 /// The new or changed samples of each series in one batch: one event per series names them.
 #[derive(Debug, Default)]
-pub(crate) struct Spans(BTreeMap<i16, (i64, DateTime<Utc>, DateTime<Utc>)>);
+pub(crate) struct Spans(BTreeMap<SeriesId, (i64, DateTime<Utc>, DateTime<Utc>)>);
 
 impl Spans {
-    pub(crate) fn add(&mut self, series_type_id: i16, ts: DateTime<Utc>) {
+    pub(crate) fn add(&mut self, series_type_id: SeriesId, ts: DateTime<Utc>) {
         let span = self.0.entry(series_type_id).or_insert((0, ts, ts));
         span.0 += 1;
         span.1 = span.1.min(ts);
@@ -68,7 +70,7 @@ impl Spans {
     pub(crate) async fn write(
         self,
         client: &impl GenericClient,
-        user_id: Uuid,
+        user_id: UserId,
         batch_id: Uuid,
         provider: &str,
     ) -> Result<i64> {
@@ -109,7 +111,7 @@ impl Spans {
 pub async fn insert_session(
     client: &impl GenericClient,
     event: SessionEvent,
-    user_id: Uuid,
+    user_id: UserId,
     data: Value,
 ) -> Result<()> {
     let payload = serde_json::to_value(Payload::Session { data })

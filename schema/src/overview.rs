@@ -6,6 +6,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use uuid::Uuid;
 
+use crate::ids::UserId;
 use crate::imports::ImportStatus;
 use crate::sdk_batches::BatchStatus;
 use crate::vendor_pulls::PullStatus;
@@ -49,7 +50,7 @@ pub struct IngestHour {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RecentRun {
     pub run_id: Uuid,
-    pub user_id: Uuid,
+    pub user_id: UserId,
     /// The user's email, when they have one: ids alone look alike.
     pub user_email: Option<String>,
     pub provider: String,

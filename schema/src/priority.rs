@@ -12,6 +12,7 @@ use deadpool_postgres::GenericClient;
 use uuid::Uuid;
 
 use crate::data_sources::DataSource;
+use crate::ids::UserId;
 use crate::{Db, Result};
 
 pub const DEVICE_TYPES: &[&str] = &["watch", "ring", "band", "phone", "scale", "other", "unknown"];
@@ -68,7 +69,7 @@ pub fn rank(sources: &[DataSource], global: &Priorities, user: &Priorities) -> H
     keyed.into_iter().enumerate().map(|(i, (_, id))| (id, i as i32)).collect()
 }
 
-async fn load(client: &impl GenericClient, user: Option<Uuid>) -> Result<Priorities> {
+async fn load(client: &impl GenericClient, user: Option<UserId>) -> Result<Priorities> {
     let rows = client
         .query(
             "select kind, key from source_priorities where user_id is not distinct from $1 order by kind, rank",
@@ -98,12 +99,12 @@ pub async fn global(db: &Db) -> Result<Priorities> {
     load(&db.client().await?, None).await
 }
 
-pub async fn for_user(db: &Db, user_id: Uuid) -> Result<Priorities> {
+pub async fn for_user(db: &Db, user_id: UserId) -> Result<Priorities> {
     load(&db.client().await?, Some(user_id)).await
 }
 
 /// Replaces the priorities of a scope (`None`: the deployment's).
-pub async fn set(db: &Db, user: Option<Uuid>, p: &Priorities) -> Result<()> {
+pub async fn set(db: &Db, user: Option<UserId>, p: &Priorities) -> Result<()> {
     let mut client = db.client().await?;
     let tx = client.transaction().await?;
     tx.execute("delete from source_priorities where user_id is not distinct from $1", &[&user])
@@ -125,7 +126,7 @@ pub async fn set(db: &Db, user: Option<Uuid>, p: &Priorities) -> Result<()> {
 }
 
 /// A user's sources with their ranks, best first: `(source, rank)`.
-pub async fn ranked_sources(db: &Db, user_id: Uuid) -> Result<Vec<(DataSource, i32)>> {
+pub async fn ranked_sources(db: &Db, user_id: UserId) -> Result<Vec<(DataSource, i32)>> {
     Ok(ranked_sources_of_existing(db, user_id).await?.unwrap_or_default())
 }
 
@@ -133,7 +134,7 @@ pub async fn ranked_sources(db: &Db, user_id: Uuid) -> Result<Vec<(DataSource, i
 /// starts here: one connection, the three statements in flight at once.
 pub async fn ranked_sources_of_existing(
     db: &Db,
-    user_id: Uuid,
+    user_id: UserId,
 ) -> Result<Option<Vec<(DataSource, i32)>>> {
     let client = db.client().await?;
     let statement = client
@@ -175,7 +176,7 @@ mod tests {
     fn src(id: u128, provider: &str, device: Option<&str>) -> DataSource {
         DataSource {
             id: Uuid::from_u128(id),
-            user_id: Uuid::nil(),
+            user_id: UserId::default(),
             provider: provider.into(),
             user_connection_id: None,
             device_model: None,

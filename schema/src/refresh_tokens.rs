@@ -7,23 +7,24 @@
 use chrono::Duration;
 use uuid::Uuid;
 
+use crate::ids::UserId;
 use crate::{Db, Result, interval_secs, secret_hash};
 
 /// What presenting a refresh token led to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Rotation {
     /// The token was live: the new one replaces it, for this user.
-    Rotated(Uuid),
+    Rotated(UserId),
     /// Unknown, expired, or signed out.
     Refused,
     /// Already rotated out: presented again, it revoked its family (this user's).
-    FamilyRevoked(Uuid),
+    FamilyRevoked(UserId),
 }
 
 pub async fn insert(
     db: &Db,
     token: &str,
-    user_id: Uuid,
+    user_id: UserId,
     issued_by: &str,
     lifetime: Duration,
 ) -> Result<()> {
@@ -53,7 +54,7 @@ pub async fn rotate(db: &Db, old: &str, new: &str, lifetime: Duration) -> Result
     else {
         return Ok(Rotation::Refused);
     };
-    let (user_id, issued_by, family): (Uuid, String, Uuid) =
+    let (user_id, issued_by, family): (UserId, String, Uuid) =
         (row.try_get(0)?, row.try_get(1)?, row.try_get(2)?);
     let (live, rotated_out): (bool, bool) = (row.try_get(3)?, row.try_get(4)?);
     if !live {

@@ -4,6 +4,7 @@
 
 use uuid::Uuid;
 
+use crate::ids::UserId;
 use crate::{Db, Result};
 
 /// What clearing deleted.
@@ -15,7 +16,7 @@ pub struct Cleared {
 
 /// Deletes the samples and workouts `batches` stored for a user, sealed ones included, in one
 /// transaction under the user's exclusive writer lock (a reader sees all of it or none).
-pub async fn clear(db: &Db, user_id: Uuid, batches: &[Uuid]) -> Result<Cleared> {
+pub async fn clear(db: &Db, user_id: UserId, batches: &[Uuid]) -> Result<Cleared> {
     let mut client = db.client().await?;
     let tx = client.transaction().await?;
     let samples = crate::samples::delete_batches(&tx, user_id, batches).await?;

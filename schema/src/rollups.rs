@@ -13,6 +13,8 @@ use postgres_types::{ToSql, Type};
 use tokio_postgres::binary_copy::BinaryCopyInWriter;
 use uuid::Uuid;
 
+use crate::ids::SeriesId;
+use crate::ids::UserId;
 use crate::sample_row::SampleRow;
 use crate::{Db, Result, zone};
 
@@ -71,7 +73,7 @@ impl DayFigures {
 }
 
 /// Local day figures by (series, source, local date): what `daily_rollups` rows hold.
-pub(crate) type LocalDays = BTreeMap<(i16, Uuid, NaiveDate), DayFigures>;
+pub(crate) type LocalDays = BTreeMap<(SeriesId, Uuid, NaiveDate), DayFigures>;
 
 /// One UTC hour's figures: sums of intraday samples and of daily totals apart; the maximum and
 /// the least zone offset over every sample. What `hourly_rollups` holds, and a sealed day's
@@ -148,7 +150,7 @@ fn least(a: Option<i16>, b: Option<i16>) -> Option<i16> {
 /// ([`HourRows::params`]: series, source, hour, then the figures in `hourly_rollups`' order).
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct HourRows {
-    pub series: Vec<i16>,
+    pub series: Vec<SeriesId>,
     pub sources: Vec<Uuid>,
     pub hours: Vec<DateTime<Utc>>,
     pub counts: Vec<i32>,
@@ -160,7 +162,7 @@ pub struct HourRows {
 }
 
 impl HourRows {
-    pub fn push(&mut self, series: i16, source: Uuid, hour: DateTime<Utc>, f: &HourFigures) {
+    pub fn push(&mut self, series: SeriesId, source: Uuid, hour: DateTime<Utc>, f: &HourFigures) {
         self.series.push(series);
         self.sources.push(source);
         self.hours.push(hour);
@@ -234,7 +236,7 @@ impl HourRows {
     pub(crate) async fn insert(
         &self,
         tx: &Transaction<'_>,
-        user_id: Uuid,
+        user_id: UserId,
         span: Span,
     ) -> Result<()> {
         if self.is_empty() {
@@ -277,7 +279,7 @@ pub enum Span {
 }
 
 /// A rollup's key: series, source, and the hour (or UTC day) it starts.
-type HourKey = (i16, Uuid, DateTime<Utc>);
+type HourKey = (SeriesId, Uuid, DateTime<Utc>);
 
 /// The UTC hour a sample belongs to.
 pub fn hour_of(ts: DateTime<Utc>) -> DateTime<Utc> {
@@ -323,7 +325,7 @@ impl Additions {
     }
 
     /// Adds the gathered figures to the stored rollups; returns the rows written.
-    pub(crate) async fn write(self, tx: &Transaction<'_>, user_id: Uuid) -> Result<u64> {
+    pub(crate) async fn write(self, tx: &Transaction<'_>, user_id: UserId) -> Result<u64> {
         let hours = write_hours(tx, user_id, self.hours).await?;
         Ok(hours + write_days(tx, user_id, self.days).await?)
     }
@@ -333,7 +335,7 @@ impl Additions {
 /// written.
 pub(crate) async fn write_days(
     tx: &Transaction<'_>,
-    user_id: Uuid,
+    user_id: UserId,
     days: LocalDays,
 ) -> Result<u64> {
     if days.is_empty() {
@@ -377,7 +379,7 @@ pub(crate) async fn write_days(
 
 async fn write_hours(
     tx: &Transaction<'_>,
-    user_id: Uuid,
+    user_id: UserId,
     hours: BTreeMap<HourKey, HourFigures>,
 ) -> Result<u64> {
     if hours.is_empty() {
@@ -431,13 +433,13 @@ fn edges_and_inner(hours: &BTreeMap<HourKey, HourFigures>) -> (HourRows, HourRow
 
 /// Copies hours that no row holds yet straight into `hourly_rollups`; `false` when one of them
 /// is there already, and nothing is written then (the savepoint is rolled back).
-async fn copy_new_hours(tx: &Transaction<'_>, user_id: Uuid, rows: &HourRows) -> Result<bool> {
+async fn copy_new_hours(tx: &Transaction<'_>, user_id: UserId, rows: &HourRows) -> Result<bool> {
     crate::db::copied_if_new(tx, "hours_new", copy_hours(tx, user_id, rows)).await
 }
 
 async fn copy_hours(
     tx: &Transaction<'_>,
-    user_id: Uuid,
+    user_id: UserId,
     rows: &HourRows,
 ) -> Result<(), tokio_postgres::Error> {
     const TYPES: [Type; 10] = [
@@ -496,7 +498,7 @@ fn utc_days(hours: &BTreeMap<HourKey, HourFigures>) -> HourRows {
 
 /// Recounts, from the raw samples, the days listed in the session's `samples_touched` (and
 /// their neighbours).
-pub(crate) async fn recount_touched(tx: &Transaction<'_>, user_id: Uuid) -> Result<()> {
+pub(crate) async fn recount_touched(tx: &Transaction<'_>, user_id: UserId) -> Result<()> {
     for statement in [CLEAR, RECOUNT, HOURLY_CLEAR, HOURLY_RECOUNT, UTC_DAY_RECOUNT] {
         tx.execute(statement, &[&user_id]).await?;
     }
@@ -505,7 +507,7 @@ pub(crate) async fn recount_touched(tx: &Transaction<'_>, user_id: Uuid) -> Resu
 
 /// Recounts, from the raw samples, the local day rollups of the days listed in the session's
 /// `samples_touched` and their neighbours (not their hours or UTC days).
-pub(crate) async fn recount_local_days(tx: &Transaction<'_>, user_id: Uuid) -> Result<()> {
+pub(crate) async fn recount_local_days(tx: &Transaction<'_>, user_id: UserId) -> Result<()> {
     for statement in [CLEAR, RECOUNT] {
         tx.execute(statement, &[&user_id]).await?;
     }
@@ -513,7 +515,7 @@ pub(crate) async fn recount_local_days(tx: &Transaction<'_>, user_id: Uuid) -> R
 }
 
 /// Rebuilds all of a user's rollups from their samples (after a reprocess).
-pub async fn rebuild_user(db: &Db, user_id: Uuid) -> Result<()> {
+pub async fn rebuild_user(db: &Db, user_id: UserId) -> Result<()> {
     let mut client = db.client().await?;
     let tx = client.transaction().await?;
     // Rebuilt from rows: sealed days are moved back first (the sealer seals them again).
@@ -547,7 +549,7 @@ mod tests {
         let mut out = BTreeMap::new();
         for &(series, source, hour, value, offset) in keys {
             out.insert(
-                (series, Uuid::from_u128(source), at(hour)),
+                (SeriesId(series), Uuid::from_u128(source), at(hour)),
                 HourFigures::of(value, None, offset),
             );
         }
@@ -566,7 +568,7 @@ mod tests {
         ]);
         let days = utc_days(&h);
         assert_eq!(days.hours, [at(0), at(24), at(0), at(0)]);
-        assert_eq!(days.series, [1, 1, 1, 2]);
+        assert_eq!(days.series, [1, 1, 1, 2].map(SeriesId));
         assert_eq!(days.sources[..3], [Uuid::from_u128(1), Uuid::from_u128(1), Uuid::from_u128(2)]);
         assert_eq!(days.counts, [2, 1, 1, 1]);
         assert_eq!(days.sums, [140.0, 70.0, 10.0, 3.0]);
@@ -587,9 +589,9 @@ mod tests {
             (2, 1, 2, 1.0, None),
         ]);
         let (edges, inner) = edges_and_inner(&h);
-        assert_eq!(inner.series, [1, 1, 2]);
+        assert_eq!(inner.series, [1, 1, 2].map(SeriesId));
         assert_eq!(inner.hours, [at(1), at(2), at(1)]);
-        assert_eq!(edges.series, [1, 1, 1, 2, 2]);
+        assert_eq!(edges.series, [1, 1, 1, 2, 2].map(SeriesId));
         assert_eq!(edges.hours, [at(0), at(3), at(1), at(0), at(2)]);
         assert_eq!(edges.len() + inner.len(), h.len());
     }

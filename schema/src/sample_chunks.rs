@@ -9,13 +9,14 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;
 
 use chrono::{DateTime, Utc};
-use uuid::Uuid;
 
 use crate::Result;
 use crate::db::Db;
+use crate::ids::SeriesId;
+use crate::ids::UserId;
 
 /// A series id no sample has: the placeholder rows [`Chunks::make`] writes and deletes again.
-const PLACEHOLDER_SERIES: i16 = i16::MIN;
+const PLACEHOLDER_SERIES: SeriesId = SeriesId(i16::MIN);
 
 /// The ranges of the samples hypertable's chunks that overlap the days from `$1` to `$2`: one
 /// evaluation of the catalogue's view (~3 ms with a hundred chunks), where asking it day by day
@@ -61,7 +62,7 @@ impl Chunks {
     pub async fn make(
         &self,
         db: &Db,
-        user_id: Uuid,
+        user_id: UserId,
         times: impl IntoIterator<Item = DateTime<Utc>>,
     ) -> Result<u64> {
         let days: Vec<DateTime<Utc>> = times

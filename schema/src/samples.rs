@@ -12,6 +12,7 @@ use tokio_postgres::types::{ToSql, Type};
 use uuid::Uuid;
 
 use crate::Result;
+use crate::ids::UserId;
 use crate::outbox::Spans;
 use crate::rollups::Additions;
 
@@ -82,7 +83,7 @@ fn dedup(rows: &[SampleRow]) -> Vec<&SampleRow> {
 #[derive(Debug, Clone, Copy)]
 enum Target {
     /// Straight into the hypertable, with their user and batch.
-    Samples { user_id: Uuid, batch_id: Uuid },
+    Samples { user_id: UserId, batch_id: Uuid },
     /// Into the session's staging table, for the upsert.
     Staging,
 }
@@ -127,7 +128,7 @@ async fn copy(
 /// is rolled back).
 async fn insert_new(
     tx: &Transaction<'_>,
-    user_id: Uuid,
+    user_id: UserId,
     batch_id: Uuid,
     rows: &[&SampleRow],
 ) -> Result<bool> {
@@ -142,7 +143,7 @@ async fn insert_new(
 /// Stages the rows and upserts them; returns the rows inserted (`true`) or changed (`false`).
 async fn upsert(
     tx: &Transaction<'_>,
-    user_id: Uuid,
+    user_id: UserId,
     batch_id: Uuid,
     rows: &[&SampleRow],
 ) -> Result<Vec<(SampleRow, bool)>> {
@@ -170,7 +171,7 @@ async fn upsert(
 /// event per series type for the rows inserted or changed.
 pub async fn store(
     tx: &Transaction<'_>,
-    user_id: Uuid,
+    user_id: UserId,
     batch_id: Uuid,
     provider: &str,
     rows: &[SampleRow],
@@ -220,7 +221,7 @@ pub async fn store(
 /// back into rows first (the sealer seals them again once quiet).
 pub(crate) async fn delete_batches(
     tx: &Transaction<'_>,
-    user_id: Uuid,
+    user_id: UserId,
     batches: &[Uuid],
 ) -> Result<u64> {
     if batches.is_empty() {
@@ -244,7 +245,7 @@ pub(crate) async fn delete_batches(
 /// in parallel: additions commute, and each statement takes its rows in key order.
 pub async fn store_new(
     tx: &Transaction<'_>,
-    user_id: Uuid,
+    user_id: UserId,
     batch_id: Uuid,
     provider: &str,
     rows: &[SampleRow],
@@ -268,7 +269,7 @@ pub async fn store_new(
 /// Rollups and events of rows the COPY stored as new.
 async fn stored_new(
     tx: &Transaction<'_>,
-    user_id: Uuid,
+    user_id: UserId,
     batch_id: Uuid,
     provider: &str,
     rows: &[&SampleRow],
@@ -291,7 +292,7 @@ mod tests {
 
     fn row(series: i16, secs: i64, value: f64) -> SampleRow {
         SampleRow {
-            series_type_id: series,
+            series_type_id: crate::ids::SeriesId(series),
             data_source_id: Uuid::nil(),
             ts: chrono::DateTime::from_timestamp(secs, 0).unwrap_or_default(),
             value,
@@ -304,7 +305,7 @@ mod tests {
     fn the_last_duplicate_wins() {
         let rows = [row(1, 10, 1.0), row(2, 5, 2.0), row(1, 10, 3.0), row(1, 5, 4.0)];
         let out: Vec<(i16, f64)> =
-            dedup(&rows).iter().map(|r| (r.series_type_id, r.value)).collect();
+            dedup(&rows).iter().map(|r| (r.series_type_id.0, r.value)).collect();
         assert_eq!(out, vec![(1, 4.0), (1, 3.0), (2, 2.0)]);
     }
 }

@@ -9,6 +9,7 @@ use uuid::Uuid;
 
 use crate::ids::BatchId;
 
+use crate::ids::UserId;
 use crate::sync_runs::{RunSource, RunStatus};
 use crate::{Db, Result};
 
@@ -37,7 +38,7 @@ impl BatchStatus {
 #[derive(Debug, Clone)]
 pub struct Batch {
     pub id: BatchId,
-    pub user_id: Uuid,
+    pub user_id: UserId,
     pub provider: String,
     /// zstd-compressed request body.
     pub body: Vec<u8>,
@@ -61,7 +62,7 @@ pub enum Inserted {
 /// while the user has fewer than `max_pending` bytes of batches waiting to be processed.
 pub async fn insert(
     db: &Db,
-    user_id: Uuid,
+    user_id: UserId,
     provider: &str,
     compressed_body: &[u8],
     body_size: i32,
@@ -238,7 +239,7 @@ pub async fn backlog(db: &Db) -> Result<(i64, Option<DateTime<Utc>>)> {
 /// A user's stored batches (oldest first), optionally only those received since `since`.
 pub async fn ids_for_user(
     db: &Db,
-    user_id: Uuid,
+    user_id: UserId,
     since: Option<DateTime<Utc>>,
 ) -> Result<Vec<BatchId>> {
     let client = db.client().await?;

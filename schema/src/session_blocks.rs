@@ -13,6 +13,7 @@ use chrono::{DateTime, Datelike, Duration, TimeZone, Utc};
 use deadpool_postgres::{GenericClient, Transaction};
 use uuid::Uuid;
 
+use crate::ids::UserId;
 use crate::users::{WriterLock, lock_for_writing};
 use crate::{Db, Result};
 
@@ -95,7 +96,7 @@ fn restore(kind: Sessions, condition: &str) -> String {
 /// writer lock.
 pub async fn unseal(
     tx: &Transaction<'_>,
-    user_id: Uuid,
+    user_id: UserId,
     kind: Sessions,
     touches: &[Touch],
 ) -> Result<u64> {
@@ -122,7 +123,7 @@ pub async fn unseal(
 /// Moves the block that holds session `id` of the user back into rows (before it is deleted).
 pub async fn unseal_id(
     tx: &Transaction<'_>,
-    user_id: Uuid,
+    user_id: UserId,
     kind: Sessions,
     id: Uuid,
 ) -> Result<u64> {
@@ -132,7 +133,7 @@ pub async fn unseal_id(
 
 /// Moves all of a user's sealed sessions back into rows (before a reprocess deletes by batch).
 /// The caller holds the user's exclusive writer lock.
-pub async fn unseal_user(tx: &Transaction<'_>, user_id: Uuid) -> Result<u64> {
+pub async fn unseal_user(tx: &Transaction<'_>, user_id: UserId) -> Result<u64> {
     let mut moved = 0;
     for kind in Sessions::ALL {
         moved += tx.execute(&restore(kind, "true"), &[&user_id]).await?;
@@ -146,7 +147,7 @@ pub async fn unseal_user(tx: &Transaction<'_>, user_id: Uuid) -> Result<u64> {
 /// writer lock.
 pub async fn unseal_across(
     tx: &Transaction<'_>,
-    user_id: Uuid,
+    user_id: UserId,
     cutoff: DateTime<Utc>,
 ) -> Result<u64> {
     let mut moved = 0;
@@ -167,9 +168,9 @@ pub fn month_start(at: DateTime<Utc>) -> DateTime<Utc> {
 
 /// Users with sessions due for sealing (rows that started before `before` and may seal), those
 /// of the oldest first, at most `limit`.
-pub async fn due(db: &Db, before: DateTime<Utc>, limit: i64) -> Result<Vec<Uuid>> {
+pub async fn due(db: &Db, before: DateTime<Utc>, limit: i64) -> Result<Vec<UserId>> {
     let client = db.client().await?;
-    let mut users: Vec<Uuid> = Vec::new();
+    let mut users: Vec<UserId> = Vec::new();
     for kind in Sessions::ALL {
         let sql = format!(
             "select user_id from {} s where s.start_time < $1 and {} order by s.start_time limit $2",
@@ -177,7 +178,7 @@ pub async fn due(db: &Db, before: DateTime<Utc>, limit: i64) -> Result<Vec<Uuid>
             kind.sealable()
         );
         for r in client.query(&sql, &[&before, &limit]).await? {
-            let user: Uuid = r.try_get(0)?;
+            let user: UserId = r.try_get(0)?;
             if !users.contains(&user) {
                 users.push(user);
             }
@@ -189,7 +190,7 @@ pub async fn due(db: &Db, before: DateTime<Utc>, limit: i64) -> Result<Vec<Uuid>
 /// Seals the user's sessions that started before `before` (a UTC month start) into their
 /// months' blocks, in one transaction under the user's exclusive writer lock. Returns the
 /// sessions sealed (none when the user is gone).
-pub async fn seal_user(db: &Db, user_id: Uuid, before: DateTime<Utc>) -> Result<u64> {
+pub async fn seal_user(db: &Db, user_id: UserId, before: DateTime<Utc>) -> Result<u64> {
     let mut client = db.client().await?;
     let tx = client.transaction().await?;
     if lock_for_writing(&tx, user_id, WriterLock::Exclusive).await?.is_none() {

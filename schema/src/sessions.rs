@@ -10,6 +10,8 @@ use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
 use uuid::Uuid;
 
+use crate::ids::SeriesId;
+use crate::ids::UserId;
 use crate::session_blocks::Sessions;
 use crate::workouts::WorkoutFigures;
 use crate::{Db, Result};
@@ -17,7 +19,7 @@ use crate::{Db, Result};
 const LIST: &str = include_str!("../queries/events_list.sql");
 const DEDUP: &str = include_str!("../queries/events_dedup.sql");
 /// The heart rate series' id (`{heart_rate}` in `columns`).
-const HEART_RATE: i16 = crate::catalogue::series_types::id("heart_rate");
+const HEART_RATE: SeriesId = crate::catalogue::series_types::id("heart_rate");
 
 /// Which session table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,7 +94,7 @@ impl Kind {
 
 #[derive(Debug, Clone)]
 pub struct EventQuery {
-    pub user_id: Uuid,
+    pub user_id: UserId,
     /// Sessions starting in `[start, end)`.
     pub start: DateTime<Utc>,
     pub end: DateTime<Utc>,
@@ -304,7 +306,7 @@ pub async fn count(db: &Db, kind: Kind, q: &EventQuery) -> Result<i64> {
 }
 
 /// Deletes one of the user's sessions; false when the user has no such session.
-pub async fn delete(db: &Db, kind: Kind, user_id: Uuid, id: Uuid) -> Result<bool> {
+pub async fn delete(db: &Db, kind: Kind, user_id: UserId, id: Uuid) -> Result<bool> {
     let mut client = db.client().await?;
     let tx = client.transaction().await?;
     // A sealed session is a row again first, under the writer lock the sealer takes.

@@ -7,6 +7,7 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use crate::Result;
+use crate::ids::UserId;
 
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct SleepRow {
@@ -46,7 +47,7 @@ pub struct StoredSleep {
 /// exact one that the overlap index (`V16__sleep_overlap_idx.sql`) answers from.
 pub async fn near(
     client: &impl GenericClient,
-    user_id: Uuid,
+    user_id: UserId,
     data_source_id: Uuid,
     from: DateTime<Utc>,
     to: DateTime<Utc>,
@@ -80,7 +81,7 @@ pub async fn near(
 /// The source's session with this client id, if stored: its id and what it was made of.
 pub async fn by_external_id(
     client: &impl GenericClient,
-    user_id: Uuid,
+    user_id: UserId,
     data_source_id: Uuid,
     external_id: &str,
 ) -> Result<Option<(Uuid, Value)>> {
@@ -103,7 +104,7 @@ pub async fn by_external_id(
 /// Returns the session's id.
 pub async fn save(
     client: &impl GenericClient,
-    user_id: Uuid,
+    user_id: UserId,
     batch_id: Uuid,
     replace: Option<Uuid>,
     s: &SleepRow,

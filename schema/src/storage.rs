@@ -6,8 +6,8 @@
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
-use uuid::Uuid;
 
+use crate::ids::UserId;
 use crate::{Db, Result};
 
 /// Tables whose rows expire or only serve delivery (retention, webhook history, raw batches,
@@ -80,7 +80,7 @@ pub struct TableStorage {
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct UserStorage {
-    pub user_id: Uuid,
+    pub user_id: UserId,
     /// Samples stored, in rows and in sealed blocks.
     pub samples: i64,
     /// The bytes of the user's rows of health data and their share of the tables' indexes.
@@ -184,7 +184,7 @@ pub async fn storage(db: &Db, largest: i64) -> Result<Storage> {
 /// Measures one user's storage into `user_storage`: their rows' bytes in each table of health
 /// data (as stored, TOAST included) and their share of the table's indexes (its index bytes a
 /// row, by the planner's count). Nothing when the user is gone.
-pub async fn measure_user(db: &Db, user_id: Uuid) -> Result<Option<UserStorage>> {
+pub async fn measure_user(db: &Db, user_id: UserId) -> Result<Option<UserStorage>> {
     let client = db.client().await?;
     // A row's bytes as stored: its header and line pointer, and each column's stored size (a
     // value kept out of line is sized from its pointer, never fetched: `pg_column_size` of the
@@ -254,7 +254,7 @@ pub async fn measure_user(db: &Db, user_id: Uuid) -> Result<Option<UserStorage>>
 }
 
 /// Users whose figures are missing or older than `age`, the stalest first.
-pub async fn stale_users(db: &Db, age: chrono::Duration, limit: i64) -> Result<Vec<Uuid>> {
+pub async fn stale_users(db: &Db, age: chrono::Duration, limit: i64) -> Result<Vec<UserId>> {
     let client = db.client().await?;
     let before = Utc::now() - age;
     let rows = client

@@ -9,6 +9,8 @@ use uuid::Uuid;
 use postgres_types::ToSql;
 
 use crate::blocks;
+use crate::ids::SeriesId;
+use crate::ids::UserId;
 use crate::rollups::DayFigures;
 use crate::session_blocks::Sessions;
 use crate::sessions::{Event, Sleep};
@@ -18,7 +20,7 @@ use crate::{Db, Result};
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct DayRollup {
     pub local_date: NaiveDate,
-    pub series_type_id: i16,
+    pub series_type_id: SeriesId,
     pub data_source_id: Uuid,
     pub figures: DayFigures,
 }
@@ -27,8 +29,8 @@ pub struct DayRollup {
 /// (the last `n`, when `backward`): one page of a summary of rollups, in one statement.
 pub async fn page_rollups(
     db: &Db,
-    user_id: Uuid,
-    series: &[i16],
+    user_id: UserId,
+    series: &[SeriesId],
     (from, to): (NaiveDate, NaiveDate),
     backward: bool,
     n: i64,
@@ -61,8 +63,8 @@ fn local_dates_sql() -> String {
 /// The user's rollups of `series` for local days in `[from, to]`.
 pub async fn rollups(
     db: &Db,
-    user_id: Uuid,
-    series: &[i16],
+    user_id: UserId,
+    series: &[SeriesId],
     from: NaiveDate,
     to: NaiveDate,
 ) -> Result<Vec<DayRollup>> {
@@ -133,7 +135,7 @@ fn day_rollups(rows: &[tokio_postgres::Row]) -> Result<Vec<DayRollup>> {
 /// wins). `sources`: the user's source ids and ranks (lower wins).
 pub async fn sleep_ending(
     db: &Db,
-    user_id: Uuid,
+    user_id: UserId,
     from: DateTime<Utc>,
     to: DateTime<Utc>,
     sources: &(Vec<Uuid>, Vec<i32>),
@@ -166,11 +168,11 @@ pub async fn sleep_ending(
 #[derive(Debug, Clone, Copy)]
 pub enum DataDays<'a> {
     /// A rollup of one of these series.
-    Rollups(&'a [i16]),
+    Rollups(&'a [SeriesId]),
     /// The wake-up day of a sleep session, nap or night (duplicates resolved).
     Wakes,
     /// A rollup of one of these series, or the wake-up day of a night (not a nap).
-    RollupsOrNights(&'a [i16]),
+    RollupsOrNights(&'a [SeriesId]),
     /// The wake-up day of a night (not a nap): a day with a sleep score.
     Nights,
 }
@@ -187,7 +189,7 @@ pub struct DayScope<'a> {
 }
 
 impl DataDays<'_> {
-    fn series(&self) -> &[i16] {
+    fn series(&self) -> &[SeriesId] {
         match self {
             DataDays::Rollups(series) | DataDays::RollupsOrNights(series) => series,
             DataDays::Wakes | DataDays::Nights => &[],
@@ -225,7 +227,7 @@ fn data_days_sql() -> String {
 /// one page of a day-paged summary lists, found before anything is read for it.
 pub async fn data_days(
     db: &Db,
-    user_id: Uuid,
+    user_id: UserId,
     which: DataDays<'_>,
     scope: &DayScope<'_>,
     backward: bool,
@@ -241,7 +243,7 @@ pub async fn data_days(
 /// a user's history).
 pub async fn count_data_days(
     db: &Db,
-    user_id: Uuid,
+    user_id: UserId,
     which: DataDays<'_>,
     scope: &DayScope<'_>,
 ) -> Result<i64> {
@@ -257,7 +259,7 @@ pub async fn count_data_days(
 async fn query_days(
     db: &Db,
     sql: &str,
-    user_id: Uuid,
+    user_id: UserId,
     which: DataDays<'_>,
     scope: &DayScope<'_>,
     n: i64,
@@ -284,10 +286,10 @@ async fn query_days(
 /// Means of each of `series` (any source) over each interval: `(interval index, series, mean)`.
 pub async fn means_over(
     db: &Db,
-    user_id: Uuid,
-    series: &[i16],
+    user_id: UserId,
+    series: &[SeriesId],
     intervals: &[(DateTime<Utc>, DateTime<Utc>)],
-) -> Result<Vec<(i32, i16, f64)>> {
+) -> Result<Vec<(i32, SeriesId, f64)>> {
     if intervals.is_empty() {
         return Ok(Vec::new());
     }
@@ -318,7 +320,7 @@ pub async fn means_over(
     .await?;
     blocks::end_snapshot(tx);
     // Sealed samples first: they are the older ones where a night spans both.
-    let mut sums: std::collections::BTreeMap<(i32, i16), (f64, i64)> = Default::default();
+    let mut sums: std::collections::BTreeMap<(i32, SeriesId), (f64, i64)> = Default::default();
     let mut by_time: Vec<usize> = (0..sealed.len()).collect();
     by_time.sort_by_key(|i| sealed.ts[*i]);
     for (k, (a, b)) in intervals.iter().enumerate() {
@@ -347,7 +349,11 @@ pub struct Reading {
 }
 
 /// The last day each source has a rollup of `series`: `(source, day)`.
-pub async fn last_days(db: &Db, user_id: Uuid, series: i16) -> Result<Vec<(Uuid, NaiveDate)>> {
+pub async fn last_days(
+    db: &Db,
+    user_id: UserId,
+    series: SeriesId,
+) -> Result<Vec<(Uuid, NaiveDate)>> {
     let client = db.client().await?;
     let statement = client
         .prepare_cached(
@@ -369,8 +375,8 @@ pub async fn last_days(db: &Db, user_id: Uuid, series: i16) -> Result<Vec<(Uuid,
 /// The latest sample of `series` at or after `since`, from `source` or from any source.
 pub async fn latest(
     db: &Db,
-    user_id: Uuid,
-    series: i16,
+    user_id: UserId,
+    series: SeriesId,
     source: Option<Uuid>,
     since: DateTime<Utc>,
 ) -> Result<Option<Reading>> {
@@ -412,7 +418,7 @@ pub async fn latest(
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Counts {
     /// `(series, source, samples)`.
-    pub samples: Vec<(i16, Uuid, i64)>,
+    pub samples: Vec<(SeriesId, Uuid, i64)>,
     /// `(type, source, workouts)`.
     pub workouts: Vec<(Option<String>, Uuid, i64)>,
     /// `(source, sleep sessions)`.
@@ -424,7 +430,7 @@ pub struct Counts {
 /// the rollups; windowed ones from the samples in the window.
 pub async fn counts(
     db: &Db,
-    user_id: Uuid,
+    user_id: UserId,
     window: Option<(DateTime<Utc>, DateTime<Utc>)>,
 ) -> Result<Counts> {
     let mut client = db.client().await?;
@@ -512,7 +518,7 @@ pub async fn counts(
 /// A stored sample of one of `series`, with its series.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SeriesReading {
-    pub series_type_id: i16,
+    pub series_type_id: SeriesId,
     pub reading: Reading,
 }
 
@@ -521,8 +527,8 @@ pub struct SeriesReading {
 #[allow(clippy::too_many_arguments)]
 pub async fn newest_readings(
     db: &Db,
-    user_id: Uuid,
-    series: &[i16],
+    user_id: UserId,
+    series: &[SeriesId],
     sources: Option<&[Uuid]>,
     from: Option<DateTime<Utc>>,
     to: Option<DateTime<Utc>>,

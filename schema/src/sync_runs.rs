@@ -11,6 +11,7 @@ use serde::Serialize;
 use serde_json::Value;
 use uuid::Uuid;
 
+use crate::ids::UserId;
 use crate::{Db, Result};
 
 /// Where a run stands. `queued` → `in_progress` → `success` | `partial` | `failed`; an import
@@ -134,7 +135,7 @@ impl<'a> FromSql<'a> for RunSource {
 #[derive(Debug, Clone, PartialEq)]
 pub struct SyncRun {
     pub id: Uuid,
-    pub user_id: Uuid,
+    pub user_id: UserId,
     pub provider: String,
     pub source: RunSource,
     pub status: RunStatus,
@@ -226,7 +227,7 @@ pub struct Finish {
 pub async fn finish(
     client: &impl GenericClient,
     id: Uuid,
-    user_id: Uuid,
+    user_id: UserId,
     provider: &str,
     source: RunSource,
     f: &Finish,
@@ -239,7 +240,7 @@ pub async fn finish(
 pub async fn finish_counted(
     client: &impl GenericClient,
     id: Uuid,
-    user_id: Uuid,
+    user_id: UserId,
     provider: &str,
     source: RunSource,
     f: &Finish,
@@ -283,7 +284,7 @@ pub async fn finish_counted(
 pub async fn progress(
     client: &impl GenericClient,
     id: Uuid,
-    user_id: Uuid,
+    user_id: UserId,
     provider: &str,
     source: RunSource,
     message: &str,
@@ -297,7 +298,7 @@ pub async fn progress(
 pub async fn progress_counted(
     client: &impl GenericClient,
     id: Uuid,
-    user_id: Uuid,
+    user_id: UserId,
     provider: &str,
     source: RunSource,
     message: &str,
@@ -352,7 +353,7 @@ pub async fn requeue(
 /// A user's runs updated within `hours`, newest first.
 pub async fn recent_for_user(
     db: &Db,
-    user_id: Uuid,
+    user_id: UserId,
     hours: i32,
     limit: i64,
 ) -> Result<Vec<SyncRun>> {

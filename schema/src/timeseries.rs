@@ -30,6 +30,8 @@ use crate::blocks::{
     self, Figures, HourScope, PageLimit, Scope, SealedBuckets, SealedHours, SealedRows,
 };
 use crate::catalogue::series_types::{self, Aggregation};
+use crate::ids::SeriesId;
+use crate::ids::UserId;
 use crate::rollups::{floor_to, hour_of};
 use crate::{Db, Result};
 
@@ -49,15 +51,15 @@ const DAY: i64 = 86_400;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Position {
     pub ts: DateTime<Utc>,
-    pub series_type_id: i16,
+    pub series_type_id: SeriesId,
     pub data_source_id: Uuid,
 }
 
 #[derive(Debug, Clone)]
 pub struct SeriesQuery {
-    pub user_id: Uuid,
+    pub user_id: UserId,
     /// Series type ids; empty means every series.
-    pub types: Vec<i16>,
+    pub types: Vec<SeriesId>,
     pub start: DateTime<Utc>,
     /// Exclusive.
     pub end: DateTime<Utc>,
@@ -78,7 +80,7 @@ pub struct SeriesQuery {
 #[derive(Debug, Clone, PartialEq)]
 pub struct SeriesPoint {
     pub ts: DateTime<Utc>,
-    pub series_type_id: i16,
+    pub series_type_id: SeriesId,
     pub data_source_id: Uuid,
     pub value: f64,
     pub zone_offset: Option<i16>,
@@ -249,8 +251,8 @@ impl Reading {
     async fn sealed(
         self,
         client: &impl GenericClient,
-        user_id: Uuid,
-        types: &[i16],
+        user_id: UserId,
+        types: &[SeriesId],
         (start, end): (DateTime<Utc>, DateTime<Utc>),
         cuts: Option<&[DateTime<Utc>; 4]>,
         page: Option<PageLimit>,
@@ -318,12 +320,12 @@ fn hours_held(series: &str, from: &str, to: &str, sources: &str) -> String {
         .replace("{sources}", sources)
 }
 
-fn aggregation(id: i16) -> &'static str {
+fn aggregation(id: SeriesId) -> &'static str {
     series_aggregation(id).as_str()
 }
 
 /// How a series is downsampled (levels, for an id the catalogue does not know).
-fn series_aggregation(id: i16) -> Aggregation {
+fn series_aggregation(id: SeriesId) -> Aggregation {
     series_types::by_id(id).map_or(Aggregation::Avg, |t| t.aggregation)
 }
 
@@ -365,7 +367,7 @@ pub async fn page(db: &Db, q: &SeriesQuery) -> Result<Vec<SeriesPoint>> {
 }
 
 pub async fn read(client: &impl GenericClient, q: &SeriesQuery) -> Result<Vec<SeriesPoint>> {
-    let types: Vec<i16> = if q.types.is_empty() {
+    let types: Vec<SeriesId> = if q.types.is_empty() {
         series_types::SERIES_TYPES.iter().map(|t| t.id).collect()
     } else {
         q.types.clone()
@@ -379,8 +381,8 @@ pub async fn read(client: &impl GenericClient, q: &SeriesQuery) -> Result<Vec<Se
     };
     let (c_ts, c_series, c_source) = match q.after {
         Some(p) => (p.ts, p.series_type_id, p.data_source_id),
-        None if q.backward => (q.end, i16::MAX, Uuid::max()),
-        None => (first, i16::MIN, Uuid::nil()),
+        None if q.backward => (q.end, SeriesId(i16::MAX), Uuid::max()),
+        None => (first, SeriesId(i16::MIN), Uuid::nil()),
     };
     let (ids, ranks) = &q.sources;
     let reading = Reading::of(q.bucket_seconds);
@@ -485,7 +487,7 @@ fn sealed_param(k: usize) -> usize {
 async fn sealed_hours(
     client: &impl GenericClient,
     q: &SeriesQuery,
-    (series, sources): (&[i16], &[Uuid]),
+    (series, sources): (&[SeriesId], &[Uuid]),
     cursor: DateTime<Utc>,
     width: i64,
     cuts: &[DateTime<Utc>; 4],
@@ -523,7 +525,7 @@ async fn sealed_hours(
 async fn hours_stretch(
     client: &impl GenericClient,
     q: &SeriesQuery,
-    types: &[i16],
+    types: &[SeriesId],
     sources: &[Uuid],
 ) -> Result<(DateTime<Utc>, DateTime<Utc>)> {
     let hour = Duration::seconds(HOUR);
@@ -562,7 +564,7 @@ async fn hours_stretch(
 async fn days_stretch(
     client: &impl GenericClient,
     q: &SeriesQuery,
-    types: &[i16],
+    types: &[SeriesId],
     sources: &[Uuid],
 ) -> Result<(DateTime<Utc>, DateTime<Utc>)> {
     let day = Duration::days(1);

@@ -3,6 +3,7 @@
 use postgres_types::{FromSql, ToSql};
 use uuid::Uuid;
 
+use crate::ids::UserId;
 use crate::{Db, Result};
 
 /// `open` until the client completes it (`completed`) or aborts it (`aborted`).
@@ -17,7 +18,7 @@ pub enum UploadStatus {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Upload {
     pub id: Uuid,
-    pub user_id: Uuid,
+    pub user_id: UserId,
     pub object_key: String,
     pub upload_id: String,
     pub file_size: i64,
@@ -27,7 +28,7 @@ pub struct Upload {
 
 pub async fn insert(
     db: &Db,
-    user_id: Uuid,
+    user_id: UserId,
     key: &str,
     upload_id: &str,
     file_size: i64,

@@ -7,11 +7,12 @@ use uuid::Uuid;
 
 use crate::connections::HAS_ACTIVE;
 use crate::error::{Conflict, unique_violation};
+use crate::ids::UserId;
 use crate::{Db, Error, Result};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct User {
-    pub id: Uuid,
+    pub id: UserId,
     pub email: Option<String>,
     pub first_name: Option<String>,
     pub last_name: Option<String>,
@@ -122,14 +123,20 @@ pub async fn insert(db: &Db, new: &NewUser) -> Result<User> {
     let row = client
         .query_one(
             &sql,
-            &[&Uuid::now_v7(), &new.email, &new.first_name, &new.last_name, &new.external_user_id],
+            &[
+                &UserId(Uuid::now_v7()),
+                &new.email,
+                &new.first_name,
+                &new.last_name,
+                &new.external_user_id,
+            ],
         )
         .await
         .map_err(conflict)?;
     from_row(&row)
 }
 
-pub async fn get(db: &Db, id: Uuid) -> Result<Option<User>> {
+pub async fn get(db: &Db, id: UserId) -> Result<Option<User>> {
     let client = db.client().await?;
     let sql = format!(
         "select {COLUMNS}, {HAS_ACTIVE} as has_active_connection from users u where u.id = $1"
@@ -137,11 +144,11 @@ pub async fn get(db: &Db, id: Uuid) -> Result<Option<User>> {
     client.query_opt(&sql, &[&id]).await?.as_ref().map(from_row).transpose()
 }
 
-pub async fn exists(db: &Db, id: Uuid) -> Result<bool> {
+pub async fn exists(db: &Db, id: UserId) -> Result<bool> {
     exists_with(&db.client().await?, id).await
 }
 
-pub async fn exists_with(client: &impl GenericClient, id: Uuid) -> Result<bool> {
+pub async fn exists_with(client: &impl GenericClient, id: UserId) -> Result<bool> {
     let stmt = client.prepare_cached("select exists (select 1 from users where id = $1)").await?;
     let row = client.query_one(&stmt, &[&id]).await?;
     Ok(row.try_get(0)?)
@@ -162,7 +169,7 @@ pub enum WriterLock {
 /// default for samples sent without one), or `None` when the user is gone.
 pub async fn lock_for_writing(
     client: &impl deadpool_postgres::GenericClient,
-    id: Uuid,
+    id: UserId,
     lock: WriterLock,
 ) -> Result<Option<Option<i16>>> {
     let sql = match lock {
@@ -178,7 +185,7 @@ pub async fn lock_for_writing(
 /// Notes a sync on the user: when, from which provider, and the zone offset it told (if any).
 pub async fn record_sync(
     client: &impl deadpool_postgres::GenericClient,
-    id: Uuid,
+    id: UserId,
     provider: &str,
     zone_offset: Option<i16>,
 ) -> Result<()> {
@@ -224,7 +231,7 @@ pub async fn list(db: &Db, q: &ListQuery) -> Result<(Vec<User>, i64)> {
 }
 
 /// Applies a partial update; `None` when there is no such user.
-pub async fn update(db: &Db, id: Uuid, patch: &UserPatch) -> Result<Option<User>> {
+pub async fn update(db: &Db, id: UserId, patch: &UserPatch) -> Result<Option<User>> {
     let client = db.client().await?;
     let sql = format!(
         "with u as (update users set
@@ -251,13 +258,13 @@ pub async fn update(db: &Db, id: Uuid, patch: &UserPatch) -> Result<Option<User>
 }
 
 /// Where a user's objects live in the bucket (`<user>/raw/...`).
-pub fn object_prefix(id: Uuid) -> String {
+pub fn object_prefix(id: UserId) -> String {
     format!("{id}/")
 }
 
 /// Deletes a user and every row of theirs in one transaction, and records their prefix in
 /// object storage for emptying (`object_deletions`); returns the user as it was.
-pub async fn delete(db: &Db, id: Uuid) -> Result<Option<User>> {
+pub async fn delete(db: &Db, id: UserId) -> Result<Option<User>> {
     let mut client = db.client().await?;
     let tx = client.transaction().await?;
     let sql = format!(

@@ -8,6 +8,7 @@ use uuid::Uuid;
 
 use crate::ids::PullId;
 
+use crate::ids::UserId;
 use crate::{Db, Result};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ToSql, FromSql)]
@@ -36,7 +37,7 @@ pub enum PullKind {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Pull {
     pub id: PullId,
-    pub user_id: Uuid,
+    pub user_id: UserId,
     pub provider: String,
     pub window_start: DateTime<Utc>,
     pub window_end: DateTime<Utc>,
@@ -107,7 +108,7 @@ pub struct PullHealth {
 }
 
 /// The pull health of each of the user's providers.
-pub async fn health(db: &Db, user_id: Uuid) -> Result<Vec<(String, PullHealth)>> {
+pub async fn health(db: &Db, user_id: UserId) -> Result<Vec<(String, PullHealth)>> {
     let client = db.client().await?;
     let rows = client
         .query(
@@ -136,7 +137,7 @@ pub async fn health(db: &Db, user_id: Uuid) -> Result<Vec<(String, PullHealth)>>
 
 /// Holds, until the transaction ends, the right to queue notified pulls for the user and
 /// provider: two notices at once make one pull.
-async fn lock_notices(client: &impl GenericClient, user_id: Uuid, provider: &str) -> Result<()> {
+async fn lock_notices(client: &impl GenericClient, user_id: UserId, provider: &str) -> Result<()> {
     client
         .execute(
             "select pg_advisory_xact_lock(hashtextextended($1::uuid::text || ':' || $2::text, 29))",
@@ -153,7 +154,7 @@ async fn lock_notices(client: &impl GenericClient, user_id: Uuid, provider: &str
 /// grow a pull without bound). Returns the new pull's id, or `None` when the notice merged.
 pub async fn notified(
     db: &Db,
-    user_id: Uuid,
+    user_id: UserId,
     provider: &str,
     window: (DateTime<Utc>, DateTime<Utc>),
     max_span: chrono::Duration,
@@ -199,7 +200,7 @@ pub async fn notified(
 
 /// Queues a check of a vendor's notice that the user removed the app, unless one is queued
 /// already for the user and provider; returns the new check's id.
-pub async fn deregistration(db: &Db, user_id: Uuid, provider: &str) -> Result<Option<PullId>> {
+pub async fn deregistration(db: &Db, user_id: UserId, provider: &str) -> Result<Option<PullId>> {
     let mut client = db.client().await?;
     let tx = client.transaction().await?;
     lock_notices(&tx, user_id, provider).await?;
@@ -245,7 +246,7 @@ pub async fn split_widened(
 /// Queues a pull; returns its id (its sync run's id).
 pub async fn insert(
     client: &impl GenericClient,
-    user_id: Uuid,
+    user_id: UserId,
     provider: &str,
     window: (DateTime<Utc>, DateTime<Utc>),
     kind: PullKind,
@@ -265,7 +266,7 @@ pub async fn insert(
 /// the notification is durable before it is acknowledged.
 pub async fn insert_pushed(
     db: &Db,
-    user_id: Uuid,
+    user_id: UserId,
     provider: &str,
     window: (DateTime<Utc>, DateTime<Utc>),
     collection: &str,
@@ -393,7 +394,7 @@ pub async fn take_due(db: &Db, grace: std::time::Duration, limit: i64) -> Result
 /// A user's pulls that stored data (since `since`), oldest first: `(id, provider)`.
 pub async fn done_for_user(
     db: &Db,
-    user_id: Uuid,
+    user_id: UserId,
     since: Option<DateTime<Utc>>,
 ) -> Result<Vec<(PullId, String)>> {
     let client = db.client().await?;

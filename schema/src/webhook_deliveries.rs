@@ -280,7 +280,7 @@ pub struct AttemptRow {
     pub message_id: String,
     pub event_type: String,
     pub event_id: String,
-    pub user_id: Option<uuid::Uuid>,
+    pub user_id: Option<crate::ids::UserId>,
     pub message_created_at: DateTime<Utc>,
     pub payload: Value,
 }

@@ -4,6 +4,7 @@ use chrono::{DateTime, Utc};
 use tokio_postgres::Row;
 use uuid::Uuid;
 
+use crate::ids::UserId;
 use crate::sealed::MasterKeys;
 use crate::{Db, Error, Result};
 
@@ -24,7 +25,7 @@ pub struct Endpoint {
     pub url: String,
     pub description: String,
     pub filter_types: Option<Vec<String>>,
-    pub user_id: Option<Uuid>,
+    pub user_id: Option<UserId>,
     /// The signing secrets as stored, sealed: see [`Endpoint::secret`].
     pub sealed_secret: String,
     pub sealed_previous_secret: Option<String>,
@@ -68,7 +69,7 @@ pub struct NewEndpoint {
     pub url: String,
     pub description: String,
     pub filter_types: Option<Vec<String>>,
-    pub user_id: Option<Uuid>,
+    pub user_id: Option<UserId>,
     pub secret: String,
 }
 
@@ -110,7 +111,7 @@ pub struct EndpointPatch {
     pub url: Option<String>,
     pub description: Option<String>,
     pub filter_types: Option<Option<Vec<String>>>,
-    pub user_id: Option<Option<Uuid>>,
+    pub user_id: Option<Option<UserId>>,
     /// `Some(false)` re-enables a disabled endpoint (and forgets its failures); `Some(true)`
     /// disables it by hand.
     pub disabled: Option<bool>,

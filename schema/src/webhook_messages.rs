@@ -6,13 +6,15 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use crate::Result;
+use crate::ids::SeriesId;
+use crate::ids::UserId;
 
 /// An outbox event not yet turned into messages.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OutboxEvent {
     pub id: i64,
     pub event_type: String,
-    pub user_id: Uuid,
+    pub user_id: UserId,
     pub payload: Value,
 }
 
@@ -57,8 +59,8 @@ pub struct EventSample {
 /// The samples of one series a batch wrote between `from` and `to` (inclusive), in time order.
 pub async fn event_samples(
     client: &impl GenericClient,
-    user_id: Uuid,
-    series: i16,
+    user_id: UserId,
+    series: SeriesId,
     batch_id: Uuid,
     from: DateTime<Utc>,
     to: DateTime<Utc>,
@@ -105,7 +107,7 @@ pub async fn insert_message(
     client: &impl GenericClient,
     event_type: &str,
     event_id: &str,
-    user_id: Option<Uuid>,
+    user_id: Option<UserId>,
     payload: &Value,
 ) -> Result<Option<String>> {
     let id = format!("msg_{}", Uuid::now_v7().simple());
@@ -126,7 +128,7 @@ pub struct MessageRow {
     pub id: String,
     pub event_type: String,
     pub event_id: String,
-    pub user_id: Option<Uuid>,
+    pub user_id: Option<UserId>,
     pub created_at: DateTime<Utc>,
 }
 

@@ -8,6 +8,7 @@ use tokio_postgres::Row;
 use uuid::Uuid;
 
 use crate::Result;
+use crate::ids::UserId;
 
 /// A workout statistic as `statistics` keeps it, whichever client sent it:
 /// `{"value": …, "unit": …}`, in its series' canonical unit.
@@ -151,7 +152,7 @@ pub async fn update_known(
 /// start and end). Returns the new id, or `None` for a duplicate.
 pub async fn insert_new(
     client: &impl GenericClient,
-    user_id: Uuid,
+    user_id: UserId,
     batch_id: Uuid,
     w: &WorkoutRow,
 ) -> Result<Option<Uuid>> {
@@ -181,7 +182,7 @@ pub async fn insert_new(
 /// it).
 pub(crate) async fn delete_batches(
     tx: &deadpool_postgres::Transaction<'_>,
-    user_id: Uuid,
+    user_id: UserId,
     batches: &[Uuid],
 ) -> Result<u64> {
     if batches.is_empty() {
@@ -240,7 +241,7 @@ pub fn route(points: &[RoutePoint]) -> Option<Value> {
 /// `statistics.route_files`) and have no route yet: `(id, files)`.
 pub async fn awaiting_routes(
     client: &impl GenericClient,
-    user_id: Uuid,
+    user_id: UserId,
 ) -> Result<Vec<(Uuid, Vec<String>)>> {
     let statement = client
         .prepare_cached(
@@ -281,7 +282,7 @@ pub async fn set_routes(client: &impl GenericClient, routes: &[(Uuid, String)]) 
 /// workout.
 pub async fn route_of(
     client: &impl GenericClient,
-    user_id: Uuid,
+    user_id: UserId,
     workout_id: Uuid,
 ) -> Result<Option<Vec<RoutePoint>>> {
     // A sealed workout has no route (one with a route stays a row).

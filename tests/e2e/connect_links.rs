@@ -11,7 +11,7 @@ use schema::connect_links::{self, NewLink, Opened};
 use crate::sealing::db;
 use crate::util::{Mode, TestApp};
 
-fn link<'a>(token: &'a str, user_id: Uuid, minutes: i64) -> NewLink<'a> {
+fn link<'a>(token: &'a str, user_id: schema::ids::UserId, minutes: i64) -> NewLink<'a> {
     NewLink {
         token,
         user_id,
@@ -26,7 +26,7 @@ fn link<'a>(token: &'a str, user_id: Uuid, minutes: i64) -> NewLink<'a> {
 async fn a_link_is_bound_to_the_first_browser_until_it_expires_or_is_revoked() {
     let app = TestApp::spawn_with(Mode::ApiOnly, |_| {}).await;
     let key = app.api_key().await;
-    let user: Uuid = app.user(&key, json!({})).await.parse().expect("user id");
+    let user: schema::ids::UserId = app.user(&key, json!({})).await.parse().expect("user id");
     let db = db(&app).await;
 
     let made = connect_links::create(&db, &link("tok-1", user, 30)).await.expect("create");
@@ -52,7 +52,11 @@ async fn a_link_is_bound_to_the_first_browser_until_it_expires_or_is_revoked() {
     // Revoked: even its own browser is told so; revoking twice is nothing.
     assert!(connect_links::revoke(&db, user, made.id).await.expect("revoke"));
     assert!(!connect_links::revoke(&db, user, made.id).await.expect("revoke again"));
-    assert!(!connect_links::revoke(&db, Uuid::new_v4(), made.id).await.expect("not theirs"));
+    assert!(
+        !connect_links::revoke(&db, schema::ids::UserId(Uuid::new_v4()), made.id)
+            .await
+            .expect("not theirs")
+    );
     let revoked = connect_links::open(&db, "tok-1", "browser-a").await.expect("revoked");
     assert!(matches!(revoked, Opened::Revoked), "{revoked:?}");
 

@@ -246,7 +246,7 @@ async fn a_tie_in_rank_goes_the_same_way_in_sql_and_in_rust() {
     .await;
 
     let db = crate::sealing::db(&app).await;
-    let user_id: uuid::Uuid = user.parse().expect("user id");
+    let user_id: schema::ids::UserId = user.parse().expect("user id");
     let day = |d: &str| chrono::DateTime::parse_from_rfc3339(d).expect("time").to_utc();
     let mut q = schema::sessions::EventQuery {
         user_id,

@@ -1119,7 +1119,7 @@ async fn chunks_for_a_writer_are_made_empty_and_once() {
     // in a transaction of its own: the chunk is there, empty, and a second call makes nothing.
     let app = TestApp::spawn().await;
     let key = app.api_key().await;
-    let user: uuid::Uuid = app.user(&key, json!({})).await.parse().expect("uuid");
+    let user: schema::ids::UserId = app.user(&key, json!({})).await.parse().expect("uuid");
     let db = schema::Db::connect(&app.settings.database_url, 2).await.expect("db");
     let chunks = "select count(*) from show_chunks('samples')";
     let before = app.count(chunks).await;
@@ -1152,7 +1152,7 @@ async fn a_writer_whose_known_chunk_was_dropped_still_stores() {
     // write makes it again and loses nothing.
     let app = TestApp::spawn().await;
     let key = app.api_key().await;
-    let user: uuid::Uuid = app.user(&key, json!({})).await.parse().expect("uuid");
+    let user: schema::ids::UserId = app.user(&key, json!({})).await.parse().expect("uuid");
     let db = schema::Db::connect(&app.settings.database_url, 2).await.expect("db");
     let ts = chrono::NaiveDate::from_ymd_opt(2032, 7, 14)
         .and_then(|d| d.and_hms_opt(9, 0, 0))

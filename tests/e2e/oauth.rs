@@ -469,7 +469,7 @@ async fn tokens_are_renewed_before_they_expire_and_a_refused_refresh_ends_the_co
 
     let app = TestApp::spawn_with(Mode::ApiOnly, |_| {}).await;
     let key = app.api_key().await;
-    let user: uuid::Uuid = app.user(&key, json!({})).await.parse().expect("uuid");
+    let user: schema::ids::UserId = app.user(&key, json!({})).await.parse().expect("uuid");
     let db = schema::Db::connect(&app.settings.database_url, 2).await.expect("pool");
     let keys = schema::sealed::MasterKeys::new(crate::util::MASTER_KEY, None).expect("key");
     let oura = vendors::by_slug("oura").expect("oura");

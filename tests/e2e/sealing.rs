@@ -210,7 +210,7 @@ pub(crate) async fn seal_all(app: &TestApp) -> schema::blocks::Sealing {
 
 pub(crate) async fn unseal_all(app: &TestApp, user: &str) {
     let db = db(app).await;
-    let user: uuid::Uuid = user.parse().expect("user id");
+    let user: schema::ids::UserId = user.parse().expect("user id");
     let mut client = db.client().await.expect("client");
     let tx = client.transaction().await.expect("tx");
     schema::blocks::unseal_user(&tx, user).await.expect("unseal");
@@ -417,7 +417,7 @@ async fn reprocess_reaches_sealed_days() {
     let stored = app.count("select count(*) from samples").await;
     seal_all(&app).await;
     let db = db(&app).await;
-    let id: uuid::Uuid = user.parse().expect("user id");
+    let id: schema::ids::UserId = user.parse().expect("user id");
     let done =
         ingest::reprocess::reprocess_user(&db, id, None, |_, _| {}).await.expect("reprocess");
     assert_eq!(done.samples_deleted as i64, stored, "{done:?}");
@@ -440,7 +440,7 @@ async fn blocks_of_a_day_are_packed_again() {
     let (app, key, user) = seeded().await;
     let rows = answers(&app, &key, &user).await;
     let db = db(&app).await;
-    let id: uuid::Uuid = user.parse().expect("user id");
+    let id: schema::ids::UserId = user.parse().expect("user id");
     let far = Utc::now() + Duration::days(1);
     let mut days =
         schema::blocks::store::due_for_user(&db, id, far, far, 1000).await.expect("due days");

@@ -398,7 +398,9 @@ fn reference(
                 .into_iter()
                 .filter(|((at, _, _), group)| !(resolve && better_has(group[0], *at)))
                 .map(|((at, series, source), group)| {
-                    let agg = by_id(series).map(|t| t.aggregation).unwrap_or(Aggregation::Avg);
+                    let agg = by_id(schema::ids::SeriesId(series))
+                        .map(|t| t.aggregation)
+                        .unwrap_or(Aggregation::Avg);
                     let all: Vec<f64> = group.iter().map(|s| s.value).collect();
                     let intraday: Vec<f64> =
                         group.iter().filter(|s| s.total != Some(true)).map(|s| s.value).collect();
@@ -476,7 +478,7 @@ fn same(
         let at = DateTime::parse_from_rfc3339(g["timestamp"].as_str().unwrap_or(""))
             .map(|d| d.with_timezone(&Utc))
             .ok();
-        let slug = by_id(w.1).map(|t| t.slug).unwrap_or("");
+        let slug = by_id(schema::ids::SeriesId(w.1)).map(|t| t.slug).unwrap_or("");
         let zone = w.4.map(schema::zone::format);
         let value = g["value"].as_f64().unwrap_or(f64::NAN);
         let ok = at == Some(w.0)
@@ -497,7 +499,7 @@ async fn every_resolution_answers_what_raw_samples_give() {
     let app = TestApp::spawn().await;
     let key = app.api_key().await;
     let user = app.user(&key, serde_json::json!({})).await;
-    let user_id: uuid::Uuid = user.parse().expect("uuid");
+    let user_id: schema::ids::UserId = user.parse().expect("uuid");
     // A deterministic spread of samples over 2026-03-09..11: heart rate from the watch every
     // minute for three hours and every 37 minutes besides, and from the phone every 11 minutes
     // on the 10th; steps from the phone every 10 minutes in the daytime and from the watch
@@ -572,7 +574,7 @@ async fn every_resolution_answers_what_raw_samples_give() {
     let totals = |value: f64, at: &str| schema::samples::SampleRow {
         series_type_id: schema::catalogue::series_types::by_slug("steps")
             .map(|t| t.id)
-            .unwrap_or(0),
+            .unwrap_or_default(),
         data_source_id: phone_id,
         ts: t(at),
         value,

@@ -368,7 +368,7 @@ async fn deleting_a_user_leaves_no_row_and_no_object() {
     let (doomed_id, kept_id): (Uuid, Uuid) =
         (doomed.parse().expect("uuid"), kept.parse().expect("uuid"));
     let storage = app.settings.s3.storage().expect("storage");
-    let prefix = schema::users::object_prefix(doomed_id);
+    let prefix = schema::users::object_prefix(schema::ids::UserId(doomed_id));
     assert!(!storage.keys(&prefix).await.expect("keys").is_empty());
     assert!(!storage.uploads(&prefix).await.expect("uploads").is_empty());
     // Deliveries to the dead endpoint go on being retried, and the worker's sweep measures
@@ -378,7 +378,10 @@ async fn deleting_a_user_leaves_no_row_and_no_object() {
         c
     };
     let kept_rows = settled(count_rows(&app, kept_id).await);
-    let kept_objects = storage.keys(&schema::users::object_prefix(kept_id)).await.expect("keys");
+    let kept_objects = storage
+        .keys(&schema::users::object_prefix(schema::ids::UserId(kept_id)))
+        .await
+        .expect("keys");
 
     let r = app.call(Method::DELETE, &format!("/api/v1/users/{doomed}"), &admin, None).await;
     assert_eq!(r.status, 200, "{}", r.body);
@@ -401,7 +404,10 @@ async fn deleting_a_user_leaves_no_row_and_no_object() {
     // Another user's data is untouched.
     assert_eq!(settled(count_rows(&app, kept_id).await), kept_rows);
     assert_eq!(
-        storage.keys(&schema::users::object_prefix(kept_id)).await.expect("keys"),
+        storage
+            .keys(&schema::users::object_prefix(schema::ids::UserId(kept_id)))
+            .await
+            .expect("keys"),
         kept_objects
     );
 }

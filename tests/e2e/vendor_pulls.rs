@@ -164,7 +164,7 @@ pub(crate) async fn connect_to(
         scope: None,
         provider_user_id: vendor_user,
     };
-    let user_id: uuid::Uuid = user.parse().expect("uuid");
+    let user_id: schema::ids::UserId = user.parse().expect("uuid");
     schema::connections::connect(&db, &keys, user_id, provider, &grant, true)
         .await
         .expect("connect");

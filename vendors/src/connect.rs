@@ -6,8 +6,8 @@
 
 use ingest::jobs::JobQueue;
 use schema::Db;
+use schema::ids::UserId;
 use schema::sealed::MasterKeys;
-use uuid::Uuid;
 
 use crate::oauth::OAuthError;
 use crate::{Endpoints, Tokens, Vendor};
@@ -39,7 +39,7 @@ pub enum ExchangeError {
     Failed { vendor: &'static str, why: String },
     /// The user the flow was started for is gone.
     #[error("the user {0} no longer exists")]
-    UserGone(Uuid),
+    UserGone(UserId),
     #[error(transparent)]
     Db(#[from] schema::Error),
 }
@@ -75,7 +75,7 @@ impl Refusal {
 pub struct Made<'a> {
     pub vendor: &'static dyn Vendor,
     pub ends: &'a Endpoints,
-    pub user_id: Uuid,
+    pub user_id: UserId,
     pub tokens: &'a Tokens,
     /// The vendor's id of the user, when it says.
     pub vendor_user: Option<&'a str>,
@@ -88,7 +88,7 @@ impl Connector<'_> {
         &self,
         vendor: &'static dyn Vendor,
         ends: &Endpoints,
-        user_id: Uuid,
+        user_id: UserId,
         code: &str,
         verifier: Option<&str>,
     ) -> Result<Granted, ExchangeError> {

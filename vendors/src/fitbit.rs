@@ -12,7 +12,7 @@
 use chrono::{DateTime, Duration, NaiveDate, NaiveDateTime, Utc};
 use ingest::{Interval, Normalised, SleepSession, Stage, StageTotals, VendorNight};
 use schema::catalogue::providers::{Capabilities, LiveSyncMode, Provider};
-use schema::catalogue::series_types::id;
+use schema::catalogue::series_types::{SeriesId, id};
 use serde_json::{Value, json};
 
 use crate::normal::{Device, MapRow, local_instant, local_noon, record};
@@ -59,16 +59,16 @@ crate::normal::collections! {
 /// temperature) with the day either side added: 26 days and two make 29 dates.
 const STEP_DAYS: i64 = 26;
 
-const RESTING_HR: i16 = id("resting_heart_rate");
-const HRV_RMSSD: i16 = id("heart_rate_variability_rmssd");
-const STEP_COUNT: i16 = id("steps");
-const TOTAL_ENERGY: i16 = id("total_energy");
-const WALKED: i16 = id("distance_walking_running");
-const OXYGEN: i16 = id("oxygen_saturation");
-const SKIN_DEVIATION: i16 = id("skin_temperature_deviation");
-const BODY_WEIGHT: i16 = id("weight");
-const BMI: i16 = id("body_mass_index");
-const BODY_FAT: i16 = id("body_fat_percentage");
+const RESTING_HR: SeriesId = id("resting_heart_rate");
+const HRV_RMSSD: SeriesId = id("heart_rate_variability_rmssd");
+const STEP_COUNT: SeriesId = id("steps");
+const TOTAL_ENERGY: SeriesId = id("total_energy");
+const WALKED: SeriesId = id("distance_walking_running");
+const OXYGEN: SeriesId = id("oxygen_saturation");
+const SKIN_DEVIATION: SeriesId = id("skin_temperature_deviation");
+const BODY_WEIGHT: SeriesId = id("weight");
+const BMI: SeriesId = id("body_mass_index");
+const BODY_FAT: SeriesId = id("body_fat_percentage");
 
 const TRACKER: Device = Device {
     provider: "fitbit",
@@ -433,7 +433,7 @@ fn activity(row: &Value, out: &mut Normalised) -> Option<()> {
 
 /// A `{dateTime, value}` day of a daily series, its value in `unit`s of the series; zero is a
 /// day without data (Fitbit answers every day of a range).
-fn day_total(row: &Value, out: &mut Normalised, series: i16, factor: f64) -> Option<()> {
+fn day_total(row: &Value, out: &mut Normalised, series: SeriesId, factor: f64) -> Option<()> {
     let d: DayTotal = record(row)?;
     let day = NaiveDate::parse_from_str(d.date_time.as_deref()?, "%Y-%m-%d").ok()?;
     let value = d.value?;
@@ -486,7 +486,7 @@ fn heart(row: &Value, out: &mut Normalised) -> Option<()> {
 fn night_level(
     row: &Value,
     out: &mut Normalised,
-    series: i16,
+    series: SeriesId,
     pick: fn(&DayFigures) -> Option<f64>,
 ) -> Option<()> {
     let (day, value) = day_figure(row, pick)?;

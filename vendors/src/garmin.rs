@@ -10,7 +10,7 @@
 use chrono::{DateTime, Duration, NaiveDate, Utc};
 use ingest::{Interval, Normalised, SleepSession, Stage, StageTotals, VendorNight};
 use schema::catalogue::providers::{Capabilities, LiveSyncMode, Provider};
-use schema::catalogue::series_types::id;
+use schema::catalogue::series_types::{SeriesId, id};
 use serde_json::{Value, json};
 
 use crate::normal::{Device, Keyed, noon, record};
@@ -61,27 +61,27 @@ fn collection(key: &str) -> Option<&'static str> {
     }
 }
 
-const HR: i16 = id("heart_rate");
-const RESTING_HR: i16 = id("resting_heart_rate");
-const HRV_RMSSD: i16 = id("heart_rate_variability_rmssd");
-const OXYGEN: i16 = id("oxygen_saturation");
-const BREATHING: i16 = id("respiratory_rate");
-const STEPS: i16 = id("steps");
-const ENERGY: i16 = id("energy");
-const BASAL: i16 = id("basal_energy");
-const WALKED: i16 = id("distance_walking_running");
-const FLOORS: i16 = id("flights_climbed");
-const STRESS_LEVEL: i16 = id("garmin_stress_level");
-const BODY_BATTERY: i16 = id("garmin_body_battery");
-const WEIGHT: i16 = id("weight");
-const BODY_FAT: i16 = id("body_fat_percentage");
-const BMI: i16 = id("body_mass_index");
-const MUSCLE: i16 = id("skeletal_muscle_mass");
-const VO2_MAX: i16 = id("vo2_max");
-const FITNESS_AGE: i16 = id("garmin_fitness_age");
-const SKIN_DEVIATION: i16 = id("skin_temperature_deviation");
-const SYSTOLIC: i16 = id("blood_pressure_systolic");
-const DIASTOLIC: i16 = id("blood_pressure_diastolic");
+const HR: SeriesId = id("heart_rate");
+const RESTING_HR: SeriesId = id("resting_heart_rate");
+const HRV_RMSSD: SeriesId = id("heart_rate_variability_rmssd");
+const OXYGEN: SeriesId = id("oxygen_saturation");
+const BREATHING: SeriesId = id("respiratory_rate");
+const STEPS: SeriesId = id("steps");
+const ENERGY: SeriesId = id("energy");
+const BASAL: SeriesId = id("basal_energy");
+const WALKED: SeriesId = id("distance_walking_running");
+const FLOORS: SeriesId = id("flights_climbed");
+const STRESS_LEVEL: SeriesId = id("garmin_stress_level");
+const BODY_BATTERY: SeriesId = id("garmin_body_battery");
+const WEIGHT: SeriesId = id("weight");
+const BODY_FAT: SeriesId = id("body_fat_percentage");
+const BMI: SeriesId = id("body_mass_index");
+const MUSCLE: SeriesId = id("skeletal_muscle_mass");
+const VO2_MAX: SeriesId = id("vo2_max");
+const FITNESS_AGE: SeriesId = id("garmin_fitness_age");
+const SKIN_DEVIATION: SeriesId = id("skin_temperature_deviation");
+const SYSTOLIC: SeriesId = id("blood_pressure_systolic");
+const DIASTOLIC: SeriesId = id("blood_pressure_diastolic");
 
 const WATCH: Device = Device {
     provider: "garmin",
@@ -310,7 +310,12 @@ fn offset(seconds: Option<f64>) -> Option<i16> {
 
 /// `{"<seconds after the start>": value}` of a summary; only where the summary has it must its
 /// start read.
-fn offsets_map(s: &Summary, map: Option<&Keyed>, series: i16, out: &mut Normalised) -> Option<()> {
+fn offsets_map(
+    s: &Summary,
+    map: Option<&Keyed>,
+    series: SeriesId,
+    out: &mut Normalised,
+) -> Option<()> {
     let Some(map) = map else { return Some(()) };
     let start = instant(s.start_time_in_seconds)?;
     let zone = offset(s.start_time_offset_in_seconds);

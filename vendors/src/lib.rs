@@ -24,8 +24,8 @@ use chrono::{DateTime, Utc};
 use futures::future::BoxFuture;
 use ingest::Normalised;
 use schema::catalogue::providers::Provider;
+use schema::ids::UserId;
 use serde_json::Value;
-use uuid::Uuid;
 
 pub use calls::{Call, CallAuth};
 pub use config::VendorConfig;
@@ -101,7 +101,7 @@ pub struct Connected<'a> {
     pub access_token: &'a str,
     /// The vendor's id of the user, when known.
     pub vendor_user: Option<&'a str>,
-    pub user_id: Uuid,
+    pub user_id: UserId,
     /// Where the vendor is to send this deployment's notifications.
     pub webhook_url: &'a str,
 }

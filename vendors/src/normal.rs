@@ -5,7 +5,7 @@
 
 use chrono::{DateTime, Duration, NaiveDate, NaiveDateTime, NaiveTime, Utc};
 use ingest::{Interval, Normalised, Sample, VendorNight, Workout};
-use schema::catalogue::series_types::by_id;
+use schema::catalogue::series_types::{SeriesId, by_id};
 use schema::data_sources::NewDataSource;
 use schema::workouts::{WorkoutFigures, WorkoutRow};
 use serde::de::DeserializeOwned;
@@ -42,7 +42,7 @@ impl Device {
     pub(crate) fn push(
         &self,
         out: &mut Normalised,
-        series: i16,
+        series: SeriesId,
         (at, offset): (DateTime<Utc>, Option<i16>),
         value: f64,
         total: bool,
@@ -444,7 +444,7 @@ pub(crate) use collections;
 
 /// The test helper both mappings' tests use: the samples of one series.
 #[cfg(test)]
-pub(crate) fn values(out: &Normalised, series: i16) -> Vec<(DateTime<Utc>, f64, Option<i16>)> {
+pub(crate) fn values(out: &Normalised, series: SeriesId) -> Vec<(DateTime<Utc>, f64, Option<i16>)> {
     out.samples
         .iter()
         .filter(|s| s.series_type_id == series)

@@ -11,7 +11,7 @@
 use chrono::{DateTime, Duration, FixedOffset, NaiveDate, NaiveDateTime, NaiveTime, Utc};
 use ingest::{Interval, Normalised, SleepSession, Stage, StageTotals, VendorNight};
 use schema::catalogue::providers::{Capabilities, LiveSyncMode, Provider};
-use schema::catalogue::series_types::id;
+use schema::catalogue::series_types::{SeriesId, id};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -58,16 +58,16 @@ const MAX_RANGE_DAYS: i64 = 28;
 /// A pull's step: with the day before added, its dates stay within the range.
 const STEP_DAYS: i64 = 26;
 
-const HR: i16 = id("heart_rate");
-const HRV_RMSSD: i16 = id("heart_rate_variability_rmssd");
-const BREATHING: i16 = id("respiratory_rate");
-const STEPS: i16 = id("steps");
-const ENERGY: i16 = id("energy");
-const TOTAL_ENERGY: i16 = id("total_energy");
-const DISTANCE: i16 = id("distance_walking_running");
-const OXYGEN: i16 = id("oxygen_saturation");
-const SKIN: i16 = id("skin_temperature");
-const SKIN_DEVIATION: i16 = id("skin_temperature_deviation");
+const HR: SeriesId = id("heart_rate");
+const HRV_RMSSD: SeriesId = id("heart_rate_variability_rmssd");
+const BREATHING: SeriesId = id("respiratory_rate");
+const STEPS: SeriesId = id("steps");
+const ENERGY: SeriesId = id("energy");
+const TOTAL_ENERGY: SeriesId = id("total_energy");
+const DISTANCE: SeriesId = id("distance_walking_running");
+const OXYGEN: SeriesId = id("oxygen_saturation");
+const SKIN: SeriesId = id("skin_temperature");
+const SKIN_DEVIATION: SeriesId = id("skin_temperature_deviation");
 
 const WATCH: Device = Device {
     provider: "polar",

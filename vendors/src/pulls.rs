@@ -23,6 +23,7 @@ use ingest::jobs::JobQueue;
 use schema::Db;
 use schema::catalogue::providers::LiveSyncMode;
 use schema::ids::PullId;
+use schema::ids::UserId;
 use schema::sealed::MasterKeys;
 use schema::sync_runs::{Finish, RunSource, RunStatus};
 use schema::vendor_pulls::{Pull, PullKind, PullStatus};
@@ -171,7 +172,7 @@ pub fn history_kind(vendor: &dyn Vendor) -> PullKind {
 pub async fn enqueue(
     db: &Db,
     queue: &JobQueue,
-    user_id: Uuid,
+    user_id: UserId,
     provider: &str,
     window: Window,
     kind: PullKind,
@@ -188,7 +189,7 @@ pub async fn enqueue(
 pub async fn enqueue_pushed(
     db: &Db,
     queue: &JobQueue,
-    user_id: Uuid,
+    user_id: UserId,
     provider: &str,
     collection: &str,
     page: &Value,
@@ -231,7 +232,7 @@ fn notified_window((start, end): Window, now: chrono::DateTime<Utc>) -> Window {
 pub async fn enqueue_notified(
     db: &Db,
     queue: &JobQueue,
-    (user_id, provider): (Uuid, &str),
+    (user_id, provider): (UserId, &str),
     window: Window,
     delay: Option<std::time::Duration>,
 ) -> Result<bool, schema::Error> {
@@ -255,7 +256,7 @@ pub async fn enqueue_notified(
 pub async fn enqueue_deregistration(
     db: &Db,
     queue: &JobQueue,
-    user_id: Uuid,
+    user_id: UserId,
     provider: &str,
 ) -> Result<bool, schema::Error> {
     let Some(id) = schema::vendor_pulls::deregistration(db, user_id, provider).await? else {
@@ -758,7 +759,7 @@ pub struct Reprocessed {
 /// user's rollups after.
 pub async fn reprocess_user(
     db: &Db,
-    user_id: Uuid,
+    user_id: UserId,
     since: Option<chrono::DateTime<Utc>>,
 ) -> Result<Reprocessed, schema::Error> {
     let pulls = schema::vendor_pulls::done_for_user(db, user_id, since).await?;

@@ -3,7 +3,7 @@
 //! after `<VENDOR>_WEBHOOK_TOKEN` is set or changed, the subscriptions made before point at a
 //! URL whose notifications are refused.
 
-use uuid::Uuid;
+use schema::ids::UserId;
 
 use crate::tokens::{self, Client};
 use crate::{Connected, Endpoints, Vendor};
@@ -14,7 +14,7 @@ pub struct Resubscribed {
     /// Connections whose calls were all made.
     pub done: usize,
     /// Connections that could not be, and why.
-    pub failed: Vec<(Uuid, String)>,
+    pub failed: Vec<(UserId, String)>,
 }
 
 /// Resubscribes every active connection to `vendor`, one after the other.

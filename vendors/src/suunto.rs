@@ -10,7 +10,7 @@ use base64::Engine;
 use chrono::{DateTime, Duration, FixedOffset, NaiveDateTime, Utc};
 use ingest::{Normalised, SleepSession, StageTotals, VendorNight};
 use schema::catalogue::providers::{Capabilities, LiveSyncMode, Provider};
-use schema::catalogue::series_types::id;
+use schema::catalogue::series_types::{SeriesId, id};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -43,12 +43,12 @@ const PAGE: usize = 100;
 /// J → kcal.
 const J_PER_KCAL: f64 = 4184.0;
 
-const HR: i16 = id("heart_rate");
-const HRV_RMSSD: i16 = id("heart_rate_variability_rmssd");
-const OXYGEN: i16 = id("oxygen_saturation");
-const STEPS: i16 = id("steps");
-const TOTAL_ENERGY: i16 = id("total_energy");
-const RECOVERY_SCORE: i16 = id("recovery_score");
+const HR: SeriesId = id("heart_rate");
+const HRV_RMSSD: SeriesId = id("heart_rate_variability_rmssd");
+const OXYGEN: SeriesId = id("oxygen_saturation");
+const STEPS: SeriesId = id("steps");
+const TOTAL_ENERGY: SeriesId = id("total_energy");
+const RECOVERY_SCORE: SeriesId = id("recovery_score");
 
 const WATCH: Device = Device {
     provider: "suunto",

@@ -7,8 +7,8 @@
 use chrono::{Duration, Utc};
 use schema::Db;
 use schema::connections::{ConnectionStatus, Grant, RevokeReason};
+use schema::ids::UserId;
 use schema::sealed::MasterKeys;
-use uuid::Uuid;
 
 use crate::{Endpoints, OAuthError, Vendor};
 
@@ -47,7 +47,7 @@ pub async fn access_token(
     c: &Client<'_>,
     vendor: &dyn Vendor,
     ends: &Endpoints,
-    user_id: Uuid,
+    user_id: UserId,
 ) -> Result<String, TokenError> {
     let slug = vendor.provider().slug;
     let fresh = |t: &schema::connections::Tokens| {

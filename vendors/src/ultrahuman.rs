@@ -9,7 +9,7 @@
 use chrono::{DateTime, Duration, NaiveDate, Utc};
 use ingest::{Interval, Normalised, SleepSession, Stage, StageTotals, VendorNight};
 use schema::catalogue::providers::{Capabilities, LiveSyncMode, Provider};
-use schema::catalogue::series_types::id;
+use schema::catalogue::series_types::{SeriesId, id};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -25,17 +25,17 @@ pub(crate) struct Ultrahuman;
 const METRICS: &str = "metrics";
 crate::normal::collections! { Metrics = METRICS }
 
-const HR: i16 = id("heart_rate");
-const HRV_RMSSD: i16 = id("heart_rate_variability_rmssd");
-const SKIN: i16 = id("skin_temperature");
-const SKIN_DEVIATION: i16 = id("skin_temperature_deviation");
-const OXYGEN: i16 = id("oxygen_saturation");
-const STEPS: i16 = id("steps");
-const RESTING_HR: i16 = id("resting_heart_rate");
-const RECOVERY: i16 = id("recovery_score");
-const VO2_MAX: i16 = id("vo2_max");
-const ACTIVE_TIME: i16 = id("active_time");
-const GLUCOSE: i16 = id("blood_glucose");
+const HR: SeriesId = id("heart_rate");
+const HRV_RMSSD: SeriesId = id("heart_rate_variability_rmssd");
+const SKIN: SeriesId = id("skin_temperature");
+const SKIN_DEVIATION: SeriesId = id("skin_temperature_deviation");
+const OXYGEN: SeriesId = id("oxygen_saturation");
+const STEPS: SeriesId = id("steps");
+const RESTING_HR: SeriesId = id("resting_heart_rate");
+const RECOVERY: SeriesId = id("recovery_score");
+const VO2_MAX: SeriesId = id("vo2_max");
+const ACTIVE_TIME: SeriesId = id("active_time");
+const GLUCOSE: SeriesId = id("blood_glucose");
 
 const RING: Device = Device {
     provider: "ultrahuman",
@@ -264,7 +264,7 @@ struct Deviation {
 }
 
 /// `values: [{value, timestamp}]` of a series.
-fn series(object: &Figures, out: &mut Normalised, id: i16) {
+fn series(object: &Figures, out: &mut Normalised, id: SeriesId) {
     for v in object.values.iter().flatten() {
         let (Some(at), Some(value)) = (instant(v.timestamp), v.value) else {
             continue;
@@ -275,7 +275,13 @@ fn series(object: &Figures, out: &mut Normalised, id: i16) {
 }
 
 /// A day-level value at noon of the day that starts at `day_start_timestamp`.
-fn day_value(object: &Figures, out: &mut Normalised, id: i16, value: Option<f64>, total: bool) {
+fn day_value(
+    object: &Figures,
+    out: &mut Normalised,
+    id: SeriesId,
+    value: Option<f64>,
+    total: bool,
+) {
     let (Some(start), Some(value)) = (instant(object.day_start_timestamp), value) else {
         return;
     };
@@ -287,7 +293,7 @@ fn day_value(object: &Figures, out: &mut Normalised, id: i16, value: Option<f64>
 /// A figure of the night (`avg_sleep_hrv`): inside the night that ends on the day starting at
 /// `day_start_timestamp`, where the night's summary averages it; without that night, at the
 /// day's noon.
-fn night_value(object: &Figures, out: &mut Normalised, id: i16, value: Option<f64>) {
+fn night_value(object: &Figures, out: &mut Normalised, id: SeriesId, value: Option<f64>) {
     let (Some(start), Some(value)) = (instant(object.day_start_timestamp), value) else {
         return;
     };

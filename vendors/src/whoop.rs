@@ -9,7 +9,7 @@
 use chrono::{DateTime, Duration, FixedOffset, Utc};
 use ingest::{Normalised, SleepSession, Workout};
 use schema::catalogue::providers::{Capabilities, LiveSyncMode, Provider};
-use schema::catalogue::series_types::id;
+use schema::catalogue::series_types::{SeriesId, id};
 use schema::workouts::{WorkoutFigures, WorkoutRow};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -36,13 +36,13 @@ crate::normal::collections! {
 /// kJ → kcal.
 const KJ_PER_KCAL: f64 = 4.184;
 
-const RESPIRATORY_RATE: i16 = id("respiratory_rate");
-const TOTAL_ENERGY: i16 = id("total_energy");
-const RECOVERY_SCORE: i16 = id("recovery_score");
-const RESTING_HEART_RATE: i16 = id("resting_heart_rate");
-const HRV_RMSSD: i16 = id("heart_rate_variability_rmssd");
-const SPO2: i16 = id("oxygen_saturation");
-const SKIN_TEMPERATURE: i16 = id("skin_temperature");
+const RESPIRATORY_RATE: SeriesId = id("respiratory_rate");
+const TOTAL_ENERGY: SeriesId = id("total_energy");
+const RECOVERY_SCORE: SeriesId = id("recovery_score");
+const RESTING_HEART_RATE: SeriesId = id("resting_heart_rate");
+const HRV_RMSSD: SeriesId = id("heart_rate_variability_rmssd");
+const SPO2: SeriesId = id("oxygen_saturation");
+const SKIN_TEMPERATURE: SeriesId = id("skin_temperature");
 
 static INFO: Info = Info {
     provider: Provider {
@@ -210,7 +210,7 @@ fn utc(s: &str) -> Option<DateTime<Utc>> {
 
 fn push(
     out: &mut Normalised,
-    series: i16,
+    series: SeriesId,
     at: DateTime<Utc>,
     offset: Option<i16>,
     value: f64,

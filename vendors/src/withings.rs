@@ -11,7 +11,7 @@ use chrono::{DateTime, Duration, NaiveDate, Utc};
 use futures::future::BoxFuture;
 use ingest::{Interval, Normalised, SleepSession, Stage, StageTotals, VendorNight};
 use schema::catalogue::providers::{Capabilities, LiveSyncMode, Provider};
-use schema::catalogue::series_types::id;
+use schema::catalogue::series_types::{SeriesId, id};
 use serde_json::{Value, json};
 
 use crate::normal::{Device, local_noon, offset_at, record, zone_offset};
@@ -51,19 +51,19 @@ const NIGHT_FIELDS: &str = "total_timeinbed,total_sleep_time,asleepduration,ligh
                             deepsleepduration,remsleepduration,wakeupduration";
 const INTRADAY_FIELDS: &str = "heart_rate,spo2_auto";
 
-const HR: i16 = id("heart_rate");
-const HRV_RMSSD: i16 = id("heart_rate_variability_rmssd");
-const BREATHING: i16 = id("respiratory_rate");
-const OXYGEN: i16 = id("oxygen_saturation");
-const STEPS: i16 = id("steps");
-const ENERGY: i16 = id("energy");
-const TOTAL_ENERGY: i16 = id("total_energy");
-const WALKED: i16 = id("distance_walking_running");
-const FLOORS: i16 = id("flights_climbed");
+const HR: SeriesId = id("heart_rate");
+const HRV_RMSSD: SeriesId = id("heart_rate_variability_rmssd");
+const BREATHING: SeriesId = id("respiratory_rate");
+const OXYGEN: SeriesId = id("oxygen_saturation");
+const STEPS: SeriesId = id("steps");
+const ENERGY: SeriesId = id("energy");
+const TOTAL_ENERGY: SeriesId = id("total_energy");
+const WALKED: SeriesId = id("distance_walking_running");
+const FLOORS: SeriesId = id("flights_climbed");
 
 /// Measure types (`meastype`) wearhouse keeps: the series and the factor from Withings' SI
 /// unit to the series' unit.
-const MEASURE_TYPES: [(i64, i16, f64); 13] = [
+const MEASURE_TYPES: [(i64, SeriesId, f64); 13] = [
     (1, id("weight"), 1.0),
     (4, id("height"), 100.0), // m → cm
     (5, id("lean_body_mass"), 1.0),
@@ -615,7 +615,7 @@ fn sleep(rows: &[&Value], out: &mut Normalised) {
 }
 
 /// A value keyed by its time (`"<unix seconds>"`).
-fn keyed(out: &mut Normalised, series: i16, at: &str, value: Option<f64>) {
+fn keyed(out: &mut Normalised, series: SeriesId, at: &str, value: Option<f64>) {
     let (Some(when), Some(v)) =
         (at.parse::<i64>().ok().and_then(|t| DateTime::from_timestamp(t, 0)), value)
     else {

@@ -8,10 +8,11 @@
 //! Resource ids are made of `[A-Za-z0-9.-]` and stay under 64 characters; every time carries
 //! its offset and seconds; no empty array, `null` or empty string is written.
 
+use schema::catalogue::series_types::{SeriesId, id as series};
+use schema::ids::UserId;
 use schema::timeseries::SeriesPoint;
 use schema::users::User;
 use serde_json::{Value, json};
-use uuid::Uuid;
 
 use crate::routes::events::{SleepOut, WorkoutOut};
 
@@ -46,33 +47,54 @@ const fn c(
 const VS: &str = "vital-signs";
 const ACTIVITY: &str = "activity";
 
-/// Series ids (`schema::catalogue::series_types`) that map, and how. Blood pressure (22, 23)
-/// goes as a panel of both ([`blood_pressure`]).
-pub(crate) const SERIES: [(i16, Coding); 17] = [
-    (1, c("8867-4", "Heart rate", "/min", VS, Some("heartrate"))),
-    (2, c("40443-4", "Heart rate --resting", "/min", VS, None)),
-    (3, c("80404-7", "R-R interval.standard deviation (Heart rate variability)", "ms", VS, None)),
-    (20, c("2708-6", "Oxygen saturation in Arterial blood", "%", VS, Some("oxygensat"))),
-    (21, c("2339-0", "Glucose [Mass/volume] in Blood", "mg/dL", "laboratory", None)),
-    (24, c("9279-1", "Respiratory rate", "/min", VS, Some("resprate"))),
-    (40, c("8302-2", "Body height", "cm", VS, Some("bodyheight"))),
-    (41, c("29463-7", "Body weight", "kg", VS, Some("bodyweight"))),
-    (42, c("41982-0", "Percentage of body fat Measured", "%", VS, None)),
-    (43, c("39156-5", "Body mass index (BMI) [Ratio]", "kg/m2", VS, Some("bmi"))),
-    (44, c("91557-9", "Lean body weight", "kg", VS, None)),
-    (45, c("8310-5", "Body temperature", "Cel", VS, Some("bodytemp"))),
-    (47, c("8280-0", "Waist Circumference at umbilicus by Tape measure", "cm", VS, None)),
-    (80, c("55423-8", "Number of steps in unspecified time Pedometer", "{steps}", ACTIVITY, None)),
-    (81, c("41981-2", "Calories burned", "kcal", ACTIVITY, None)),
-    (84, c("55411-3", "Exercise duration", "min", ACTIVITY, None)),
-    (86, c("100304-5", "Flights climbed [#] Reporting Period", "{flights}", ACTIVITY, None)),
+/// Series (`schema::catalogue::series_types`) that map, and how. Blood pressure
+/// ([`SYSTOLIC`], [`DIASTOLIC`]) goes as a panel of both ([`blood_pressure`]).
+pub(crate) const SERIES: [(SeriesId, Coding); 17] = [
+    (series("heart_rate"), c("8867-4", "Heart rate", "/min", VS, Some("heartrate"))),
+    (series("resting_heart_rate"), c("40443-4", "Heart rate --resting", "/min", VS, None)),
+    (
+        series("heart_rate_variability_sdnn"),
+        c("80404-7", "R-R interval.standard deviation (Heart rate variability)", "ms", VS, None),
+    ),
+    (
+        series("oxygen_saturation"),
+        c("2708-6", "Oxygen saturation in Arterial blood", "%", VS, Some("oxygensat")),
+    ),
+    (
+        series("blood_glucose"),
+        c("2339-0", "Glucose [Mass/volume] in Blood", "mg/dL", "laboratory", None),
+    ),
+    (series("respiratory_rate"), c("9279-1", "Respiratory rate", "/min", VS, Some("resprate"))),
+    (series("height"), c("8302-2", "Body height", "cm", VS, Some("bodyheight"))),
+    (series("weight"), c("29463-7", "Body weight", "kg", VS, Some("bodyweight"))),
+    (series("body_fat_percentage"), c("41982-0", "Percentage of body fat Measured", "%", VS, None)),
+    (
+        series("body_mass_index"),
+        c("39156-5", "Body mass index (BMI) [Ratio]", "kg/m2", VS, Some("bmi")),
+    ),
+    (series("lean_body_mass"), c("91557-9", "Lean body weight", "kg", VS, None)),
+    (series("body_temperature"), c("8310-5", "Body temperature", "Cel", VS, Some("bodytemp"))),
+    (
+        series("waist_circumference"),
+        c("8280-0", "Waist Circumference at umbilicus by Tape measure", "cm", VS, None),
+    ),
+    (
+        series("steps"),
+        c("55423-8", "Number of steps in unspecified time Pedometer", "{steps}", ACTIVITY, None),
+    ),
+    (series("energy"), c("41981-2", "Calories burned", "kcal", ACTIVITY, None)),
+    (series("exercise_time"), c("55411-3", "Exercise duration", "min", ACTIVITY, None)),
+    (
+        series("flights_climbed"),
+        c("100304-5", "Flights climbed [#] Reporting Period", "{flights}", ACTIVITY, None),
+    ),
 ];
 
-pub(crate) const SYSTOLIC: i16 = 22;
-pub(crate) const DIASTOLIC: i16 = 23;
+pub(crate) const SYSTOLIC: SeriesId = series("blood_pressure_systolic");
+pub(crate) const DIASTOLIC: SeriesId = series("blood_pressure_diastolic");
 
 /// The coding of a series, if it maps.
-pub(crate) fn coding(series: i16) -> Option<&'static Coding> {
+pub(crate) fn coding(series: SeriesId) -> Option<&'static Coding> {
     SERIES.iter().find(|(id, _)| *id == series).map(|(_, c)| c)
 }
 
@@ -93,7 +115,7 @@ fn minutes(value: i64) -> Value {
 }
 
 /// The reference every observation's subject is.
-pub(crate) fn subject(user: Uuid) -> Value {
+pub(crate) fn subject(user: UserId) -> Value {
     json!({"reference": format!("Patient/{user}")})
 }
 
@@ -134,7 +156,7 @@ fn id(what: &str, n: impl std::fmt::Display) -> String {
 /// `source` is the sample's source's place in the user's sources (it keeps ids unique).
 pub(crate) fn sample(
     p: &SeriesPoint,
-    user: Uuid,
+    user: UserId,
     local_time: &str,
     source: usize,
 ) -> Option<Value> {
@@ -158,7 +180,7 @@ pub(crate) fn sample(
 
 /// A blood pressure reading as the vital-signs panel, with the components it has.
 pub(crate) fn blood_pressure(
-    user: Uuid,
+    user: UserId,
     at_millis: i64,
     local_time: &str,
     source: usize,
@@ -193,7 +215,7 @@ pub(crate) fn blood_pressure(
 /// A sleep session: 93832-4 "Sleep duration" over its period, time asleep as the value, the
 /// stages as components (awake in this service's own code: no LOINC code for it could be
 /// confirmed).
-pub(crate) fn sleep(s: &SleepOut, user: Uuid) -> Value {
+pub(crate) fn sleep(s: &SleepOut, user: UserId) -> Value {
     let asleep = s.sleep_duration_seconds.map(|v| i64::from(v) / 60).unwrap_or_else(|| {
         i64::from(s.stages.light_minutes + s.stages.deep_minutes + s.stages.rem_minutes)
     });
@@ -239,7 +261,7 @@ fn activity_answer(kind: &str) -> Option<(&'static str, &'static str)> {
 /// A workout: 73985-4 "Exercise activity" over its period, valued with its type (LOINC's answer
 /// where there is one, else this service's code), its figures as components. One resource a
 /// workout (the Physical Activity IG's panel-and-members form would be several).
-pub(crate) fn workout(w: &WorkoutOut, user: Uuid) -> Value {
+pub(crate) fn workout(w: &WorkoutOut, user: UserId) -> Value {
     let mut coding = Vec::new();
     if let Some((code, display)) = activity_answer(&w.kind) {
         coding.push(json!({"system": LOINC, "code": code, "display": display}));
@@ -291,8 +313,9 @@ pub(crate) fn workout(w: &WorkoutOut, user: Uuid) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use uuid::Uuid;
 
-    fn point(series: i16, value: f64) -> SeriesPoint {
+    fn point(series: SeriesId, value: f64) -> SeriesPoint {
         SeriesPoint {
             ts: chrono::DateTime::from_timestamp(1_773_126_000, 0).unwrap_or_default(),
             series_type_id: series,
@@ -305,14 +328,15 @@ mod tests {
 
     #[test]
     fn samples_map_by_series_and_ids_keep_to_fhir_s_alphabet() {
-        let user = Uuid::from_u128(7);
-        let o = sample(&point(1, 62.0), user, "2026-03-10T08:00:00+01:00", 3).expect("maps");
+        let user = UserId(Uuid::from_u128(7));
+        let o = sample(&point(series("heart_rate"), 62.0), user, "2026-03-10T08:00:00+01:00", 3)
+            .expect("maps");
         assert_eq!(o["code"]["coding"][0]["code"], "8867-4");
         assert_eq!(o["valueQuantity"]["code"], "/min");
         assert_eq!(o["category"][0]["coding"][0]["code"], "vital-signs");
         assert_eq!(o["id"], "s1-3-1773126000000");
         assert!(sample(&point(SYSTOLIC, 120.0), user, "x", 0).is_none(), "as a panel");
-        assert!(sample(&point(209, 10.0), user, "x", 0).is_none(), "elevation: left out");
+        assert!(sample(&point(SeriesId(209), 10.0), user, "x", 0).is_none(), "elevation: left out");
         assert_eq!(id(&"a_b:c".repeat(30), 1).len(), 64);
         assert!(id("x_y", "a:b").chars().all(|c| c.is_ascii_alphanumeric() || c == '-'));
         let bp = blood_pressure(user, 1, "2026-03-10T08:00:00Z", 0, Some(120.0), None).expect("bp");

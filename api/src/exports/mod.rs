@@ -23,7 +23,7 @@ use ingest::object_store::{Storage, StorageError};
 use schema::Db;
 use schema::exports::{Claim, Export, ExportCounts, ExportStatus, Queued, Settled};
 use schema::ids::ExportId;
-use uuid::Uuid;
+use schema::ids::UserId;
 
 use crate::AppState;
 use crate::error::{ApiError, ApiResult};
@@ -73,7 +73,7 @@ fn storage(state: &AppState) -> ApiResult<&Storage> {
 
 /// Queues an export of a user's record and announces it to the workers (the sweeper does, should
 /// Redis not answer).
-pub(crate) async fn ask(state: &AppState, user: Uuid) -> ApiResult<Queued> {
+pub(crate) async fn ask(state: &AppState, user: UserId) -> ApiResult<Queued> {
     storage(state)?;
     let queued = schema::exports::queue(&state.db, user, state.config.export_retention).await?;
     if let Queued::Export(e) = &queued

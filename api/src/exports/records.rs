@@ -12,6 +12,7 @@ use ingest::object_store::Storage;
 use rules::{Ranking, Sources};
 use schema::Db;
 use schema::exports::{Export, ExportCounts};
+use schema::ids::UserId;
 use schema::sessions::{Cycle, Event, EventQuery, Sleep, Workout};
 use schema::timeseries::{Position, SeriesPoint, SeriesQuery};
 use serde::Serialize;
@@ -93,7 +94,7 @@ impl Spool {
 /// Everything an export reads with: the user's sources, named as the API names them.
 struct Reader<'a> {
     db: &'a Db,
-    user_id: Uuid,
+    user_id: UserId,
     ranking: Ranking,
     sources: Sources,
     /// A source's place among the user's, for FHIR ids.
@@ -265,7 +266,7 @@ impl Pressures {
         local: &str,
         source: usize,
         spool: &mut Spool,
-        user: Uuid,
+        user: UserId,
     ) -> Result<(), ExportError> {
         if self.at.as_ref().is_some_and(|(at, _)| *at != p.ts) {
             self.flush(spool, user)?;
@@ -280,7 +281,7 @@ impl Pressures {
         Ok(())
     }
 
-    fn flush(&mut self, spool: &mut Spool, user: Uuid) -> Result<(), ExportError> {
+    fn flush(&mut self, spool: &mut Spool, user: UserId) -> Result<(), ExportError> {
         if let Some((at, local)) = self.at.take() {
             for (source, (sys, dia)) in std::mem::take(&mut self.by_source) {
                 let millis = at.timestamp_millis();

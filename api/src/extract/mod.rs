@@ -13,6 +13,7 @@ pub(crate) use client_addr::ClientAddr;
 pub(crate) use json::{ApiJson, double_option};
 pub(crate) use query::Query;
 
+use schema::ids::UserId;
 use uuid::Uuid;
 
 use crate::error::{ApiError, ApiResult};
@@ -20,4 +21,9 @@ use crate::error::{ApiError, ApiResult};
 /// Parses a UUID path segment; the contract's 400 when it is not one.
 pub(crate) fn path_uuid(raw: &str) -> ApiResult<Uuid> {
     Uuid::parse_str(raw).map_err(|_| ApiError::invalid_uuid())
+}
+
+/// Parses a `{user_id}` path segment, as [`path_uuid`].
+pub(crate) fn path_user(raw: &str) -> ApiResult<UserId> {
+    path_uuid(raw).map(UserId)
 }

@@ -5,6 +5,7 @@ use axum::Json;
 use axum::extract::State;
 use chrono::{DateTime, Utc};
 use schema::audit::{ActorKind, AuditEvent, Filter};
+use schema::ids::UserId;
 use serde::Serialize;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
@@ -33,7 +34,8 @@ pub(crate) struct AuditEventOut {
     /// The operation's id in the OpenAPI document.
     pub operation: String,
     /// The user whose data it read or changed.
-    pub user_id: Option<Uuid>,
+    #[schema(value_type = Option<uuid::Uuid>)]
+    pub user_id: Option<UserId>,
     /// What else it named (an endpoint, a key, a workout, a provider...).
     pub resource_id: Option<String>,
     /// The HTTP status answered.
@@ -87,7 +89,7 @@ async fn list_audit(
     State(state): State<AppState>,
     Query(mut params): Query,
 ) -> ApiResult<Json<AuditPage>> {
-    let user_id = params.uuid("user_id", false);
+    let user_id = params.uuid("user_id", false).map(UserId);
     let actor_id = params.uuid("actor_id", false);
     let named = params.raw("actor_type").is_some();
     let kinds = ActorKind::ALL.map(ActorKind::as_str);

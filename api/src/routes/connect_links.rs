@@ -6,6 +6,7 @@ use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
+use schema::ids::UserId;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
@@ -61,7 +62,8 @@ pub(crate) struct ConnectLinkCreated {
 /// A link as listed (its URL is not kept).
 #[derive(Debug, Serialize, ToSchema)]
 pub(crate) struct ConnectLinkOut {
-    pub user_id: Uuid,
+    #[schema(value_type = uuid::Uuid)]
+    pub user_id: UserId,
     /// The vendors offered; null: every enabled cloud vendor.
     pub providers: Option<Vec<String>>,
     pub redirect_uri: Option<String>,

@@ -5,6 +5,7 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
 use schema::connections::Connection;
+use schema::ids::UserId;
 use serde::Serialize;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
@@ -24,7 +25,8 @@ pub(crate) fn router() -> OpenApiRouter<AppState> {
 #[derive(Debug, Serialize, ToSchema)]
 pub(crate) struct ConnectionOut {
     pub id: Uuid,
-    pub user_id: Uuid,
+    #[schema(value_type = uuid::Uuid)]
+    pub user_id: UserId,
     pub provider: String,
     /// `active`, `revoked` or `expired`.
     pub status: String,
@@ -99,7 +101,7 @@ async fn list_connections(
 /// A user's connections, each with how its pulls fare.
 pub(crate) async fn connections_of(
     db: &schema::Db,
-    id: uuid::Uuid,
+    id: UserId,
 ) -> Result<Vec<ConnectionOut>, schema::Error> {
     let list = schema::connections::list_for_user(db, id).await?;
     let health = schema::vendor_pulls::health(db, id).await?;
@@ -146,7 +148,7 @@ async fn disconnect(
 
 /// Disconnects user `id` from provider `slug`, at the vendor too: whether there was a
 /// connection (revoked now, or already).
-pub(crate) async fn disconnect_user(state: &AppState, id: Uuid, slug: &str) -> ApiResult<bool> {
+pub(crate) async fn disconnect_user(state: &AppState, id: UserId, slug: &str) -> ApiResult<bool> {
     // At the vendor first, while the token is still known here (renewed if it has expired,
     // or the vendor would refuse the revocation and keep the app authorized).
     if let (Some(vendor), Some(ends)) =

@@ -4,6 +4,7 @@ use axum::Json;
 use axum::extract::{Path, State};
 use schema::catalogue::providers;
 use schema::data_sources::DataSource;
+use schema::ids::UserId;
 use serde::Serialize;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
@@ -22,7 +23,8 @@ pub(crate) fn router() -> OpenApiRouter<AppState> {
 #[derive(Debug, Serialize, ToSchema)]
 pub(crate) struct DataSourceOut {
     pub id: Uuid,
-    pub user_id: Uuid,
+    #[schema(value_type = uuid::Uuid)]
+    pub user_id: UserId,
     pub user_connection_id: Option<Uuid>,
     pub provider: String,
     pub device_model: Option<String>,

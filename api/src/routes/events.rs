@@ -17,7 +17,7 @@ use uuid::Uuid;
 
 use crate::AppState;
 use crate::error::{ApiError, ApiResult, ErrorBody, ValidationBody};
-use crate::extract::{ApiAuth, Query, path_uuid};
+use crate::extract::{ApiAuth, Query, path_user, path_uuid};
 use crate::pagination::{Cursor, CursorPage, PageMetadata, paginate};
 use crate::read_routing::ReadState;
 use crate::routes::{existing_user, user_ranking};
@@ -336,7 +336,7 @@ async fn delete(
     kind: Kind,
     missing: &str,
 ) -> ApiResult<StatusCode> {
-    let user_id = path_uuid(user_id)?;
+    let user_id = path_user(user_id)?;
     let id = path_uuid(id)?;
     if schema::sessions::delete(&state.db, kind, user_id, id).await? {
         Ok(StatusCode::NO_CONTENT)

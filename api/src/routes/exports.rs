@@ -9,6 +9,7 @@ use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
 use schema::exports::{Export, ExportStatus, Queued};
 use schema::ids::ExportId;
+use schema::ids::UserId;
 use serde::Serialize;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
@@ -17,7 +18,7 @@ use uuid::Uuid;
 
 use crate::AppState;
 use crate::error::{ApiError, ApiResult, ErrorBody};
-use crate::extract::{ApiAuth, path_uuid};
+use crate::extract::{ApiAuth, path_user, path_uuid};
 use crate::routes::existing_user;
 
 pub(crate) fn router() -> OpenApiRouter<AppState> {
@@ -42,7 +43,8 @@ pub(crate) struct ExportCountsOut {
 #[derive(Debug, Serialize, ToSchema)]
 pub(crate) struct ExportOut {
     pub id: Uuid,
-    pub user_id: Uuid,
+    #[schema(value_type = uuid::Uuid)]
+    pub user_id: UserId,
     /// `queued`, `processing`, `done` or `failed`.
     #[schema(value_type = String)]
     pub status: ExportStatus,
@@ -104,7 +106,7 @@ async fn create_export(
     State(state): State<AppState>,
     Path(user_id): Path<String>,
 ) -> ApiResult<(StatusCode, Json<ExportOut>)> {
-    let id = path_uuid(&user_id)?;
+    let id = path_user(&user_id)?;
     match crate::exports::ask(&state, id).await? {
         Queued::Export(e) => Ok((StatusCode::ACCEPTED, Json(out(e)))),
         Queued::NoUser => Err(ApiError::user_not_found(id)),
@@ -147,7 +149,7 @@ async fn get_export(
     State(state): State<AppState>,
     Path((user_id, export_id)): Path<(String, String)>,
 ) -> ApiResult<Json<ExportOut>> {
-    let user = path_uuid(&user_id)?;
+    let user = path_user(&user_id)?;
     let id = ExportId(path_uuid(&export_id)?);
     let export = schema::exports::get(&state.db, user, id)
         .await?

@@ -20,6 +20,8 @@ use crate::extract::{ApiAuth, Query};
 use crate::pagination::{CursorPage, CursorPagination, PageMetadata};
 use crate::read_routing::ReadState;
 use crate::routes::user_ranking;
+use schema::ids::SeriesId;
+use schema::ids::UserId;
 
 pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -72,7 +74,7 @@ async fn health_scores(
         scores = scores::sleep_scores(&nights, &Sources::new(&ranking.sources));
         total += count;
     }
-    let vendor: Vec<i16> =
+    let vendor: Vec<SeriesId> =
         VENDOR_SERIES.iter().filter(|(_, c)| wanted(c)).map(|(s, _)| *s).collect();
     if !vendor.is_empty() && provider != Some(INTERNAL) {
         let sources: Option<Vec<Uuid>> = provider
@@ -115,7 +117,7 @@ async fn health_scores(
 /// page reads only the nights it can show, however long the user's history.
 async fn newest_nights(
     state: &AppState,
-    user_id: Uuid,
+    user_id: UserId,
     from: Option<DateTime<Utc>>,
     to: Option<DateTime<Utc>>,
     n: i64,

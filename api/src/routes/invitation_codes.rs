@@ -7,6 +7,7 @@ use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
+use schema::ids::UserId;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use utoipa::ToSchema;
@@ -37,7 +38,8 @@ pub(crate) struct InvitationOut {
     /// 8 characters of `A-Z` and `2-9` without `I` and `O`; redeem at
     /// `POST /api/v1/invitation-code/redeem`, once, before `expires_at`.
     pub code: String,
-    pub user_id: Uuid,
+    #[schema(value_type = uuid::Uuid)]
+    pub user_id: UserId,
     pub expires_at: DateTime<Utc>,
     pub created_at: DateTime<Utc>,
 }

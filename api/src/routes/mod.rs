@@ -37,16 +37,19 @@ pub(crate) mod webhook_endpoints;
 pub(crate) mod webhook_history;
 pub(crate) mod xml_import;
 
-use uuid::Uuid;
+use schema::ids::UserId;
 
 use crate::AppState;
 use crate::error::{ApiError, ApiResult};
-use crate::extract::path_uuid;
+use crate::extract::path_user;
 
 /// [`existing_user`] and the user's sources ranked by the one source-priority rule, in one
 /// round trip: what every read starts with.
-pub(crate) async fn user_ranking(state: &AppState, raw: &str) -> ApiResult<(Uuid, rules::Ranking)> {
-    let id = path_uuid(raw)?;
+pub(crate) async fn user_ranking(
+    state: &AppState,
+    raw: &str,
+) -> ApiResult<(UserId, rules::Ranking)> {
+    let id = path_user(raw)?;
     match schema::priority::ranked_sources_of_existing(&state.db, id).await? {
         Some(sources) => Ok((id, rules::Ranking::new(sources))),
         None => Err(ApiError::user_not_found(id)),
@@ -55,8 +58,8 @@ pub(crate) async fn user_ranking(state: &AppState, raw: &str) -> ApiResult<(Uuid
 
 /// Parses a `{user_id}` path segment and checks that the user exists: the contract's 400 for a
 /// malformed id, its 404 for an unknown one.
-pub(crate) async fn existing_user(state: &AppState, raw: &str) -> ApiResult<Uuid> {
-    let id = path_uuid(raw)?;
+pub(crate) async fn existing_user(state: &AppState, raw: &str) -> ApiResult<UserId> {
+    let id = path_user(raw)?;
     if schema::users::exists(&state.db, id).await? {
         Ok(id)
     } else {

@@ -12,6 +12,7 @@ use std::collections::HashSet;
 
 use axum::Json;
 use axum::extract::{Path, State};
+use schema::ids::UserId;
 use schema::priority::{DEFAULT_PROVIDERS, DEVICE_TYPES, Priorities};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -137,7 +138,7 @@ fn global_out(p: Priorities) -> GlobalPriorities {
     }
 }
 
-async fn user_out(state: &AppState, user_id: Uuid) -> ApiResult<UserPriorities> {
+async fn user_out(state: &AppState, user_id: UserId) -> ApiResult<UserPriorities> {
     let own = schema::priority::for_user(&state.db, user_id).await?;
     let ranked = schema::priority::ranked_sources(&state.db, user_id).await?;
     Ok(UserPriorities {

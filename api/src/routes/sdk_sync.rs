@@ -24,7 +24,7 @@ use uuid::Uuid;
 
 use crate::AppState;
 use crate::error::{ApiError, ApiResult, ErrorBody};
-use crate::extract::{SdkAuth, path_uuid};
+use crate::extract::{SdkAuth, path_user};
 
 pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(sync)).routes(routes!(logs))
@@ -134,7 +134,7 @@ async fn sync(
     body: Body,
 ) -> ApiResult<(StatusCode, Json<UploadOut>)> {
     auth.ensure_user(&user_id)?;
-    let id = path_uuid(&user_id)?;
+    let id = path_user(&user_id)?;
     let bytes = read_body(&headers, body, state.config.sdk_max_body_bytes).await?;
     let size = i32::try_from(bytes.len()).unwrap_or(i32::MAX);
     // Large bodies are checked and compressed off the async threads.

@@ -5,12 +5,12 @@
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
+use schema::ids::UserId;
 use schema::refresh_tokens::Rotation;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
-use uuid::Uuid;
 
 use crate::AppState;
 use crate::error::{ApiError, ApiResult, ErrorBody, ValidationBody};
@@ -35,7 +35,8 @@ pub(crate) struct TokenOut {
     pub refresh_token: String,
     /// Seconds until the access token expires.
     pub expires_in: i64,
-    pub user_id: Uuid,
+    #[schema(value_type = uuid::Uuid)]
+    pub user_id: UserId,
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -43,7 +44,7 @@ pub(crate) struct RefreshIn {
     pub refresh_token: String,
 }
 
-async fn new_pair(state: &AppState, user_id: Uuid, refresh_token: String) -> ApiResult<TokenOut> {
+async fn new_pair(state: &AppState, user_id: UserId, refresh_token: String) -> ApiResult<TokenOut> {
     let access_token = state
         .tokens
         .issue_sdk(user_id)
@@ -78,7 +79,7 @@ async fn issue_token(
 /// by `issued_by` (a developer, an API key, an invitation code).
 pub(crate) async fn issue_pair(
     state: &AppState,
-    user_id: Uuid,
+    user_id: UserId,
     issued_by: &str,
 ) -> ApiResult<TokenOut> {
     let refresh = secrets::new_refresh_token();

@@ -10,6 +10,7 @@ use axum::http::StatusCode;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use chrono::{DateTime, Utc};
 use futures::{Stream, StreamExt};
+use schema::ids::UserId;
 use schema::sync_runs::SyncRun;
 use serde::Serialize;
 use serde_json::Value;
@@ -36,7 +37,8 @@ const WINDOW_HOURS: i32 = 24;
 pub(crate) struct SyncRunOut {
     /// The `task_id` the upload was answered with.
     pub run_id: Uuid,
-    pub user_id: Uuid,
+    #[schema(value_type = uuid::Uuid)]
+    pub user_id: UserId,
     pub provider: String,
     /// `sdk`, `xml_import`, …
     pub source: &'static str,

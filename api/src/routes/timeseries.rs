@@ -18,6 +18,7 @@ use crate::pagination::{Cursor, CursorPage, PageMetadata, paginate};
 use crate::read_routing::ReadState;
 use crate::routes::user_ranking;
 use rules::{SourceOut, Sources};
+use schema::ids::SeriesId;
 
 pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -73,7 +74,7 @@ pub(crate) fn sample(p: &SeriesPoint, sources: &Sources) -> SampleOut {
 
 /// The series type ids named by `types` (repeated, or comma-separated); a 422 item for each
 /// unknown name.
-fn series_ids(names: Vec<String>) -> (Vec<i16>, Vec<FieldError>) {
+fn series_ids(names: Vec<String>) -> (Vec<SeriesId>, Vec<FieldError>) {
     let mut ids = Vec::new();
     let mut errors = Vec::new();
     for name in names.iter().flat_map(|n| n.split(',')).map(str::trim).filter(|n| !n.is_empty()) {

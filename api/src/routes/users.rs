@@ -4,17 +4,17 @@ use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
+use schema::ids::UserId;
 use schema::users::{ListQuery, NewUser, SortBy, User, UserPatch};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
-use uuid::Uuid;
 
 use crate::AppState;
 use crate::audit::AuditNote;
 use crate::error::{ApiError, ApiResult, ErrorBody, ValidationBody};
-use crate::extract::{ApiAuth, ApiJson, DeveloperAuth, Query, double_option, path_uuid};
+use crate::extract::{ApiAuth, ApiJson, DeveloperAuth, Query, double_option, path_user};
 use crate::pagination::OffsetPage;
 use crate::validate::Checks;
 
@@ -32,7 +32,8 @@ pub(crate) fn router() -> OpenApiRouter<AppState> {
     "first_name": "Ada", "last_name": null, "email": "ada@example.com", "external_user_id": "user-42",
     "last_synced_at": "2026-03-14T18:50:02Z", "last_synced_provider": "phonehealth", "has_active_connection": true}))]
 pub(crate) struct UserOut {
-    pub id: Uuid,
+    #[schema(value_type = Uuid)]
+    pub id: UserId,
     pub created_at: DateTime<Utc>,
     pub first_name: Option<String>,
     pub last_name: Option<String>,
@@ -187,7 +188,7 @@ async fn get_user(
     State(state): State<AppState>,
     Path(user_id): Path<String>,
 ) -> ApiResult<Json<UserOut>> {
-    let id = path_uuid(&user_id)?;
+    let id = path_user(&user_id)?;
     let user =
         schema::users::get(&state.db, id).await?.ok_or_else(|| ApiError::user_not_found(id))?;
     Ok(Json(user.into()))
@@ -208,7 +209,7 @@ async fn patch_user(
     Path(user_id): Path<String>,
     ApiJson(body): ApiJson<UserPatchIn>,
 ) -> ApiResult<Json<UserOut>> {
-    let id = path_uuid(&user_id)?;
+    let id = path_user(&user_id)?;
     check(
         flat(&body.first_name),
         flat(&body.last_name),
@@ -241,7 +242,7 @@ async fn delete_user(
     State(state): State<AppState>,
     Path(user_id): Path<String>,
 ) -> ApiResult<Json<UserOut>> {
-    let id = path_uuid(&user_id)?;
+    let id = path_user(&user_id)?;
     let user =
         schema::users::delete(&state.db, id).await?.ok_or_else(|| ApiError::user_not_found(id))?;
     tracing::info!(user_id = %id, "deleted user and all of their data");

@@ -16,6 +16,7 @@ use crate::error::{ApiError, ApiResult, ErrorBody, FieldError, ValidationBody};
 use crate::extract::{ApiAuth, Query};
 use crate::routes::existing_user;
 use crate::validate::Params;
+use schema::ids::UserId;
 use schema::vendor_pulls::PullKind;
 
 pub(crate) fn router() -> OpenApiRouter<AppState> {
@@ -81,7 +82,7 @@ async fn connected(
     state: &AppState,
     provider: &str,
     user_id: &str,
-) -> ApiResult<(Uuid, &'static str)> {
+) -> ApiResult<(UserId, &'static str)> {
     if schema::catalogue::providers::by_slug(provider).is_some() {
         return Err(ApiError::bearer_unauthorized(format!(
             "No access token available for {provider} (SDK-based provider?)"
@@ -106,7 +107,8 @@ async fn connected(
 pub(crate) struct HistoricalOut {
     pub success: bool,
     pub provider: String,
-    pub user_id: Uuid,
+    #[schema(value_type = uuid::Uuid)]
+    pub user_id: UserId,
     pub method: &'static str,
     /// The first window's task; every window's is in `task_ids`, oldest first.
     pub task_id: Uuid,

@@ -5,13 +5,13 @@ use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use chrono::{DateTime, Duration, Utc};
+use schema::ids::UserId;
 use schema::webhook_endpoints::{Endpoint, EndpointPatch, NewEndpoint};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::json;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
-use uuid::Uuid;
 
 use crate::AppState;
 use crate::error::{ApiError, ApiResult, ErrorBody, FieldError, ValidationBody};
@@ -42,7 +42,8 @@ pub(crate) struct EndpointOut {
     /// Null: every event type.
     pub filter_types: Option<Vec<String>>,
     /// Null: every user.
-    pub user_id: Option<Uuid>,
+    #[schema(value_type = Option<uuid::Uuid>)]
+    pub user_id: Option<UserId>,
     /// Disabled endpoints receive nothing; the sender disables one that failed for 5 days.
     pub disabled: bool,
     pub disabled_reason: Option<String>,
@@ -74,7 +75,8 @@ pub(crate) struct EndpointIn {
     #[serde(default)]
     pub filter_types: Option<Vec<String>>,
     #[serde(default)]
-    pub user_id: Option<Uuid>,
+    #[schema(value_type = Option<uuid::Uuid>)]
+    pub user_id: Option<UserId>,
 }
 
 /// Present-but-null is `Some(None)`; absent is `None` (with `#[serde(default)]`).
@@ -97,7 +99,7 @@ pub(crate) struct EndpointPatchIn {
     /// `null` removes the user filter.
     #[serde(default, deserialize_with = "present")]
     #[schema(value_type = Option<Uuid>)]
-    pub user_id: Option<Option<Uuid>>,
+    pub user_id: Option<Option<UserId>>,
     /// `false` re-enables an endpoint the sender disabled; `true` disables it.
     #[serde(default)]
     pub disabled: Option<bool>,
@@ -130,7 +132,7 @@ async fn check(
     url: Option<&str>,
     description: Option<&str>,
     filter_types: Option<&[String]>,
-    user_id: Option<Uuid>,
+    user_id: Option<UserId>,
 ) -> ApiResult<()> {
     let mut checks = Checks::default();
     if let Some(url) = url

@@ -6,7 +6,7 @@ use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
-use schema::ids::{EndpointId, MessageId};
+use schema::ids::{EndpointId, MessageId, UserId};
 use schema::webhook_deliveries::{AttemptFilter, AttemptRow, DeliveryStatus};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -79,7 +79,7 @@ impl MessageOut {
         event_type: String,
         event_id: String,
         timestamp: DateTime<Utc>,
-        user: Option<uuid::Uuid>,
+        user: Option<UserId>,
         payload: Option<Value>,
     ) -> MessageOut {
         let channels = user.map(|u| vec![format!("user.{u}")]).unwrap_or_default();

@@ -16,6 +16,7 @@ use axum::extract::{DefaultBodyLimit, Multipart, Path, State};
 use axum::http::StatusCode;
 use ingest::object_store::{Storage, StorageError};
 use ingest::uploads::{Completed, Part, UploadError, Uploads};
+use schema::ids::UserId;
 use schema::imports::ImportOrigin;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -103,7 +104,7 @@ async fn target(
     user_id: &str,
     platform: &str,
     store: Option<&str>,
-) -> ApiResult<Uuid> {
+) -> ApiResult<UserId> {
     auth.0.ensure_user(user_id)?;
     if platform != "phonehealth" {
         crate::validate::provider(vec![json!("path"), json!("platform")], platform)?;
@@ -123,7 +124,7 @@ async fn target(
 }
 
 /// `<user>/raw/<uuid>-<name>`, the name reduced to safe characters.
-fn object_key(user: Uuid, filename: &str) -> String {
+fn object_key(user: UserId, filename: &str) -> String {
     let clean: String = filename
         .rsplit(['/', '\\'])
         .next()
@@ -137,7 +138,7 @@ fn object_key(user: Uuid, filename: &str) -> String {
     format!("{}raw/{}-{name}", schema::users::object_prefix(user), Uuid::now_v7())
 }
 
-fn owns(user: Uuid, key: &str) -> ApiResult<()> {
+fn owns(user: UserId, key: &str) -> ApiResult<()> {
     if key.starts_with(&schema::users::object_prefix(user)) {
         Ok(())
     } else {
@@ -285,7 +286,7 @@ pub(crate) struct SignOut {
 /// The upload a key and id name, which must be the caller's.
 async fn own_upload(
     state: &AppState,
-    user: Uuid,
+    user: UserId,
     key: &str,
     upload_id: &str,
 ) -> ApiResult<schema::uploads::Upload> {
@@ -471,7 +472,8 @@ pub(crate) struct DirectOut {
     /// `processing`.
     pub status: &'static str,
     pub task_id: Uuid,
-    pub user_id: Uuid,
+    #[schema(value_type = uuid::Uuid)]
+    pub user_id: UserId,
     pub key: String,
 }
 
@@ -559,12 +561,12 @@ mod tests {
 
     #[test]
     fn keys_are_safe_and_scoped() {
-        let user = Uuid::now_v7();
+        let user = UserId(Uuid::now_v7());
         let key = object_key(user, "../../etc/My Export (1).zip");
         assert!(key.starts_with(&format!("{user}/raw/")), "{key}");
         assert!(key.ends_with("-My_Export__1_.zip"), "{key}");
         assert!(object_key(user, "").ends_with("-export.xml"));
         assert!(owns(user, &key).is_ok());
-        assert!(owns(Uuid::now_v7(), &key).is_err());
+        assert!(owns(UserId(Uuid::now_v7()), &key).is_err());
     }
 }

@@ -7,6 +7,7 @@
 
 use chrono::Utc;
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
+use schema::ids::UserId;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
@@ -71,8 +72,8 @@ impl TokenKeys {
     }
 
     /// An SDK token for an end user.
-    pub fn issue_sdk(&self, user: Uuid) -> Result<String, jsonwebtoken::errors::Error> {
-        self.sign(user, Scope::Sdk, Utc::now().timestamp(), 0)
+    pub fn issue_sdk(&self, user: UserId) -> Result<String, jsonwebtoken::errors::Error> {
+        self.sign(user.0, Scope::Sdk, Utc::now().timestamp(), 0)
     }
 
     /// A developer token of a session that began at `began` (Unix seconds), under the
@@ -128,7 +129,7 @@ mod tests {
     fn round_trip_and_rejections() {
         let keys = TokenKeys::new(b"0123456789abcdef0123456789abcdef", 60);
         let id = Uuid::now_v7();
-        let token = keys.issue_sdk(id).unwrap_or_default();
+        let token = keys.issue_sdk(UserId(id)).unwrap_or_default();
         let sdk = Verified { subject: id, scope: Scope::Sdk, version: 0 };
         assert_eq!(keys.verify(&token), Some(sdk));
         let dev = keys.issue_developer(id, Utc::now().timestamp(), 3).unwrap_or_default();

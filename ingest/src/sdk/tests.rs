@@ -103,9 +103,9 @@ fn health_connect_and_samsung() {
     assert!(values(&n, "heart_rate_variability_sdnn").is_empty());
     assert!(close(&values(&n, "basal_metabolic_rate"), &[1650.0]));
     assert!(values(&n, "basal_energy").is_empty(), "a rate is not interval energy");
-    let hr: Vec<&Sample> = n.samples.iter().filter(|s| s.series_type_id == 1).collect();
+    let hr: Vec<&Sample> = n.samples.iter().filter(|s| s.series_type_id.0 == 1).collect();
     assert_eq!(hr[0].zone_offset, Some(0));
-    let hrv = n.samples.iter().find(|s| s.series_type_id == 7);
+    let hrv = n.samples.iter().find(|s| s.series_type_id.0 == 7);
     assert_eq!(hrv.and_then(|s| s.zone_offset), Some(346));
     let w = &n.workouts[0].row;
     assert_eq!(w.figures.kind.as_deref(), Some("treadmill"));

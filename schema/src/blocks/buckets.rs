@@ -23,6 +23,7 @@ use uuid::Uuid;
 
 use super::read::{Runs, SealedRows, runs_sql};
 use crate::catalogue::series_types::Aggregation;
+use crate::ids::SeriesId;
 
 /// Beyond this magnitude a value's square could overflow PostgreSQL's running sums of `avg`
 /// (which errors then): samples of such values are left to the statement.
@@ -96,12 +97,13 @@ impl SealedBuckets {
     pub fn of(
         rows: &SealedRows,
         width: i64,
-        agg: impl Fn(i16) -> Aggregation,
+        agg: impl Fn(SeriesId) -> Aggregation,
     ) -> Option<SealedBuckets> {
         if rows.values.iter().any(|v| v.abs() > SAFE_MAGNITUDE) {
             return None;
         }
-        let mut groups: BTreeMap<(i16, Uuid, DateTime<Utc>), Vec<BucketSample>> = BTreeMap::new();
+        let mut groups: BTreeMap<(SeriesId, Uuid, DateTime<Utc>), Vec<BucketSample>> =
+            BTreeMap::new();
         for i in 0..rows.len() {
             let bucket = crate::rollups::floor_to(rows.ts[i], width);
             let sample = (rows.ts[i], rows.values[i], rows.offsets[i], rows.flags[i]);
@@ -187,7 +189,7 @@ mod tests {
         let mut s = vec![(at(1), f64::MAX, None, None), (at(2), f64::MAX, None, None)];
         assert_eq!(Bucket::of(Aggregation::Sum, &mut s), None);
         let mut rows = SealedRows::default();
-        rows.push_sample(1, Uuid::nil(), (at(1), 1e200, None, None));
+        rows.push_sample(SeriesId(1), Uuid::nil(), (at(1), 1e200, None, None));
         assert_eq!(SealedBuckets::of(&rows, 900, |_| Aggregation::Avg), None);
     }
 
@@ -198,14 +200,14 @@ mod tests {
         for (series, source, t, v) in
             [(1, b, 910, 1.0), (1, a, 1000, 2.0), (1, a, 10, 3.0), (1, a, 20, 4.0), (2, a, 5, 5.0)]
         {
-            rows.push_sample(series, source, (at(t), v, None, None));
+            rows.push_sample(SeriesId(series), source, (at(t), v, None, None));
         }
         let got = SealedBuckets::of(&rows, 900, |_| Aggregation::Avg).expect("buckets");
         assert_eq!(got.ts, vec![at(0), at(900), at(900), at(0)]);
         assert_eq!(got.values, vec![3.5, 2.0, 1.0, 5.0]);
         let mut runs = Runs::default();
         for (i, (series, source)) in [(1, a), (1, a), (1, b), (2, a)].into_iter().enumerate() {
-            runs.note(series, source, i);
+            runs.note(SeriesId(series), source, i);
         }
         assert_eq!(got.runs, runs);
     }

@@ -9,8 +9,8 @@
 use chrono::{DateTime, Utc};
 use deadpool_postgres::Object;
 use tokio_postgres::error::SqlState;
-use uuid::Uuid;
 
+use crate::ids::UserId;
 use crate::users::{WriterLock, lock_for_writing};
 use crate::{Db, Result};
 
@@ -206,7 +206,7 @@ pub async fn pack_local_days(db: &Db) -> Result<Packing> {
         }
         // Rows before this page stay; a quarter over what they need leaves room for inserts.
         let keep = (need + need / 4) / 8192 + 1;
-        let users: Vec<Uuid> = client
+        let users: Vec<UserId> = client
             .query(
                 "select distinct user_id from daily_rollups
                  where ctid >= format('(%s,0)', $1::bigint)::tid limit $2",
@@ -250,7 +250,7 @@ async fn counted_rows(client: &Object) -> Result<i64> {
 /// Moves a user's `daily_rollups` rows from page `keep` on to wherever the heap has room. A
 /// user whose writers hold their lock past [`LOCK_WAIT`] is left to the next round: the
 /// sealer waits behind packing.
-async fn move_forward(db: &Db, user: Uuid, keep: i64) -> Result<()> {
+async fn move_forward(db: &Db, user: UserId, keep: i64) -> Result<()> {
     let mut client = db.client().await?;
     let tx = client.transaction().await?;
     tx.batch_execute(&format!("set local lock_timeout = '{LOCK_WAIT}'")).await?;

@@ -17,6 +17,8 @@ use super::codec::BlockSample;
 use super::store::SPAN_DAYS;
 use super::{codec, days, hours};
 use crate::Result;
+use crate::ids::SeriesId;
+use crate::ids::UserId;
 use crate::rollups::{HourFigures, HourRows};
 
 /// The earliest and latest instants a scope means (years 1 and 9999): an open window's bounds,
@@ -45,9 +47,9 @@ pub fn local_dates_sql() -> String {
 /// Which sealed samples a read needs.
 #[derive(Debug, Clone, Copy)]
 pub struct Scope<'a> {
-    pub user_id: Uuid,
+    pub user_id: UserId,
     /// `None`: every series.
-    pub series: Option<&'a [i16]>,
+    pub series: Option<&'a [SeriesId]>,
     /// `None`: every source.
     pub sources: Option<&'a [Uuid]>,
     pub from: DateTime<Utc>,
@@ -59,7 +61,7 @@ pub struct Scope<'a> {
 #[derive(Debug, Clone, Copy)]
 pub struct PageLimit {
     /// The cursor: (bucket or time, series, source), the page's rows lie past it.
-    pub cursor: (DateTime<Utc>, i16, Uuid),
+    pub cursor: (DateTime<Utc>, SeriesId, Uuid),
     pub backward: bool,
     /// Rows the page fetches.
     pub rows: usize,
@@ -70,7 +72,7 @@ pub struct PageLimit {
 /// Sealed samples, decoded, as the parallel arrays [`samples_sql`] reads.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct SealedRows {
-    pub series: Vec<i16>,
+    pub series: Vec<SeriesId>,
     pub sources: Vec<Uuid>,
     pub ts: Vec<DateTime<Utc>>,
     pub values: Vec<f64>,
@@ -88,7 +90,7 @@ pub struct SealedRows {
 /// source it reads.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub(crate) struct Runs {
-    series: Vec<i16>,
+    series: Vec<SeriesId>,
     sources: Vec<Uuid>,
     first: Vec<i32>,
     last: Vec<i32>,
@@ -97,7 +99,7 @@ pub(crate) struct Runs {
 impl Runs {
     /// Notes that element `i` (0-based, after the last noted) is of `(series, source)`: it
     /// extends the last run or starts one.
-    pub(crate) fn note(&mut self, series: i16, source: Uuid, i: usize) {
+    pub(crate) fn note(&mut self, series: SeriesId, source: Uuid, i: usize) {
         let at = i32::try_from(i + 1).unwrap_or(i32::MAX);
         match (self.series.last(), self.sources.last(), self.last.last_mut()) {
             (Some(s), Some(d), Some(l)) if (*s, *d) == (series, source) => *l = at,
@@ -111,7 +113,7 @@ impl Runs {
     }
 
     /// The runs of `series` and `sources` (one per element).
-    fn of(series: &[i16], sources: &[Uuid]) -> Runs {
+    fn of(series: &[SeriesId], sources: &[Uuid]) -> Runs {
         let mut runs = Runs::default();
         for (i, (s, d)) in series.iter().zip(sources).enumerate() {
             runs.note(*s, *d, i);
@@ -180,7 +182,7 @@ impl SealedRows {
     /// without a batch.
     pub fn push_sample(
         &mut self,
-        series: i16,
+        series: SeriesId,
         source: Uuid,
         (ts, value, offset, flag): (DateTime<Utc>, f64, Option<i16>, Option<bool>),
     ) {
@@ -190,7 +192,7 @@ impl SealedRows {
     }
 
     /// Adds a sample, extending its run.
-    fn push(&mut self, series: i16, source: Uuid, s: &BlockSample) {
+    fn push(&mut self, series: SeriesId, source: Uuid, s: &BlockSample) {
         self.series.push(series);
         self.sources.push(source);
         self.ts.push(s.ts);
@@ -216,7 +218,7 @@ impl SealedRows {
         let bucket = |ts: DateTime<Utc>| page.width.map_or(ts, |w| crate::rollups::floor_to(ts, w));
         // Per series and source, its samples past the cursor (index, bucket).
         type Past = Vec<(usize, DateTime<Utc>)>;
-        let mut groups: BTreeMap<(i16, Uuid), Past> = BTreeMap::new();
+        let mut groups: BTreeMap<(SeriesId, Uuid), Past> = BTreeMap::new();
         for i in 0..self.len() {
             let b = bucket(self.ts[i]);
             let key = (b, self.series[i], self.sources[i]);
@@ -342,7 +344,7 @@ pub async fn fetch(client: &impl GenericClient, scope: Scope<'_>) -> Result<Seal
              order by series_type_id, data_source_id, day",
         )
         .await?;
-    let series = scope.series.map(<[i16]>::to_vec);
+    let series = scope.series.map(<[SeriesId]>::to_vec);
     let sources = scope.sources.map(<[Uuid]>::to_vec);
     let day_before = scope.from - Duration::days(SPAN_DAYS);
     let rows = client
@@ -360,7 +362,7 @@ pub async fn fetch(client: &impl GenericClient, scope: Scope<'_>) -> Result<Seal
 /// `sample_count` instead.
 pub async fn fetch_edges(
     client: &impl GenericClient,
-    user_id: Uuid,
+    user_id: UserId,
     from: DateTime<Utc>,
     to: DateTime<Utc>,
 ) -> Result<SealedRows> {
@@ -387,8 +389,8 @@ pub async fn fetch_edges(
 /// however many windows hold it.
 pub async fn fetch_windows(
     client: &impl GenericClient,
-    user_id: Uuid,
-    series: i16,
+    user_id: UserId,
+    series: SeriesId,
     windows: &[(Uuid, DateTime<Utc>, DateTime<Utc>)],
 ) -> Result<SealedRows> {
     let mut out = SealedRows::default();
@@ -424,7 +426,7 @@ fn decode_into(
     keep: impl Fn(Uuid, DateTime<Utc>) -> bool,
 ) -> Result<()> {
     for r in rows {
-        let (series, source): (i16, Uuid) = (r.try_get(0)?, r.try_get(1)?);
+        let (series, source): (SeriesId, Uuid) = (r.try_get(0)?, r.try_get(1)?);
         for s in codec::decode(r.try_get(2)?)? {
             if !keep(source, s.ts) {
                 continue;
@@ -501,8 +503,8 @@ pub fn hours_sql(first: usize, series: &str, source: &str, alias: &str) -> Strin
 /// hours with figures in `[from, to)` from the cursor's bucket on, at most `rows` of them.
 #[derive(Debug, Clone, Copy)]
 pub struct HourScope<'a> {
-    pub user_id: Uuid,
-    pub series: &'a [i16],
+    pub user_id: UserId,
+    pub series: &'a [SeriesId],
     pub sources: &'a [Uuid],
     pub from: DateTime<Utc>,
     /// Exclusive.
@@ -595,7 +597,7 @@ pub async fn fetch_figures(
         )
         .await?;
     for r in &rows {
-        let (series, source, day): (i16, Uuid, DateTime<Utc>) =
+        let (series, source, day): (SeriesId, Uuid, DateTime<Utc>) =
             (r.try_get(0)?, r.try_get(1)?, r.try_get(2)?);
         // Only the scope's hours or days: a block spanning days may hold those of other pieces
         // of the same page too, which read it again.
@@ -648,7 +650,7 @@ mod tests {
         for (series, source, hour) in [(2, a, 5), (1, b, 3), (2, a, 1), (1, b, 2), (1, a, 9)] {
             let f = HourFigures::of(0.0, None, None);
             hours.rows.push(
-                series,
+                SeriesId(series),
                 source,
                 at(hour),
                 &HourFigures { sample_count: hour as i32, ..f },
@@ -657,7 +659,10 @@ mod tests {
         hours.index();
         assert_eq!(hours.rows.counts, vec![9, 2, 3, 1, 5]);
         let pairs = &hours.pairs;
-        assert_eq!((&pairs.series, &pairs.sources), (&vec![1, 1, 2], &vec![a, b, a]));
+        assert_eq!(
+            (&pairs.series, &pairs.sources),
+            (&vec![1, 1, 2].into_iter().map(SeriesId).collect(), &vec![a, b, a])
+        );
         assert_eq!((&pairs.first, &pairs.last), (&vec![1, 2, 4], &vec![1, 3, 5]));
     }
 }

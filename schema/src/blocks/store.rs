@@ -18,6 +18,8 @@ use super::codec::{self, BlockSample};
 use super::days::{self, SpanDays};
 use super::hours::{self, DAY_HOURS, SpanHours};
 use super::local_days::{self, HeldDays};
+use crate::ids::SeriesId;
+use crate::ids::UserId;
 use crate::rollups::{DayFigures, HourFigures, HourRows, LocalDays, Span};
 use crate::samples::SampleRow;
 use crate::users::{WriterLock, lock_for_writing};
@@ -39,7 +41,7 @@ const RECOUNT_REACH_DAYS: i64 = 3;
 /// One sealable unit of one user's samples: a series of a source on a UTC day.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct DayKey {
-    pub series_type_id: i16,
+    pub series_type_id: SeriesId,
     pub data_source_id: Uuid,
     /// The UTC midnight the day starts at.
     pub day: DateTime<Utc>,
@@ -47,7 +49,7 @@ pub struct DayKey {
 
 impl DayKey {
     /// The day a sample of this series and source at `ts` is stored in.
-    pub fn of(series_type_id: i16, data_source_id: Uuid, ts: DateTime<Utc>) -> DayKey {
+    pub fn of(series_type_id: SeriesId, data_source_id: Uuid, ts: DateTime<Utc>) -> DayKey {
         DayKey { series_type_id, data_source_id, day: utc_day(ts) }
     }
 
@@ -111,7 +113,7 @@ fn on_stretch(t: &str, column: &str) -> String {
 /// The hourly rollup rows of `days`, whose span is `[from, to)`.
 async fn hour_rows(
     client: &impl GenericClient,
-    user_id: Uuid,
+    user_id: UserId,
     days: &[DayKey],
     (from, to): (DateTime<Utc>, DateTime<Utc>),
 ) -> Result<Vec<(DayKey, DateTime<Utc>, HourFigures)>> {
@@ -136,7 +138,7 @@ async fn hour_rows(
 /// The UTC day rollups of those of `days` that have one, by day.
 async fn day_rows(
     client: &impl GenericClient,
-    user_id: Uuid,
+    user_id: UserId,
     days: &[DayKey],
 ) -> Result<BTreeMap<DayKey, HourFigures>> {
     let (series, sources, starts) = columns(days);
@@ -164,7 +166,7 @@ fn figures_at(r: &tokio_postgres::Row, at: usize) -> Result<HourFigures> {
 }
 
 /// The parallel arrays `unnest` reads a list of keys from.
-fn columns(keys: &[DayKey]) -> (Vec<i16>, Vec<Uuid>, Vec<DateTime<Utc>>) {
+fn columns(keys: &[DayKey]) -> (Vec<SeriesId>, Vec<Uuid>, Vec<DateTime<Utc>>) {
     let series = keys.iter().map(|k| k.series_type_id).collect();
     let sources = keys.iter().map(|k| k.data_source_id).collect();
     let days = keys.iter().map(|k| k.day).collect();
@@ -204,7 +206,7 @@ pub async fn due(
     unchanged_since: DateTime<Utc>,
     limit: i64,
     share: Share,
-) -> Result<Vec<(Uuid, DayKey)>> {
+) -> Result<Vec<(UserId, DayKey)>> {
     let client = db.client().await?;
     let statement = client
         .prepare_cached(
@@ -224,7 +226,7 @@ pub async fn due(
 /// with the samples its day rollup counts.
 pub async fn due_for_user(
     db: &Db,
-    user_id: Uuid,
+    user_id: UserId,
     day_before: DateTime<Utc>,
     unchanged_since: DateTime<Utc>,
     limit: i64,
@@ -253,7 +255,7 @@ pub async fn oldest_unsealed(db: &Db) -> Result<Option<DateTime<Utc>>> {
 }
 
 /// A user whose blocks are to be packed again (sealed before blocks spanned days), if any.
-pub async fn repack_due(db: &Db) -> Result<Option<Uuid>> {
+pub async fn repack_due(db: &Db) -> Result<Option<UserId>> {
     let client = db.client().await?;
     let row = client.query_opt("select user_id from block_repacks limit 1", &[]).await?;
     Ok(row.map(|r| r.try_get(0)).transpose()?)
@@ -262,7 +264,7 @@ pub async fn repack_due(db: &Db) -> Result<Option<Uuid>> {
 /// The first days of a user's blocks that may share a block with others (those of a day over
 /// [`SPAN_SAMPLES`] keep a block of their own), each with its samples, for [`seal`] to pack
 /// again.
-pub async fn packable_blocks(db: &Db, user_id: Uuid) -> Result<Vec<(DayKey, i64)>> {
+pub async fn packable_blocks(db: &Db, user_id: UserId) -> Result<Vec<(DayKey, i64)>> {
     let client = db.client().await?;
     let rows = client
         .query(
@@ -276,7 +278,7 @@ pub async fn packable_blocks(db: &Db, user_id: Uuid) -> Result<Vec<(DayKey, i64)
 }
 
 /// Takes a user off the repacking worklist.
-pub async fn repacked(db: &Db, user_id: Uuid) -> Result<()> {
+pub async fn repacked(db: &Db, user_id: UserId) -> Result<()> {
     let client = db.client().await?;
     client.execute("delete from block_repacks where user_id = $1", &[&user_id]).await?;
     Ok(())
@@ -314,7 +316,7 @@ impl std::ops::AddAssign for Sealing {
 /// around the days are taken apart and packed again with them ([`pack`]), so a sparse series
 /// keeps growing one block a day at a time. Idempotent: a sealed day is sealed again as it is.
 /// Nothing when the user is gone.
-pub async fn seal(db: &Db, user_id: Uuid, days: &[DayKey]) -> Result<Sealing> {
+pub async fn seal(db: &Db, user_id: UserId, days: &[DayKey]) -> Result<Sealing> {
     if days.is_empty() {
         return Ok(Sealing::default());
     }
@@ -422,7 +424,7 @@ pub async fn seal(db: &Db, user_id: Uuid, days: &[DayKey]) -> Result<Sealing> {
 /// returns them.
 async fn take_local_rows(
     tx: &Transaction<'_>,
-    user_id: Uuid,
+    user_id: UserId,
     blocks: &[Packed],
 ) -> Result<LocalDays> {
     let (mut series, mut sources, mut los, mut his) =
@@ -471,7 +473,7 @@ fn hold_local_days(blocks: &mut [Packed], mut days: LocalDays) -> LocalDays {
 
 /// Writes `blocks` (none of which overlaps a stored one). Returns the bytes of their encoded
 /// samples, hours and days.
-async fn insert_blocks(tx: &Transaction<'_>, user_id: Uuid, blocks: &[Packed]) -> Result<u64> {
+async fn insert_blocks(tx: &Transaction<'_>, user_id: UserId, blocks: &[Packed]) -> Result<u64> {
     let n = blocks.len();
     let mut bytes = 0;
     let (mut b_series, mut b_sources, mut b_days, mut spans) = (
@@ -741,7 +743,7 @@ fn covering(b: &str) -> String {
 /// The decoded blocks that hold a day of `keys`, each once.
 async fn blocks_among(
     client: &impl GenericClient,
-    user_id: Uuid,
+    user_id: UserId,
     keys: &[DayKey],
 ) -> Result<Vec<Block>> {
     if keys.is_empty() {
@@ -762,7 +764,7 @@ async fn blocks_among(
 /// the days, and any between them).
 async fn blocks_near(
     client: &impl GenericClient,
-    user_id: Uuid,
+    user_id: UserId,
     keys: &[DayKey],
 ) -> Result<Vec<Block>> {
     let (series, sources, days) = columns(keys);
@@ -789,7 +791,7 @@ fn merge(block: Vec<BlockSample>, rows: Vec<BlockSample>) -> Vec<BlockSample> {
 /// Which of `keys` are sealed (lie in a block's span).
 pub async fn sealed_among(
     client: &impl GenericClient,
-    user_id: Uuid,
+    user_id: UserId,
     keys: &[DayKey],
 ) -> Result<Vec<DayKey>> {
     if keys.is_empty() {
@@ -807,7 +809,7 @@ pub async fn sealed_among(
 /// Moves the blocks that hold a day of `keys` back into rows, every day of them, and marks
 /// those days changed so the sealer seals them again once quiet. Returns the samples moved. The
 /// caller holds the user's exclusive writer lock.
-pub async fn unseal(tx: &Transaction<'_>, user_id: Uuid, keys: &[DayKey]) -> Result<u64> {
+pub async fn unseal(tx: &Transaction<'_>, user_id: UserId, keys: &[DayKey]) -> Result<u64> {
     if keys.is_empty() {
         return Ok(0);
     }
@@ -887,7 +889,11 @@ pub async fn unseal(tx: &Transaction<'_>, user_id: Uuid, keys: &[DayKey]) -> Res
 /// Moves back into rows the blocks of a user that hold days both before `at` and from it (a
 /// lifecycle cutoff: the days before go, the rest stay). The caller holds the user's exclusive
 /// writer lock.
-pub async fn unseal_across(tx: &Transaction<'_>, user_id: Uuid, at: DateTime<Utc>) -> Result<u64> {
+pub async fn unseal_across(
+    tx: &Transaction<'_>,
+    user_id: UserId,
+    at: DateTime<Utc>,
+) -> Result<u64> {
     let rows = tx
         .query(
             &format!(
@@ -904,7 +910,7 @@ pub async fn unseal_across(tx: &Transaction<'_>, user_id: Uuid, at: DateTime<Utc
 
 /// Moves all of a user's blocks back into rows (before a reprocess deletes and rebuilds by
 /// batch). The caller holds the user's exclusive writer lock.
-pub async fn unseal_user(tx: &Transaction<'_>, user_id: Uuid) -> Result<u64> {
+pub async fn unseal_user(tx: &Transaction<'_>, user_id: UserId) -> Result<u64> {
     let rows = tx
         .query(
             "select series_type_id, data_source_id, day from sample_blocks where user_id = $1",
@@ -946,7 +952,7 @@ fn recount_reach(key: DayKey) -> impl Iterator<Item = DayKey> {
 /// back into rows. The caller holds the user's exclusive writer lock.
 pub(crate) async fn unseal_for_recount(
     tx: &Transaction<'_>,
-    user_id: Uuid,
+    user_id: UserId,
     changed: &[&SampleRow],
 ) -> Result<u64> {
     let keys: BTreeSet<DayKey> = day_keys(changed).into_iter().flat_map(recount_reach).collect();
@@ -959,7 +965,7 @@ pub(crate) async fn unseal_for_recount(
 /// rollups' recount reads too.
 pub(crate) async fn absorb<'a>(
     tx: &Transaction<'_>,
-    user_id: Uuid,
+    user_id: UserId,
     rows: Vec<&'a SampleRow>,
 ) -> Result<Absorbed<'a>> {
     let sealed = blocks_among(tx, user_id, &day_keys(&rows)).await?;
@@ -1029,7 +1035,7 @@ mod tests {
     #[test]
     fn sameness_is_sql_equality() {
         let row = SampleRow {
-            series_type_id: 1,
+            series_type_id: SeriesId(1),
             data_source_id: Uuid::nil(),
             ts: at(0),
             value: 0.0,

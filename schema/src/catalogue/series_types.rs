@@ -44,7 +44,7 @@ impl Aggregation {
 /// One row of the catalogue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SeriesType {
-    pub id: i16,
+    pub id: SeriesId,
     pub slug: &'static str,
     /// The unit every stored value of this series is in.
     pub unit: &'static str,
@@ -68,6 +68,8 @@ impl SeriesType {
 
 use Aggregation::{Avg, Max, Sum};
 
+pub use crate::ids::SeriesId;
+
 const fn st(
     id: i16,
     slug: &'static str,
@@ -76,7 +78,7 @@ const fn st(
     aggregation: Aggregation,
     event: &'static str,
 ) -> SeriesType {
-    SeriesType { id, slug, unit, category, aggregation, event }
+    SeriesType { id: SeriesId(id), slug, unit, category, aggregation, event }
 }
 
 const HR: &str = "heart_rate.created";
@@ -203,7 +205,7 @@ pub const SERIES_TYPES: &[SeriesType] = &[
 
 /// The id of the series `slug`, for `const` items: a slug not in the catalogue fails the build
 /// (there is no sentinel id to mistake for data).
-pub const fn id(slug: &str) -> i16 {
+pub const fn id(slug: &str) -> SeriesId {
     let mut i = 0;
     while i < SERIES_TYPES.len() {
         if const_eq(SERIES_TYPES[i].slug, slug) {
@@ -235,7 +237,7 @@ pub fn by_slug(slug: &str) -> Option<&'static SeriesType> {
 }
 
 /// Looks a series type up by its stable id.
-pub fn by_id(id: i16) -> Option<&'static SeriesType> {
+pub fn by_id(id: SeriesId) -> Option<&'static SeriesType> {
     SERIES_TYPES.binary_search_by_key(&id, |t| t.id).ok().map(|i| &SERIES_TYPES[i])
 }
 
@@ -264,7 +266,7 @@ mod tests {
 
     #[test]
     fn const_ids_agree() {
-        const STEPS: i16 = id("steps");
+        const STEPS: SeriesId = id("steps");
         assert_eq!(by_id(STEPS).map(|t| t.slug), Some("steps"));
         for t in SERIES_TYPES {
             assert_eq!(id(t.slug), t.id);
@@ -278,7 +280,7 @@ mod tests {
             assert_eq!(by_id(t.id), Some(t));
         }
         assert_eq!(by_slug("HEART_RATE"), None);
-        assert_eq!(by_id(6), None);
+        assert_eq!(by_id(SeriesId(6)), None);
     }
 
     #[test]

@@ -405,7 +405,7 @@ pub async fn conformance(case: Case) {
         let collection = vendors::by_slug(slug).map(|v| v.collections()[0]).expect("vendor");
         let page = zstd::encode_all(&b"[]"[..], 3).expect("zstd");
         let now = chrono::Utc::now();
-        let user_id: uuid::Uuid = user.parse().expect("uuid");
+        let user_id: schema::ids::UserId = user.parse().expect("uuid");
         schema::vendor_pulls::insert_pushed(&db, user_id, slug, (now, now), collection, &page)
             .await
             .expect("a pushed pull");

@@ -6,7 +6,7 @@
 
 use chrono::{DateTime, Duration, FixedOffset, NaiveDate, Utc};
 use ingest::{Interval, Normalised, SleepSession, Stage, StageTotals, VendorNight, Workout};
-use schema::catalogue::series_types::id;
+use schema::catalogue::series_types::{SeriesId, id};
 use schema::workouts::{WorkoutFigures, WorkoutRow};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -38,16 +38,16 @@ impl Collection {
     }
 }
 
-const HEART_RATE: i16 = id("heart_rate");
-const HRV_RMSSD: i16 = id("heart_rate_variability_rmssd");
-const RESPIRATORY_RATE: i16 = id("respiratory_rate");
-const STEPS: i16 = id("steps");
-const ENERGY: i16 = id("energy");
-const TOTAL_ENERGY: i16 = id("total_energy");
-const SPO2: i16 = id("oxygen_saturation");
-const RECOVERY_SCORE: i16 = id("recovery_score");
-const TEMPERATURE_DEVIATION: i16 = id("skin_temperature_deviation");
-const TEMPERATURE_TREND: i16 = id("skin_temperature_trend_deviation");
+const HEART_RATE: SeriesId = id("heart_rate");
+const HRV_RMSSD: SeriesId = id("heart_rate_variability_rmssd");
+const RESPIRATORY_RATE: SeriesId = id("respiratory_rate");
+const STEPS: SeriesId = id("steps");
+const ENERGY: SeriesId = id("energy");
+const TOTAL_ENERGY: SeriesId = id("total_energy");
+const SPO2: SeriesId = id("oxygen_saturation");
+const RECOVERY_SCORE: SeriesId = id("recovery_score");
+const TEMPERATURE_DEVIATION: SeriesId = id("skin_temperature_deviation");
+const TEMPERATURE_TREND: SeriesId = id("skin_temperature_trend_deviation");
 
 /// One 5-minute hypnogram epoch.
 const EPOCH: i64 = 300;
@@ -74,7 +74,7 @@ fn instant(s: &str) -> Option<(DateTime<Utc>, i16)> {
 
 fn push(
     out: &mut Normalised,
-    series: i16,
+    series: SeriesId,
     at: (DateTime<Utc>, Option<i16>),
     value: f64,
     total: bool,
@@ -106,7 +106,7 @@ struct Series {
 }
 
 /// A regularly spaced series (`{interval, items, timestamp}`; null items are gaps).
-fn spaced(out: &mut Normalised, series: i16, s: &Series) -> Option<()> {
+fn spaced(out: &mut Normalised, series: SeriesId, s: &Series) -> Option<()> {
     let (start, offset) = instant(&s.timestamp)?;
     // A few hours of 5-minute samples; anything else is no series (never an overflow).
     if !(1.0..=86_400.0).contains(&s.interval) || s.items.len() > 100_000 {

@@ -176,7 +176,7 @@ fn webhooks_are_hex_hmacs_of_the_body_and_the_ping_is_taken_unsigned() {
 fn a_connection_registers_the_user_and_a_disconnection_deregisters_it() {
     let ends =
         Endpoints { api_url: "https://www.polaraccesslink.com".into(), ..Endpoints::default() };
-    let user = uuid::Uuid::nil();
+    let user = schema::ids::UserId::default();
     let c = Connected {
         ends: &ends,
         access_token: "t",

@@ -2,6 +2,7 @@
 //! expected rows worked out by hand.
 
 use ingest::{Normalised, Stage};
+use schema::ids::UserId;
 use serde_json::json;
 
 use super::*;
@@ -110,7 +111,7 @@ fn a_call_per_day_and_revocation_with_the_apps_credentials() {
         ends: &ends,
         access_token: "t",
         vendor_user: None,
-        user_id: uuid::Uuid::nil(),
+        user_id: UserId::default(),
         webhook_url: "",
     };
     let revoke = Ultrahuman.revoke(&c);

@@ -2,6 +2,7 @@
 //! expected rows worked out by hand.
 
 use ingest::Normalised;
+use schema::ids::UserId;
 use serde_json::json;
 
 use super::*;
@@ -181,7 +182,7 @@ fn webhooks_are_signed_in_base64_over_the_timestamp_and_the_body() {
         ends: &ends,
         access_token: "t",
         vendor_user: None,
-        user_id: uuid::Uuid::nil(),
+        user_id: UserId::default(),
         webhook_url: "",
     };
     let revoke: Vec<_> =

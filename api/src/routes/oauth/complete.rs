@@ -11,8 +11,8 @@ use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
-use uuid::Uuid;
 
+use schema::ids::UserId;
 use vendors::connect::{Made, Refusal};
 
 use super::pending;
@@ -26,7 +26,7 @@ const HANDED_SECONDS: u64 = 10 * 60;
 /// The vendor's grant, kept for the client under the code's hash; its tokens sealed.
 #[derive(Debug, Serialize, Deserialize)]
 pub(super) struct Handed {
-    user_id: Uuid,
+    user_id: UserId,
     provider: String,
     access: String,
     refresh: Option<String>,
@@ -35,7 +35,7 @@ pub(super) struct Handed {
     vendor_user: Option<String>,
 }
 
-fn sealing(user_id: Uuid, provider: &str, which: &str) -> String {
+fn sealing(user_id: UserId, provider: &str, which: &str) -> String {
     format!("oauth_handed:{user_id}:{provider}:{which}")
 }
 
@@ -74,14 +74,16 @@ pub(super) struct OAuthCompleteIn {
     /// The `completion` code the browser came back to `redirect_uri` with.
     pub(super) completion: String,
     /// The user the connection was started for.
-    pub(super) user_id: Uuid,
+    #[schema(value_type = uuid::Uuid)]
+    pub(super) user_id: UserId,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
 pub(super) struct OAuthCompletedOut {
     pub(super) success: bool,
     pub(super) provider: String,
-    pub(super) user_id: Uuid,
+    #[schema(value_type = uuid::Uuid)]
+    pub(super) user_id: UserId,
 }
 
 /// Finishes a connection started with `completion=client`: 200 once connected. 400 `Invalid or

@@ -21,6 +21,7 @@ use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
+use schema::ids::UserId;
 use serde::Serialize;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
@@ -109,7 +110,7 @@ async fn authorize(
     Path(provider): Path<String>,
     Query(mut params): Query,
 ) -> ApiResult<Json<AuthorizeOut>> {
-    let user = params.uuid("user_id", true);
+    let user = params.uuid("user_id", true).map(UserId);
     let redirect_uri = params.string("redirect_uri");
     let asked = params.choice("completion", &["auto", "client"], "auto");
     params.finish()?;
@@ -145,7 +146,7 @@ pub(crate) struct Flow<'a> {
     pub vendor: &'static dyn Vendor,
     pub slug: &'static str,
     pub ends: &'a Endpoints,
-    pub user_id: uuid::Uuid,
+    pub user_id: UserId,
     pub redirect_uri: Option<String>,
     pub completion: Completion,
     /// A connect page's flow returns to this page, whatever the outcome.

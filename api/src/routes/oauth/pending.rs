@@ -7,9 +7,9 @@
 
 use std::time::Duration;
 
+use schema::ids::UserId;
 use serde::{Deserialize, Serialize};
 use sha2::Digest;
-use uuid::Uuid;
 
 use crate::AppState;
 use crate::error::ApiResult;
@@ -29,7 +29,7 @@ pub(super) fn cookie_name(oauth_state: &str) -> String {
 /// What `authorize` keeps for `start` and `callback`, under the state.
 #[derive(Debug, Serialize, Deserialize)]
 pub(super) struct Pending {
-    pub user_id: Uuid,
+    pub user_id: UserId,
     pub provider: String,
     pub redirect_uri: Option<String>,
     pub verifier: Option<String>,

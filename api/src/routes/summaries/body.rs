@@ -11,13 +11,14 @@ use rules::{Ranking, Sources, series};
 use schema::summaries::Reading;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
-use uuid::Uuid;
 
 use crate::AppState;
 use crate::error::{ApiResult, ErrorBody, ValidationBody};
 use crate::extract::{ApiAuth, Query};
 use crate::read_routing::ReadState;
 use crate::routes::user_ranking;
+use schema::ids::SeriesId;
+use schema::ids::UserId;
 
 pub(super) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(body_summary))
@@ -26,8 +27,8 @@ pub(super) fn router() -> OpenApiRouter<AppState> {
 /// The latest value of a series: its latest day, and on that day the best-ranked source's.
 async fn latest_value(
     state: &AppState,
-    user_id: Uuid,
-    series: i16,
+    user_id: UserId,
+    series: SeriesId,
     ranking: &Ranking,
 ) -> ApiResult<Option<Reading>> {
     let days = schema::summaries::last_days(&state.db, user_id, series).await?;
@@ -39,7 +40,7 @@ async fn latest_value(
 /// The latest blood pressure measurement: a systolic reading and its diastolic one.
 async fn blood_pressure(
     state: &AppState,
-    user_id: Uuid,
+    user_id: UserId,
     since: chrono::DateTime<Utc>,
 ) -> ApiResult<Option<(Reading, Reading)>> {
     let db = &state.db;

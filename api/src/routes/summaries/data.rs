@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use axum::Json;
 use axum::extract::Path;
+use schema::ids::UserId;
 use serde::Serialize;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
@@ -32,7 +33,8 @@ pub(super) struct ProviderCounts {
 
 #[derive(Debug, Serialize, ToSchema)]
 pub(super) struct DataSummary {
-    pub user_id: Uuid,
+    #[schema(value_type = uuid::Uuid)]
+    pub user_id: UserId,
     pub total_data_points: i64,
     pub total_workouts: i64,
     pub total_sleep_events: i64,

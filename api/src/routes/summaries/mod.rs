@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Duration, NaiveDate, Utc};
 use rules::{Ranking, midnight};
+use schema::ids::UserId;
 use schema::summaries::DataDays;
 use utoipa_axum::router::OpenApiRouter;
 use uuid::Uuid;
@@ -114,7 +115,7 @@ pub(crate) fn scope(
 /// page costs what `limit` says whatever the window.
 pub(crate) async fn page_dates(
     state: &AppState,
-    user_id: Uuid,
+    user_id: UserId,
     which: DataDays<'_>,
     paging: &DayPaging,
     ranking: &Ranking,
@@ -138,7 +139,7 @@ pub(crate) async fn page_dates(
 /// How many days with data the whole window holds (`total_count`).
 pub(crate) async fn count_dates(
     state: &AppState,
-    user_id: Uuid,
+    user_id: UserId,
     which: DataDays<'_>,
     days: &Days,
     ranking: &Ranking,
@@ -180,7 +181,7 @@ pub(crate) fn page_days<T>(
 /// The resolved nights of each wake-up day in `[first, last]`.
 pub(crate) async fn nights(
     state: &AppState,
-    user_id: Uuid,
+    user_id: UserId,
     first: NaiveDate,
     last: NaiveDate,
     ranking: &Ranking,
