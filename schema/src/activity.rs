@@ -13,7 +13,8 @@ const ASK_TIMEOUT: Duration = Duration::from_secs(1);
 pub const RECENT: Duration = Duration::from_millis(100);
 
 /// How many sessions of the API run a statement in this database now or ran one within
-/// [`RECENT`], this one aside (the asking pool may be the API's own). Sessions are told apart
+/// [`RECENT`], this one aside (the asking pool may be the API's own) and those whose statement
+/// was the API's replica probe (every 200 ms, whether or not anyone reads). Sessions are told apart
 /// by their `application_name` ([`Role`]). Counting the recent ones too makes this a measure
 /// of how often the API reads, not of how long a read takes: a page planned and read in a
 /// quarter of a millisecond is rarely caught running, yet 100 of them a second keep several
@@ -28,8 +29,9 @@ pub async fn api_sessions_active(db: &Db) -> Result<i64> {
               where application_name = $1 and backend_type = 'client backend'
                 and datname = current_database() and pid <> pg_backend_pid()
                 and (state = 'active'
-                     or state_change > clock_timestamp() - make_interval(secs => $2))",
-            &[&Role::Api.application_name(), &recent],
+                     or state_change > clock_timestamp() - make_interval(secs => $2))
+                and not starts_with(query, $3)",
+            &[&Role::Api.application_name(), &recent, &crate::replicas::PROBE_MARK],
         )
         .await?;
     Ok(row.try_get(0)?)

@@ -21,6 +21,15 @@ use crate::{Db, Result};
 /// How long a probe waits for a replica's answer before counting it down.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(1);
 
+/// What every probe statement begins with: the API's sessions running one are not at work
+/// for a client ([`crate::activity::api_sessions_active`] leaves them out), though the API
+/// probes every [`PROBE_EVERY`].
+pub(crate) const PROBE_MARK: &str = "/* replica probe */";
+const PRIMARY_POSITION: &str =
+    "/* replica probe */ select (pg_current_wal_lsn() - '0/0'::pg_lsn)::int8";
+const REPLAYED_POSITION: &str = "/* replica probe */ select pg_is_in_recovery(),
+    coalesce((pg_last_wal_replay_lsn() - '0/0'::pg_lsn)::int8, 0)";
+
 /// How often [`Reads::probe`] is to run (the API's probing loop).
 pub const PROBE_EVERY: Duration = Duration::from_millis(200);
 
@@ -275,20 +284,14 @@ fn lag(positions: &VecDeque<(Instant, u64)>, replayed: u64, now: Instant) -> Dur
 
 async fn primary_position(db: &Db) -> Result<u64> {
     let client = db.client().await?;
-    let row = client.query_one("select (pg_current_wal_lsn() - '0/0'::pg_lsn)::int8", &[]).await?;
+    let row = client.query_one(PRIMARY_POSITION, &[]).await?;
     Ok(u64::try_from(row.try_get::<_, i64>(0)?).unwrap_or(0))
 }
 
 /// How far a replica has replayed; `None` when it is not a replica (not in recovery).
 async fn replayed_position(db: &Db) -> Result<Option<u64>> {
     let client = db.client().await?;
-    let row = client
-        .query_one(
-            "select pg_is_in_recovery(),
-                    coalesce((pg_last_wal_replay_lsn() - '0/0'::pg_lsn)::int8, 0)",
-            &[],
-        )
-        .await?;
+    let row = client.query_one(REPLAYED_POSITION, &[]).await?;
     let in_recovery: bool = row.try_get(0)?;
     let position: i64 = row.try_get(1)?;
     Ok(in_recovery.then(|| u64::try_from(position).unwrap_or(0)))
@@ -319,6 +322,11 @@ fn describe(config: &tokio_postgres::Config) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn probes_are_marked_so_that_imports_do_not_take_them_for_reads() {
+        assert!([PRIMARY_POSITION, REPLAYED_POSITION].iter().all(|s| s.starts_with(PROBE_MARK)));
+    }
 
     fn positions(now: Instant, ages_and_positions: &[(u64, u64)]) -> VecDeque<(Instant, u64)> {
         ages_and_positions
