@@ -33,7 +33,7 @@ pub mod sealer;
 mod sleep;
 mod store;
 mod time;
-pub mod units;
+mod units;
 pub mod uploads;
 pub mod worker;
 

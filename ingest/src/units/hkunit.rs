@@ -34,7 +34,7 @@ fn dim(parts: &[(usize, i8)]) -> Dim {
 
 /// A parsed unit: its dimension and the factor that takes a value in it to SI.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Unit {
+pub(crate) struct Unit {
     pub dim: Dim,
     pub factor: f64,
 }
@@ -193,7 +193,7 @@ fn split_top<'a>(s: &'a str, seps: &[char]) -> Vec<&'a str> {
 }
 
 /// A unit string: a numerator, and after the first top-level `/` a denominator.
-pub fn parse(s: &str) -> Option<Unit> {
+pub(crate) fn parse(s: &str) -> Option<Unit> {
     let s = s.trim();
     if s.is_empty() {
         return None;
@@ -218,7 +218,7 @@ fn temperature(s: &str) -> Option<(f64, f64)> {
 
 /// How a value in `from` becomes one in `to`: `(value + offset) × factor`. `None` when either
 /// does not parse or their dimensions differ.
-pub fn conversion(from: &str, to: &str) -> Option<(f64, f64)> {
+pub(crate) fn conversion(from: &str, to: &str) -> Option<(f64, f64)> {
     if let (Some((fo, ff)), Some((to_o, tf))) = (temperature(from), temperature(to)) {
         // kelvin = (v + fo) × ff; v_to = kelvin / tf − to_o = (v + fo − to_o × tf / ff) × ff / tf.
         return Some((fo - to_o * tf / ff, ff / tf));

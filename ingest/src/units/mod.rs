@@ -8,7 +8,7 @@
 //!
 //! A unit we do not know is an error for the caller to report, not a value to store.
 
-pub mod hkunit;
+pub(crate) mod hkunit;
 
 #[cfg(test)]
 mod healthkit_tests;
@@ -32,7 +32,7 @@ pub enum Origin {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum UnitError {
+pub(crate) enum UnitError {
     #[error("missing unit (expected {expected})")]
     Missing { expected: &'static str },
     #[error("unit '{unit}' is not supported for {series} (stored in {expected})")]
@@ -42,7 +42,7 @@ pub enum UnitError {
 impl UnitError {
     /// How a run reports a record dropped for its unit: the reason, and an example naming the
     /// record's type (`kind`) and, for an unknown unit, the unit and the series.
-    pub fn dropped(&self, kind: &str) -> (&'static str, String) {
+    pub(crate) fn dropped(&self, kind: &str) -> (&'static str, String) {
         match self {
             UnitError::Missing { .. } => ("record.missing_unit", kind.to_string()),
             UnitError::Unknown { .. } => ("record.unknown_unit", format!("{kind}: {self}")),
@@ -233,7 +233,7 @@ fn percent_is_fraction(series: &SeriesType, origin: Origin) -> bool {
 /// Seconds from a duration in its unit: the one table for SDK workout statistics (Samsung
 /// sends milliseconds) and export workouts (`durationUnit`). No unit means seconds; `None` for
 /// a unit we do not know.
-pub fn duration_seconds(value: f64, unit: Option<&str>) -> Option<f64> {
+pub(crate) fn duration_seconds(value: f64, unit: Option<&str>) -> Option<f64> {
     Some(match unit.map(str::trim).unwrap_or("s") {
         "ms" => value / 1000.0,
         "s" | "" | "sec" => value,
@@ -244,7 +244,7 @@ pub fn duration_seconds(value: f64, unit: Option<&str>) -> Option<f64> {
 }
 
 /// Converts a value sent with `unit` by `origin` into `series`' canonical unit.
-pub fn to_canonical(
+pub(crate) fn to_canonical(
     series: &SeriesType,
     unit: Option<&str>,
     value: f64,
