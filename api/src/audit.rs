@@ -313,7 +313,7 @@ async fn named_in_path(parts: &mut Parts) -> (Option<UserId>, Option<String>) {
     let mut others: Vec<&str> = Vec::new();
     for (name, value) in &params {
         match name {
-            "user_id" => user = Uuid::parse_str(value).ok().map(UserId),
+            "user_id" => user = value.parse::<UserId>().ok(),
             _ if UNRECORDED_PARAMS.contains(&name) => {}
             _ => others.push(value),
         }

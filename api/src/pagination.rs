@@ -77,7 +77,7 @@ impl Cursor {
     /// The key as `<series type id>:<data source id>`; the cursor's 400 otherwise.
     pub(crate) fn series_key(&self, raw: &str) -> Result<(SeriesId, Uuid), ApiError> {
         let parsed = self.key.split_once(':').and_then(|(series, source)| {
-            Some((SeriesId(series.parse().ok()?), Uuid::parse_str(source).ok()?))
+            Some((series.parse::<SeriesId>().ok()?, Uuid::parse_str(source).ok()?))
         });
         parsed.ok_or_else(|| invalid_cursor(raw))
     }

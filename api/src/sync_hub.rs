@@ -13,7 +13,6 @@ use queue::{SyncChannels, SyncEvent};
 use schema::ids::UserId;
 use tokio::sync::{broadcast, watch};
 use tokio_util::sync::{CancellationToken, DropGuard};
-use uuid::Uuid;
 
 /// Events kept for a listener that falls behind; older ones are skipped.
 const BACKLOG: usize = 64;
@@ -63,7 +62,7 @@ impl SyncHub {
 
 impl Inner {
     fn deliver(&self, event: SyncEvent) {
-        let Ok(user) = Uuid::parse_str(&event.user).map(UserId) else { return };
+        let Ok(user) = event.user.parse::<UserId>() else { return };
         let payload = event.payload;
         let mut users = self.users.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(tx) = users.get(&user)

@@ -5,7 +5,6 @@
 
 use schema::ids::ImportId;
 use serde_json::Value;
-use uuid::Uuid;
 
 use crate::jobs::JobQueue;
 use crate::object_store::{Storage, StorageError, bare_etag};
@@ -230,8 +229,7 @@ pub fn created_objects(event: &Value, bucket: &str) -> Vec<CreatedObject> {
                 .to_string();
             let size = r.pointer("/s3/object/size").and_then(Value::as_i64);
             let (user, rest) = key.split_once('/')?;
-            let user =
-                Uuid::parse_str(user).ok().map(UserId).filter(|_| rest.starts_with("raw/"))?;
+            let user = user.parse::<UserId>().ok().filter(|_| rest.starts_with("raw/"))?;
             Some(CreatedObject { key, etag, size, user })
         })
         .collect()
@@ -245,7 +243,7 @@ mod tests {
 
     #[test]
     fn reads_s3_notifications() {
-        let user = Uuid::now_v7();
+        let user = uuid::Uuid::now_v7();
         let event = json!({"Records": [
             {"eventName": "s3:ObjectCreated:CompleteMultipartUpload", "s3": {"bucket": {"name": "b"},
              "object": {"key": format!("{user}/raw/abc-my+export.zip"), "size": 10, "eTag": "e1"}}},
