@@ -108,7 +108,7 @@ enum Message {
 
 /// The trail's writer, as the API holds it.
 #[derive(Debug, Clone)]
-pub struct Trail {
+pub(crate) struct Trail {
     sender: Option<mpsc::Sender<Message>>,
     writable: Arc<AtomicBool>,
 }
@@ -124,14 +124,14 @@ impl std::fmt::Debug for Message {
 
 /// What the trail is, for `/health`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TrailState {
+pub(crate) enum TrailState {
     Ok,
     Unwritable,
     Off,
 }
 
 impl TrailState {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             TrailState::Ok => "ok",
             TrailState::Unwritable => "unwritable",
@@ -142,7 +142,7 @@ impl TrailState {
 
 impl Trail {
     /// Starts the writer (`on`), or a trail that records nothing (`AUDIT_TRAIL=false`).
-    pub fn start(db: schema::Db, on: bool) -> Trail {
+    pub(crate) fn start(db: schema::Db, on: bool) -> Trail {
         let writable = Arc::new(AtomicBool::new(true));
         if !on {
             return Trail { sender: None, writable };
@@ -152,7 +152,7 @@ impl Trail {
         Trail { sender: Some(sender), writable }
     }
 
-    pub fn state(&self) -> TrailState {
+    pub(crate) fn state(&self) -> TrailState {
         match (&self.sender, self.writable.load(Ordering::Relaxed)) {
             (None, _) => TrailState::Off,
             (Some(_), true) => TrailState::Ok,
@@ -169,7 +169,7 @@ impl Trail {
     }
 
     /// Waits (up to `wait`) until everything recorded so far is written; whether it was.
-    pub async fn flush(&self, wait: Duration) -> bool {
+    pub(crate) async fn flush(&self, wait: Duration) -> bool {
         let Some(sender) = &self.sender else { return true };
         let (done, written) = oneshot::channel();
         if sender.send(Message::Flush(done)).await.is_err() {

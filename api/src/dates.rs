@@ -14,7 +14,7 @@ pub struct QueryTime {
 
 /// The exclusive end of a read window. A date-only end covers that whole day
 /// (`end_date=2024-05-01` includes May 1); an end with a time is taken exactly.
-pub fn end_bound(t: QueryTime) -> DateTime<Utc> {
+pub(crate) fn end_bound(t: QueryTime) -> DateTime<Utc> {
     if t.date_only { t.at + chrono::Duration::days(1) } else { t.at }
 }
 
@@ -26,7 +26,7 @@ pub fn range() -> (DateTime<Utc>, DateTime<Utc>) {
 }
 
 /// The message for a value outside [`range`].
-pub fn out_of_range_message() -> &'static str {
+pub(crate) fn out_of_range_message() -> &'static str {
     "Value error, dates must lie between 1900-01-01 and 2199-12-31"
 }
 

@@ -107,36 +107,36 @@ pub use ingest::uploads::CompletionMode;
 /// What every handler can reach: cheap, cloneable handles.
 #[derive(Clone)]
 pub struct AppState {
-    pub db: schema::Db,
+    pub(crate) db: schema::Db,
     /// Where the read routes' queries go: a read replica within the allowed lag, or `db`.
-    pub reads: schema::Reads,
+    pub(crate) reads: schema::Reads,
     /// The short-lived entries in Redis: OAuth flows, replay marks, counters.
-    pub guards: queue::Guards,
-    pub queue: ingest::jobs::JobQueue,
+    pub(crate) guards: queue::Guards,
+    pub(crate) queue: ingest::jobs::JobQueue,
     /// Object storage for exports; `None` when not configured.
-    pub storage: Option<ingest::object_store::Storage>,
-    pub tokens: Arc<TokenKeys>,
+    pub(crate) storage: Option<ingest::object_store::Storage>,
+    pub(crate) tokens: Arc<TokenKeys>,
     /// Seal and open the secrets stored in the database.
-    pub keys: Arc<schema::sealed::MasterKeys>,
+    pub(crate) keys: Arc<schema::sealed::MasterKeys>,
     /// Password hashes run here, never on the blocking pool.
-    pub hashes: Arc<HashPool>,
-    pub logins: Arc<FailureThrottle>,
-    pub redeems: Arc<FailureThrottle>,
+    pub(crate) hashes: Arc<HashPool>,
+    pub(crate) logins: Arc<FailureThrottle>,
+    pub(crate) redeems: Arc<FailureThrottle>,
     /// Connect-link tokens that match no link, per client address.
-    pub connect_misses: Arc<FailureThrottle>,
+    pub(crate) connect_misses: Arc<FailureThrottle>,
     /// Places for direct uploads in progress.
-    pub direct_uploads: Arc<tokio::sync::Semaphore>,
+    pub(crate) direct_uploads: Arc<tokio::sync::Semaphore>,
     /// Places for open `/sync/stream` subscriptions.
-    pub sync_streams: Arc<tokio::sync::Semaphore>,
+    pub(crate) sync_streams: Arc<tokio::sync::Semaphore>,
     /// KiB of vendor notification bodies being read at once, per vendor.
-    pub notification_budgets: Arc<routes::vendor_webhooks::Budgets>,
+    pub(crate) notification_budgets: Arc<routes::vendor_webhooks::Budgets>,
     /// The one Redis subscription those streams share.
-    pub sync_hub: Arc<sync_hub::SyncHub>,
+    pub(crate) sync_hub: Arc<sync_hub::SyncHub>,
     /// Talks to vendors' token endpoints (no redirects followed).
-    pub vendor_http: reqwest::Client,
+    pub(crate) vendor_http: reqwest::Client,
     /// Puts requests on the audit trail.
-    pub trail: audit::Trail,
-    pub config: Arc<ApiConfig>,
+    pub(crate) trail: audit::Trail,
+    pub(crate) config: Arc<ApiConfig>,
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -59,7 +59,7 @@ impl Mailer {
         Ok(Mailer { transport, from: from.parse()? })
     }
 
-    pub async fn send_invitation(&self, letter: &Invitation<'_>) -> Result<(), MailError> {
+    pub(crate) async fn send_invitation(&self, letter: &Invitation<'_>) -> Result<(), MailError> {
         let body = format!(
             "{by} invites you to join the team of {deployment} as {role}.\n\n\
              Accept the invitation and choose your password here:\n{url}\n\n\

@@ -18,7 +18,7 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 const BACKLOG: usize = 64;
 const BACKOFF_MAX: Duration = Duration::from_secs(10);
 
-pub struct SyncHub {
+pub(crate) struct SyncHub {
     inner: Arc<Inner>,
     connected: watch::Receiver<bool>,
     /// Stops the listening task when the last handle goes.
@@ -32,7 +32,7 @@ struct Inner {
 
 impl SyncHub {
     /// Starts listening on every user's sync channel.
-    pub fn start(channels: SyncChannels) -> SyncHub {
+    pub(crate) fn start(channels: SyncChannels) -> SyncHub {
         let (connected, watching) = watch::channel(false);
         let inner = Arc::new(Inner { users: Mutex::default(), connected });
         let stop = CancellationToken::new();
@@ -41,18 +41,18 @@ impl SyncHub {
     }
 
     /// Whether the hub's subscription is live (events would reach a new listener).
-    pub fn is_connected(&self) -> bool {
+    pub(crate) fn is_connected(&self) -> bool {
         *self.connected.borrow()
     }
 
     /// Waits up to `limit` for the subscription to be live; whether it is.
-    pub async fn wait_connected(&self, limit: Duration) -> bool {
+    pub(crate) async fn wait_connected(&self, limit: Duration) -> bool {
         let mut connected = self.connected.clone();
         tokio::time::timeout(limit, connected.wait_for(|c| *c)).await.is_ok_and(|r| r.is_ok())
     }
 
     /// The events of `user` from now on.
-    pub fn subscribe(&self, user: UserId) -> broadcast::Receiver<Arc<str>> {
+    pub(crate) fn subscribe(&self, user: UserId) -> broadcast::Receiver<Arc<str>> {
         let mut users = self.inner.users.lock().unwrap_or_else(|e| e.into_inner());
         // Users whose listeners all left and got no event since: forget them.
         users.retain(|_, tx| tx.receiver_count() > 0);

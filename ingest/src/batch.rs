@@ -135,7 +135,7 @@ impl LatestOffset {
 
 impl Normalised {
     /// A batch of samples only: no workouts or sleep, whose writes need the user to themselves.
-    pub fn only_samples(&self) -> bool {
+    pub(crate) fn only_samples(&self) -> bool {
         self.workouts.is_empty() && self.sleep.is_empty()
     }
 

@@ -126,7 +126,7 @@ impl Imported {
 
     /// The run's final report: `success`, `partial` (items dropped for a fault of theirs) or
     /// `failed`.
-    pub fn run_report(&self) -> Finish {
+    pub(crate) fn run_report(&self) -> Finish {
         let (status, message) = match &self.error {
             Some(_) => (
                 RunStatus::Failed,

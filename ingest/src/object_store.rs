@@ -434,7 +434,7 @@ impl Storage {
 
     /// Deletes every object under `prefix` and aborts every multipart upload under it;
     /// returns how many objects were deleted.
-    pub async fn delete_prefix(&self, prefix: &str) -> Result<usize, StorageError> {
+    pub(crate) async fn delete_prefix(&self, prefix: &str) -> Result<usize, StorageError> {
         let keys = self.keys(prefix).await?;
         for key in &keys {
             self.delete(key).await?;
@@ -480,7 +480,7 @@ fn hmac_sha256(key: &[u8], data: &[u8]) -> Vec<u8> {
 }
 
 /// An ETag without its quotes, for comparing what clients and servers send.
-pub fn bare_etag(etag: &str) -> &str {
+pub(crate) fn bare_etag(etag: &str) -> &str {
     etag.trim().trim_matches('"')
 }
 

@@ -66,7 +66,7 @@ pub enum Completed {
 
 /// An object the bucket reports created under a user's `raw/` prefix.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CreatedObject {
+pub(crate) struct CreatedObject {
     pub key: String,
     pub etag: String,
     pub size: Option<i64>,
@@ -209,7 +209,7 @@ impl Uploads<'_> {
 
 /// Reads the S3 event notification records this service cares about: objects created in its
 /// bucket under a user's `raw/` prefix.
-pub fn created_objects(event: &Value, bucket: &str) -> Vec<CreatedObject> {
+pub(crate) fn created_objects(event: &Value, bucket: &str) -> Vec<CreatedObject> {
     let records = event.get("Records").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
     records
         .iter()

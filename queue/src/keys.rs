@@ -75,12 +75,12 @@ impl Keys {
     }
 
     /// The pub/sub channel of one user's sync status events.
-    pub fn sync_channel(&self, user: impl Display) -> String {
+    pub(crate) fn sync_channel(&self, user: impl Display) -> String {
         format!("{}:sync:{user}", self.prefix)
     }
 
     /// The pattern of every user's sync channel.
-    pub fn sync_channel_pattern(&self) -> String {
+    pub(crate) fn sync_channel_pattern(&self) -> String {
         format!("{}:sync:*", self.prefix)
     }
 
@@ -101,7 +101,7 @@ impl Keys {
     }
 
     /// The actions counted on one connect link.
-    pub fn connect_actions(&self, link: impl Display) -> String {
+    pub(crate) fn connect_actions(&self, link: impl Display) -> String {
         format!("{}:connect-actions:{link}", self.prefix)
     }
 

@@ -25,6 +25,6 @@ pub fn midnight(d: chrono::NaiveDate) -> chrono::DateTime<chrono::Utc> {
 }
 
 /// One decimal, as every summary figure is given.
-pub fn round1(v: f64) -> f64 {
+pub(crate) fn round1(v: f64) -> f64 {
     (v * 10.0).round() / 10.0
 }

@@ -45,7 +45,7 @@ impl Ranking {
 }
 
 /// Rollups by local day, then series.
-pub type ByDay = BTreeMap<NaiveDate, HashMap<SeriesId, Vec<DayRollup>>>;
+pub(crate) type ByDay = BTreeMap<NaiveDate, HashMap<SeriesId, Vec<DayRollup>>>;
 
 /// Groups rollups by local day, then series.
 pub fn by_day(rows: Vec<DayRollup>) -> ByDay {
@@ -57,7 +57,7 @@ pub fn by_day(rows: Vec<DayRollup>) -> ByDay {
 }
 
 /// The best-ranked source's rollup of `series` on a day's rows.
-pub fn best_of<'a>(
+pub(crate) fn best_of<'a>(
     ranking: &Ranking,
     day: Option<&'a HashMap<SeriesId, Vec<DayRollup>>>,
     series: SeriesId,

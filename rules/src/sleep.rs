@@ -98,7 +98,7 @@ pub fn nights(
 }
 
 /// The longest night (non-nap) session of a day, the one that stands for the night.
-pub fn longest_night(sessions: &[Sleep]) -> Option<&Sleep> {
+pub(crate) fn longest_night(sessions: &[Sleep]) -> Option<&Sleep> {
     sessions.iter().filter(|s| !s.is_nap).max_by_key(|s| (asleep(s), s.end_time))
 }
 

@@ -132,7 +132,7 @@ pub async fn find_active(db: &Db, key: &str) -> Result<Option<ApiKey>> {
 
 /// How stale a key's `last_used_at` may grow before a call writes it again: one write a
 /// minute per key at most, however busy the key.
-pub const USE_RECORDED_EVERY_SECONDS: i64 = 60;
+pub(crate) const USE_RECORDED_EVERY_SECONDS: i64 = 60;
 
 /// Whether a call by `key` should record its use now.
 pub fn use_is_due(key: &ApiKey, now: DateTime<Utc>) -> bool {

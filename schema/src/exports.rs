@@ -17,7 +17,7 @@ use crate::{Db, Result};
 pub const PROVIDER: &str = "internal";
 
 /// Exports of one user waiting or running at once; a request past it is refused.
-pub const IN_FLIGHT_PER_USER: i64 = 2;
+pub(crate) const IN_FLIGHT_PER_USER: i64 = 2;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ToSql, FromSql, Serialize)]
 #[postgres(name = "export_status", rename_all = "snake_case")]

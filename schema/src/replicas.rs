@@ -155,7 +155,7 @@ impl Reads {
 
     /// The primary and then every replica, whatever their health: everywhere the API's read
     /// routes may run.
-    pub fn databases(&self) -> impl Iterator<Item = &Db> {
+    pub(crate) fn databases(&self) -> impl Iterator<Item = &Db> {
         std::iter::once(&self.inner.primary).chain(self.inner.replicas.iter().map(|r| &r.db))
     }
 

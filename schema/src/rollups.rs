@@ -149,7 +149,7 @@ fn least(a: Option<i16>, b: Option<i16>) -> Option<i16> {
 /// Hours' figures of one user as the parallel arrays the hourly rollups' statements read
 /// ([`HourRows::params`]: series, source, hour, then the figures in `hourly_rollups`' order).
 #[derive(Debug, Default, Clone, PartialEq)]
-pub struct HourRows {
+pub(crate) struct HourRows {
     pub series: Vec<SeriesId>,
     pub sources: Vec<Uuid>,
     pub hours: Vec<DateTime<Utc>>,
@@ -162,7 +162,13 @@ pub struct HourRows {
 }
 
 impl HourRows {
-    pub fn push(&mut self, series: SeriesId, source: Uuid, hour: DateTime<Utc>, f: &HourFigures) {
+    pub(crate) fn push(
+        &mut self,
+        series: SeriesId,
+        source: Uuid,
+        hour: DateTime<Utc>,
+        f: &HourFigures,
+    ) {
         self.series.push(series);
         self.sources.push(source);
         self.hours.push(hour);
@@ -174,29 +180,16 @@ impl HourRows {
         self.offsets.push(f.zone_offset);
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.hours.len()
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.hours.is_empty()
     }
 
-    /// Adds other rows.
-    pub fn extend(&mut self, other: HourRows) {
-        self.series.extend(other.series);
-        self.sources.extend(other.sources);
-        self.hours.extend(other.hours);
-        self.counts.extend(other.counts);
-        self.sums.extend(other.sums);
-        self.total_counts.extend(other.total_counts);
-        self.total_sums.extend(other.total_sums);
-        self.maxes.extend(other.maxes);
-        self.offsets.extend(other.offsets);
-    }
-
     /// Sorts the rows by series, source and hour.
-    pub fn sort(&mut self) {
+    pub(crate) fn sort(&mut self) {
         let mut order: Vec<usize> = (0..self.len()).collect();
         order.sort_by_key(|&i| (self.series[i], self.sources[i], self.hours[i]));
         fn by<T: Clone>(v: &[T], order: &[usize]) -> Vec<T> {
@@ -217,7 +210,7 @@ impl HourRows {
 
     /// The arrays: series, source, hour, intraday count and sum, daily-total count and sum,
     /// maximum, least zone offset.
-    pub fn params(&self) -> [&(dyn ToSql + Sync); 9] {
+    pub(crate) fn params(&self) -> [&(dyn ToSql + Sync); 9] {
         [
             &self.series,
             &self.sources,
@@ -282,7 +275,7 @@ pub enum Span {
 type HourKey = (SeriesId, Uuid, DateTime<Utc>);
 
 /// The UTC hour a sample belongs to.
-pub fn hour_of(ts: DateTime<Utc>) -> DateTime<Utc> {
+pub(crate) fn hour_of(ts: DateTime<Utc>) -> DateTime<Utc> {
     floor_to(ts, 3600)
 }
 

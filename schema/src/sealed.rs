@@ -133,7 +133,7 @@ impl MasterKeys {
     }
 
     /// Whether a stored value is to be sealed (again): it is in clear, or under an older key.
-    pub fn needs_sealing(&self, stored: &str) -> bool {
+    pub(crate) fn needs_sealing(&self, stored: &str) -> bool {
         match stored.strip_prefix(PREFIX).and_then(|r| r.split_once(':')) {
             Some((id, _)) => id != self.current.id,
             None => true,

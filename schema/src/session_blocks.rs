@@ -55,7 +55,7 @@ impl Sessions {
 
     /// A user's (`user`, SQL) sessions that start in `[lo, hi)` (SQL), rows and sealed, with the
     /// table's columns: what a read puts where it read the table.
-    pub fn in_window(self, user: &str, lo: &str, hi: &str) -> String {
+    pub(crate) fn in_window(self, user: &str, lo: &str, hi: &str) -> String {
         let function = match self {
             Sessions::Sleep => "sleep_sessions_in",
             Sessions::Workouts => "workouts_in",
@@ -121,7 +121,7 @@ pub async fn unseal(
 }
 
 /// Moves the block that holds session `id` of the user back into rows (before it is deleted).
-pub async fn unseal_id(
+pub(crate) async fn unseal_id(
     tx: &Transaction<'_>,
     user_id: UserId,
     kind: Sessions,
@@ -145,7 +145,7 @@ pub async fn unseal_user(tx: &Transaction<'_>, user_id: UserId) -> Result<u64> {
 /// lifecycle cutoff: the sessions that ended by it go, the rest stay): the cutoff's own month,
 /// and an earlier one with a session ending after it. The caller holds the user's exclusive
 /// writer lock.
-pub async fn unseal_across(
+pub(crate) async fn unseal_across(
     tx: &Transaction<'_>,
     user_id: UserId,
     cutoff: DateTime<Utc>,

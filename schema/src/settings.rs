@@ -5,7 +5,7 @@ use crate::sealed::MasterKeys;
 use crate::{Db, Error, Result};
 
 /// The settings that hold secrets.
-pub const SECRETS: [&str; 1] = ["jwt_secret"];
+pub(crate) const SECRETS: [&str; 1] = ["jwt_secret"];
 
 fn context(key: &str) -> String {
     format!("server_settings:{key}")

@@ -12,7 +12,7 @@ use crate::{Db, Result};
 
 /// Tables whose rows expire or only serve delivery (retention, webhook history, raw batches,
 /// vendor pages, imports): outside the bytes-a-sample figure of the durable data.
-pub const EXPIRING: [&str; 19] = [
+pub(crate) const EXPIRING: [&str; 19] = [
     "outbox",
     "webhook_messages",
     "webhook_deliveries",

@@ -237,7 +237,7 @@ pub async fn finish(
 
 /// [`finish`] for a run that counts other things than ingest does (an export): `counts` is
 /// stored as given, `f.counts` is not read.
-pub async fn finish_counted(
+pub(crate) async fn finish_counted(
     client: &impl GenericClient,
     id: Uuid,
     user_id: UserId,
@@ -295,7 +295,7 @@ pub async fn progress(
 }
 
 /// [`progress`] with counts of a run's own (an export's), stored as given.
-pub async fn progress_counted(
+pub(crate) async fn progress_counted(
     client: &impl GenericClient,
     id: Uuid,
     user_id: UserId,

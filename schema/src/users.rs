@@ -148,7 +148,7 @@ pub async fn exists(db: &Db, id: UserId) -> Result<bool> {
     exists_with(&db.client().await?, id).await
 }
 
-pub async fn exists_with(client: &impl GenericClient, id: UserId) -> Result<bool> {
+pub(crate) async fn exists_with(client: &impl GenericClient, id: UserId) -> Result<bool> {
     let stmt = client.prepare_cached("select exists (select 1 from users where id = $1)").await?;
     let row = client.query_one(&stmt, &[&id]).await?;
     Ok(row.try_get(0)?)

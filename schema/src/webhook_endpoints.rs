@@ -14,7 +14,7 @@ fn context(id: &str) -> String {
 }
 
 /// Opens a signing secret of endpoint `id` as stored (sealed).
-pub fn open_secret(keys: &MasterKeys, id: &str, stored: &str) -> Result<String> {
+pub(crate) fn open_secret(keys: &MasterKeys, id: &str, stored: &str) -> Result<String> {
     let context = context(id);
     keys.open(&context, stored).map_err(|source| Error::Sealed { what: context, source })
 }

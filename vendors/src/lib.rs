@@ -92,7 +92,7 @@ pub enum History {
 }
 
 /// What a notification body of a few hundred bytes is allowed.
-pub const SMALL_NOTIFICATIONS: usize = 64 * 1024;
+pub(crate) const SMALL_NOTIFICATIONS: usize = 64 * 1024;
 
 /// What a connection is, for the calls made at connection and disconnection.
 #[derive(Debug, Clone, Copy)]
@@ -346,7 +346,7 @@ pub fn provider(slug: &str) -> Option<&'static Provider> {
 /// The vendor's id of the user behind `tokens`: from the token response where the vendor puts
 /// it there, else asked of the vendor (best effort: `None` when the vendor does not say or
 /// cannot be reached; webhooks then cannot name the user).
-pub async fn vendor_user_id(
+pub(crate) async fn vendor_user_id(
     http: &reqwest::Client,
     vendor: &dyn Vendor,
     ends: &Endpoints,

@@ -32,7 +32,7 @@ pub struct OAuthSpec {
 }
 
 /// Unwraps a vendor's token envelope: the OAuth 2 body, or the OAuth 2 error code it means.
-pub type TokenEnvelope = fn(&Value) -> Result<Value, &'static str>;
+pub(crate) type TokenEnvelope = fn(&Value) -> Result<Value, &'static str>;
 
 impl OAuthSpec {
     /// A standard authorization-code flow.

@@ -7,7 +7,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 
 /// Whether an address is loopback, private, link-local or otherwise not on the public internet.
-pub fn is_internal(ip: IpAddr) -> bool {
+pub(crate) fn is_internal(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => internal_v4(v4),
         IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
@@ -61,7 +61,7 @@ fn internal_v6(ip: Ipv6Addr) -> bool {
 
 /// A resolver that drops internal addresses (unless allowed) and fails when none is left.
 #[derive(Debug, Clone, Copy)]
-pub struct GuardedResolver {
+pub(crate) struct GuardedResolver {
     pub allow_private: bool,
 }
 
@@ -99,7 +99,7 @@ pub fn host_is_internal(host: &url::Host<&str>) -> bool {
 }
 
 /// Whether a URL's host, as written, may be connected to.
-pub fn literal_allowed(url: &str, allow_private: bool) -> bool {
+pub(crate) fn literal_allowed(url: &str, allow_private: bool) -> bool {
     let Ok(parsed) = reqwest::Url::parse(url) else { return false };
     parsed.host().is_some_and(|h| allow_private || !host_is_internal(&h))
 }

@@ -49,7 +49,11 @@ impl Schedule {
     }
 
     /// `next` with random jitter.
-    pub fn next_random(&self, failures: usize, retry_after: Option<Duration>) -> Option<Duration> {
+    pub(crate) fn next_random(
+        &self,
+        failures: usize,
+        retry_after: Option<Duration>,
+    ) -> Option<Duration> {
         self.next(failures, rand::random::<f64>() * 2.0 - 1.0, retry_after)
     }
 }

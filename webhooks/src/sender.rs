@@ -29,13 +29,17 @@ const MAX_LEN: usize = 100_000;
 /// What the webhook stream carries.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
-pub enum SendTask {
+pub(crate) enum SendTask {
     /// Attempt the delivery of a message to an endpoint (claimed: `sending`).
     Delivery { message: MessageId, endpoint: EndpointId },
 }
 
 /// The webhook stream of a deployment (`prefix` is `REDIS_KEY_PREFIX`).
-pub fn send_queue(client: redis::Client, conn: ConnectionManager, prefix: &str) -> Queue<SendTask> {
+pub(crate) fn send_queue(
+    client: redis::Client,
+    conn: ConnectionManager,
+    prefix: &str,
+) -> Queue<SendTask> {
     let stream = queue::Keys::new(prefix).stream(queue::Stream::Webhooks);
     let spec = QueueSpec { stream, group: GROUP.into(), max_len: MAX_LEN };
     Queue::new(client, conn, spec)

@@ -40,10 +40,10 @@ const BUDGET_WAIT: Duration = Duration::from_secs(5);
 /// Bytes of notification bodies being read at once, per vendor (in KiB): sixteen of the
 /// vendor's largest notifications, between 1 MiB and 64 MiB (Garmin's pushes). A body of
 /// unknown length holds its vendor's bound until it is read.
-pub struct Budgets(std::collections::BTreeMap<&'static str, tokio::sync::Semaphore>);
+pub(crate) struct Budgets(std::collections::BTreeMap<&'static str, tokio::sync::Semaphore>);
 
 impl Budgets {
-    pub fn new() -> Budgets {
+    pub(crate) fn new() -> Budgets {
         let kib = |bytes: usize| (16 * bytes / 1024).clamp(1024, 64 * 1024);
         Budgets(
             vendors::VENDORS

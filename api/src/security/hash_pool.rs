@@ -10,9 +10,9 @@ use tokio::sync::Semaphore;
 /// The pool's queue is full: try again shortly.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("too many password checks at once")]
-pub struct Busy;
+pub(crate) struct Busy;
 
-pub struct HashPool {
+pub(crate) struct HashPool {
     pool: rayon::ThreadPool,
     /// Hashes running or queued.
     places: Arc<Semaphore>,
@@ -21,7 +21,10 @@ pub struct HashPool {
 
 impl HashPool {
     /// `threads` hashing threads; up to four hashes per thread may wait for one.
-    pub fn new(threads: usize, wait: Duration) -> Result<HashPool, rayon::ThreadPoolBuildError> {
+    pub(crate) fn new(
+        threads: usize,
+        wait: Duration,
+    ) -> Result<HashPool, rayon::ThreadPoolBuildError> {
         let threads = threads.max(1);
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
@@ -31,7 +34,7 @@ impl HashPool {
     }
 
     /// Runs `f` on the pool once there is a place within `wait`.
-    pub async fn run<T: Send + 'static>(
+    pub(crate) async fn run<T: Send + 'static>(
         &self,
         f: impl FnOnce() -> T + Send + 'static,
     ) -> Result<T, Busy> {

@@ -22,14 +22,14 @@ pub struct FailureLimits {
 
 /// Who is trying.
 #[derive(Debug, Clone)]
-pub struct Attempt {
+pub(crate) struct Attempt {
     /// What is tried: a login's email as typed (compared without case), an invitation code's
     /// prefix.
     pub account: String,
     pub address: Option<IpAddr>,
 }
 
-pub struct FailureThrottle {
+pub(crate) struct FailureThrottle {
     guards: Guards,
     /// What is counted.
     what: Counted,
@@ -40,7 +40,7 @@ pub struct FailureThrottle {
 
 impl FailureThrottle {
     /// Counts the failures of `what` in the service's `guards`.
-    pub fn new(
+    pub(crate) fn new(
         guards: Guards,
         what: Counted,
         limits: FailureLimits,
@@ -68,7 +68,7 @@ impl FailureThrottle {
     }
 
     /// `Some(seconds)` to wait when the account or the address has used up its failures.
-    pub async fn blocked(&self, a: &Attempt) -> Option<u64> {
+    pub(crate) async fn blocked(&self, a: &Attempt) -> Option<u64> {
         let parties = self.parties(a);
         let counts = match self.guards.failures(self.what, parties.iter().map(|(p, _)| p)).await {
             Ok(r) => r,
@@ -86,7 +86,7 @@ impl FailureThrottle {
     }
 
     /// Counts a failed attempt against the account and the address.
-    pub async fn failed(&self, a: &Attempt) {
+    pub(crate) async fn failed(&self, a: &Attempt) {
         let parties = self.parties(a);
         let who = parties.iter().map(|(p, _)| p);
         if let Err(e) = self.guards.fail(self.what, who, self.limits.window).await {
@@ -95,7 +95,7 @@ impl FailureThrottle {
     }
 
     /// Clears the account's failures after a success.
-    pub async fn succeeded(&self, a: &Attempt) {
+    pub(crate) async fn succeeded(&self, a: &Attempt) {
         if let Some((account, _)) = self.parties(a).first() {
             let _ = self.guards.clear_failures(self.what, account).await;
         }

@@ -13,13 +13,13 @@ use uuid::Uuid;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Scope {
+pub(crate) enum Scope {
     Developer,
     Sdk,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
-pub struct Claims {
+pub(crate) struct Claims {
     /// The developer's or the end user's id.
     pub sub: String,
     pub scope: Scope,
@@ -40,14 +40,14 @@ fn is_zero(n: &i32) -> bool {
 
 /// What a valid, unexpired token says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Verified {
+pub(crate) struct Verified {
     pub subject: Uuid,
     pub scope: Scope,
     /// The credential version it was issued under.
     pub version: i32,
 }
 
-pub struct TokenKeys {
+pub(crate) struct TokenKeys {
     encoding: EncodingKey,
     decoding: DecodingKey,
     validation: Validation,
@@ -55,7 +55,7 @@ pub struct TokenKeys {
 }
 
 impl TokenKeys {
-    pub fn new(secret: &[u8], lifetime_seconds: i64) -> TokenKeys {
+    pub(crate) fn new(secret: &[u8], lifetime_seconds: i64) -> TokenKeys {
         let mut validation = Validation::new(Algorithm::HS256);
         validation.leeway = 5;
         validation.set_required_spec_claims(&["exp", "sub"]);
@@ -67,18 +67,18 @@ impl TokenKeys {
         }
     }
 
-    pub fn lifetime_seconds(&self) -> i64 {
+    pub(crate) fn lifetime_seconds(&self) -> i64 {
         self.lifetime_seconds
     }
 
     /// An SDK token for an end user.
-    pub fn issue_sdk(&self, user: UserId) -> Result<String, jsonwebtoken::errors::Error> {
+    pub(crate) fn issue_sdk(&self, user: UserId) -> Result<String, jsonwebtoken::errors::Error> {
         self.sign(user.0, Scope::Sdk, Utc::now().timestamp(), 0)
     }
 
     /// A developer token of a session that began at `began` (Unix seconds), under the
     /// developer's credential `version`.
-    pub fn issue_developer(
+    pub(crate) fn issue_developer(
         &self,
         developer: Uuid,
         began: i64,
@@ -107,14 +107,14 @@ impl TokenKeys {
     }
 
     /// What a valid, unexpired token says.
-    pub fn verify(&self, token: &str) -> Option<Verified> {
+    pub(crate) fn verify(&self, token: &str) -> Option<Verified> {
         let claims = self.claims(token)?;
         let subject = Uuid::parse_str(&claims.sub).ok()?;
         Some(Verified { subject, scope: claims.scope, version: claims.cv })
     }
 
     /// The claims of a valid, unexpired token.
-    pub fn claims(&self, token: &str) -> Option<Claims> {
+    pub(crate) fn claims(&self, token: &str) -> Option<Claims> {
         jsonwebtoken::decode::<Claims>(token, &self.decoding, &self.validation)
             .ok()
             .map(|d| d.claims)

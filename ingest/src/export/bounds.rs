@@ -40,7 +40,7 @@ impl Limit {
     }
 
     /// The limit an I/O error (from quick-xml or the inflater) carries, if it is one of ours.
-    pub fn of_io(e: &io::Error) -> Option<Limit> {
+    pub(crate) fn of_io(e: &io::Error) -> Option<Limit> {
         e.get_ref().and_then(|inner| inner.downcast_ref::<Limit>()).cloned()
     }
 }

@@ -162,7 +162,7 @@ impl<R: BufRead> ExportReader<R> {
     }
 
     /// Bytes consumed so far.
-    pub fn bytes_read(&self) -> u64 {
+    pub(crate) fn bytes_read(&self) -> u64 {
         self.xml.buffer_position()
     }
 

@@ -13,7 +13,7 @@ const ZIP64_EXTRA: u16 = 0x0001;
 
 /// A local file header, as read from the stream.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LocalHeader {
+pub(crate) struct LocalHeader {
     /// The header's bytes, to put back in front of the stream for the `zip` crate.
     pub raw: Vec<u8>,
     pub name: String,
@@ -26,12 +26,12 @@ pub struct LocalHeader {
 
 impl LocalHeader {
     /// A directory: no data.
-    pub fn is_directory(&self) -> bool {
+    pub(crate) fn is_directory(&self) -> bool {
         self.name.ends_with('/')
     }
 
     /// Whether this entry is read here (deflated, sizes after the data) rather than by `zip`.
-    pub fn streams_by_itself(&self) -> bool {
+    pub(crate) fn streams_by_itself(&self) -> bool {
         self.descriptor && self.method == DEFLATE
     }
 }
@@ -41,7 +41,7 @@ fn u16_at(b: &[u8], at: usize) -> u16 {
 }
 
 /// The next entry's header, or `None` at the central directory (the entries are over).
-pub fn next_header(r: &mut impl Read) -> io::Result<Option<LocalHeader>> {
+pub(crate) fn next_header(r: &mut impl Read) -> io::Result<Option<LocalHeader>> {
     let mut fixed = [0u8; 30];
     r.read_exact(&mut fixed[..4])?;
     if &fixed[..4] != LOCAL_HEADER {
@@ -67,13 +67,13 @@ pub fn next_header(r: &mut impl Read) -> io::Result<Option<LocalHeader>> {
 }
 
 /// The entry's data, inflated, read from `r` up to the end of its deflate stream.
-pub fn inflate<R: BufRead>(r: R) -> flate2::bufread::DeflateDecoder<R> {
+pub(crate) fn inflate<R: BufRead>(r: R) -> flate2::bufread::DeflateDecoder<R> {
     flate2::bufread::DeflateDecoder::new(r)
 }
 
 /// Skips the data descriptor after an entry's data: an optional signature, the CRC, and the
 /// two sizes (8 bytes each in zip64).
-pub fn skip_descriptor(r: &mut impl Read, zip64: bool) -> io::Result<()> {
+pub(crate) fn skip_descriptor(r: &mut impl Read, zip64: bool) -> io::Result<()> {
     let mut first = [0u8; 4];
     r.read_exact(&mut first)?;
     // Without the optional signature, those four bytes were the CRC.
@@ -85,7 +85,7 @@ pub fn skip_descriptor(r: &mut impl Read, zip64: bool) -> io::Result<()> {
 /// After a directory's header with a data descriptor: skips the descriptor when it follows at
 /// once and says the entry is empty (a directory holds no data); false, having read nothing,
 /// when the bytes at hand do not show that.
-pub fn skip_empty_descriptor(r: &mut impl BufRead, zip64: bool) -> io::Result<bool> {
+pub(crate) fn skip_empty_descriptor(r: &mut impl BufRead, zip64: bool) -> io::Result<bool> {
     let sizes = if zip64 { 16 } else { 8 };
     let head = r.fill_buf()?;
     let signed = head.starts_with(DESCRIPTOR);
@@ -98,7 +98,10 @@ pub fn skip_empty_descriptor(r: &mut impl BufRead, zip64: bool) -> io::Result<bo
 }
 
 /// The header put back in front of the rest of the stream, for the `zip` crate.
-pub fn with_header_back<'r, R: Read>(header: &LocalHeader, rest: &'r mut R) -> impl Read + 'r {
+pub(crate) fn with_header_back<'r, R: Read>(
+    header: &LocalHeader,
+    rest: &'r mut R,
+) -> impl Read + 'r {
     Cursor::new(header.raw.clone()).chain(rest)
 }
 

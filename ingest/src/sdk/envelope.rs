@@ -6,7 +6,7 @@ use schema::catalogue::providers::{self, Provider};
 use simd_json::prelude::ValueAsScalar as _;
 
 /// The providers the SDK envelope may name, with the client each stands for.
-pub const SDK_PROVIDERS: &[(&str, &str, Origin)] = &[
+pub(crate) const SDK_PROVIDERS: &[(&str, &str, Origin)] = &[
     ("apple", "phonehealth", Origin::Ios),
     ("phonehealth", "phonehealth", Origin::Ios),
     ("google", "google", Origin::HealthConnect),

@@ -52,8 +52,9 @@ impl PaddedJson {
         (&mut self.bytes, self.len)
     }
 
-    /// The vector back (padding included), for its allocation.
-    pub fn into_vec(self) -> Vec<u8> {
+    /// The vector back (padding included): tests check its allocation is the one handed in.
+    #[cfg(test)]
+    pub(crate) fn into_vec(self) -> Vec<u8> {
         self.bytes
     }
 }

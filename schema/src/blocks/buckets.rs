@@ -38,7 +38,7 @@ pub struct Bucket {
 }
 
 /// A sample of a bucket: its time, value, zone offset and daily-total flag.
-pub type BucketSample = (DateTime<Utc>, f64, Option<i16>, Option<bool>);
+pub(crate) type BucketSample = (DateTime<Utc>, f64, Option<i16>, Option<bool>);
 
 impl Bucket {
     /// The figures of a bucket's samples (at least one) of a series aggregated by `agg`:
@@ -82,7 +82,7 @@ fn sum(values: impl Iterator<Item = f64>) -> Option<f64> {
 /// Sealed buckets, as the parallel arrays [`buckets_sql`] reads: by series, source and time,
 /// each (series, source) a run.
 #[derive(Debug, Default, Clone, PartialEq)]
-pub struct SealedBuckets {
+pub(crate) struct SealedBuckets {
     runs: Runs,
     ts: Vec<DateTime<Utc>>,
     values: Vec<f64>,
@@ -94,7 +94,7 @@ impl SealedBuckets {
     /// The sealed samples aggregated into UTC buckets of `width` seconds (a divisor of an hour),
     /// each series by `agg(series)`. `None` when a value is too large to be summed as
     /// PostgreSQL would (see the module's documentation).
-    pub fn of(
+    pub(crate) fn of(
         rows: &SealedRows,
         width: i64,
         agg: impl Fn(SeriesId) -> Aggregation,
@@ -122,7 +122,7 @@ impl SealedBuckets {
     }
 
     /// The statement's parameters, in [`buckets_sql`]'s order.
-    pub fn params(&self) -> [&(dyn ToSql + Sync); 8] {
+    pub(crate) fn params(&self) -> [&(dyn ToSql + Sync); 8] {
         let [series, sources, first, last] = self.runs.params();
         [series, sources, first, last, &self.ts, &self.values, &self.offsets, &self.flags]
     }
@@ -131,7 +131,7 @@ impl SealedBuckets {
 /// SQL for the sealed buckets of parameters `$first` to `$first + 7` ([`SealedBuckets::params`])
 /// of one series and source (the SQL expressions `series` and `source`), with columns `ts`,
 /// `value`, `zone_offset` and `is_daily_total`, as `alias`.
-pub fn buckets_sql(first: usize, series: &str, source: &str, alias: &str) -> String {
+pub(crate) fn buckets_sql(first: usize, series: &str, source: &str, alias: &str) -> String {
     let columns = [
         ("ts", "timestamptz"),
         ("value", "float8"),

@@ -23,7 +23,7 @@ use crate::rollups::HourFigures;
 const VERSION: u8 = 1;
 const DAY: i64 = 86_400;
 /// A block's day figures, by the day's index from its first day.
-pub type SpanDays = BTreeMap<u16, HourFigures>;
+pub(crate) type SpanDays = BTreeMap<u16, HourFigures>;
 
 /// Each day's figures counted from a block's samples in time order (its first `span` days from
 /// `first`, a UTC midnight).
@@ -89,7 +89,11 @@ pub fn bits(span: u16, stored: &SpanDays) -> String {
 /// The day figures a block row keeps, when they are all written out (a dense block's, see
 /// [`store`]): `bits` is its `days` as text. `None` when some are to be derived from its
 /// samples ([`load`]).
-pub fn load_written(span: u16, bits: &str, bytes: &[u8]) -> Result<Option<SpanDays>, CodecError> {
+pub(crate) fn load_written(
+    span: u16,
+    bits: &str,
+    bytes: &[u8],
+) -> Result<Option<SpanDays>, CodecError> {
     let written = load(DateTime::<Utc>::MIN_UTC, span, &[], bytes)?;
     let all = bits
         .bytes()

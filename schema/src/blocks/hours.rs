@@ -23,10 +23,10 @@ use crate::rollups::HourFigures;
 const VERSION: u8 = 1;
 const HOUR: i64 = 3600;
 /// The hours of a UTC day.
-pub const DAY_HOURS: u16 = 24;
+pub(crate) const DAY_HOURS: u16 = 24;
 /// The figures of a block's hours, by the hour's index from its first day's midnight (for a
 /// single day, 0–23).
-pub type SpanHours = BTreeMap<u16, HourFigures>;
+pub(crate) type SpanHours = BTreeMap<u16, HourFigures>;
 
 /// The index of the slot of `width` seconds that `ts` falls in, counted from `first`, if it is
 /// one of the first `slots`: an hour or a day of a block.

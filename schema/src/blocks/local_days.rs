@@ -23,7 +23,7 @@ use crate::rollups::DayFigures;
 
 const VERSION: u8 = 1;
 /// A block's local days' figures, by date.
-pub type HeldDays = BTreeMap<NaiveDate, DayFigures>;
+pub(crate) type HeldDays = BTreeMap<NaiveDate, DayFigures>;
 
 /// The local dates a block of `span` UTC days from `first` keeps (inclusive), if any.
 pub fn held(first: NaiveDate, span: u16) -> Option<(NaiveDate, NaiveDate)> {

@@ -15,10 +15,12 @@ pub mod local_days;
 pub mod read;
 pub mod store;
 
-pub use buckets::{SealedBuckets, buckets_sql};
-pub use codec::{BlockSample, CodecError, decode, encode};
-pub use read::{
-    Figures, HourScope, PageLimit, Scope, SealedHours, SealedRows, end_snapshot, fetch,
-    fetch_figures, hours_sql, pair_samples_sql, samples_sql, snapshot,
+pub(crate) use buckets::{SealedBuckets, buckets_sql};
+pub(crate) use codec::CodecError;
+pub use codec::{decode, encode};
+pub use read::{Figures, Scope, fetch, snapshot};
+pub(crate) use read::{
+    HourScope, PageLimit, SealedHours, SealedRows, end_snapshot, fetch_figures, hours_sql,
+    pair_samples_sql, samples_sql,
 };
 pub use store::{DayKey, Sealing, Share, due, seal, unseal, unseal_user};

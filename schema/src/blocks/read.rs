@@ -34,7 +34,7 @@ pub fn latest() -> DateTime<Utc> {
 
 /// The local dates sealed blocks keep figures of, as column `d`, for user `$1`, series `$2`
 /// (an array) and dates in `[$3, $4]`: to stand beside the dates of `daily_rollups` rows.
-pub fn local_dates_sql() -> String {
+pub(crate) fn local_dates_sql() -> String {
     format!(
         "select d from sample_blocks b cross join lateral block_dates(b.day, b.local_days) d
          where b.user_id = $1 and b.series_type_id = any($2) and b.local_figures is not null
@@ -179,8 +179,9 @@ impl SealedRows {
     }
 
     /// Adds a sample `(time, value, zone offset, daily-total flag)` of `series` and `source`
-    /// without a batch.
-    pub fn push_sample(
+    /// without a batch (tests build pages so).
+    #[cfg(test)]
+    pub(crate) fn push_sample(
         &mut self,
         series: SeriesId,
         source: Uuid,
@@ -274,7 +275,7 @@ impl SealedRows {
 /// SQL standing for the `samples` table with the sealed samples of parameters `$first` to
 /// `$first + 8` ([`SealedRows::params`]) added, for a read of user `$1`. Aliased by the caller
 /// (`from {samples} s`).
-pub fn samples_sql(first: usize) -> String {
+pub(crate) fn samples_sql(first: usize) -> String {
     sealed_union(first, "true", None)
 }
 
@@ -289,7 +290,12 @@ pub fn samples_sql(first: usize) -> String {
 /// chunk first: 4 ms to plan a raw page over 149 weekly chunks, against 0.9 ms so (and a generic
 /// plan, planned once, still descends every chunk's index and locks every chunk on each call:
 /// 2.5 ms a page, with the lock manager contended under concurrent reads).
-pub fn pair_samples_sql(first: usize, series: &str, source: Option<&str>, during: &str) -> String {
+pub(crate) fn pair_samples_sql(
+    first: usize,
+    series: &str,
+    source: Option<&str>,
+    during: &str,
+) -> String {
     match source {
         Some(source) => sealed_union(
             first,
@@ -360,7 +366,7 @@ pub async fn fetch(client: &impl GenericClient, scope: Scope<'_>) -> Result<Seal
 /// The sealed samples in `[from, to)` of the blocks that lie only partly inside it (the
 /// window's edge days), every series and source; the blocks wholly inside are counted by their
 /// `sample_count` instead.
-pub async fn fetch_edges(
+pub(crate) async fn fetch_edges(
     client: &impl GenericClient,
     user_id: UserId,
     from: DateTime<Utc>,
@@ -387,7 +393,7 @@ pub async fn fetch_edges(
 
 /// The sealed samples of `series` inside each window `(source, from, to)`, each sample once
 /// however many windows hold it.
-pub async fn fetch_windows(
+pub(crate) async fn fetch_windows(
     client: &impl GenericClient,
     user_id: UserId,
     series: SeriesId,
@@ -440,7 +446,7 @@ fn decode_into(
 /// Ends a read's [`snapshot`] without waiting for the server: dropping the transaction sends
 /// `ROLLBACK` (the same as a commit for a read-only one) and returns at once; the connection's
 /// next statement, whoever pools it next, queues behind it. A page saves a round trip.
-pub fn end_snapshot(tx: Transaction<'_>) {
+pub(crate) fn end_snapshot(tx: Transaction<'_>) {
     drop(tx);
 }
 
@@ -456,7 +462,7 @@ pub async fn snapshot(client: &mut Object) -> Result<Transaction<'_>> {
 
 /// Sealed days' hourly rollups, as the parallel arrays [`hours_sql`] reads.
 #[derive(Debug, Default, Clone, PartialEq)]
-pub struct SealedHours {
+pub(crate) struct SealedHours {
     pub rows: HourRows,
     /// Each (series, source) once, with the first and last of its hours, once
     /// [`SealedHours::index`] has sorted them.
@@ -476,18 +482,18 @@ const HOUR_COLUMNS: [(&str, &str); 7] = [
 
 impl SealedHours {
     /// How many parameters [`SealedHours::params`] gives and [`hours_sql`] reads.
-    pub const PARAMS: usize = 4 + HOUR_COLUMNS.len();
+    pub(crate) const PARAMS: usize = 4 + HOUR_COLUMNS.len();
 
     /// Sorts the hours by series, source and time and notes where each pair's lie, so a
     /// statement takes a pair's hours as a slice instead of filtering them all for each pair.
-    pub fn index(&mut self) {
+    pub(crate) fn index(&mut self) {
         self.rows.sort();
         self.pairs = Runs::of(&self.rows.series, &self.rows.sources);
     }
 
     /// The statement's parameters, in [`hours_sql`]'s order (after [`SealedHours::index`]): the
     /// pairs, then the hours and their figures.
-    pub fn params(&self) -> Vec<&(dyn ToSql + Sync)> {
+    pub(crate) fn params(&self) -> Vec<&(dyn ToSql + Sync)> {
         self.pairs.params().into_iter().chain(self.rows.params().into_iter().skip(2)).collect()
     }
 }
@@ -495,14 +501,14 @@ impl SealedHours {
 /// SQL for a `from` clause of the sealed hourly rollups of parameters `$first` on
 /// ([`SealedHours::PARAMS`] of them, [`SealedHours::params`]) of one series and source (the SQL expressions `series` and
 /// `source`), with `hourly_rollups`' figure columns, as `alias`.
-pub fn hours_sql(first: usize, series: &str, source: &str, alias: &str) -> String {
+pub(crate) fn hours_sql(first: usize, series: &str, source: &str, alias: &str) -> String {
     runs_sql(first, &format!("k.s = {series} and k.d = {source}"), &HOUR_COLUMNS, alias)
 }
 
 /// Which sealed hours a page of buckets of an hour or more reads: per series and source, the
 /// hours with figures in `[from, to)` from the cursor's bucket on, at most `rows` of them.
 #[derive(Debug, Clone, Copy)]
-pub struct HourScope<'a> {
+pub(crate) struct HourScope<'a> {
     pub user_id: UserId,
     pub series: &'a [SeriesId],
     pub sources: &'a [Uuid],
@@ -528,7 +534,7 @@ pub enum Figures {
 /// The sealed hours (or UTC days, each as a row at its start) of `scope`. Only the blocks that
 /// hold them are read and decoded: per series and source, blocks in the scope's direction until
 /// they hold `rows` of them in it.
-pub async fn fetch_figures(
+pub(crate) async fn fetch_figures(
     client: &impl GenericClient,
     scope: HourScope<'_>,
     figures: Figures,

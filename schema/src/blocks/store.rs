@@ -28,11 +28,11 @@ use crate::{Db, Result};
 const DAY: i64 = 86_400;
 /// The most UTC days a block spans (every read of blocks looks this far before its window for
 /// a block that reaches into it)...
-pub const SPAN_DAYS: i64 = 32;
+pub(crate) const SPAN_DAYS: i64 = 32;
 /// ...and the most samples it holds: a sparse series keeps weeks in a block, a dense one (a day
 /// over this) a block a day. A read decodes whole blocks, so this bounds the
 /// samples a read decodes beyond its window's days.
-pub const SPAN_SAMPLES: usize = 2048;
+pub(crate) const SPAN_SAMPLES: usize = 2048;
 /// How far from a changed sample's UTC day the rollups' recount reads samples: the local days
 /// around the sample's (`rollups_recount.sql` rebuilds its local day and both neighbours, each
 /// from the samples of the UTC days around it). A changed sample unseals these days first.
@@ -789,7 +789,7 @@ fn merge(block: Vec<BlockSample>, rows: Vec<BlockSample>) -> Vec<BlockSample> {
 }
 
 /// Which of `keys` are sealed (lie in a block's span).
-pub async fn sealed_among(
+pub(crate) async fn sealed_among(
     client: &impl GenericClient,
     user_id: UserId,
     keys: &[DayKey],
@@ -889,7 +889,7 @@ pub async fn unseal(tx: &Transaction<'_>, user_id: UserId, keys: &[DayKey]) -> R
 /// Moves back into rows the blocks of a user that hold days both before `at` and from it (a
 /// lifecycle cutoff: the days before go, the rest stay). The caller holds the user's exclusive
 /// writer lock.
-pub async fn unseal_across(
+pub(crate) async fn unseal_across(
     tx: &Transaction<'_>,
     user_id: UserId,
     at: DateTime<Utc>,
