@@ -39,7 +39,7 @@ pub async fn run(
     let pulled =
         vendors::pulls::reprocess_user(&db, user, since).await.context("reprocessing pulls")?;
     if pulled.pulls > 0 {
-        schema::rollups::rebuild_user(&db, user).await.context("rebuilding the rollups")?;
+        schema::samples::rebuild_rollups(&db, user).await.context("rebuilding the rollups")?;
         println!(
             "reprocessed {} vendor pull(s) of user {user}; replaced {} sample(s) and {} workout(s)",
             pulled.pulls, pulled.samples_deleted, pulled.workouts_deleted

@@ -3,8 +3,6 @@
 //! as they authenticate, so no handler runs for a caller it refuses, and the refusal names
 //! what is missing.
 
-use axum::extract::MatchedPath;
-use axum::http::request::Parts;
 use schema::api_keys::{Scope, Scopes};
 use schema::developers::Role;
 
@@ -72,13 +70,6 @@ pub(crate) fn check(grant: Grant, need: Need) -> ApiResult<()> {
             None => Err(ApiError::forbidden("API keys cannot do this: it needs a developer")),
         },
     }
-}
-
-/// What the operation of this request needs. A route missing from the table needs the most
-/// (`Manage`): refused rather than open by mistake.
-pub(crate) fn need_of(parts: &Parts) -> Need {
-    let path = parts.extensions.get::<MatchedPath>().map(MatchedPath::as_str).unwrap_or("");
-    crate::operations::find(parts.method.as_str(), path).map_or(Need::Manage, |op| op.need)
 }
 
 #[cfg(test)]

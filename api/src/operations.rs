@@ -7,6 +7,8 @@
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
+use axum::extract::MatchedPath;
+use axum::http::request::Parts;
 use utoipa::openapi::OpenApi;
 use utoipa::openapi::path::Operation;
 use utoipa::openapi::security::SecurityRequirement;
@@ -287,6 +289,13 @@ fn with_scope(requirement: &SecurityRequirement, need: Need) -> SecurityRequirem
         });
     }
     rebuilt.unwrap_or_default()
+}
+
+/// What the operation of this request needs. A route missing from the table needs the most
+/// (`Manage`): refused rather than open by mistake.
+pub(crate) fn need_of(parts: &Parts) -> Need {
+    let path = parts.extensions.get::<MatchedPath>().map(MatchedPath::as_str).unwrap_or("");
+    find(parts.method.as_str(), path).map_or(Need::Manage, |op| op.need)
 }
 
 #[cfg(test)]

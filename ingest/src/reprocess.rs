@@ -42,6 +42,6 @@ pub async fn reprocess_user(
         out.batches += 1;
         progress(i + 1, ids.len());
     }
-    schema::rollups::rebuild_user(db, user_id).await?;
+    schema::samples::rebuild_rollups(db, user_id).await?;
     Ok(out)
 }

@@ -88,7 +88,10 @@ impl Db {
             .max_size(max_size)
             .post_create(Hook::async_fn(|client, _| {
                 Box::pin(async move {
-                    client.batch_execute(crate::samples::STAGING).await.map_err(HookError::Backend)
+                    client
+                        .batch_execute(crate::sample_row::STAGING)
+                        .await
+                        .map_err(HookError::Backend)
                 })
             }))
             .build()?;

@@ -16,7 +16,7 @@ use uuid::Uuid;
 use crate::ids::SeriesId;
 use crate::ids::UserId;
 use crate::sample_row::SampleRow;
-use crate::{Db, Result, zone};
+use crate::{Result, zone};
 
 const ADD: &str = include_str!("../queries/rollups_add.sql");
 const CLEAR: &str = include_str!("../queries/rollups_clear.sql");
@@ -507,13 +507,10 @@ pub(crate) async fn recount_local_days(tx: &Transaction<'_>, user_id: UserId) ->
     Ok(())
 }
 
-/// Rebuilds all of a user's rollups from their samples (after a reprocess).
-pub async fn rebuild_user(db: &Db, user_id: UserId) -> Result<()> {
-    let mut client = db.client().await?;
-    let tx = client.transaction().await?;
-    // Rebuilt from rows: sealed days are moved back first (the sealer seals them again).
-    crate::users::lock_for_writing(&tx, user_id, crate::users::WriterLock::Exclusive).await?;
-    crate::blocks::unseal_user(&tx, user_id).await?;
+/// Rebuilds all of a user's rollups from their row-wise samples. The caller holds the user's
+/// exclusive writer lock and has moved sealed days back into rows
+/// ([`crate::samples::rebuild_rollups`]).
+pub(crate) async fn rebuild_all(tx: &Transaction<'_>, user_id: UserId) -> Result<()> {
     for table in ["daily_rollups", "hourly_rollups", "utc_day_rollups"] {
         tx.execute(&format!("delete from {table} where user_id = $1"), &[&user_id]).await?;
     }
@@ -525,9 +522,7 @@ pub async fn rebuild_user(db: &Db, user_id: UserId) -> Result<()> {
         &[&user_id],
     )
     .await?;
-    recount_touched(&tx, user_id).await?;
-    tx.commit().await?;
-    Ok(())
+    recount_touched(tx, user_id).await
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@
 use deadpool_postgres::Transaction;
 use futures::pin_mut;
 use tokio_postgres::binary_copy::BinaryCopyInWriter;
-use tokio_postgres::types::{ToSql, Type};
+use tokio_postgres::types::ToSql;
 use uuid::Uuid;
 
 use crate::Result;
@@ -17,6 +17,7 @@ use crate::outbox::Spans;
 use crate::rollups::Additions;
 
 pub use crate::sample_row::SampleRow;
+use crate::sample_row::{COLUMNS, TYPES};
 
 /// What storing a batch of samples did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -30,31 +31,6 @@ pub struct Stored {
     pub unchanged: i64,
     pub events: i64,
 }
-
-/// The per-session staging tables, created on every new pooled connection (`Db::connect`).
-pub(crate) const STAGING: &str = "
-    create temp table if not exists samples_in (
-        series_type_id smallint, data_source_id uuid, ts timestamptz, value double precision,
-        zone_offset smallint, is_daily_total boolean
-    ) on commit delete rows;
-    create temp table if not exists samples_touched (
-        series_type_id smallint, data_source_id uuid, local_date date, hour timestamptz
-    ) on commit delete rows;";
-
-/// The columns a batch's rows are copied in; straight into the hypertable, the user and batch
-/// follow.
-pub(crate) const COLUMNS: &str =
-    "series_type_id, data_source_id, ts, value, zone_offset, is_daily_total";
-pub(crate) const TYPES: [Type; 8] = [
-    Type::INT2,
-    Type::UUID,
-    Type::TIMESTAMPTZ,
-    Type::FLOAT8,
-    Type::INT2,
-    Type::BOOL,
-    Type::UUID,
-    Type::UUID,
-];
 
 const UPSERT: &str = include_str!("../queries/samples_upsert.sql");
 
@@ -235,6 +211,19 @@ pub(crate) async fn delete_batches(
             &[&user_id, &batches],
         )
         .await?)
+}
+
+/// Rebuilds all of a user's rollups from their samples (after a reprocess). Rebuilt from rows:
+/// under the user's exclusive writer lock, sealed days are moved back first (the sealer seals
+/// them again once quiet).
+pub async fn rebuild_rollups(db: &crate::Db, user_id: UserId) -> Result<()> {
+    let mut client = db.client().await?;
+    let tx = client.transaction().await?;
+    crate::users::lock_for_writing(&tx, user_id, crate::users::WriterLock::Exclusive).await?;
+    crate::blocks::unseal_user(&tx, user_id).await?;
+    crate::rollups::rebuild_all(&tx, user_id).await?;
+    tx.commit().await?;
+    Ok(())
 }
 
 /// Like [`store`], for a writer that holds the user's row only in share mode, beside other such

@@ -82,7 +82,7 @@ fn admit(parts: &Parts, principal: Principal, grant: Grant) -> ApiResult<Princip
         Principal::ApiKey(id) => Actor { kind: ActorKind::ApiKey, id: Some(id) },
     };
     record_actor(parts, actor);
-    access::check(grant, access::need_of(parts))?;
+    access::check(grant, crate::operations::need_of(parts))?;
     Ok(principal)
 }
 

@@ -7,6 +7,8 @@ use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use utoipa::ToSchema;
+use utoipa::openapi::schema::Type;
+use utoipa::openapi::{Object, ObjectBuilder};
 use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouterExt};
 use utoipa_axum::routes;
 use uuid::Uuid;
@@ -56,13 +58,25 @@ pub(crate) struct LoginForm {
     password: String,
 }
 
+/// The OpenAPI schema of a role.
+pub(crate) fn role_schema() -> Object {
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .enum_values(Some(["owner", "admin", "viewer"]))
+        .description(Some(
+            "`owner`: everything; `admin`: everything but the team's owners; `viewer`: reads, \
+             changes nothing",
+        ))
+        .build()
+}
+
 #[derive(Debug, Serialize, ToSchema)]
 pub(crate) struct DeveloperOut {
     pub id: Uuid,
     pub email: String,
     pub first_name: Option<String>,
     pub last_name: Option<String>,
-    #[schema(schema_with = crate::routes::team::role_schema)]
+    #[schema(schema_with = role_schema)]
     pub role: Role,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,

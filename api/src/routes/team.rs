@@ -12,8 +12,6 @@ use schema::developers::{Role, TeamChange};
 use schema::team_invitations::Invitation;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
-use utoipa::openapi::schema::Type;
-use utoipa::openapi::{Object, ObjectBuilder};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
@@ -23,7 +21,7 @@ use crate::audit::AuditNote;
 use crate::error::{ApiError, ApiResult, ErrorBody, ValidationBody};
 use crate::extract::{ApiJson, ClientAddr, DeveloperAuth, path_uuid};
 use crate::routes::auth::{
-    DeveloperOut, LoginOut, check_new_password, hash_password, session_token,
+    DeveloperOut, LoginOut, check_new_password, hash_password, role_schema, session_token,
 };
 use crate::security::secrets;
 use crate::security::throttle::Attempt;
@@ -37,18 +35,6 @@ pub(crate) fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(revoke_invitation))
         .routes(routes!(show_invitation))
         .routes(routes!(join))
-}
-
-/// The OpenAPI schema of a role.
-pub(crate) fn role_schema() -> Object {
-    ObjectBuilder::new()
-        .schema_type(Type::String)
-        .enum_values(Some(["owner", "admin", "viewer"]))
-        .description(Some(
-            "`owner`: everything; `admin`: everything but the team's owners; `viewer`: reads, \
-             changes nothing",
-        ))
-        .build()
 }
 
 fn already_in_team() -> ApiError {

@@ -32,7 +32,7 @@ pub(crate) fn router() -> OpenApiRouter<AppState> {
     "first_name": "Ada", "last_name": null, "email": "ada@example.com", "external_user_id": "user-42",
     "last_synced_at": "2026-03-14T18:50:02Z", "last_synced_provider": "phonehealth", "has_active_connection": true}))]
 pub(crate) struct UserOut {
-    #[schema(value_type = Uuid)]
+    #[schema(value_type = uuid::Uuid)]
     pub id: UserId,
     pub created_at: DateTime<Utc>,
     pub first_name: Option<String>,

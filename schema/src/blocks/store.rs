@@ -21,7 +21,7 @@ use super::local_days::{self, HeldDays};
 use crate::ids::SeriesId;
 use crate::ids::UserId;
 use crate::rollups::{DayFigures, HourFigures, HourRows, LocalDays, Span};
-use crate::samples::SampleRow;
+use crate::sample_row::SampleRow;
 use crate::users::{WriterLock, lock_for_writing};
 use crate::{Db, Result};
 
@@ -827,14 +827,14 @@ pub async fn unseal(tx: &Transaction<'_>, user_id: UserId, keys: &[DayKey]) -> R
         return Ok(0);
     }
     let mut moved = 0;
-    // The columns and order samples::store copies rows in.
+    // The columns and order `samples::store` copies rows in.
     let sink = tx
         .copy_in(&format!(
             "copy samples ({}, user_id, batch_id) from stdin binary",
-            crate::samples::COLUMNS
+            crate::sample_row::COLUMNS
         ))
         .await?;
-    let writer = BinaryCopyInWriter::new(sink, &crate::samples::TYPES);
+    let writer = BinaryCopyInWriter::new(sink, &crate::sample_row::TYPES);
     pin_mut!(writer);
     let mut unsealed = Vec::with_capacity(taken.len());
     let (mut restored, mut restored_days) = (HourRows::default(), HourRows::default());
