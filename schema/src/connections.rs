@@ -21,7 +21,9 @@ pub enum ConnectionStatus {
 const COLUMNS: &str = "id, user_id, provider, provider_user_id, provider_username, scope, status,
     last_synced_at, created_at, updated_at";
 
-/// Whether the user `u` has an active connection (an SQL expression).
+/// Whether the user `u` has an active connection (an SQL expression, spliced into other
+/// statements, so its state is written out; `has_active_names_the_active_state` ties it to
+/// [`ConnectionStatus::Active`]).
 pub(crate) const HAS_ACTIVE: &str =
     "exists (select 1 from connections c where c.user_id = u.id and c.status = 'active')";
 
@@ -99,8 +101,8 @@ pub async fn active_of(db: &Db, provider: &str) -> Result<Vec<(UserId, Option<St
     let rows = client
         .query(
             "select user_id, provider_user_id from connections
-             where provider = $1 and status = 'active' order by created_at",
-            &[&provider],
+             where provider = $1 and status = $2 order by created_at",
+            &[&provider, &ConnectionStatus::Active],
         )
         .await?;
     rows.iter().map(|r| Ok((r.try_get(0)?, r.try_get(1)?))).collect()
@@ -117,8 +119,8 @@ pub async fn active_elsewhere(
     let row = client
         .query_opt(
             "select 1 from connections where provider = $1 and provider_user_id = $2
-                 and status = 'active' and user_id <> $3 limit 1",
-            &[&provider, &provider_user_id, &user_id],
+                 and status = $4 and user_id <> $3 limit 1",
+            &[&provider, &provider_user_id, &user_id, &ConnectionStatus::Active],
         )
         .await?;
     Ok(row.is_some())
@@ -166,14 +168,14 @@ pub async fn connect(
             &format!("insert into connections as c
                  (id, user_id, provider, provider_user_id, scope, access_token_sealed,
                   refresh_token_sealed, token_expires_at, status)
-             values ($1, $2, $3, $4, $5, $6, $7, $8, 'active')
+             values ($1, $2, $3, $4, $5, $6, $7, $8, $9)
              on conflict (user_id, provider) do update set
                  provider_user_id = coalesce(excluded.provider_user_id, c.provider_user_id),
                  scope = excluded.scope,
                  access_token_sealed = excluded.access_token_sealed,
                  refresh_token_sealed = coalesce(excluded.refresh_token_sealed, c.refresh_token_sealed),
                  token_expires_at = excluded.token_expires_at,
-                 status = 'active',
+                 status = excluded.status,
                  updated_at = now()
              returning {COLUMNS}"),
             &[
@@ -185,6 +187,7 @@ pub async fn connect(
                 &access,
                 &refresh,
                 &grant.expires_at,
+                &ConnectionStatus::Active,
             ],
         )
         .await?;
@@ -292,12 +295,12 @@ pub async fn revoke(
     let row = tx
         .query_one(
             &format!(
-                "update connections set status = 'revoked', access_token_sealed = null,
+                "update connections set status = $3, access_token_sealed = null,
                  refresh_token_sealed = null, token_expires_at = null, updated_at = now()
              where user_id = $1 and provider = $2
              returning {COLUMNS}"
             ),
-            &[&user_id, &provider],
+            &[&user_id, &provider, &ConnectionStatus::Revoked],
         )
         .await?;
     let connection = from_row(&row)?;
@@ -399,8 +402,8 @@ pub async fn users_of(db: &Db, provider: &str, provider_user_id: &str) -> Result
     let rows = client
         .query(
             "select user_id from connections
-             where provider = $1 and provider_user_id = $2 and status = 'active'",
-            &[&provider, &provider_user_id],
+             where provider = $1 and provider_user_id = $2 and status = $3",
+            &[&provider, &provider_user_id, &ConnectionStatus::Active],
         )
         .await?;
     rows.iter().map(|r| Ok(r.try_get(0)?)).collect()
@@ -419,4 +422,15 @@ pub async fn mark_synced(
         )
         .await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn has_active_names_the_active_state() {
+        let state = format!("c.status = '{}'", ConnectionStatus::Active.as_str());
+        assert!(HAS_ACTIVE.contains(&state));
+    }
 }

@@ -209,6 +209,8 @@ pub async fn take_unannounced(
 ) -> Result<Vec<BatchId>> {
     let client = db.client().await?;
     let secs = older_than.as_secs_f64();
+    // `'queued'` written out, here and in `backlog`: it is the partial index's predicate
+    // (`sdk_batches_queued_idx`), which a bound state would not match.
     let rows = client
         .query(
             "update sdk_batches set announced_at = now()

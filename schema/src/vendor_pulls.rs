@@ -90,10 +90,17 @@ pub async fn schedule(
                and coalesce(c.last_synced_at, c.created_at) < now() - make_interval(secs => $2)
                and not exists (select 1 from vendor_pulls p
                                where p.user_id = c.user_id and p.provider = c.provider
-                                 and (p.status = 'queued'
+                                 and (p.status = $6
                                       or p.created_at > now() - make_interval(secs => $2)))
              limit $4",
-            &[&slugs, &every.as_secs_f64(), &window.as_secs_f64(), &limit, &modes],
+            &[
+                &slugs,
+                &every.as_secs_f64(),
+                &window.as_secs_f64(),
+                &limit,
+                &modes,
+                &PullStatus::Queued,
+            ],
         )
         .await?)
 }
@@ -113,12 +120,12 @@ pub async fn health(db: &Db, user_id: UserId) -> Result<Vec<(String, PullHealth)
     let rows = client
         .query(
             "select provider,
-                    max(updated_at) filter (where status = 'done'),
+                    max(updated_at) filter (where status = $2),
                     (array_agg(last_error order by updated_at desc)
-                        filter (where last_error is not null and status <> 'done'))[1],
-                    min(not_before) filter (where status = 'queued')
+                        filter (where last_error is not null and status <> $2))[1],
+                    min(not_before) filter (where status = $3)
              from vendor_pulls where user_id = $1 group by provider",
-            &[&user_id],
+            &[&user_id, &PullStatus::Done, &PullStatus::Queued],
         )
         .await?;
     rows.iter()
@@ -170,14 +177,22 @@ pub async fn notified(
             "update vendor_pulls set window_start = least(window_start, $3),
                  window_end = greatest(window_end, $4), updated_at = now()
              where id = (select id from vendor_pulls
-                         where user_id = $1 and provider = $2 and status = 'queued'
-                           and kind = 'fetch'
+                         where user_id = $1 and provider = $2 and status = $6
+                           and kind = $7
                            and greatest(window_end, $4) - least(window_start, $3)
                                <= make_interval(secs => $5)
                          order by created_at limit 1
                          for update skip locked)
              returning id",
-            &[&user_id, &provider, &window.0, &window.1, &span],
+            &[
+                &user_id,
+                &provider,
+                &window.0,
+                &window.1,
+                &span,
+                &PullStatus::Queued,
+                &PullKind::Fetch,
+            ],
         )
         .await?;
     let id = match merged {
@@ -207,8 +222,8 @@ pub async fn deregistration(db: &Db, user_id: UserId, provider: &str) -> Result<
     let queued = tx
         .query_opt(
             "select 1 from vendor_pulls where user_id = $1 and provider = $2
-                 and status = 'queued' and kind = 'deregistration'",
-            &[&user_id, &provider],
+                 and status = $3 and kind = $4",
+            &[&user_id, &provider, &PullStatus::Queued, &PullKind::Deregistration],
         )
         .await?;
     let id = match queued {
@@ -307,8 +322,8 @@ pub async fn defer(
         .query_opt(
             "update vendor_pulls set attempts = attempts + $4::int, not_before = $2,
                  last_error = coalesce($3, last_error), updated_at = now()
-             where id = $1 and status = 'queued' returning attempts",
-            &[&id, &until, &error, &i32::from(count)],
+             where id = $1 and status = $5 returning attempts",
+            &[&id, &until, &error, &i32::from(count), &PullStatus::Queued],
         )
         .await?;
     row.map_or(Ok(0), |r| Ok(r.try_get(0)?))
@@ -324,8 +339,8 @@ pub async fn finish(
     let n = client
         .execute(
             "update vendor_pulls set status = $2, last_error = $3, updated_at = now()
-             where id = $1 and status = 'queued'",
-            &[&id, &status, &error],
+             where id = $1 and status = $4",
+            &[&id, &status, &error, &PullStatus::Queued],
         )
         .await?;
     Ok(n == 1)
@@ -354,6 +369,8 @@ pub async fn keep_page(
 /// since it was set), marked announced now: a wait ends when it was meant to.
 pub async fn wake_due(db: &Db, limit: i64) -> Result<Vec<PullId>> {
     let client = db.client().await?;
+    // `'queued'` written out, here and in `take_due`: it is the partial indexes' predicate
+    // (`vendor_pulls_wake_idx`, `vendor_pulls_queued_idx`), which a bound state would not match.
     let rows = client
         .query(
             &client
@@ -401,9 +418,9 @@ pub async fn done_for_user(
     let rows = client
         .query(
             "select id, provider from vendor_pulls
-             where user_id = $1 and status = 'done' and ($2::timestamptz is null or created_at >= $2)
+             where user_id = $1 and status = $3 and ($2::timestamptz is null or created_at >= $2)
              order by created_at, id",
-            &[&user_id, &since],
+            &[&user_id, &since, &PullStatus::Done],
         )
         .await?;
     rows.iter().map(|r| Ok((r.try_get(0)?, r.try_get(1)?))).collect()

@@ -87,20 +87,26 @@ pub struct Delivery {
     pub endpoint: EndpointId,
 }
 
+/// Claims due pending deliveries. Here and in [`RESET_STUCK`] the state a row is looked up by is
+/// written out (`1` pending, `3` sending): it is the partial indexes' predicate
+/// (`webhook_deliveries_due_idx`, `…_sending_idx`), which a bound state would not match;
+/// `index_predicates_name_the_states_they_mean` ties the numbers to [`DeliveryStatus`].
+const CLAIM_DUE: &str = "update webhook_deliveries d set status = $2, next_attempt_at = now()
+    from (select message_id, endpoint_id from webhook_deliveries
+          where status = 1 and next_attempt_at <= now()
+          order by next_attempt_at limit $1 for update skip locked) due
+    where d.message_id = due.message_id and d.endpoint_id = due.endpoint_id
+    returning d.message_id, d.endpoint_id";
+
+/// Sending deliveries whose sender is gone become pending again.
+const RESET_STUCK: &str = "update webhook_deliveries set status = $2
+    where status = 3 and next_attempt_at < now() - make_interval(secs => $1)";
+
 /// Marks up to `limit` due pending deliveries as sending and returns them, oldest due first.
 pub async fn claim_due(db: &Db, limit: i64) -> Result<Vec<Delivery>> {
     let client = db.client().await?;
-    let statement = client
-        .prepare_cached(
-            "update webhook_deliveries d set status = 3, next_attempt_at = now()
-             from (select message_id, endpoint_id from webhook_deliveries
-                   where status = 1 and next_attempt_at <= now()
-                   order by next_attempt_at limit $1 for update skip locked) due
-             where d.message_id = due.message_id and d.endpoint_id = due.endpoint_id
-             returning d.message_id, d.endpoint_id",
-        )
-        .await?;
-    let rows = client.query(&statement, &[&limit]).await?;
+    let statement = client.prepare_cached(CLAIM_DUE).await?;
+    let rows = client.query(&statement, &[&limit, &DeliveryStatus::Sending]).await?;
     rows.iter().map(|r| Ok(Delivery { message: r.try_get(0)?, endpoint: r.try_get(1)? })).collect()
 }
 
@@ -108,13 +114,7 @@ pub async fn claim_due(db: &Db, limit: i64) -> Result<Vec<Delivery>> {
 /// announcement was lost) become pending again.
 pub async fn reset_stuck(db: &Db, stale_seconds: f64) -> Result<u64> {
     let client = db.client().await?;
-    Ok(client
-        .execute(
-            "update webhook_deliveries set status = 1
-             where status = 3 and next_attempt_at < now() - make_interval(secs => $1)",
-            &[&stale_seconds],
-        )
-        .await?)
+    Ok(client.execute(RESET_STUCK, &[&stale_seconds, &DeliveryStatus::Pending]).await?)
 }
 
 /// What a sender needs to make an attempt.
@@ -387,4 +387,19 @@ pub async fn recover(db: &Db, endpoint_id: &EndpointId, since: DateTime<Utc>) ->
             &[&endpoint_id, &since, &DeliveryStatus::Pending, &DeliveryStatus::Failed],
         )
         .await?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn index_predicates_name_the_states_they_mean() {
+        let pending = format!("where status = {}", DeliveryStatus::Pending.code());
+        let sending = format!("where status = {}", DeliveryStatus::Sending.code());
+        assert!(CLAIM_DUE.contains(&pending));
+        assert!(RESET_STUCK.contains(&sending));
+        assert!(include_str!("../migrations/V5__webhooks.sql").contains(&pending));
+        assert!(include_str!("../migrations/V6__webhook_sending_idx.sql").contains(&sending));
+    }
 }

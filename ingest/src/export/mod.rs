@@ -20,7 +20,7 @@ mod reader;
 mod records;
 mod route_spool;
 mod workouts;
-pub mod zip_entries;
+mod zip_entries;
 
 pub use archive::{Entry, Visit, walk};
 pub use bounds::Limit;

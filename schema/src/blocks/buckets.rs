@@ -31,7 +31,7 @@ const SAFE_MAGNITUDE: f64 = 1e100;
 
 /// One bucket's figures, as the statement's `select` has them.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Bucket {
+pub(super) struct Bucket {
     pub value: f64,
     pub zone_offset: Option<i16>,
     pub is_daily_total: Option<bool>,
@@ -45,7 +45,7 @@ impl Bucket {
     /// additive series sum their intraday samples (all of them when every one is a daily
     /// total), levels average, best efforts take the largest. `None` for no sample, or where
     /// PostgreSQL's arithmetic would overflow.
-    pub fn of(agg: Aggregation, samples: &mut [BucketSample]) -> Option<Bucket> {
+    pub(super) fn of(agg: Aggregation, samples: &mut [BucketSample]) -> Option<Bucket> {
         samples.sort_by_key(|s| s.0);
         let values = || samples.iter().map(|s| s.1);
         let value = match agg {

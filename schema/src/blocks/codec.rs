@@ -51,7 +51,7 @@ const VERSION: u8 = 2;
 const VERSION_PCO: u8 = 1;
 /// The most samples a block holds (a day of samples every 100 ms is 864,000): a header asking
 /// for more is corrupt.
-pub const MAX_SAMPLES: usize = 4_000_000;
+pub(super) const MAX_SAMPLES: usize = 4_000_000;
 /// Offsets' "none".
 const NO_OFFSET: i16 = i16::MIN;
 

@@ -27,7 +27,7 @@ pub(crate) type SpanDays = BTreeMap<u16, HourFigures>;
 
 /// Each day's figures counted from a block's samples in time order (its first `span` days from
 /// `first`, a UTC midnight).
-pub fn derive(first: DateTime<Utc>, span: u16, samples: &[BlockSample]) -> SpanDays {
+pub(super) fn derive(first: DateTime<Utc>, span: u16, samples: &[BlockSample]) -> SpanDays {
     count_by(samples, |ts| slot(first, DAY, span, ts))
 }
 
@@ -39,7 +39,7 @@ fn dense(samples: usize, days: usize) -> bool {
 
 /// How a block of `span` days from `first` keeps `stored`, its days' figures, beside its
 /// `samples`: the days [`derive`] does not give as stored.
-pub fn store(
+pub(super) fn store(
     first: DateTime<Utc>,
     span: u16,
     samples: &[BlockSample],
@@ -82,7 +82,7 @@ pub fn store(
 
 /// The `days` bits of a block of `span` days whose days have `stored` figures, as text:
 /// character `d` is `1` when day `d` has figures.
-pub fn bits(span: u16, stored: &SpanDays) -> String {
+pub(super) fn bits(span: u16, stored: &SpanDays) -> String {
     (0..span).map(|d| if stored.contains_key(&d) { '1' } else { '0' }).collect()
 }
 
@@ -103,7 +103,7 @@ pub(crate) fn load_written(
 }
 
 /// The day figures a block row keeps (see [`store`]).
-pub fn load(
+pub(super) fn load(
     first: DateTime<Utc>,
     span: u16,
     samples: &[BlockSample],

@@ -58,24 +58,24 @@ pub(super) fn count_by(
 }
 
 /// The index of the hour `ts` falls in, counted from `day`, if it is one of the first `hours`.
-pub fn index(day: DateTime<Utc>, hours: u16, ts: DateTime<Utc>) -> Option<u16> {
+pub(super) fn index(day: DateTime<Utc>, hours: u16, ts: DateTime<Utc>) -> Option<u16> {
     slot(day, HOUR, hours, ts)
 }
 
 /// The start of hour `index` from `day`.
-pub fn start(day: DateTime<Utc>, index: u16) -> DateTime<Utc> {
+pub(super) fn start(day: DateTime<Utc>, index: u16) -> DateTime<Utc> {
     day + Duration::hours(i64::from(index))
 }
 
 /// Each hour's figures counted from a block's samples in time order (its first `hours` hours
 /// from `day`).
-pub fn derive(day: DateTime<Utc>, hours: u16, samples: &[BlockSample]) -> SpanHours {
+pub(super) fn derive(day: DateTime<Utc>, hours: u16, samples: &[BlockSample]) -> SpanHours {
     count_by(samples, |ts| index(day, hours, ts))
 }
 
 /// A block's hours as its row keeps them.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Stored {
+pub(super) struct Stored {
     /// `hours` as text: character `h` is `1` when hour `h` has figures.
     pub bits: String,
     /// The hours whose figures [`derive`] does not give; none when it gives them all.
@@ -84,7 +84,7 @@ pub struct Stored {
 
 /// How to keep `stored`, the hourly rollups of a block of `hours` hours from `day`, beside its
 /// `samples`. Hours past the span are not kept (there are none: sealing keeps a day's hours).
-pub fn store(
+pub(super) fn store(
     day: DateTime<Utc>,
     hours: u16,
     samples: &[BlockSample],
@@ -119,7 +119,7 @@ pub fn store(
 }
 
 /// The hourly rollups a block row keeps (see [`store`]): `bits` is its `hours` as text.
-pub fn load(
+pub(super) fn load(
     day: DateTime<Utc>,
     samples: &[BlockSample],
     bits: &str,

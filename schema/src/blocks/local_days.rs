@@ -26,7 +26,7 @@ const VERSION: u8 = 1;
 pub(crate) type HeldDays = BTreeMap<NaiveDate, DayFigures>;
 
 /// The local dates a block of `span` UTC days from `first` keeps (inclusive), if any.
-pub fn held(first: NaiveDate, span: u16) -> Option<(NaiveDate, NaiveDate)> {
+pub(crate) fn held(first: NaiveDate, span: u16) -> Option<(NaiveDate, NaiveDate)> {
     if span < 3 {
         return None;
     }
@@ -36,7 +36,7 @@ pub fn held(first: NaiveDate, span: u16) -> Option<(NaiveDate, NaiveDate)> {
 }
 
 /// The bytes of `days` (all among those [`held`] names) of a block from `first`.
-pub fn store(first: NaiveDate, days: &HeldDays) -> Vec<u8> {
+pub(crate) fn store(first: NaiveDate, days: &HeldDays) -> Vec<u8> {
     let mut out = vec![VERSION];
     let mut before = first;
     for (date, f) in days {
@@ -54,7 +54,7 @@ pub fn store(first: NaiveDate, days: &HeldDays) -> Vec<u8> {
 
 /// The `local_days` bits of a block of `span` days from `first` keeping `days`, as text:
 /// character `i` is `1` when the date `first + i` is kept.
-pub fn bits(first: NaiveDate, span: u16, days: &HeldDays) -> String {
+pub(crate) fn bits(first: NaiveDate, span: u16, days: &HeldDays) -> String {
     (0..u64::from(span))
         .map(|i| {
             let kept = first.checked_add_days(Days::new(i)).is_some_and(|d| days.contains_key(&d));
@@ -64,13 +64,13 @@ pub fn bits(first: NaiveDate, span: u16, days: &HeldDays) -> String {
 }
 
 /// The samples `days` count (what a raw page's bound counts a block's local days by).
-pub fn samples(days: &HeldDays) -> i32 {
+pub(crate) fn samples(days: &HeldDays) -> i32 {
     let n: i64 = days.values().map(|f| f.sample_count + i64::from(f.total_count)).sum();
     i32::try_from(n).unwrap_or(i32::MAX)
 }
 
 /// The days a block from `first` keeps (see [`store`]).
-pub fn load(first: NaiveDate, bytes: &[u8]) -> Result<HeldDays, CodecError> {
+pub(crate) fn load(first: NaiveDate, bytes: &[u8]) -> Result<HeldDays, CodecError> {
     let mut r = Reader::new(bytes);
     let version = r.byte()?;
     if version != VERSION {

@@ -6,13 +6,13 @@
 //! carries its days' rollups too: per UTC hour ([`hours`]), per UTC day ([`days`]) and per
 //! local day ([`local_days`]).
 
-pub mod buckets;
-pub mod codec;
+mod buckets;
+mod codec;
 pub mod compact;
-pub mod days;
-pub mod hours;
-pub mod local_days;
-pub mod read;
+mod days;
+mod hours;
+pub(crate) mod local_days;
+pub(crate) mod read;
 pub mod store;
 
 pub(crate) use buckets::{SealedBuckets, buckets_sql};

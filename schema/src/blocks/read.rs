@@ -23,12 +23,12 @@ use crate::rollups::{HourFigures, HourRows};
 
 /// The earliest and latest instants a scope means (years 1 and 9999): an open window's bounds,
 /// well inside what PostgreSQL and chrono both hold.
-pub fn earliest() -> DateTime<Utc> {
+pub(crate) fn earliest() -> DateTime<Utc> {
     DateTime::from_timestamp(-62_135_596_800, 0).unwrap_or(DateTime::<Utc>::MIN_UTC)
 }
 
 /// See [`earliest`].
-pub fn latest() -> DateTime<Utc> {
+pub(crate) fn latest() -> DateTime<Utc> {
     DateTime::from_timestamp(253_402_300_799, 0).unwrap_or(DateTime::<Utc>::MAX_UTC)
 }
 
