@@ -3,6 +3,13 @@
 //!
 //! Nothing here knows HTTP or payload parsing. Every query that touches one user's data takes
 //! that user's id, so callers cannot forget the scope.
+//!
+//! Each table's module is public and is this crate's API: callers name what they call by its
+//! table (`schema::workouts::list`), which leads a reader to the SQL. Within them, only what
+//! another crate uses is `pub` (`scripts/review/unnamed_pub.py` lists the rest, which a public
+//! signature returns). Shared internals (`sample_row`, `smallint_enum`, `error`, `blocks`'
+//! codec and readers) are private, and no module reaches back into one that reaches it
+//! (`scripts/review/cycles.py`).
 
 pub mod activity;
 pub mod api_keys;
