@@ -84,9 +84,9 @@ pub async fn schedule(
              from connections c
              join unnest($1::text[], $5::text[]) as d(provider, mode) on d.provider = c.provider
              left join provider_settings s on s.provider = c.provider
-             where c.status = 'active'
+             where c.status = $7
                and coalesce(s.is_enabled, true)
-               and coalesce(s.live_sync_mode, d.mode) = 'pull'
+               and coalesce(s.live_sync_mode, d.mode) = $8
                and coalesce(c.last_synced_at, c.created_at) < now() - make_interval(secs => $2)
                and not exists (select 1 from vendor_pulls p
                                where p.user_id = c.user_id and p.provider = c.provider
@@ -100,6 +100,8 @@ pub async fn schedule(
                 &limit,
                 &modes,
                 &PullStatus::Queued,
+                &crate::connections::ConnectionStatus::Active,
+                &crate::catalogue::providers::LiveSyncMode::Pull.as_str(),
             ],
         )
         .await?)
